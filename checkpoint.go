@@ -1,0 +1,212 @@
+package floe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/internal/atomicfile"
+)
+
+// Checkpoint is a query's durable record of progress, laid out like Spark's
+// (see docs/format/checkpoint.md):
+//
+//	metadata      the query id and what it reads and writes
+//	offsets/N     the offset range of batch N, written before the batch runs
+//	commits/N     written after batch N's snapshots are committed
+//	sources/0/    the source's private state
+//
+// Every file is written atomically, so a crash leaves each either absent or
+// whole.
+type Checkpoint struct {
+	Dir      string
+	Metadata CheckpointMetadata
+}
+
+// CheckpointMetadata identifies the query a checkpoint belongs to.
+type CheckpointMetadata struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	Sink    string    `json:"sink"`
+	Source  string    `json:"source"`
+}
+
+// OffsetEntry is the content of offsets/N.
+type OffsetEntry struct {
+	BatchID     int64             `json:"batchId"`
+	TimestampMs int64             `json:"timestampMs"`
+	Start       Offset            `json:"start"`
+	End         Offset            `json:"end"`
+	Conf        map[string]string `json:"conf,omitempty"`
+}
+
+// CommitEntry is the content of commits/N.
+type CommitEntry struct {
+	BatchID     int64 `json:"batchId"`
+	TimestampMs int64 `json:"timestampMs"`
+	// Snapshots maps each table the batch wrote to the snapshot holding it;
+	// empty when the batch had no rows.
+	Snapshots map[string]int64 `json:"snapshots,omitempty"`
+	Rows      int64            `json:"rows"`
+}
+
+const checkpointRetain = 100
+
+// OpenCheckpoint opens the checkpoint in dir, creating it for a new query
+// when absent. sink and source describe the pipeline; a checkpoint made for
+// another sink or source is refused, since sharing one corrupts both.
+func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, false, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	c := &Checkpoint{Dir: abs}
+	data, err := os.ReadFile(filepath.Join(abs, "metadata"))
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &c.Metadata); err != nil {
+			return nil, false, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v); restore it or use a new checkpoint directory", ErrCheckpointMismatch, abs, err)
+		}
+		if c.Metadata.Sink != sink {
+			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s writing to %s, not %s; use a separate checkpoint directory for each sink", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Sink, sink)
+		}
+		if c.Metadata.Source != source {
+			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; use a separate checkpoint directory for each source", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)
+		}
+		return c, false, nil
+	case errors.Is(err, fs.ErrNotExist):
+		c.Metadata = CheckpointMetadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
+		data, _ := json.MarshalIndent(c.Metadata, "", "  ")
+		if err := atomicfile.Write(filepath.Join(abs, "metadata"), append(data, '\n')); err != nil {
+			return nil, false, fmt.Errorf("create checkpoint %s: %w", abs, err)
+		}
+		return c, true, nil
+	default:
+		return nil, false, fmt.Errorf("read checkpoint %s: %w", abs, err)
+	}
+}
+
+// SourceDir is the private state directory of source i.
+func (c *Checkpoint) SourceDir(i int) string {
+	return filepath.Join(c.Dir, "sources", strconv.Itoa(i))
+}
+
+// QuarantineDir holds input files set aside by --on-bad-file quarantine.
+func (c *Checkpoint) QuarantineDir() string { return filepath.Join(c.Dir, "quarantine") }
+
+// WriteOffsets records batch N's range before it runs.
+func (c *Checkpoint) WriteOffsets(e OffsetEntry) error {
+	return c.writeEntry("offsets", e.BatchID, e)
+}
+
+// RemoveOffsets forgets a batch that failed before committing anything, so
+// that a bad input leaves the checkpoint as it was.
+func (c *Checkpoint) RemoveOffsets(batchID int64) error {
+	err := os.Remove(filepath.Join(c.Dir, "offsets", strconv.FormatInt(batchID, 10)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove offsets %d: %w", batchID, err)
+	}
+	return atomicfile.SyncDir(filepath.Join(c.Dir, "offsets"))
+}
+
+// WriteCommit records that batch N is durable in the sink.
+func (c *Checkpoint) WriteCommit(e CommitEntry) error {
+	if err := c.writeEntry("commits", e.BatchID, e); err != nil {
+		return err
+	}
+	c.purge(e.BatchID)
+	return nil
+}
+
+// Offsets reads offsets/N.
+func (c *Checkpoint) Offsets(batchID int64) (OffsetEntry, error) {
+	var e OffsetEntry
+	return e, c.readEntry("offsets", batchID, &e)
+}
+
+// Commit reads commits/N.
+func (c *Checkpoint) Commit(batchID int64) (CommitEntry, error) {
+	var e CommitEntry
+	return e, c.readEntry("commits", batchID, &e)
+}
+
+// LatestOffsets returns the highest batch id in the offsets log, or -1.
+func (c *Checkpoint) LatestOffsets() (int64, error) { return c.latest("offsets") }
+
+// LatestCommit returns the highest batch id in the commits log, or -1.
+func (c *Checkpoint) LatestCommit() (int64, error) { return c.latest("commits") }
+
+// BatchIDs lists the ids present in a log ("offsets" or "commits").
+func (c *Checkpoint) BatchIDs(log string) ([]int64, error) {
+	entries, err := os.ReadDir(filepath.Join(c.Dir, log))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s log: %w", log, err)
+	}
+	var ids []int64
+	for _, e := range entries {
+		if id, err := strconv.ParseInt(e.Name(), 10, 64); err == nil && !e.IsDir() {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+func (c *Checkpoint) latest(log string) (int64, error) {
+	ids, err := c.BatchIDs(log)
+	if err != nil || len(ids) == 0 {
+		return -1, err
+	}
+	return ids[len(ids)-1], nil
+}
+
+func (c *Checkpoint) writeEntry(log string, id int64, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.Dir, log, strconv.FormatInt(id, 10))
+	if err := atomicfile.Write(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("write %s %d: %w", log, id, err)
+	}
+	return nil
+}
+
+func (c *Checkpoint) readEntry(log string, id int64, v any) error {
+	path := filepath.Join(c.Dir, log, strconv.FormatInt(id, 10))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s %d: %w", log, id, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %s is not valid JSON (%v)", ErrCheckpointMismatch, path, err)
+	}
+	return nil
+}
+
+// purge keeps the logs bounded like Spark's minBatchesToRetain: entries far
+// behind the latest commit are never read again.
+func (c *Checkpoint) purge(latest int64) {
+	for _, log := range []string{"offsets", "commits"} {
+		ids, err := c.BatchIDs(log)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if id <= latest-checkpointRetain {
+				_ = os.Remove(filepath.Join(c.Dir, log, strconv.FormatInt(id, 10)))
+			}
+		}
+	}
+}

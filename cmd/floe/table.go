@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe"
+)
+
+func cmdTable(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+		"list": tableList, "describe": tableDescribe, "snapshots": tableSnapshots,
+		"files": tableFiles, "history": tableHistory,
+	}
+	if len(args) == 0 || subs[args[0]] == nil {
+		return usagef("table needs a subcommand: list [NS], describe|snapshots|files|history NS.TABLE (each with --json)")
+	}
+	return subs[args[0]](ctx, args[1:], stdout, stderr)
+}
+
+func openCatalog(ctx context.Context, cf catalogFlags) (catalog.Catalog, error) {
+	return floe.OpenCatalog(ctx, cf.config())
+}
+
+func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table, error) {
+	ident, err := floe.ParseIdent(name)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := openCatalog(ctx, cf)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		wh, _ := floe.ResolveWarehouse(cf.warehouse)
+		return nil, fmt.Errorf("table %s does not exist in the catalog of warehouse %s; `floe table list` shows the tables there (use --warehouse to pick another)", name, wh)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	return tbl, nil
+}
+
+// tableCommand parses `table SUB NS.TABLE [--json]` and loads the table.
+func tableCommand(ctx context.Context, sub string, args []string, stderr io.Writer) (*table.Table, bool, error) {
+	fs := newFlagSet("table "+sub, "table "+sub+" NS.TABLE [--json]", stderr)
+	var cf catalogFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(pos) != 1 {
+		return nil, false, usagef("table %s takes one table, e.g. floe table %s db.events", sub, sub)
+	}
+	tbl, err := loadTable(ctx, cf, pos[0])
+	return tbl, *asJSON, err
+}
+
+func tableList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("table list", "table list [NS] [--json]", stderr)
+	var cf catalogFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	cat, err := openCatalog(ctx, cf)
+	if err != nil {
+		return err
+	}
+	var namespaces []table.Identifier
+	if len(pos) > 0 {
+		namespaces = append(namespaces, strings.Split(pos[0], "."))
+	} else {
+		if namespaces, err = cat.ListNamespaces(ctx, nil); err != nil {
+			return fmt.Errorf("list namespaces: %w", err)
+		}
+	}
+	names := []string{}
+	for _, ns := range namespaces {
+		for id, err := range cat.ListTables(ctx, ns) {
+			if err != nil {
+				return fmt.Errorf("list tables in %s: %w", strings.Join(ns, "."), err)
+			}
+			names = append(names, strings.Join(id, "."))
+		}
+	}
+	sort.Strings(names)
+	if *asJSON {
+		return writeJSON(stdout, names)
+	}
+	for _, n := range names {
+		fmt.Fprintln(stdout, n)
+	}
+	return nil
+}
+
+type describeJSON struct {
+	Name              string            `json:"name"`
+	Location          string            `json:"location"`
+	MetadataLocation  string            `json:"metadata_location"`
+	FormatVersion     int               `json:"format_version"`
+	Schema            *iceberg.Schema   `json:"schema"`
+	PartitionSpec     any               `json:"partition_spec"`
+	Properties        map[string]string `json:"properties"`
+	CurrentSnapshotID *int64            `json:"current_snapshot_id"`
+	Snapshots         int               `json:"snapshots"`
+}
+
+func tableDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	tbl, asJSON, err := tableCommand(ctx, "describe", args, stderr)
+	if err != nil {
+		return err
+	}
+	md := tbl.Metadata()
+	d := describeJSON{Name: strings.Join(tbl.Identifier(), "."), Location: tbl.Location(), MetadataLocation: tbl.MetadataLocation(),
+		FormatVersion: md.Version(), Schema: tbl.Schema(), PartitionSpec: tbl.Spec(), Properties: tbl.Properties(), Snapshots: len(md.Snapshots())}
+	if s := tbl.CurrentSnapshot(); s != nil {
+		id := s.SnapshotID
+		d.CurrentSnapshotID = &id
+	}
+	if asJSON {
+		return writeJSON(stdout, d)
+	}
+	fmt.Fprintf(stdout, "table:          %s\nlocation:       %s\nmetadata:       %s\nformat version: %d\nsnapshots:      %d\n", d.Name, d.Location, d.MetadataLocation, d.FormatVersion, d.Snapshots)
+	if d.CurrentSnapshotID != nil {
+		fmt.Fprintf(stdout, "current:        %d\n", *d.CurrentSnapshotID)
+	}
+	fmt.Fprintf(stdout, "partition spec: %s\nschema:\n", tbl.Spec())
+	for _, f := range tbl.Schema().Fields() {
+		req := "optional"
+		if f.Required {
+			req = "required"
+		}
+		fmt.Fprintf(stdout, "  %3d  %-24s %-12s %s\n", f.ID, f.Name, f.Type, req)
+	}
+	if len(d.Properties) > 0 {
+		fmt.Fprintln(stdout, "properties:")
+		keys := make([]string, 0, len(d.Properties))
+		for k := range d.Properties {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(stdout, "  %s=%s\n", k, d.Properties[k])
+		}
+	}
+	return nil
+}
+
+type snapshotJSON struct {
+	SnapshotID  int64             `json:"snapshot_id"`
+	ParentID    *int64            `json:"parent_id"`
+	TimestampMs int64             `json:"timestamp_ms"`
+	Operation   string            `json:"operation"`
+	Summary     map[string]string `json:"summary"`
+}
+
+func tableSnapshots(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	tbl, asJSON, err := tableCommand(ctx, "snapshots", args, stderr)
+	if err != nil {
+		return err
+	}
+	out := []snapshotJSON{}
+	for _, s := range tbl.Metadata().Snapshots() {
+		sj := snapshotJSON{SnapshotID: s.SnapshotID, ParentID: s.ParentSnapshotID, TimestampMs: s.TimestampMs, Summary: map[string]string{}}
+		if s.Summary != nil {
+			sj.Operation = string(s.Summary.Operation)
+			for k, v := range s.Summary.Properties {
+				sj.Summary[k] = v
+			}
+		}
+		out = append(out, sj)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TimestampMs < out[j].TimestampMs })
+	if asJSON {
+		return writeJSON(stdout, out)
+	}
+	for _, s := range out {
+		fmt.Fprintf(stdout, "%d  %-9s  %s  added-records=%s  %s=%s\n", s.SnapshotID, s.Operation, msTime(s.TimestampMs),
+			s.Summary["added-records"], floe.SummaryBatchID, s.Summary[floe.SummaryBatchID])
+	}
+	return nil
+}
+
+type fileJSON struct {
+	Path        string `json:"file_path"`
+	Format      string `json:"file_format"`
+	RecordCount int64  `json:"record_count"`
+	SizeBytes   int64  `json:"file_size_in_bytes"`
+	Content     string `json:"content"`
+}
+
+func tableFiles(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	tbl, asJSON, err := tableCommand(ctx, "files", args, stderr)
+	if err != nil {
+		return err
+	}
+	out := []fileJSON{}
+	if s := tbl.CurrentSnapshot(); s != nil {
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		manifests, err := s.Manifests(fs)
+		if err != nil {
+			return fmt.Errorf("read manifests: %w", err)
+		}
+		for _, m := range manifests {
+			entries, err := m.FetchEntries(fs, true)
+			if err != nil {
+				return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			for _, e := range entries {
+				df := e.DataFile()
+				content := "data"
+				switch df.ContentType() {
+				case iceberg.EntryContentPosDeletes:
+					content = "position_deletes"
+				case iceberg.EntryContentEqDeletes:
+					content = "equality_deletes"
+				}
+				out = append(out, fileJSON{Path: df.FilePath(), Format: string(df.FileFormat()), RecordCount: df.Count(), SizeBytes: df.FileSizeBytes(), Content: content})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	if asJSON {
+		return writeJSON(stdout, out)
+	}
+	for _, f := range out {
+		fmt.Fprintf(stdout, "%s  %s  %d rows  %d bytes\n", f.Path, f.Content, f.RecordCount, f.SizeBytes)
+	}
+	return nil
+}
+
+type historyJSON struct {
+	MadeCurrentAtMs   int64  `json:"made_current_at_ms"`
+	SnapshotID        int64  `json:"snapshot_id"`
+	ParentID          *int64 `json:"parent_id"`
+	IsCurrentAncestor bool   `json:"is_current_ancestor"`
+}
+
+func tableHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	tbl, asJSON, err := tableCommand(ctx, "history", args, stderr)
+	if err != nil {
+		return err
+	}
+	ancestors := map[int64]bool{}
+	if cur := tbl.CurrentSnapshot(); cur != nil {
+		for s := cur; s != nil; {
+			ancestors[s.SnapshotID] = true
+			if s.ParentSnapshotID == nil {
+				break
+			}
+			s = tbl.SnapshotByID(*s.ParentSnapshotID)
+		}
+	}
+	out := []historyJSON{}
+	for e := range tbl.Metadata().SnapshotLogs() {
+		h := historyJSON{MadeCurrentAtMs: e.TimestampMs, SnapshotID: e.SnapshotID, IsCurrentAncestor: ancestors[e.SnapshotID]}
+		if s := tbl.SnapshotByID(e.SnapshotID); s != nil {
+			h.ParentID = s.ParentSnapshotID
+		}
+		out = append(out, h)
+	}
+	if asJSON {
+		return writeJSON(stdout, out)
+	}
+	for _, h := range out {
+		fmt.Fprintf(stdout, "%s  %d  current-ancestor=%v\n", msTime(h.MadeCurrentAtMs), h.SnapshotID, h.IsCurrentAncestor)
+	}
+	return nil
+}

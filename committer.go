@@ -1,0 +1,362 @@
+package floe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Snapshot summary keys that make commits idempotent: every snapshot floe
+// commits names its query, batch and source.
+const (
+	SummaryQueryID = "floe.query-id"
+	SummaryBatchID = "floe.batch-id"
+	SummarySource  = "floe.source"
+)
+
+// Commit retry settings, with Iceberg's names and defaults.
+const (
+	RetryNumRetriesKey   = "commit.retry.num-retries"
+	RetryMinWaitKey      = "commit.retry.min-wait-ms"
+	RetryMaxWaitKey      = "commit.retry.max-wait-ms"
+	RetryTotalTimeoutKey = "commit.retry.total-timeout-ms"
+)
+
+// Committer owns the commit loop of one table. It stages each commit
+// against freshly loaded metadata and retries on any failure, for every
+// catalog: iceberg-go's SQL, Hadoop and Glue catalogs report a lost race
+// without the error its own retry looks for.
+type Committer struct {
+	Catalog  catalog.Catalog
+	Ident    table.Identifier
+	QueryID  string
+	Source   string
+	Logger   *slog.Logger
+	Defaults iceberg.Properties // retry settings not set on the table
+}
+
+// CommitRequest is one batch's change to the table.
+type CommitRequest struct {
+	BatchID int64
+	Files   []DataFile
+	// Overwrite replaces the table's contents (complete mode).
+	Overwrite  bool
+	Properties map[string]string
+}
+
+// CommitResult tells which snapshot holds the batch.
+type CommitResult struct {
+	SnapshotID int64
+	// Existing is true when the batch was found already committed (a run
+	// that stopped between the table commit and the commits log).
+	Existing bool
+	Attempts int
+}
+
+// Name is the table's dotted name.
+func (c *Committer) Name() string { return joinIdent(c.Ident) }
+
+func joinIdent(id table.Identifier) string {
+	s := ""
+	for i, p := range id {
+		if i > 0 {
+			s += "."
+		}
+		s += p
+	}
+	return s
+}
+
+// Load returns the table, or nil when it does not exist.
+func (c *Committer) Load(ctx context.Context) (*table.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", c.Name(), err)
+	}
+	return tbl, nil
+}
+
+// Create makes the table from an input schema (every column optional, as
+// Spark creates them), creating the namespace when needed. A concurrent
+// creator winning the race is fine: its table is loaded instead.
+func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, props map[string]string) (*table.Table, error) {
+	sc, err := icebergSchema(schema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot create table %s from the input schema: %v", ErrSchemaMismatch, c.Name(), err)
+	}
+	ns := c.Ident[:len(c.Ident)-1]
+	if len(ns) > 0 {
+		if exists, err := c.Catalog.CheckNamespaceExists(ctx, ns); err != nil {
+			return nil, fmt.Errorf("check namespace %s: %w", joinIdent(ns), err)
+		} else if !exists {
+			if err := c.Catalog.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+				return nil, fmt.Errorf("create namespace %s: %w", joinIdent(ns), err)
+			}
+		}
+	}
+	tp := iceberg.Properties{"format-version": "2"}
+	for k, v := range props {
+		tp[k] = v
+	}
+	tbl, err := c.Catalog.CreateTable(ctx, c.Ident, sc, catalog.WithProperties(tp))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return c.Catalog.LoadTable(ctx, c.Ident)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+	}
+	return tbl, nil
+}
+
+// icebergSchema converts an input schema into a table schema with fresh
+// field ids. Types Iceberg lacks are mapped to their nearest kin.
+func icebergSchema(s *arrow.Schema) (*iceberg.Schema, error) {
+	fields := make([]arrow.Field, len(s.Fields()))
+	for i, f := range s.Fields() {
+		f.Type = tableType(f.Type)
+		f.Metadata = arrow.Metadata{}
+		fields[i] = f
+	}
+	return table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), true)
+}
+
+func tableType(t arrow.DataType) arrow.DataType {
+	switch t.ID() {
+	case arrow.NULL:
+		return arrow.BinaryTypes.String // a column only ever null so far
+	case arrow.DICTIONARY:
+		return tableType(t.(*arrow.DictionaryType).ValueType)
+	case arrow.UINT32, arrow.UINT64:
+		return arrow.PrimitiveTypes.Int64
+	case arrow.FLOAT16:
+		return arrow.PrimitiveTypes.Float32
+	case arrow.TIMESTAMP:
+		ts := t.(*arrow.TimestampType)
+		if ts.TimeZone != "" {
+			return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+		}
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	case arrow.DATE64:
+		return arrow.FixedWidthTypes.Date32
+	case arrow.TIME32:
+		return arrow.FixedWidthTypes.Time64us
+	case arrow.STRUCT:
+		st := t.(*arrow.StructType)
+		fs := make([]arrow.Field, st.NumFields())
+		for i, f := range st.Fields() {
+			f.Type = tableType(f.Type)
+			f.Metadata = arrow.Metadata{}
+			fs[i] = f
+		}
+		return arrow.StructOf(fs...)
+	case arrow.LIST, arrow.LARGE_LIST:
+		lt := t.(arrow.ListLikeType)
+		return arrow.ListOf(tableType(lt.Elem()))
+	case arrow.MAP:
+		mt := t.(*arrow.MapType)
+		return arrow.MapOf(tableType(mt.KeyType()), tableType(mt.ItemType()))
+	}
+	return t
+}
+
+// FindBatch walks the table's ancestry from the current snapshot back to
+// this query's previous batch, looking for batch id. It closes the window
+// between a table commit and the commits-log write: a re-run batch that is
+// already in the table is not committed twice.
+func (c *Committer) FindBatch(tbl *table.Table, batchID int64) *table.Snapshot {
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		if s.Summary != nil && s.Summary.Properties[SummaryQueryID] == c.QueryID {
+			b, err := strconv.ParseInt(s.Summary.Properties[SummaryBatchID], 10, 64)
+			if err == nil {
+				if b == batchID {
+					return s
+				}
+				if b < batchID {
+					return nil
+				}
+			}
+		}
+		if s.ParentSnapshotID == nil {
+			return nil
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return nil
+}
+
+// OtherQuery returns the id of another floe query that wrote the table from
+// the same source, or "" when there is none.
+func (c *Committer) OtherQuery(tbl *table.Table) string {
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary == nil {
+			continue
+		}
+		p := s.Summary.Properties
+		if q := p[SummaryQueryID]; q != "" && q != c.QueryID && p[SummarySource] == c.Source {
+			return q
+		}
+	}
+	return ""
+}
+
+type retryPolicy struct {
+	retries  int
+	minWait  time.Duration
+	maxWait  time.Duration
+	deadline time.Time
+}
+
+func (c *Committer) policy(tbl *table.Table) retryPolicy {
+	get := func(key string, def int64) int64 {
+		v := tbl.Properties()[key]
+		if v == "" {
+			v = c.Defaults[key]
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			return n
+		}
+		return def
+	}
+	return retryPolicy{
+		retries:  int(get(RetryNumRetriesKey, 4)),
+		minWait:  time.Duration(get(RetryMinWaitKey, 100)) * time.Millisecond,
+		maxWait:  time.Duration(get(RetryMaxWaitKey, 60_000)) * time.Millisecond,
+		deadline: time.Now().Add(time.Duration(get(RetryTotalTimeoutKey, 1_800_000)) * time.Millisecond),
+	}
+}
+
+// Commit adds the batch's files in one snapshot, or finds that an earlier
+// attempt already did. When it finally fails the files are deleted, unless
+// the catalog could not tell whether the commit happened: then they are kept
+// and the ancestry check decides on the next run.
+func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult, error) {
+	props := iceberg.Properties{}
+	for k, v := range req.Properties {
+		props[k] = v
+	}
+	props[SummaryQueryID] = c.QueryID
+	props[SummaryBatchID] = strconv.FormatInt(req.BatchID, 10)
+	props[SummarySource] = c.Source
+	files := make([]iceberg.DataFile, len(req.Files))
+	for i, f := range req.Files {
+		files[i] = f.File
+	}
+
+	var pol *retryPolicy
+	for attempt := 1; ; attempt++ {
+		snap, err := c.attempt(ctx, req, files, props)
+		if err == nil {
+			return CommitResult{SnapshotID: snap.SnapshotID, Existing: snap.existing, Attempts: attempt}, nil
+		}
+		if ctx.Err() != nil {
+			return CommitResult{}, ctx.Err()
+		}
+		if pol == nil {
+			tbl, lerr := c.Catalog.LoadTable(ctx, c.Ident)
+			if lerr != nil {
+				p := retryPolicy{retries: 4, minWait: 100 * time.Millisecond, maxWait: time.Minute, deadline: time.Now().Add(30 * time.Minute)}
+				pol = &p
+			} else {
+				p := c.policy(tbl)
+				pol = &p
+			}
+		}
+		if attempt > pol.retries || time.Now().After(pol.deadline) {
+			if !errors.Is(err, rest.ErrCommitStateUnknown) {
+				if tbl, lerr := c.Catalog.LoadTable(ctx, c.Ident); lerr == nil {
+					if fs, ferr := tbl.FS(ctx); ferr == nil {
+						deleteFiles(fs, req.Files)
+					}
+				}
+			}
+			return CommitResult{}, fmt.Errorf("%w: table %s batch %d after %d attempts: %w", ErrCommit, c.Name(), req.BatchID, attempt, err)
+		}
+		wait := min(pol.minWait<<(attempt-1), pol.maxWait)
+		wait = wait/2 + rand.N(wait/2+1)
+		c.logger().Debug("commit conflict, retrying", "table", c.Name(), "batch", req.BatchID, "attempt", attempt, "wait", wait, "err", err)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return CommitResult{}, ctx.Err()
+		}
+	}
+}
+
+type committed struct {
+	SnapshotID int64
+	existing   bool
+}
+
+func (c *Committer) attempt(ctx context.Context, req CommitRequest, files []iceberg.DataFile, props iceberg.Properties) (committed, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
+	if err != nil {
+		return committed{}, fmt.Errorf("load table: %w", err)
+	}
+	if s := c.FindBatch(tbl, req.BatchID); s != nil {
+		return committed{SnapshotID: s.SnapshotID, existing: true}, nil
+	}
+	txn := tbl.NewTransaction()
+	if req.Overwrite && tbl.CurrentSnapshot() != nil {
+		existing, err := liveDataFiles(ctx, tbl)
+		if err != nil {
+			return committed{}, err
+		}
+		err = txn.ReplaceDataFilesWithDataFiles(ctx, existing, files, props, table.WithoutDuplicateCheck())
+		if err != nil {
+			return committed{}, err
+		}
+	} else if err := txn.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {
+		return committed{}, err
+	}
+	out, err := txn.Commit(ctx)
+	if err != nil {
+		return committed{}, err
+	}
+	return committed{SnapshotID: out.CurrentSnapshot().SnapshotID}, nil
+}
+
+// liveDataFiles lists the data files of the current snapshot.
+func liveDataFiles(ctx context.Context, tbl *table.Table) ([]iceberg.DataFile, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := tbl.CurrentSnapshot().Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("read manifests of table %s: %w", joinIdent(tbl.Identifier()), err)
+	}
+	var out []iceberg.DataFile
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			out = append(out, e.DataFile())
+		}
+	}
+	return out, nil
+}
+
+func (c *Committer) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,293 @@
+// Package config loads and checks the pipeline file that `floe run
+// PIPELINE.yaml` executes.
+//
+// The shape follows Prometheus and Pebble: plain structs with YAML tags,
+// defaults filled in after decoding, then Validate. What differs is error
+// reporting: every problem in a file (unknown keys, wrong types, missing or
+// invalid values) is collected with its field path and line and returned at
+// once as an *Error, so a user fixes a file in one pass instead of one rerun
+// per mistake.
+//
+// The keys, their defaults and their documentation live in one table in
+// spec.go. SetDefaults, the enum checks in Validate, the hints in "required"
+// messages and the Markdown reference (docs/config.md) are all derived from
+// it, so none of them can drift from the others.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Pipeline is one `floe run` job: read new files from Source, append them to
+// the Sink table registered in Catalog, and record progress in Checkpoint.
+type Pipeline struct {
+	Catalog Catalog `yaml:"catalog"`
+	Source  Source  `yaml:"source"`
+	Sink    Sink    `yaml:"sink"`
+	// Trigger is written as one scalar; see Trigger.
+	Trigger Trigger `yaml:"trigger"`
+	// Checkpoint is the directory that makes restarts exactly-once.
+	Checkpoint string `yaml:"checkpoint"`
+	// OnBadFile is "fail" or "quarantine".
+	OnBadFile string `yaml:"on-bad-file"`
+	// AllowNewQuery permits reusing a checkpoint written for a different
+	// source or sink.
+	AllowNewQuery bool `yaml:"allow-new-query"`
+	// FailOnEmpty makes a run that finds no new files an error.
+	FailOnEmpty bool `yaml:"fail-on-empty"`
+}
+
+// Catalog names the Iceberg catalog that owns the sink table.
+type Catalog struct {
+	// Type is "sql", "rest", "hadoop" or "glue".
+	Type string `yaml:"type"`
+	// Name is the catalog name given to iceberg-go.
+	Name string `yaml:"name"`
+	// URI is the database URI (sql) or endpoint (rest).
+	URI string `yaml:"uri"`
+	// Warehouse is the storage root for new tables. Empty is deliberately
+	// not defaulted here: the caller falls back to $FLOE_WAREHOUSE and
+	// then ./warehouse, and only it knows which of those applies.
+	Warehouse string `yaml:"warehouse"`
+	// Properties go to iceberg-go unchanged (s3.endpoint, credentials,
+	// sql.dialect, ...), so new iceberg-go options need no floe release.
+	Properties map[string]string `yaml:"properties"`
+}
+
+// Source describes the landing directory. The options mirror Spark's file
+// source (maxFilesPerTrigger, latestFirst, maxFileAge, cleanSource, ...) so
+// that users migrating from Spark find what they expect.
+type Source struct {
+	// Type is "files", the only source so far; it exists so that other
+	// sources can be added without changing the meaning of old files.
+	Type string `yaml:"type"`
+	// Path is the directory or object-store prefix to read.
+	Path string `yaml:"path"`
+	// Format is "parquet", "csv" or "json" (newline-delimited).
+	Format string `yaml:"format"`
+	// Recursive also reads subdirectories of Path.
+	Recursive bool `yaml:"recursive"`
+	// MaxFilesPerTrigger caps the files per batch; 0 means no cap.
+	MaxFilesPerTrigger int `yaml:"max-files-per-trigger"`
+	// MaxBytesPerTrigger caps the bytes per batch; 0 means no cap.
+	MaxBytesPerTrigger int64 `yaml:"max-bytes-per-trigger"`
+	// LatestFirst takes the newest files first.
+	LatestFirst bool `yaml:"latest-first"`
+	// PathGlobFilter is a path.Match pattern applied to file names.
+	PathGlobFilter string `yaml:"path-glob-filter"`
+	// MaxFileAge ignores older files; 0 turns the limit off. In YAML an
+	// omitted key means 7d but an explicit 0 means off, which is why Parse
+	// remembers whether the key was written.
+	MaxFileAge Duration `yaml:"max-file-age"`
+	// MinFileAge skips files younger than this, for producers that do not
+	// write atomically.
+	MinFileAge Duration `yaml:"min-file-age"`
+	// CleanSource is "off", "archive" or "delete".
+	CleanSource string `yaml:"clean-source"`
+	// ArchiveDir receives processed files when CleanSource is "archive".
+	ArchiveDir string `yaml:"source-archive-dir"`
+	// Schema, when set, fixes the columns of csv and json files.
+	Schema []Column `yaml:"schema"`
+	// CSV holds options that only the csv format reads.
+	CSV CSVOptions `yaml:"csv"`
+}
+
+// Column is one column of an explicit source schema.
+type Column struct {
+	// Name is the column name in the file and the table.
+	Name string `yaml:"name"`
+	// Type is an Iceberg primitive type name such as "long" or
+	// "decimal(10,2)".
+	Type string `yaml:"type"`
+	// Required makes the Iceberg column non-nullable.
+	Required bool `yaml:"required"`
+}
+
+// CSVOptions controls CSV parsing.
+type CSVOptions struct {
+	// Delimiter is a single character; default ",".
+	Delimiter string `yaml:"delimiter"`
+	// Header is a pointer because its default is true, and a plain bool
+	// could not tell "header: false" from an omitted key.
+	Header *bool `yaml:"header"`
+}
+
+// Sink is the Iceberg table written to.
+type Sink struct {
+	// Table is "namespace.table"; nested namespaces add parts.
+	Table string `yaml:"table"`
+	// Mode is "append" or "complete".
+	Mode string `yaml:"mode"`
+	// CreateTable is a pointer for the same reason as CSVOptions.Header:
+	// its default is true.
+	CreateTable *bool `yaml:"create-table"`
+	// TableProperties are set on a table floe creates.
+	TableProperties map[string]string `yaml:"table-properties"`
+	// SnapshotProperties are added to the summary of every commit.
+	SnapshotProperties map[string]string `yaml:"snapshot-properties"`
+}
+
+// Load reads and parses a pipeline file. A returned *Error carries the file
+// name, so messages from a run with several pipelines say which one is bad.
+func Load(path string) (*Pipeline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read pipeline config: %w", err)
+	}
+	p, err := Parse(data)
+	if e, ok := errors.AsType[*Error](err); ok {
+		e.File = path
+	}
+	return p, err
+}
+
+// Parse expands environment references, decodes, fills defaults and
+// validates a pipeline file; see the package documentation for the order and
+// for how problems are reported.
+//
+// Problems with ${VAR} references are reported on their own, before any
+// decoding: until they are fixed, what the rest of the file means is not
+// known, and guessing would report phantom errors.
+func Parse(data []byte) (*Pipeline, error) {
+	return parse(data, os.LookupEnv)
+}
+
+func parse(data []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
+	expanded, probs := expandEnv(data, lookup)
+	if len(probs) > 0 {
+		return nil, probs.err()
+	}
+
+	root, probs := parseYAML(expanded)
+	if len(probs) > 0 {
+		return nil, probs.err()
+	}
+
+	// The walker decodes as well as diagnoses, so that when there are
+	// decode problems the fields that did decode can still be validated
+	// and every problem is reported in one go.
+	w := newWalker()
+	p := new(Pipeline)
+	if root != nil {
+		w.walk(root, "", reflectValueOf(p))
+	}
+	if len(w.probs) == 0 {
+		// With a clean walk, the library's own strict decoder is the
+		// authority on the result; it also catches anything the walker
+		// may have missed.
+		strict := new(Pipeline)
+		dec := yaml.NewDecoder(bytes.NewReader(expanded))
+		dec.KnownFields(true)
+		if err := dec.Decode(strict); err != nil && err != io.EOF {
+			return nil, yamlErrorProblems(err).err()
+		}
+		p = strict
+	}
+
+	explicitNoAge := w.present["source.max-file-age"] && p.Source.MaxFileAge == 0
+	p.SetDefaults()
+	if explicitNoAge {
+		p.Source.MaxFileAge = 0
+	}
+
+	all := w.probs
+	for _, vp := range p.validate() {
+		if w.broken(vp.Path) {
+			// Already reported as a decode problem; a second
+			// "required" for the same field is only noise.
+			continue
+		}
+		vp.Line = w.lineOf(vp.Path)
+		all = append(all, vp)
+	}
+	if len(all) > 0 {
+		return nil, all.err()
+	}
+	return p, nil
+}
+
+// parseYAML returns the document's top node, or nil for an empty file.
+func parseYAML(data []byte) (*yaml.Node, problems) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err == io.EOF {
+		return nil, nil
+	} else if err != nil {
+		return nil, annotateTabs(data, yamlErrorProblems(err))
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == io.EOF:
+	case err != nil:
+		return nil, annotateTabs(data, yamlErrorProblems(err))
+	default:
+		var probs problems
+		probs.add("", extra.Line, "a second YAML document starts here; a pipeline file holds exactly one pipeline, so move it to its own file")
+		return nil, probs
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// yamlErrorProblems turns yaml.v3's errors, which put the line inside the
+// text, into Problems with the line as a field.
+func yamlErrorProblems(err error) problems {
+	var msgs []string
+	if te, ok := errors.AsType[*yaml.TypeError](err); ok {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	var probs problems
+	for _, m := range msgs {
+		line := 0
+		if sub := yamlLineRE.FindStringSubmatch(m); sub != nil {
+			line, _ = strconv.Atoi(sub[1])
+			m = sub[2]
+		}
+		probs.add("", line, "invalid YAML: %s", strings.TrimPrefix(m, "yaml: "))
+	}
+	return probs
+}
+
+// annotateTabs adds the likely fix to yaml.v3's opaque complaint about tab
+// indentation, the most common syntax error in hand-written YAML.
+func annotateTabs(data []byte, probs problems) problems {
+	lines := bytes.Split(data, []byte("\n"))
+	for i, p := range probs {
+		if p.Line < 1 || !strings.Contains(p.Message, "cannot start any token") {
+			continue
+		}
+		for _, l := range lines[max(0, p.Line-2):min(len(lines), p.Line+1)] {
+			if bytes.HasPrefix(bytes.TrimLeft(l, " "), []byte("\t")) {
+				probs[i].Message += " (YAML indentation must use spaces, not tabs)"
+				break
+			}
+		}
+	}
+	return probs
+}
+
+// SetDefaults fills every unset field that has a default, taking the values
+// from the same table that generates docs/config.md. "Unset" means the zero
+// value, so it is safe to call more than once and on a Pipeline built in Go.
+//
+// One consequence: a zero Source.MaxFileAge becomes the 7-day default. To
+// turn the age limit off from Go, set MaxFileAge to 0 after calling
+// SetDefaults; in YAML, writing max-file-age: 0 does that (Parse tracks it).
+func (p *Pipeline) SetDefaults() {
+	applyDefaults(p)
+}

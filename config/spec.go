@@ -1,0 +1,407 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// fieldSpec documents one key. The table below is the single source for
+// defaults (SetDefaults), enum checks and "required" hints (Validate) and
+// docs/config.md (Reference); key names and types come from the struct
+// tags, and a test checks the two agree key for key.
+type fieldSpec struct {
+	// path is the dotted key path; "[]" stands for any list element.
+	path string
+	// typ overrides the type shown in the docs, which is otherwise
+	// derived from the Go type.
+	typ string
+	// def is the default in YAML spelling, applied by SetDefaults to a
+	// zero field. Empty means no default.
+	def string
+	// defNote explains the default, e.g. what 0 means.
+	defNote string
+	// required, when set, makes the key mandatory and is the hint in
+	// the error: what to write there.
+	required string
+	// allowed lists the accepted values of an enum.
+	allowed []string
+	doc     string
+}
+
+var specs = []fieldSpec{
+	{path: "catalog", doc: "The Iceberg catalog that owns the sink table. See [catalog](#catalog)."},
+	{path: "source", doc: "The landing files to read. See [source](#source)."},
+	{path: "sink", doc: "The Iceberg table to write. See [sink](#sink)."},
+	{
+		path: "trigger", def: "available-now",
+		allowed: []string{"available-now", "once", "processing-time=<duration>", "<duration>"},
+		doc: "When batches run. `available-now` processes every file present when the run starts, " +
+			"in as many batches as the per-trigger limits require, then exits: the mode for cron jobs and orchestrators. " +
+			"`once` processes them as a single batch, ignoring `max-files-per-trigger` and `max-bytes-per-trigger`. " +
+			"`processing-time=1m`, or just `1m`, keeps running and starts a batch every interval. " +
+			"The `--trigger` flag of `floe run` takes the same spellings.",
+	},
+	{
+		path:     "checkpoint",
+		required: `a directory where floe records its progress, e.g. "./checkpoints/events"`,
+		doc: "Directory where floe records which files it has committed to the table. " +
+			"It is what lets a restarted run carry on without losing or duplicating rows, so keep it between runs " +
+			"and give every pipeline its own.",
+	},
+	{
+		path: "on-bad-file", def: "fail", allowed: []string{"fail", "quarantine"},
+		doc: "What to do with a file that cannot be read or converted. `fail` stops the run before the batch commits, " +
+			"so the table is unchanged and the file is retried next time. `quarantine` sets the file aside, records why, " +
+			"and carries on with the rest.",
+	},
+	{
+		path: "allow-new-query", def: "false",
+		doc: "Allow a run to use a checkpoint that was written for a different source or sink. " +
+			"Off by default because a checkpoint's record of processed files only means something for the query that wrote it: " +
+			"reusing it for another one silently skips files.",
+	},
+	{
+		path: "fail-on-empty", def: "false",
+		doc: "Exit with an error when a run finds no new files. For scheduled jobs, where an empty landing directory " +
+			"usually means the producer upstream has failed.",
+	},
+
+	{
+		path: "catalog.type", def: "sql", allowed: []string{"sql", "rest", "hadoop", "glue"},
+		doc: "Catalog implementation. `sql` keeps the catalog in a SQL database (SQLite unless `properties` say otherwise) " +
+			"and needs no server; `rest` talks to an Iceberg REST catalog; `hadoop` keeps table metadata directly in the warehouse directory; " +
+			"`glue` uses the AWS Glue Data Catalog, configured from the usual AWS environment.",
+	},
+	{
+		path: "catalog.name", def: "floe",
+		doc: "Name the catalog is opened under. An `sql` catalog stores it with every table it records, " +
+			"so pipelines that share a catalog database must use the same name to see the same tables.",
+	},
+	{
+		path: "catalog.uri",
+		doc: "Where the catalog is: for `sql`, the database URI (e.g. `file:catalog.db`); " +
+			"for `rest`, the server's URL (e.g. `http://localhost:8181`), which is required. Unused by `hadoop` and `glue`.",
+	},
+	{
+		path:    "catalog.warehouse",
+		defNote: "none: floe uses `$FLOE_WAREHOUSE`, then `./warehouse`",
+		doc:     "Storage root for the data and metadata of tables floe creates, e.g. `s3://bucket/warehouse` or a local directory.",
+	},
+	{
+		path: "catalog.properties", typ: "map of string to string",
+		doc: "Extra catalog properties, passed to iceberg-go unchanged: `s3.endpoint`, `s3.region`, `s3.access-key-id`, " +
+			"REST `credential` or `token`, `sql.dialect`, and so on. Values are strings; quote them if YAML would read a number.",
+	},
+
+	{path: "source.type", def: "files", allowed: []string{"files"}, doc: "Kind of source. Only `files` exists so far."},
+	{
+		path:     "source.path",
+		required: `the directory to read landing files from, e.g. "s3://bucket/landing/events/" or "./landing"`,
+		doc:      "Directory or object-store prefix that producers drop files into.",
+	},
+	{
+		path:     "source.format",
+		required: "the format of the landing files: parquet, csv or json",
+		allowed:  []string{"parquet", "csv", "json"},
+		doc:      "File format. `json` means newline-delimited JSON: one object per line.",
+	},
+	{
+		path: "source.recursive", def: "false",
+		doc: "Also read files in subdirectories of `path`. Off by default so that a producer's staging subdirectory " +
+			"is not read by accident.",
+	},
+	{
+		path: "source.max-files-per-trigger", def: "0", defNote: "no limit",
+		doc: "Most new files one batch takes. Keeps each commit, and the memory it needs, bounded when a backlog builds up; " +
+			"with `available-now` the backlog is still processed in full, just in several commits. Must not be negative.",
+	},
+	{
+		path: "source.max-bytes-per-trigger", def: "0", defNote: "no limit",
+		doc: "Most bytes of new files one batch takes, for the same purpose as `max-files-per-trigger`; " +
+			"when both are set, whichever is reached first ends the batch. Must not be negative.",
+	},
+	{
+		path: "source.latest-first", def: "false",
+		doc: "Take the newest files first instead of the oldest: for catching up on a backlog when fresh data matters more than order.",
+	},
+	{
+		path: "source.path-glob-filter",
+		doc: "Read only files whose name matches this pattern, e.g. `*.parquet`. " +
+			"The syntax is Go's `path.Match`: `*`, `?`, `[a-z]`, and `\\` to escape. It is matched against the file name, " +
+			"not the whole path, so it cannot contain `/`.",
+	},
+	{
+		path: "source.max-file-age", def: "7d", defNote: "`0` turns the limit off",
+		doc: "Ignore files modified longer ago than this. As with Spark's `maxFileAge`, this is what lets the checkpoint forget files, " +
+			"once they are too old to be picked up again; without a limit it remembers every file ever processed.",
+	},
+	{
+		path: "source.min-file-age", def: "0s", defNote: "files are read as soon as they appear",
+		doc: "Skip files modified more recently than this, so that a file still being written by a producer that does not " +
+			"write atomically is not read half-finished. Must be less than `max-file-age`.",
+	},
+	{
+		path: "source.clean-source", def: "off", allowed: []string{"off", "archive", "delete"},
+		doc: "What happens to a source file once the batch that read it has committed: `off` leaves it, " +
+			"`archive` moves it into `source-archive-dir`, `delete` removes it.",
+	},
+	{
+		path:     "source.source-archive-dir",
+		required: `when source.clean-source is "archive": the directory to move processed files into, e.g. "s3://bucket/archive/events/"`,
+		doc: "Where `clean-source: archive` moves processed files. Required with `archive` and not allowed otherwise; " +
+			"it must be outside `path`, or archived files would be read again.",
+	},
+	{
+		path: "source.schema", typ: "list of columns",
+		doc: "Columns of `csv` and `json` files, in file order, instead of deriving them from the data. " +
+			"Not allowed for `parquet`, whose files carry their own schema. See [source.schema[]](#sourceschema).",
+	},
+	{path: "source.csv", doc: "Options for `format: csv`. See [source.csv](#sourcecsv)."},
+
+	{path: "source.schema[].name", required: "the column name", doc: "Column name, as in the file header and the table. Must be unique."},
+	{
+		path: "source.schema[].type", typ: "Iceberg type",
+		required: `the column's Iceberg type, e.g. "long" or "decimal(10,2)"`,
+		allowed:  []string{"boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz", "string", "uuid", "binary", "decimal(P,S)"},
+		doc:      "Iceberg primitive type of the column. For `decimal(P,S)`, precision P is 1 to 38 and scale S is 0 to P.",
+	},
+	{
+		path: "source.schema[].required", def: "false",
+		doc: "Make the column non-nullable in the table; a file with a missing value is then a bad file (see `on-bad-file`).",
+	},
+
+	{
+		path: "source.csv.delimiter", def: `","`,
+		doc: "Field separator: exactly one character, not a quote or line break. Write `\"\\t\"`, in double quotes, for tab.",
+	},
+	{
+		path: "source.csv.header", def: "true",
+		doc: "Whether the first line of each file holds column names. Headerless files need `schema`, to name their columns.",
+	},
+
+	{
+		path:     "sink.table",
+		required: `the Iceberg table to write, e.g. "db.events"`,
+		doc:      "Table identifier: namespace and table name separated by dots. Nested namespaces add parts: `analytics.raw.events`.",
+	},
+	{
+		path: "sink.mode", def: "append", allowed: []string{"append", "complete"},
+		doc: "`append` adds each batch's rows to the table. `complete` replaces the table's contents with each batch, " +
+			"for sources where every file is a full snapshot.",
+	},
+	{
+		path: "sink.create-table", def: "true",
+		doc: "Create the table, with the source's schema, if it does not exist. Turn it off where tables are managed elsewhere, " +
+			"so that a misspelt `table` fails instead of creating a stray one.",
+	},
+	{
+		path: "sink.table-properties", typ: "map of string to string",
+		doc: "Iceberg table properties set when floe creates the table, e.g. `write.parquet.compression-codec: zstd`.",
+	},
+	{
+		path: "sink.snapshot-properties", typ: "map of string to string",
+		doc: "Extra entries for the summary of every snapshot floe commits, e.g. the name of the job that produced it.",
+	},
+}
+
+// examplePipeline opens the reference; a test parses it, so the example
+// cannot rot either.
+const examplePipeline = `catalog:
+  type: sql
+  uri: file:${FLOE_HOME:-.}/catalog.db
+  warehouse: ${FLOE_HOME:-.}/warehouse
+source:
+  path: ./landing/events
+  format: csv
+  max-files-per-trigger: 100
+  clean-source: archive
+  source-archive-dir: ./archive/events
+  schema:
+    - {name: id, type: long, required: true}
+    - {name: amount, type: "decimal(10,2)"}
+    - {name: at, type: timestamptz}
+sink:
+  table: db.events
+trigger: available-now
+checkpoint: ./checkpoints/events
+`
+
+var specIndex = func() map[string]*fieldSpec {
+	m := make(map[string]*fieldSpec, len(specs))
+	for i := range specs {
+		m[specs[i].path] = &specs[i]
+	}
+	return m
+}()
+
+var (
+	listIndexRE = regexp.MustCompile(`\[\d+\]`)
+	mapKeyRE    = regexp.MustCompile(`\["(?:[^"\\]|\\.)*"\]$`)
+)
+
+// specPath maps a concrete path ("source.schema[2].type",
+// `catalog.properties["s3.endpoint"]`) to its spec table entry's path.
+func specPath(path string) string {
+	return listIndexRE.ReplaceAllString(mapKeyRE.ReplaceAllString(path, ""), "[]")
+}
+
+// specFor returns the spec of path; a missing entry is a bug that the
+// spec/struct agreement test catches, so it panics rather than limp on.
+func specFor(path string) *fieldSpec {
+	s, ok := specIndex[specPath(path)]
+	if !ok {
+		panic("config: no field spec for " + path)
+	}
+	return s
+}
+
+// applyDefaults sets each zero field that has a default by decoding the
+// default's YAML spelling into it, so the value used is exactly the one the
+// docs show.
+func applyDefaults(p *Pipeline) {
+	root := reflect.ValueOf(p).Elem()
+	for i := range specs {
+		s := &specs[i]
+		if s.def == "" || strings.Contains(s.path, "[]") {
+			continue
+		}
+		v := fieldByPath(root, s.path)
+		if !v.IsZero() {
+			continue
+		}
+		if err := yaml.Unmarshal([]byte(s.def), v.Addr().Interface()); err != nil {
+			panic(fmt.Sprintf("config: bad default %q for %s: %v", s.def, s.path, err))
+		}
+	}
+}
+
+// fieldByPath finds the struct field at a dotted path without list parts.
+func fieldByPath(v reflect.Value, path string) reflect.Value {
+	for part := range strings.SplitSeq(path, ".") {
+		f, ok := structFields(v.Type()).byKey(part)
+		if !ok {
+			panic("config: no field for " + path)
+		}
+		v = v.FieldByIndex(f.Index)
+	}
+	return v
+}
+
+// docType names a Go field type the way the reference shows it.
+func docType(t reflect.Type) string {
+	switch t {
+	case durationType:
+		return "duration"
+	case triggerType:
+		return "trigger"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return docType(t.Elem())
+	case reflect.Struct:
+		return "mapping"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int64:
+		return "integer"
+	case reflect.String:
+		return "string"
+	}
+	return t.String()
+}
+
+// typeAt finds the Go type of the field at a spec path.
+func typeAt(path string) reflect.Type {
+	t := reflect.TypeFor[Pipeline]()
+	for part := range strings.SplitSeq(path, ".") {
+		if t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		f, ok := structFields(t).byKey(strings.TrimSuffix(part, "[]"))
+		if !ok {
+			panic("config: no field for " + path)
+		}
+		t = f.Type
+	}
+	return t
+}
+
+// Reference renders the Markdown reference of every pipeline key from the
+// spec table. docs/config.md is its output, checked by a test, so the docs
+// describe exactly what this package accepts.
+func Reference() string {
+	var b strings.Builder
+	b.WriteString(`<!-- Code generated by "go run ./cmd/floe-configdoc > docs/config.md"; DO NOT EDIT. -->
+
+# Pipeline configuration
+
+` + "`floe run PIPELINE.yaml`" + ` runs the pipeline described by one YAML file: it reads new files from a
+landing directory, writes them to an Iceberg table, and records its progress in a checkpoint directory.
+
+## Example
+
+` + "```yaml\n" + examplePipeline + "```\n" + `
+## How the file is read
+
+- **Unknown keys are errors**, with a suggestion for the key you probably meant: a misspelt key
+  would otherwise be silently ignored, and its default used instead.
+- **Every problem is reported at once**, each with its line and key path.
+- **Environment variables**: ` + "`${VAR}`" + ` is replaced by the variable's value before the file is parsed,
+  and ` + "`${VAR:-default}`" + ` by the default when the variable is unset or empty. An unset variable without a
+  default is an error. ` + "`$$`" + ` is a literal ` + "`$`" + `; any other ` + "`$`" + ` is kept as it is. References in lines that
+  are entirely comments are left alone. Values are inserted as they are, so quote a reference whose value may
+  contain YAML punctuation such as ` + "`: `" + ` or ` + "` #`" + `.
+- **Durations** use Go syntax (` + "`90s`, `15m`, `1h30m`" + `) plus ` + "`d`" + ` for 24 hours and ` + "`w`" + ` for 7 days
+  (` + "`7d`, `1d12h`" + `). A number needs a unit, except ` + "`0`" + `.
+- **Triggers** are one string: ` + "`available-now`, `once`, `processing-time=<duration>`" + `, or just the duration.
+- A key that is present with no value (` + "`mode:`" + `) counts as absent and gets its default.
+`)
+	var groups []string
+	byGroup := map[string][]*fieldSpec{}
+	for i := range specs {
+		s := &specs[i]
+		g := parentPath(s.path)
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
+		}
+		byGroup[g] = append(byGroup[g], s)
+	}
+	for _, g := range groups {
+		title := g
+		if g == "" {
+			title = "Top level"
+		}
+		fmt.Fprintf(&b, "\n## %s\n", title)
+		for _, s := range byGroup[g] {
+			fmt.Fprintf(&b, "\n### `%s`\n\n", s.path)
+			typ := s.typ
+			if typ == "" {
+				typ = docType(typeAt(s.path))
+			}
+			fmt.Fprintf(&b, "- Type: %s\n", typ)
+			switch {
+			case s.required != "" && !strings.HasPrefix(s.required, "when "):
+				b.WriteString("- Required\n")
+			case s.def != "" && s.defNote != "":
+				fmt.Fprintf(&b, "- Default: `%s` (%s)\n", s.def, s.defNote)
+			case s.def != "":
+				fmt.Fprintf(&b, "- Default: `%s`\n", s.def)
+			case s.defNote != "":
+				fmt.Fprintf(&b, "- Default: %s\n", s.defNote)
+			}
+			if len(s.allowed) > 0 {
+				quoted := make([]string, len(s.allowed))
+				for i, a := range s.allowed {
+					quoted[i] = "`" + a + "`"
+				}
+				fmt.Fprintf(&b, "- Allowed: %s\n", strings.Join(quoted, ", "))
+			}
+			fmt.Fprintf(&b, "\n%s\n", s.doc)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,73 @@
+package config
+
+import "strings"
+
+// closest returns the candidate a user most likely meant by word, or "" if
+// none is close enough to be worth suggesting. A wrong suggestion is worse
+// than none, so the bar is: same letters once case and -/_ are ignored
+// (maxFilesPerTrigger, max_files_per_trigger), a prefix either way, or an
+// edit distance of at most 3 that is still less than half the word.
+func closest(word string, candidates []string) string {
+	if word == "" {
+		return ""
+	}
+	norm := normalizeKey(word)
+	best, bestScore := "", 1<<30
+	for _, c := range candidates {
+		nc := normalizeKey(c)
+		var score int
+		switch {
+		case nc == norm:
+			score = 0
+		case len(norm) >= 3 && (strings.HasPrefix(nc, norm) || strings.HasPrefix(norm, nc)):
+			// Ranked after close typos: "max-file" should find
+			// "max-file-age" by prefix, but "max-file-per-trigger" is a
+			// one-letter typo of "max-files-per-trigger".
+			score = 4 + abs(len(nc)-len(norm))
+		default:
+			d := levenshtein(word, c)
+			if d > 3 || 2*d >= len(word) {
+				continue
+			}
+			score = d
+		}
+		if score < bestScore {
+			best, bestScore = c, score
+		}
+	}
+	return best
+}
+
+func normalizeKey(s string) string {
+	return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(s))
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// levenshtein is the classic two-row edit distance over runes; keys are
+// short, so nothing cleverer pays for itself.
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

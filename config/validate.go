@@ -1,0 +1,250 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Validate reports every problem with p as one *Error, or returns nil.
+//
+// Fields that have defaults may be left empty: they are checked as the
+// default they stand for, so Validate gives the same answer before and after
+// SetDefaults and works on a Pipeline built in Go.
+func (p *Pipeline) Validate() error {
+	return p.validate().err()
+}
+
+func (p *Pipeline) validate() problems {
+	var ps problems
+
+	ps.oneOf("catalog.type", p.Catalog.Type)
+	if p.Catalog.Type == "rest" {
+		if p.Catalog.URI == "" {
+			ps.add("catalog.uri", 0, `required when catalog.type is "rest" (the REST catalog's URL, e.g. "http://localhost:8181")`)
+		} else if u, err := url.Parse(p.Catalog.URI); err != nil || u.Scheme == "" || u.Host == "" {
+			ps.add("catalog.uri", 0, `%q is not a URL; a REST catalog needs one such as "http://localhost:8181"`, p.Catalog.URI)
+		}
+	}
+	ps.propertyKeys("catalog.properties", p.Catalog.Properties)
+
+	p.Source.validate(&ps)
+
+	ps.required("sink.table", p.Sink.Table)
+	if t := p.Sink.Table; t != "" {
+		parts := strings.Split(t, ".")
+		switch {
+		case len(parts) < 2:
+			ps.add("sink.table", 0, `%q has no namespace; write "<namespace>.<table>", e.g. "db.%s"`, t, t)
+		case slices.Contains(parts, ""):
+			ps.add("sink.table", 0, `%q has an empty name between dots; write dot-separated names such as "db.events"`, t)
+		}
+	}
+	ps.oneOf("sink.mode", p.Sink.Mode)
+	ps.propertyKeys("sink.table-properties", p.Sink.TableProperties)
+	ps.propertyKeys("sink.snapshot-properties", p.Sink.SnapshotProperties)
+
+	switch t := p.Trigger; t.Kind {
+	case "", TriggerAvailableNow, TriggerOnce:
+		if t.Interval != 0 {
+			ps.add("trigger", 0, "%s takes no interval; use processing-time=%s to run every %s", t.Kind, formatDuration(t.Interval), formatDuration(t.Interval))
+		}
+	case TriggerProcessingTime:
+		if t.Interval <= 0 {
+			ps.add("trigger", 0, "processing-time needs an interval greater than zero, e.g. processing-time=1m")
+		}
+	default:
+		ps.add("trigger", 0, "unknown trigger kind %q; use available-now, once or processing-time", t.Kind)
+	}
+	ps.required("checkpoint", p.Checkpoint)
+	ps.oneOf("on-bad-file", p.OnBadFile)
+	return ps
+}
+
+func (s *Source) validate(ps *problems) {
+	ps.oneOf("source.type", s.Type)
+	ps.required("source.path", s.Path)
+	ps.required("source.format", s.Format)
+	ps.oneOf("source.format", s.Format)
+	if s.MaxFilesPerTrigger < 0 {
+		ps.add("source.max-files-per-trigger", 0, "%d is negative; use a positive limit, or 0 for none", s.MaxFilesPerTrigger)
+	}
+	if s.MaxBytesPerTrigger < 0 {
+		ps.add("source.max-bytes-per-trigger", 0, "%d is negative; use a positive limit, or 0 for none", s.MaxBytesPerTrigger)
+	}
+	if g := s.PathGlobFilter; g != "" {
+		if strings.Contains(g, "/") {
+			ps.add("source.path-glob-filter", 0, "%q contains /, but the filter is matched against file names only; put directories in source.path", g)
+		} else if _, err := path.Match(g, ""); err != nil {
+			// path.Match checks the whole pattern even when the name
+			// does not match, so "" is enough to find syntax errors.
+			ps.add("source.path-glob-filter", 0, "%q is not a valid pattern (check its [ ] brackets and \\ escapes); see Go's path.Match for the syntax", g)
+		}
+	}
+	if s.MaxFileAge < 0 {
+		ps.add("source.max-file-age", 0, "%s is negative; use a positive age such as 7d, or 0 for no limit", s.MaxFileAge)
+	}
+	if s.MinFileAge < 0 {
+		ps.add("source.min-file-age", 0, "%s is negative; use a positive age such as 30s, or 0 to read files at once", s.MinFileAge)
+	}
+	if s.MinFileAge > 0 && s.MaxFileAge > 0 && s.MinFileAge >= s.MaxFileAge {
+		ps.add("source.min-file-age", 0, "%s is not less than source.max-file-age (%s), so no file could ever be read; lower it or raise max-file-age", s.MinFileAge, s.MaxFileAge)
+	}
+
+	ps.oneOf("source.clean-source", s.CleanSource)
+	switch {
+	case s.CleanSource == "archive" && s.ArchiveDir == "":
+		ps.add("source.source-archive-dir", 0, "required (%s)", specFor("source.source-archive-dir").required)
+	case s.CleanSource != "archive" && s.ArchiveDir != "":
+		cs := s.CleanSource
+		if cs == "" {
+			cs = specFor("source.clean-source").def
+		}
+		ps.add("source.source-archive-dir", 0, "set, but source.clean-source is %q, so nothing would be archived; set clean-source: archive, or remove this key", cs)
+	case s.ArchiveDir != "" && s.Path != "" && within(s.ArchiveDir, s.Path):
+		ps.add("source.source-archive-dir", 0, "%q is inside source.path %q, so archived files would be read again; choose a directory outside it", s.ArchiveDir, s.Path)
+	}
+
+	if len(s.Schema) > 0 && s.Format == "parquet" {
+		ps.add("source.schema", 0, "not used with parquet, whose files carry their own schema; remove it")
+	}
+	seen := map[string]int{}
+	for i, c := range s.Schema {
+		p := fmt.Sprintf("source.schema[%d]", i)
+		ps.required(p+".name", c.Name)
+		if c.Name != "" {
+			if j, dup := seen[c.Name]; dup {
+				ps.add(p+".name", 0, "duplicate column %q, also source.schema[%d]; column names must be unique", c.Name, j)
+			} else {
+				seen[c.Name] = i
+			}
+		}
+		ps.required(p+".type", c.Type)
+		if c.Type != "" {
+			if err := checkIcebergType(c.Type); err != nil {
+				ps.add(p+".type", 0, "%v", err)
+			}
+		}
+	}
+
+	if d := s.CSV.Delimiter; d != "" {
+		switch r, _ := utf8.DecodeRuneInString(d); {
+		case utf8.RuneCountInString(d) != 1:
+			ps.add("source.csv.delimiter", 0, `%q must be exactly one character, e.g. "," or ";" (write "\t" in double quotes for tab)`, d)
+		case r == '"' || r == '\r' || r == '\n' || r == utf8.RuneError:
+			ps.add("source.csv.delimiter", 0, "%q cannot separate fields, since CSV uses it for quoting or line breaks; choose another character", d)
+		}
+	}
+	if s.CSV.Header != nil && !*s.CSV.Header && s.Format == "csv" && len(s.Schema) == 0 {
+		ps.add("source.schema", 0, "required when source.csv.header is false: headerless CSV files have no column names, so list the columns in file order")
+	}
+}
+
+// within reports whether dir is base or below it. Both may be URLs
+// ("s3://b/x"); path.Clean treats them alike, which is all a prefix check
+// needs.
+func within(dir, base string) bool {
+	d, b := path.Clean(dir), path.Clean(base)
+	return d == b || strings.HasPrefix(d, strings.TrimSuffix(b, "/")+"/")
+}
+
+// required reports an empty field, with the spec's hint on what to write.
+func (ps *problems) required(path, v string) {
+	if v == "" {
+		ps.add(path, 0, "required (%s)", specFor(path).required)
+	}
+}
+
+// oneOf checks an enum against the spec's allowed values. Empty passes: it
+// means the default.
+func (ps *problems) oneOf(path, v string) {
+	allowed := specFor(path).allowed
+	if v == "" || slices.Contains(allowed, v) {
+		return
+	}
+	list := strings.Join(allowed, ", ")
+	if hint := closest(v, allowed); hint != "" {
+		ps.add(path, 0, "%q is not allowed; did you mean %q? (one of: %s)", v, hint, list)
+		return
+	}
+	ps.add(path, 0, "%q is not allowed; use one of: %s", v, list)
+}
+
+func (ps *problems) propertyKeys(path string, m map[string]string) {
+	if _, ok := m[""]; ok {
+		ps.add(path, 0, "has an empty property name; every entry needs a name before the colon")
+	}
+}
+
+var icebergPrimitives = []string{
+	"boolean", "int", "long", "float", "double", "date", "time",
+	"timestamp", "timestamptz", "string", "uuid", "binary",
+}
+
+// typeAliases maps names from SQL, Spark, Arrow and Go that people reach for
+// first to their Iceberg equivalents; the edit-distance suggestion alone
+// would never get from "bigint" to "long".
+var typeAliases = map[string]string{
+	"bool": "boolean", "integer": "int", "int32": "int", "smallint": "int", "tinyint": "int",
+	"bigint": "long", "int64": "long", "float32": "float", "real": "float",
+	"float64": "double", "varchar": "string", "text": "string", "char": "string",
+	"bytes": "binary", "varbinary": "binary", "datetime": "timestamp",
+	"timestamp_ntz": "timestamp", "timestamp_ltz": "timestamptz", "timestamp_tz": "timestamptz",
+}
+
+// checkIcebergType accepts the Iceberg primitive type names, with decimal
+// parameters checked against Iceberg's limits, since a bad type found only
+// when the table is created would fail a run long after the config loaded.
+func checkIcebergType(t string) error {
+	if slices.Contains(icebergPrimitives, t) {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(t, "decimal"); ok && strings.HasPrefix(strings.TrimSpace(rest), "(") {
+		return checkDecimal(t, strings.TrimSpace(rest))
+	}
+	lower := strings.ToLower(strings.TrimSpace(t))
+	if lower == "decimal" {
+		return fmt.Errorf("%q needs a precision and scale, e.g. \"decimal(10,2)\"", t)
+	}
+	var hint string
+	switch {
+	case lower != t && checkIcebergType(lower) == nil:
+		hint = lower // Iceberg type names are lower case
+	case typeAliases[lower] != "":
+		hint = typeAliases[lower]
+	default:
+		hint = closest(t, icebergPrimitives)
+	}
+	list := strings.Join(icebergPrimitives, ", ") + ", decimal(P,S)"
+	if hint != "" {
+		return fmt.Errorf("unknown type %q; did you mean %q? (Iceberg types: %s)", t, hint, list)
+	}
+	return fmt.Errorf("unknown type %q; use an Iceberg type: %s", t, list)
+}
+
+func checkDecimal(t, params string) error {
+	const form = `write decimal(P,S) with precision P from 1 to 38 and scale S from 0 to P, e.g. "decimal(10,2)"`
+	inner, ok := strings.CutSuffix(params, ")")
+	if !ok {
+		return fmt.Errorf("%q is missing its closing parenthesis; %s", t, form)
+	}
+	ps, ss, ok := strings.Cut(strings.TrimPrefix(inner, "("), ",")
+	if !ok {
+		return fmt.Errorf("%q needs both precision and scale; %s", t, form)
+	}
+	p, err1 := strconv.Atoi(strings.TrimSpace(ps))
+	s, err2 := strconv.Atoi(strings.TrimSpace(ss))
+	switch {
+	case err1 != nil || err2 != nil:
+		return fmt.Errorf("%q has a precision or scale that is not a whole number; %s", t, form)
+	case p < 1 || p > 38:
+		return fmt.Errorf("%q has precision %d, outside 1 to 38; %s", t, p, form)
+	case s < 0 || s > p:
+		return fmt.Errorf("%q has scale %d, outside 0 to its precision %d; %s", t, s, p, form)
+	}
+	return nil
+}

@@ -1,0 +1,489 @@
+// Package floe streams data into Apache Iceberg tables exactly once: a
+// source is read in micro-batches, each batch is written as Parquet data
+// files and committed as one Iceberg snapshot, and a checkpoint records
+// progress so that a crash or restart neither loses nor duplicates rows.
+package floe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/config"
+)
+
+// Options are the parts of a pipeline that are not configuration.
+type Options struct {
+	// Catalog overrides the catalog named in the configuration.
+	Catalog catalog.Catalog
+	// Logger receives warnings and debug output; slog.Default() when nil.
+	Logger *slog.Logger
+	// OnProgress is called after every batch, from the pipeline's goroutine.
+	OnProgress func(Progress)
+	// OnWarning is called for each planning warning (files in
+	// subdirectories, files changed after ingestion).
+	OnWarning func(string)
+	// ForEachBatch, when set, is called with each batch's data files after
+	// they are written and before they are committed.
+	ForEachBatch func(ctx context.Context, batchID int64, files []DataFile) error
+}
+
+// Pipeline is one streaming query: a source, a table and a checkpoint.
+type Pipeline struct {
+	cfg        *config.Pipeline
+	opts       Options
+	cat        catalog.Catalog
+	source     Source
+	checkpoint *Checkpoint
+	committer  *Committer
+	newQuery   bool
+	runID      string
+	stopping   atomic.Bool
+	stopCh     chan struct{}
+	stopOnce   sync.Once
+
+	mu       sync.Mutex
+	progress []Progress
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	Batches   int
+	Rows      int64
+	Snapshots int
+}
+
+// Open validates the configuration, opens the catalog, the checkpoint and
+// the source.
+func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	ident, err := ParseIdent(cfg.Sink.Table)
+	if err != nil {
+		return nil, err
+	}
+	cat := opts.Catalog
+	if cat == nil {
+		if cat, err = OpenCatalog(ctx, cfg.Catalog); err != nil {
+			return nil, err
+		}
+	}
+	p := &Pipeline{cfg: cfg, opts: opts, cat: cat, runID: uuid.NewString(), stopCh: make(chan struct{})}
+	if p.opts.Logger == nil {
+		p.opts.Logger = slog.Default()
+	}
+	// The source's description is needed to open the checkpoint, and the
+	// source's state lives in the checkpoint: open the source against the
+	// path where that state will be.
+	ckptDir, err := filepath.Abs(cfg.Checkpoint)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+	}
+	src, err := newSource(cfg.Source, filepath.Join(ckptDir, "sources", "0"))
+	if err != nil {
+		return nil, err
+	}
+	ck, created, err := OpenCheckpoint(ckptDir, joinIdent(ident), src.Description())
+	if err != nil {
+		_ = src.Close()
+		return nil, err
+	}
+	p.source, p.checkpoint, p.newQuery = src, ck, created
+	p.committer = &Committer{Catalog: cat, Ident: ident, QueryID: ck.Metadata.ID, Source: src.Description(), Logger: p.opts.Logger}
+	return p, nil
+}
+
+// Checkpoint returns the pipeline's checkpoint.
+func (p *Pipeline) Checkpoint() *Checkpoint { return p.checkpoint }
+
+// Stop asks the pipeline to finish the batch in progress and return from
+// Run; it never interrupts a commit.
+func (p *Pipeline) Stop() {
+	p.stopOnce.Do(func() {
+		p.stopping.Store(true)
+		close(p.stopCh)
+	})
+}
+
+// Progress returns the records of the batches run so far (the last 100).
+func (p *Pipeline) Progress() []Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Progress(nil), p.progress...)
+}
+
+// Close releases the source.
+func (p *Pipeline) Close() error { return p.source.Close() }
+
+// Run runs the query under its trigger. Cancelling ctx abandons the batch in
+// progress (nothing half-committed: its files are deleted, and a re-run
+// redoes it); Stop ends the run after the current batch.
+func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
+	var sum Summary
+	if err := p.checkOtherQueries(ctx); err != nil {
+		return sum, err
+	}
+	start, next, err := p.recover(ctx, &sum)
+	if err != nil {
+		return sum, err
+	}
+	limit := ReadLimit{MaxFiles: p.cfg.Source.MaxFilesPerTrigger, MaxBytes: p.cfg.Source.MaxBytesPerTrigger}
+	trig := p.cfg.Trigger
+	switch trig.Kind {
+	case "once":
+		if _, _, err := p.runNext(ctx, &start, &next, ReadLimit{}, &sum); err != nil {
+			return sum, err
+		}
+	case "processing-time":
+		for !p.stopping.Load() {
+			began := time.Now()
+			if _, _, err := p.runNext(ctx, &start, &next, limit, &sum); err != nil {
+				return sum, err
+			}
+			wait := trig.Interval - time.Since(began)
+			if wait <= 0 {
+				continue
+			}
+			select {
+			case <-time.After(wait):
+			case <-p.stopCh:
+			case <-ctx.Done():
+				return sum, nil
+			}
+		}
+	default: // available-now
+		if an, ok := p.source.(AvailableNowSource); ok {
+			if err := an.PrepareForAvailableNow(ctx); err != nil {
+				return sum, err
+			}
+		}
+		for !p.stopping.Load() {
+			ran, _, err := p.runNext(ctx, &start, &next, limit, &sum)
+			if err != nil {
+				return sum, err
+			}
+			if !ran {
+				break
+			}
+		}
+	}
+	p.flushWarnings()
+	if p.cfg.FailOnEmpty && sum.Rows == 0 {
+		return sum, fmt.Errorf("%w in %s (%s); check source.path, source.recursive and path-glob-filter", ErrNoInput, p.cfg.Source.Path, p.source.Description())
+	}
+	return sum, nil
+}
+
+// checkOtherQueries refuses a new checkpoint against a table that holds
+// another query's output from the same source: that query's files would be
+// ingested a second time.
+func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
+	last, err := p.checkpoint.LatestCommit()
+	if err != nil || last >= 0 || p.cfg.AllowNewQuery {
+		return err
+	}
+	tbl, err := p.committer.Load(ctx)
+	if err != nil || tbl == nil {
+		return err
+	}
+	if other := p.committer.OtherQuery(tbl); other != "" {
+		return fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint, or pass --allow-new-query (allow-new-query: true) if a second copy is intended", ErrQueryConflict, p.committer.Name(), other, p.source.Description(), p.checkpoint.Dir)
+	}
+	return nil
+}
+
+// recover finds where the query stopped. A batch with an offsets entry and
+// no commits entry is re-run with exactly the same offsets and batch id.
+func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, error) {
+	lastOff, err := p.checkpoint.LatestOffsets()
+	if err != nil {
+		return nil, 0, err
+	}
+	if lastOff < 0 {
+		return p.source.InitialOffset(), 0, nil
+	}
+	entry, err := p.checkpoint.Offsets(lastOff)
+	if err != nil {
+		return nil, 0, err
+	}
+	lastCommit, err := p.checkpoint.LatestCommit()
+	if err != nil {
+		return nil, 0, err
+	}
+	if lastCommit < lastOff {
+		p.opts.Logger.Info("re-running batch that did not finish", "batch", lastOff)
+		if _, err := p.runBatch(ctx, entry, time.Now(), 0, sum); err != nil {
+			return nil, 0, err
+		}
+	}
+	return entry.End, lastOff + 1, nil
+}
+
+// runNext plans and runs the next batch; ran is false when there was no new
+// input.
+func (p *Pipeline) runNext(ctx context.Context, start *Offset, next *int64, limit ReadLimit, sum *Summary) (bool, *Progress, error) {
+	began := time.Now()
+	end, err := p.source.LatestOffset(ctx, *start, limit)
+	p.flushWarnings()
+	if err != nil {
+		return false, nil, fmt.Errorf("plan batch %d: %w", *next, err)
+	}
+	latestMs := time.Since(began).Milliseconds()
+	if string(end) == string(*start) {
+		return false, nil, nil
+	}
+	entry := OffsetEntry{BatchID: *next, TimestampMs: time.Now().UnixMilli(), Start: *start, End: end,
+		Conf: map[string]string{"mode": p.cfg.Sink.Mode}}
+	prog, err := p.runBatch(ctx, entry, began, latestMs, sum)
+	if err != nil {
+		return false, nil, err
+	}
+	*start, *next = end, *next+1
+	return true, prog, nil
+}
+
+// runBatch writes the offsets entry (when new), the data files, the table
+// commit and the commits entry, in that order.
+func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.Time, latestMs int64, sum *Summary) (*Progress, error) {
+	t := time.Now()
+	if err := p.checkpoint.WriteOffsets(entry); err != nil {
+		return nil, err
+	}
+	walMs := time.Since(t).Milliseconds()
+
+	t = time.Now()
+	prog := &Progress{ID: p.checkpoint.Metadata.ID, RunID: p.runID, BatchID: entry.BatchID,
+		Timestamp: began.UTC().Format("2006-01-02T15:04:05.000Z")}
+	res, existing, err := p.writeBatch(ctx, entry, prog)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			// Nothing of this batch reached the table: forget it, so that a
+			// bad input leaves the checkpoint as it was.
+			if rerr := p.checkpoint.RemoveOffsets(entry.BatchID); rerr != nil {
+				p.opts.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
+			}
+		}
+		return nil, err
+	}
+	addMs := time.Since(t).Milliseconds()
+
+	t = time.Now()
+	commit := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows}
+	switch {
+	case existing != nil:
+		commit.Snapshots = map[string]int64{p.committer.Name(): existing.SnapshotID}
+		prog.Sink.SnapshotID = existing.SnapshotID
+	case res.Rows > 0:
+		if p.opts.ForEachBatch != nil {
+			if err := p.opts.ForEachBatch(ctx, entry.BatchID, res.Files); err != nil {
+				deleteWritten(ctx, p.committer, res.Files)
+				return nil, fmt.Errorf("batch %d: for-each-batch hook: %w", entry.BatchID, err)
+			}
+		}
+		cr, err := p.committer.Commit(ctx, CommitRequest{BatchID: entry.BatchID, Files: res.Files,
+			Overwrite: p.cfg.Sink.Mode == "complete", Properties: p.cfg.Sink.SnapshotProperties})
+		if err != nil {
+			return nil, err
+		}
+		commit.Snapshots = map[string]int64{p.committer.Name(): cr.SnapshotID}
+		prog.Sink.SnapshotID = cr.SnapshotID
+		if !cr.Existing {
+			sum.Snapshots++
+		}
+	}
+	commit.TimestampMs = time.Now().UnixMilli()
+	if err := p.checkpoint.WriteCommit(commit); err != nil {
+		return nil, err
+	}
+	if err := p.source.Commit(ctx, entry.End); err != nil {
+		p.opts.Logger.Warn("source clean-up after commit failed", "batch", entry.BatchID, "err", err)
+	}
+	p.flushWarnings()
+	commitMs := time.Since(t).Milliseconds()
+
+	total := time.Since(began)
+	prog.NumInputRows = res.Rows
+	prog.DurationMs = Durations{LatestOffset: latestMs, AddBatch: addMs, Commit: commitMs, WalCommit: walMs, TriggerExecution: total.Milliseconds()}
+	if secs := total.Seconds(); secs > 0 {
+		prog.ProcessedRowsPerSecond = float64(res.Rows) / secs
+		prog.InputRowsPerSecond = prog.ProcessedRowsPerSecond
+	}
+	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End,
+		NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
+	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.committer.Name())
+	prog.Sink.NumOutputRows = res.Rows
+	prog.Sink.DataFiles = len(res.Files)
+	if bs, ok := p.source.(BacklogSource); ok {
+		b := bs.Backlog()
+		prog.Backlog = &b
+	}
+	sum.Batches++
+	sum.Rows += res.Rows
+	p.mu.Lock()
+	p.progress = append(p.progress, *prog)
+	if len(p.progress) > 100 {
+		p.progress = p.progress[1:]
+	}
+	p.mu.Unlock()
+	if p.opts.OnProgress != nil {
+		p.opts.OnProgress(*prog)
+	}
+	return prog, nil
+}
+
+// writeBatch reads the batch's parts and writes its data files. Files still
+// being written are dropped from the batch and retried later; with
+// on-bad-file quarantine, bad files are moved aside and the batch goes on
+// without them. existing is set when the table already holds the batch.
+func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress) (WriteResult, *table.Snapshot, error) {
+	for {
+		parts, err := p.source.Read(ctx, entry.Start, entry.End)
+		if err != nil {
+			return WriteResult{}, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
+		}
+		if len(parts) == 0 {
+			return WriteResult{}, nil, nil
+		}
+		var res WriteResult
+		tbl, err := p.table(ctx, parts[0])
+		if err == nil {
+			if s := p.committer.FindBatch(tbl, entry.BatchID); s != nil {
+				return WriteResult{}, s, nil
+			}
+			w := &Writer{Table: tbl, FilePrefix: fmt.Sprintf("%s-%05d", p.checkpoint.Metadata.ID[:8], entry.BatchID)}
+			if res, err = w.Write(ctx, parts); err == nil {
+				return res, nil, nil
+			}
+		}
+		var uf *UnstableFileError
+		var bf *BadFileError
+		switch {
+		case errors.As(err, &uf):
+			p.warn(uf.Error())
+			prog.Deferred = append(prog.Deferred, uf.Path)
+			if err := p.exclude(ctx, entry, uf.Path); err != nil {
+				return WriteResult{}, nil, err
+			}
+		case errors.As(err, &bf) && p.cfg.OnBadFile == "quarantine":
+			moved, qerr := p.quarantine(bf.Path)
+			if qerr != nil {
+				return WriteResult{}, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
+			}
+			p.warn(fmt.Sprintf("quarantined %s to %s: %v", bf.Path, moved, bf.Err))
+			prog.Quarantined = append(prog.Quarantined, QuarantinedFile{Path: bf.Path, MovedTo: moved, Reason: bf.Err.Error()})
+			if err := p.exclude(ctx, entry, bf.Path); err != nil {
+				return WriteResult{}, nil, err
+			}
+		default:
+			return WriteResult{}, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
+		}
+	}
+}
+
+func (p *Pipeline) exclude(ctx context.Context, entry OffsetEntry, name string) error {
+	ex, ok := p.source.(ExcludingSource)
+	if !ok {
+		return fmt.Errorf("source %s cannot drop %s from batch %d", p.source.Description(), name, entry.BatchID)
+	}
+	return ex.Exclude(ctx, entry.End, []string{name})
+}
+
+// quarantine moves a bad input file into <checkpoint>/quarantine/.
+func (p *Pipeline) quarantine(path string) (string, error) {
+	dir := p.checkpoint.QuarantineDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(path))
+	if _, err := os.Stat(dst); err == nil {
+		dst = filepath.Join(dir, fmt.Sprintf("%d-%s", time.Now().UnixNano(), filepath.Base(path)))
+	}
+	if err := os.Rename(path, dst); err != nil {
+		// Across file systems a rename fails: copy, then remove.
+		if cerr := copyFile(path, dst); cerr != nil {
+			return "", cerr
+		}
+		if rerr := os.Remove(path); rerr != nil {
+			return "", rerr
+		}
+	}
+	return dst, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// table loads the sink table, creating it from the first part's schema on
+// first write when create-table is on.
+func (p *Pipeline) table(ctx context.Context, first Part) (*table.Table, error) {
+	tbl, err := p.committer.Load(ctx)
+	if err != nil || tbl != nil {
+		return tbl, err
+	}
+	if p.cfg.Sink.CreateTable != nil && !*p.cfg.Sink.CreateTable {
+		return nil, fmt.Errorf("table %s does not exist; create it first, or enable sink.create-table (--create-table)", p.committer.Name())
+	}
+	rdr, err := first.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	schema := rdr.Schema()
+	rdr.Release()
+	return p.committer.Create(ctx, schema, p.cfg.Sink.TableProperties)
+}
+
+func (p *Pipeline) warn(msg string) {
+	if p.opts.OnWarning != nil {
+		p.opts.OnWarning(msg)
+		return
+	}
+	p.opts.Logger.Warn(msg)
+}
+
+func (p *Pipeline) flushWarnings() {
+	if ws, ok := p.source.(WarningSource); ok {
+		for _, w := range ws.Warnings() {
+			p.warn(w)
+		}
+	}
+}
+
+func deleteWritten(ctx context.Context, c *Committer, files []DataFile) {
+	tbl, err := c.Load(ctx)
+	if err != nil || tbl == nil {
+		return
+	}
+	if fs, err := tbl.FS(ctx); err == nil {
+		deleteFiles(fs, files)
+	}
+}

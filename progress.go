@@ -1,0 +1,76 @@
+package floe
+
+import (
+	"encoding/json"
+)
+
+// Progress describes one micro-batch with the fields of Spark's
+// StreamingQueryProgress, so that existing dashboards and habits carry over.
+type Progress struct {
+	ID                     string           `json:"id"`
+	RunID                  string           `json:"runId"`
+	Timestamp              string           `json:"timestamp"`
+	BatchID                int64            `json:"batchId"`
+	NumInputRows           int64            `json:"numInputRows"`
+	InputRowsPerSecond     float64          `json:"inputRowsPerSecond"`
+	ProcessedRowsPerSecond float64          `json:"processedRowsPerSecond"`
+	DurationMs             Durations        `json:"durationMs"`
+	Sources                []SourceProgress `json:"sources"`
+	Sink                   SinkProgress     `json:"sink"`
+	// Quarantined lists input files moved aside by --on-bad-file quarantine.
+	Quarantined []QuarantinedFile `json:"quarantined,omitempty"`
+	// Deferred lists files left for a later batch because they were still
+	// being written.
+	Deferred []string `json:"deferred,omitempty"`
+	// Backlog counts the input known but not yet ingested, when the source
+	// can tell (an available-now run).
+	Backlog *Backlog `json:"backlog,omitempty"`
+}
+
+// Durations are the phases of a batch, in Spark's names.
+type Durations struct {
+	LatestOffset     int64 `json:"latestOffset"`
+	AddBatch         int64 `json:"addBatch"`
+	Commit           int64 `json:"commit"`
+	WalCommit        int64 `json:"walCommit"`
+	TriggerExecution int64 `json:"triggerExecution"`
+}
+
+// SourceProgress is the source's part of a progress record.
+type SourceProgress struct {
+	Description            string          `json:"description"`
+	StartOffset            json.RawMessage `json:"startOffset"`
+	EndOffset              json.RawMessage `json:"endOffset"`
+	NumInputRows           int64           `json:"numInputRows"`
+	InputRowsPerSecond     float64         `json:"inputRowsPerSecond"`
+	ProcessedRowsPerSecond float64         `json:"processedRowsPerSecond"`
+}
+
+// SinkProgress is the sink's part of a progress record.
+type SinkProgress struct {
+	Description   string `json:"description"`
+	NumOutputRows int64  `json:"numOutputRows"`
+	// SnapshotID is the snapshot that holds the batch; 0 when the batch had
+	// no rows and committed nothing.
+	SnapshotID int64 `json:"snapshotId,omitempty"`
+	DataFiles  int   `json:"numDataFiles"`
+}
+
+// QuarantinedFile names an input file set aside and why.
+type QuarantinedFile struct {
+	Path    string `json:"path"`
+	MovedTo string `json:"movedTo"`
+	Reason  string `json:"reason"`
+}
+
+// Backlog is what remains to ingest.
+type Backlog struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// BacklogSource is implemented by sources that know how much input is
+// waiting, for progress bars.
+type BacklogSource interface {
+	Backlog() Backlog
+}

@@ -1,0 +1,112 @@
+package floe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/floe-io/floe/config"
+)
+
+// Offset is a source position, opaque to the engine and stored verbatim in
+// the checkpoint's offsets log. Sources choose its JSON shape.
+type Offset = json.RawMessage
+
+// ReadLimit bounds how much one micro-batch takes from a source, with
+// Spark's meaning: MaxFiles is a hard cap, MaxBytes and MaxRows are soft
+// (the unit that crosses the limit is still included, so a batch always
+// makes progress). Zero means no limit.
+type ReadLimit struct {
+	MaxFiles int
+	MaxBytes int64
+	MaxRows  int64
+}
+
+// Unlimited reports whether the limit allows everything available.
+func (l ReadLimit) Unlimited() bool { return l.MaxFiles == 0 && l.MaxBytes == 0 && l.MaxRows == 0 }
+
+// Source follows Spark's micro-batch source contract.
+type Source interface {
+	// Description names the source in progress records and snapshot
+	// summaries; two queries with the same description read the same data.
+	Description() string
+	// InitialOffset is the position before any data.
+	InitialOffset() Offset
+	// LatestOffset returns the end of the next batch starting at start,
+	// bounded by limit; it returns start itself when nothing new is there.
+	LatestOffset(ctx context.Context, start Offset, limit ReadLimit) (Offset, error)
+	// Read plans the batch (start, end] as independently readable parts.
+	Read(ctx context.Context, start, end Offset) ([]Part, error)
+	// Commit tells the source that everything up to end is durable in the
+	// sink, so it may clean up (archive landed files, compact its log).
+	Commit(ctx context.Context, end Offset) error
+	// Close releases the source.
+	Close() error
+}
+
+// Part is one independently readable piece of a batch, such as one file.
+// Parts are read in parallel, each by one writer goroutine.
+type Part interface {
+	// Name identifies the part in errors and progress (a file path).
+	Name() string
+	// Open starts reading the part. The reader's Err reports a failure or
+	// an instability detected while reading; Release closes the part.
+	Open(ctx context.Context) (array.RecordReader, error)
+}
+
+// AvailableNowSource is implemented by sources that can fix the end of the
+// backlog when an available-now run starts, so that data arriving during the
+// run waits for the next run.
+type AvailableNowSource interface {
+	PrepareForAvailableNow(ctx context.Context) error
+}
+
+// ExcludingSource is implemented by sources that can drop parts from an
+// uncommitted batch: files still being written (retried later) and
+// quarantined files (never read again).
+type ExcludingSource interface {
+	Exclude(ctx context.Context, end Offset, names []string) error
+}
+
+// WarningSource is implemented by sources that find things the user should
+// know about while planning (files in subdirectories that a non-recursive
+// source ignores, files that changed after they were ingested).
+type WarningSource interface {
+	Warnings() []string
+}
+
+// SourceFactory builds a source from its configuration. stateDir is the
+// source's private directory inside the checkpoint.
+type SourceFactory func(cfg config.Source, stateDir string) (Source, error)
+
+var (
+	sourcesMu sync.RWMutex
+	sources   = map[string]SourceFactory{}
+)
+
+// RegisterSource makes a source type available to pipelines by name. Source
+// packages call it from init, like database/sql drivers.
+func RegisterSource(name string, f SourceFactory) {
+	sourcesMu.Lock()
+	defer sourcesMu.Unlock()
+	sources[name] = f
+}
+
+func newSource(cfg config.Source, stateDir string) (Source, error) {
+	sourcesMu.RLock()
+	f, ok := sources[cfg.Type]
+	names := make([]string, 0, len(sources))
+	for n := range sources {
+		names = append(names, n)
+	}
+	sourcesMu.RUnlock()
+	if !ok {
+		sort.Strings(names)
+		return nil, fmt.Errorf("%w: source type %q is not registered (known: %v); import its package", ErrConfig, cfg.Type, names)
+	}
+	return f(cfg, stateDir)
+}

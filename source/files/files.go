@@ -1,0 +1,365 @@
+// Package files is the landing-directory source: Parquet, CSV and JSON-lines
+// files dropped into a directory are read once each, in micro-batches, with
+// the options and meaning of Spark's file stream source.
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+)
+
+func init() {
+	floe.RegisterSource("files", func(cfg config.Source, stateDir string) (floe.Source, error) {
+		return New(cfg, stateDir)
+	})
+}
+
+// freshWindow is how recently a file must have changed for a missing
+// Parquet footer to mean "still being copied" rather than "corrupt".
+const freshWindow = time.Minute
+
+// Files reads a landing directory. Files are identified by path: a file
+// planned once is never read again by the same query.
+type Files struct {
+	cfg   config.Source
+	dir   string
+	log   *sourceLog
+	now   func() time.Time
+	cap   map[string]bool // the backlog fixed by an available-now run
+	warns []string
+	told  map[string]bool // changed-after-ingest warnings already given
+}
+
+var (
+	_ floe.Source             = (*Files)(nil)
+	_ floe.AvailableNowSource = (*Files)(nil)
+	_ floe.ExcludingSource    = (*Files)(nil)
+	_ floe.WarningSource      = (*Files)(nil)
+)
+
+// offset is the file source's position: the last log batch included.
+type offset struct {
+	LogOffset int64 `json:"logOffset"`
+}
+
+// New opens the source; stateDir holds its log of seen files.
+func New(cfg config.Source, stateDir string) (*Files, error) {
+	dir, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("source path %s: %w", cfg.Path, err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: source path %s: %v; create the landing directory or fix source.path", floe.ErrConfig, cfg.Path, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%w: source path %s is not a directory; point source.path at the landing directory", floe.ErrConfig, cfg.Path)
+	}
+	switch cfg.Format {
+	case "parquet", "csv", "json":
+	default:
+		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv or json", floe.ErrConfig, cfg.Format)
+	}
+	log, err := openLog(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Files{cfg: cfg, dir: dir, log: log, now: time.Now, told: map[string]bool{}}, nil
+}
+
+// Description names the directory and format; it identifies the source in
+// snapshot summaries, so two queries over one directory are recognised.
+func (s *Files) Description() string {
+	return fmt.Sprintf("FileStreamSource[%s, format=%s]", s.dir, s.cfg.Format)
+}
+
+// InitialOffset is before the first log batch.
+func (s *Files) InitialOffset() floe.Offset { return encode(offset{LogOffset: -1}) }
+
+// PrepareForAvailableNow fixes the backlog: files arriving later wait for
+// the next run, as with Spark's Trigger.AvailableNow.
+func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
+	cands, err := s.list(ctx)
+	if err != nil {
+		return err
+	}
+	s.cap = make(map[string]bool, len(cands))
+	for _, c := range cands {
+		s.cap[c.Path] = true
+	}
+	return nil
+}
+
+// Warnings returns and clears what planning found worth telling.
+func (s *Files) Warnings() []string {
+	w := s.warns
+	s.warns = nil
+	return w
+}
+
+// LatestOffset lists the directory, takes new files up to limit, records
+// them as the next log batch and returns its id.
+func (s *Files) LatestOffset(ctx context.Context, start floe.Offset, limit floe.ReadLimit) (floe.Offset, error) {
+	st, err := decode(start)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.log.discardAfter(st.LogOffset); err != nil {
+		return nil, err
+	}
+	cands, err := s.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var picked []fileEntry
+	var bytes int64
+	for _, c := range cands {
+		if s.cap != nil && !s.cap[c.Path] {
+			continue
+		}
+		if limit.MaxFiles > 0 && len(picked) >= limit.MaxFiles {
+			break
+		}
+		if limit.MaxBytes > 0 && len(picked) > 0 && bytes >= limit.MaxBytes {
+			break
+		}
+		picked = append(picked, c)
+		bytes += c.Size
+	}
+	if len(picked) == 0 {
+		return start, nil
+	}
+	n := st.LogOffset + 1
+	if err := s.log.add(n, picked); err != nil {
+		return nil, err
+	}
+	return encode(offset{LogOffset: n}), nil
+}
+
+// list returns the files eligible for the next batch, in planning order.
+func (s *Files) list(ctx context.Context) ([]fileEntry, error) {
+	now := s.now()
+	var cands []fileEntry
+	nested := 0
+	var maxSeen int64
+	for _, f := range s.log.seen {
+		maxSeen = max(maxSeen, f.ModTime)
+	}
+	ageLimit := int64(0)
+	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 {
+		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
+	}
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == s.dir {
+				return err
+			}
+			return nil // a file removed while listing
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		name := d.Name()
+		if p != s.dir && hidden(name) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(s.dir, p)
+		if !s.cfg.Recursive && strings.ContainsRune(rel, filepath.Separator) {
+			nested++
+			return nil
+		}
+		if s.cfg.PathGlobFilter != "" {
+			if ok, _ := path.Match(s.cfg.PathGlobFilter, name); !ok {
+				return nil
+			}
+		}
+		info, err := d.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			return nil
+		}
+		e := fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()}
+		if old, ok := s.log.seen[p]; ok {
+			if (old.Size != e.Size || old.ModTime != e.ModTime) && !s.told[p] {
+				s.told[p] = true
+				s.warns = append(s.warns, fmt.Sprintf("file %s changed after it was ingested in batch %d (size %d -> %d); files are read once, so the change is not ingested", p, old.Batch, old.Size, e.Size))
+			}
+			return nil
+		}
+		if ageLimit > 0 && e.ModTime < ageLimit {
+			return nil
+		}
+		if s.cfg.MinFileAge > 0 && now.Sub(info.ModTime()) < time.Duration(s.cfg.MinFileAge) {
+			return nil
+		}
+		if s.cfg.Format == "parquet" && now.Sub(info.ModTime()) < freshWindow && !hasParquetFooter(p, e.Size) {
+			return nil // still being copied in; its footer comes last
+		}
+		cands = append(cands, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list landing directory %s: %w", s.dir, err)
+	}
+	if nested > 0 {
+		s.warns = append(s.warns, fmt.Sprintf("%d files sit in subdirectories of %s and are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", nested, s.dir))
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.ModTime != b.ModTime {
+			if s.cfg.LatestFirst {
+				return a.ModTime > b.ModTime
+			}
+			return a.ModTime < b.ModTime
+		}
+		return a.Path < b.Path
+	})
+	return cands, nil
+}
+
+// hidden follows Hadoop's convention, which Spark's file source applies:
+// names starting with "." or "_" are temporary or marker files.
+func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") }
+
+func hasParquetFooter(p string, size int64) bool {
+	if size < 12 {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var tail [4]byte
+	if _, err := f.ReadAt(tail[:], size-4); err != nil {
+		return false
+	}
+	return string(tail[:]) == "PAR1"
+}
+
+// Read turns the files of log batches (start, end] into parts.
+func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
+	st, err := decode(start)
+	if err != nil {
+		return nil, err
+	}
+	en, err := decode(end)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := s.log.files(st.LogOffset, en.LogOffset)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]floe.Part, len(entries))
+	for i, e := range entries {
+		parts[i] = &filePart{entry: e, cfg: s.cfg}
+	}
+	return parts, nil
+}
+
+// Exclude drops files from the uncommitted log batch end: a file still
+// being written becomes new again, a quarantined one is gone from the
+// directory.
+func (s *Files) Exclude(ctx context.Context, end floe.Offset, names []string) error {
+	en, err := decode(end)
+	if err != nil {
+		return err
+	}
+	drop := make(map[string]bool, len(names))
+	for _, n := range names {
+		drop[n] = true
+	}
+	var kept []fileEntry
+	for _, f := range s.log.batches[en.LogOffset] {
+		if !drop[f.Path] {
+			kept = append(kept, f)
+		}
+	}
+	return s.log.rewrite(en.LogOffset, kept)
+}
+
+// Commit cleans up the files of committed batches (clean-source) and
+// compacts the log.
+func (s *Files) Commit(ctx context.Context, end floe.Offset) error {
+	en, err := decode(end)
+	if err != nil {
+		return err
+	}
+	if s.cfg.CleanSource == "archive" || s.cfg.CleanSource == "delete" {
+		for id, files := range s.log.batches {
+			if id > en.LogOffset {
+				continue
+			}
+			for _, f := range files {
+				if err := s.clean(f.Path); err != nil {
+					s.warns = append(s.warns, err.Error())
+				}
+			}
+		}
+	}
+	var maxSeen int64
+	for _, f := range s.log.seen {
+		maxSeen = max(maxSeen, f.ModTime)
+	}
+	keep := func(f fileEntry) bool {
+		return s.cfg.MaxFileAge <= 0 || f.ModTime >= maxSeen-time.Duration(s.cfg.MaxFileAge).Milliseconds()
+	}
+	return s.log.compactThrough(en.LogOffset, keep)
+}
+
+// clean archives or deletes one committed file. Files already gone were
+// cleaned by an earlier run that stopped before compacting the log.
+func (s *Files) clean(p string) error {
+	if s.cfg.CleanSource == "delete" {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("clean-source delete %s: %w", p, err)
+		}
+		return nil
+	}
+	rel, err := filepath.Rel(s.dir, p)
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(s.cfg.ArchiveDir, rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("clean-source archive %s: %w", p, err)
+	}
+	if err := os.Rename(p, dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clean-source archive %s to %s: %w", p, dst, err)
+	}
+	return nil
+}
+
+// Close has nothing to release: every file handle is owned by its part.
+func (s *Files) Close() error { return nil }
+
+func encode(o offset) floe.Offset {
+	b, _ := json.Marshal(o)
+	return b
+}
+
+func decode(o floe.Offset) (offset, error) {
+	var v offset
+	if err := json.Unmarshal(o, &v); err != nil {
+		return v, fmt.Errorf("file source offset %s is not valid: %w", string(o), err)
+	}
+	return v, nil
+}
