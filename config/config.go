@@ -85,8 +85,8 @@ type Source struct {
 	// PathGlobFilter is a path.Match pattern applied to file names.
 	PathGlobFilter string `yaml:"path-glob-filter"`
 	// MaxFileAge ignores older files; 0 turns the limit off. In YAML an
-	// omitted key means 7d but an explicit 0 means off, which is why Parse
-	// remembers whether the key was written.
+	// omitted key means 7d but an explicit 0 means off, which is why Parse,
+	// not SetDefaults, applies this default.
 	MaxFileAge Duration `yaml:"max-file-age"`
 	// MinFileAge skips files younger than this, for producers that do not
 	// write atomically.
@@ -193,11 +193,7 @@ func parse(data []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
 		p = strict
 	}
 
-	explicitNoAge := w.present["source.max-file-age"] && p.Source.MaxFileAge == 0
-	p.SetDefaults()
-	if explicitNoAge {
-		p.Source.MaxFileAge = 0
-	}
+	applyDefaults(p, func(path string) bool { return w.present[path] })
 
 	all := w.probs
 	for _, vp := range p.validate() {
@@ -283,11 +279,12 @@ func annotateTabs(data []byte, probs problems) problems {
 
 // SetDefaults fills every unset field that has a default, taking the values
 // from the same table that generates docs/config.md. "Unset" means the zero
-// value, so it is safe to call more than once and on a Pipeline built in Go.
+// value, so SetDefaults is idempotent and works on a Pipeline built in Go.
 //
-// One consequence: a zero Source.MaxFileAge becomes the 7-day default. To
-// turn the age limit off from Go, set MaxFileAge to 0 after calling
-// SetDefaults; in YAML, writing max-file-age: 0 does that (Parse tracks it).
+// Source.MaxFileAge is the exception: its zero value means "no age limit",
+// so SetDefaults cannot tell it from unset and leaves it alone. Parse gives
+// it the 7-day default when the key is omitted; Go code building a Pipeline
+// sets it explicitly.
 func (p *Pipeline) SetDefaults() {
-	applyDefaults(p)
+	applyDefaults(p, nil)
 }

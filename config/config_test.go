@@ -254,7 +254,7 @@ func TestEnvExpansion(t *testing.T) {
 		{"no re-expansion", "${A}", map[string]string{"A": "${B}", "B": "no"}, "${B}"},
 		{"undefined", "${NOPE}", nil, "line 2: undefined environment variable ${NOPE}; set it, or give a default with ${NOPE:-value}"},
 		{"bad name", "${1A}", nil, "line 2: invalid environment variable reference ${1A}; write ${NAME} or ${NAME:-default} with NAME made of letters, digits and _, or $${ for a literal ${"},
-		{"unterminated", "${A", nil, "line 2: unterminated ${A; close it with }, or write $${ for a literal ${"},
+		{"unterminated", "${A", nil, "line 2: unterminated ${A\"; close it with }, or write $${ for a literal ${"},
 		{"nested", "${A:-${B}}", nil, "line 2: nested reference in ${A:-${B}} is not supported; give a literal default"},
 	}
 	for _, tt := range tests {
@@ -314,7 +314,7 @@ func TestValidateBuiltInGo(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Errorf("Validate after SetDefaults: %v, want nil", err)
 	}
-	if p.Source.MaxFileAge != config.Duration(7*24*time.Hour) || *p.Sink.CreateTable != true || p.Trigger.String() != "available-now" {
+	if p.Source.MaxFileAge != 0 || *p.Sink.CreateTable != true || p.Trigger.String() != "available-now" {
 		t.Errorf("SetDefaults left %+v", *p)
 	}
 }

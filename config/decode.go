@@ -49,7 +49,8 @@ func (w *walker) broken(path string) bool {
 			return true
 		}
 		if p == "" {
-			// bad[""] means the file is not a mapping at all.
+			// Checked last: bad[""] means the file is not a mapping,
+			// so nothing in it can be validated meaningfully.
 			return false
 		}
 	}
@@ -241,6 +242,9 @@ func (w *walker) unknownKey(k *yaml.Node, path string, keys []string) {
 	msg := fmt.Sprintf("unknown key %q %s", k.Value, where(path))
 	if hint := closest(k.Value, keys); hint != "" {
 		msg += fmt.Sprintf("; did you mean %q?", hint)
+		// The value was probably meant for hint, so a "required"
+		// complaint about hint would only repeat this problem.
+		w.bad[joinPath(path, hint)] = true
 	} else {
 		msg += "; valid keys are " + strings.Join(keys, ", ")
 	}

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"strings"
 	"time"
 
@@ -68,6 +67,10 @@ var durationUnits = []struct {
 // times, where daylight-saving shifts have no meaning. A bare "0" is
 // accepted; any other number needs a unit, since "10" could mean seconds or
 // days and guessing wrong silently drops or keeps files.
+//
+// The algorithm is time.ParseDuration's, digit for digit, so that every
+// string Go accepts gives exactly Go's value (a fuzz test holds it to
+// that); only the unit table and the messages differ.
 func ParseDuration(s string) (time.Duration, error) {
 	orig := s
 	s = strings.TrimSpace(s)
@@ -85,90 +88,95 @@ func ParseDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, fmt.Errorf("invalid duration %q: a sign needs a number after it, e.g. \"30s\"", orig)
 	}
-	// Sum in float64 nanoseconds would lose precision past 2^53ns (~104
-	// days), so whole parts are summed exactly in uint64 and only the
-	// fractional part of each component goes through floating point.
-	var total uint64
+	var d uint64
 	for s != "" {
+		// The integer part, exact.
 		i := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		whole := s[:i]
-		s = s[i:]
-		frac := ""
-		if s != "" && s[0] == '.' {
-			j := 1
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
+		var v uint64
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			if v > 1<<63/10 {
+				return 0, overflow(orig)
 			}
-			frac = s[1:j]
-			s = s[j:]
+			v = v*10 + uint64(s[i]-'0')
+			if v > 1<<63 {
+				return 0, overflow(orig)
+			}
 		}
-		if whole == "" && frac == "" {
+		pre := i > 0
+		s = s[i:]
+		// The fraction: digits past what fits in f are consumed but,
+		// as in Go, cannot change the result.
+		var f uint64
+		scale := 1.0
+		post := false
+		if s != "" && s[0] == '.' {
+			s = s[1:]
+			i, overflowed := 0, false
+			for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+				if overflowed {
+					continue
+				}
+				if f > (1<<63-1)/10 {
+					overflowed = true
+					continue
+				}
+				y := f*10 + uint64(s[i]-'0')
+				if y > 1<<63 {
+					overflowed = true
+					continue
+				}
+				f = y
+				scale *= 10
+			}
+			post = i > 0
+			s = s[i:]
+		}
+		if !pre && !post {
 			return 0, fmt.Errorf("invalid duration %q: expected a number, e.g. \"30s\", \"15m\" or \"7d\"", orig)
 		}
-		j := 0
-		for j < len(s) && s[j] != '.' && (s[j] < '0' || s[j] > '9') {
-			j++
+		i = 0
+		for i < len(s) && s[i] != '.' && (s[i] < '0' || s[i] > '9') {
+			i++
 		}
-		name := s[:j]
-		s = s[j:]
+		name := s[:i]
+		s = s[i:]
 		if name == "" {
 			return 0, fmt.Errorf("missing unit in duration %q; add one of ns, us, ms, s, m, h, d, w (e.g. %q)", orig, strings.TrimSpace(orig)+"s")
 		}
-		var unit time.Duration
+		var unit uint64
 		for _, u := range durationUnits {
 			if u.name == name {
-				unit = u.unit
+				unit = uint64(u.unit)
 				break
 			}
 		}
 		if unit == 0 {
 			return 0, fmt.Errorf("unknown unit %q in duration %q; use ns, us, ms, s, m, h, d or w", name, orig)
 		}
-		var w uint64
-		for _, c := range whole {
-			if w > (math.MaxUint64-9)/10 {
+		if v > 1<<63/unit {
+			return 0, overflow(orig)
+		}
+		v *= unit
+		if f > 0 {
+			// float64 keeps this nanosecond-exact: f/scale < 1, and even
+			// a week's nanoseconds are far below 2^53.
+			v += uint64(float64(f) * (float64(unit) / scale))
+			if v > 1<<63 {
 				return 0, overflow(orig)
 			}
-			w = w*10 + uint64(c-'0')
 		}
-		if w > uint64(math.MaxInt64)/uint64(unit) {
+		d += v
+		if d > 1<<63 {
 			return 0, overflow(orig)
 		}
-		v := w * uint64(unit)
-		if frac != "" {
-			// Exact integer arithmetic, not float64: a float sum drifts by
-			// a nanosecond on long spans and breaks the round trip through
-			// String. Digits past 18 cannot change a nanosecond count for
-			// any unit here, and capping them bounds the work a fuzzer's
-			// million-digit fraction costs.
-			var f, scale uint64 = 0, 1
-			for k, c := range frac {
-				if k == 18 {
-					break
-				}
-				f = f*10 + uint64(c-'0')
-				scale *= 10
-			}
-			// f < scale, so hi < scale and Div64 cannot panic.
-			hi, lo := bits.Mul64(f, uint64(unit))
-			q, _ := bits.Div64(hi, lo, scale)
-			v += q
-		}
-		if v > uint64(math.MaxInt64)-total {
-			return 0, overflow(orig)
-		}
-		total += v
-	}
-	if total > math.MaxInt64 {
-		return 0, overflow(orig)
 	}
 	if neg {
-		return -time.Duration(total), nil
+		return -time.Duration(d), nil
 	}
-	return time.Duration(total), nil
+	if d > 1<<63-1 {
+		return 0, overflow(orig)
+	}
+	return time.Duration(d), nil
 }
 
 func overflow(s string) error {

@@ -27,6 +27,11 @@ type fieldSpec struct {
 	// required, when set, makes the key mandatory and is the hint in
 	// the error: what to write there.
 	required string
+	// zeroIsValue marks a default that only Parse applies, and only to
+	// an omitted key, because the field's zero value means something
+	// (max-file-age: 0 is "no limit"). SetDefaults cannot tell an
+	// explicit zero from an unset field, so it leaves these alone.
+	zeroIsValue bool
 	// allowed lists the accepted values of an enum.
 	allowed []string
 	doc     string
@@ -135,7 +140,7 @@ var specs = []fieldSpec{
 			"not the whole path, so it cannot contain `/`.",
 	},
 	{
-		path: "source.max-file-age", def: "7d", defNote: "`0` turns the limit off",
+		path: "source.max-file-age", def: "7d", defNote: "`0` turns the limit off", zeroIsValue: true,
 		doc: "Ignore files modified longer ago than this. As with Spark's `maxFileAge`, this is what lets the checkpoint forget files, " +
 			"once they are too old to be picked up again; without a limit it remembers every file ever processed.",
 	},
@@ -261,12 +266,16 @@ func specFor(path string) *fieldSpec {
 
 // applyDefaults sets each zero field that has a default by decoding the
 // default's YAML spelling into it, so the value used is exactly the one the
-// docs show.
-func applyDefaults(p *Pipeline) {
+// docs show. written reports whether the file gave a key; it is nil when
+// there is no file, and then zeroIsValue defaults are skipped.
+func applyDefaults(p *Pipeline, written func(path string) bool) {
 	root := reflect.ValueOf(p).Elem()
 	for i := range specs {
 		s := &specs[i]
 		if s.def == "" || strings.Contains(s.path, "[]") {
+			continue
+		}
+		if s.zeroIsValue && (written == nil || written(s.path)) {
 			continue
 		}
 		v := fieldByPath(root, s.path)

@@ -1,0 +1,78 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// The article's measured run: three files, one snapshot; a re-run adds
+// nothing; a fourth file makes a second snapshot.
+func TestArticleScenario(t *testing.T) {
+	e := newEnv(t)
+	for i := int64(0); i < 3; i++ {
+		e.writeIDs("part-"+string(rune('0'+i))+".parquet", i*1000, 1000)
+	}
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.stream", "--checkpoint", e.ckpt, "--trigger", "available-now")
+	if n := e.count("db.stream"); n != 3000 {
+		t.Fatalf("rows after first run = %d, want 3000", n)
+	}
+	snaps := e.snapshots("db.stream")
+	if len(snaps) != 1 || snaps[0].Operation != "append" {
+		t.Fatalf("snapshots = %+v, want one append", snaps)
+	}
+	if snaps[0].Summary["floe.query-id"] == "" || snaps[0].Summary["floe.batch-id"] != "0" {
+		t.Fatalf("summary lacks floe.query-id/floe.batch-id: %v", snaps[0].Summary)
+	}
+
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.stream", "--checkpoint", e.ckpt, "--trigger", "available-now")
+	if n, s := e.count("db.stream"), len(e.snapshots("db.stream")); n != 3000 || s != 1 {
+		t.Fatalf("after re-run: %d rows, %d snapshots; want 3000 and 1", n, s)
+	}
+
+	e.writeIDs("part-3.parquet", 3000, 1000)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.stream", "--checkpoint", e.ckpt, "--trigger", "available-now")
+	if n, s := e.count("db.stream"), len(e.snapshots("db.stream")); n != 4000 || s != 2 {
+		t.Fatalf("after a fourth file: %d rows, %d snapshots; want 4000 and 2", n, s)
+	}
+	if ids := e.ids("db.stream"); len(ids) != 4000 {
+		t.Fatalf("distinct ids = %d, want 4000", len(ids))
+	}
+}
+
+// The trap: files one directory deep are not read without --recursive, and
+// floe says so.
+func TestNonRecursiveTrap(t *testing.T) {
+	e := newEnv(t)
+	for i := int64(0); i < 3; i++ {
+		e.writeIDs("batch0/part-"+string(rune('0'+i))+".parquet", i*1000, 1000)
+	}
+	r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.trap", "--checkpoint", e.ckpt, "--trigger", "available-now")
+	if !strings.Contains(r.stderr, "3 files sit in subdirectories") || !strings.Contains(r.stderr, "--recursive") {
+		t.Fatalf("no warning about subdirectories naming --recursive:\n%s", r)
+	}
+	if r := e.run("table", "snapshots", "db.trap", "--json"); r.code == 0 && strings.TrimSpace(r.stdout) != "[]" {
+		t.Fatalf("table has snapshots after a no-op run: %s", r.stdout)
+	}
+
+	r = e.stream("db.trap", "--trigger", "available-now", "--fail-on-empty")
+	if r.code != 3 || !strings.Contains(r.stderr, "no input found") {
+		t.Fatalf("--fail-on-empty: want exit 3 naming no input, got %s", r)
+	}
+
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.trap", "--checkpoint", e.ckpt, "--trigger", "available-now", "--recursive")
+	if n := e.count("db.trap"); n != 3000 {
+		t.Fatalf("rows with --recursive = %d, want 3000", n)
+	}
+}
+
+// A hard file limit splits the available-now backlog into batches.
+func TestMaxFilesPerTrigger(t *testing.T) {
+	e := newEnv(t)
+	for i := int64(0); i < 3; i++ {
+		e.writeIDs("part-"+string(rune('0'+i))+".parquet", i*1000, 1000)
+	}
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.limited", "--checkpoint", e.ckpt, "--trigger", "available-now", "--max-files-per-trigger", "1")
+	if n, s := e.count("db.limited"), len(e.snapshots("db.limited")); n != 3000 || s != 3 {
+		t.Fatalf("%d rows, %d snapshots; want 3000 and 3", n, s)
+	}
+}
