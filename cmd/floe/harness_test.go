@@ -186,3 +186,5 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	t.Fatalf("timed out after %v waiting for %s", timeout, what)
 	return 0
 }
+
+func writeIDsTo(path string, first, n int64) error { return fixture.WriteIDFile(path, first, n) }
