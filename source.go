@@ -53,6 +53,9 @@ type Source interface {
 type Part interface {
 	// Name identifies the part in errors and progress (a file path).
 	Name() string
+	// SizeBytes is the part's size as stored, or -1 when unknown; the
+	// writer sizes its parallelism by it.
+	SizeBytes() int64
 	// Open starts reading the part. The reader's Err reports a failure or
 	// an instability detected while reading; Release closes the part.
 	Open(ctx context.Context) (array.RecordReader, error)

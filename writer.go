@@ -89,9 +89,9 @@ func (w *Writer) Write(ctx context.Context, parts []Part) (WriteResult, error) {
 	}
 	workers := w.Parallelism
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = parallelism(parts)
 	}
-	workers = min(workers, len(parts))
+	workers = max(1, min(workers, len(parts)))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -157,6 +157,24 @@ feed:
 		return WriteResult{}, firstErr
 	}
 	return res, nil
+}
+
+// bytesPerWriter is how much input justifies one more parallel writer:
+// below it, the extra output file costs readers more than the parallel
+// encode saves.
+const bytesPerWriter = 32 << 20
+
+// parallelism picks one writer per bytesPerWriter of input, up to the cores.
+func parallelism(parts []Part) int {
+	var total int64
+	for _, p := range parts {
+		if n := p.SizeBytes(); n > 0 {
+			total += n
+		} else {
+			total += bytesPerWriter // unknown size: assume it is worth a writer
+		}
+	}
+	return int(min(int64(runtime.GOMAXPROCS(0)), 1+total/bytesPerWriter))
 }
 
 func deleteFiles(fsys icebergio.IO, files []DataFile) {

@@ -150,9 +150,10 @@ func Load(path string) (*Pipeline, error) {
 	return p, err
 }
 
-// Parse expands environment references, decodes, fills defaults and
-// validates a pipeline file; see the package documentation for the order and
-// for how problems are reported.
+// Parse turns the text of a pipeline file into a valid Pipeline: it expands
+// ${VAR} and ${VAR:-default} references, decodes strictly (unknown keys are
+// errors), fills defaults and validates. Any failure is an *Error listing
+// every problem found, decoding problems first; the Pipeline is then nil.
 //
 // Problems with ${VAR} references are reported on their own, before any
 // decoding: until they are fixed, what the rest of the file means is not

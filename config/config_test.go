@@ -134,7 +134,7 @@ func TestGoodFixtureValues(t *testing.T) {
 			check(t, "path", p.Source.Path, "/data/landing")
 			check(t, "format", p.Source.Format, "json")
 			check(t, "max-files-per-trigger", p.Source.MaxFilesPerTrigger, 50)
-			check(t, "path-glob-filter", p.Source.PathGlobFilter, "price-$*.json")
+			check(t, "path-glob-filter", p.Source.PathGlobFilter, "price-$*#1.json")
 			check(t, "table", p.Sink.Table, "raw.events")
 			check(t, "cost", p.Sink.SnapshotProperties["cost"], "$5")
 			check(t, "checkpoint", p.Checkpoint, "./checkpoints/events")
@@ -149,7 +149,7 @@ func TestGoodFixtureValues(t *testing.T) {
 			check(t, "format", p.Source.Format, "csv")
 			check(t, "recursive", p.Source.Recursive, true)
 			check(t, "delimiter", p.Source.CSV.Delimiter, ";")
-			check(t, "snapshot-properties", p.Sink.SnapshotProperties, map[string]string{"owner": "data-eng", "empty": ""})
+			check(t, "snapshot-properties", p.Sink.SnapshotProperties, map[string]string{"owner": "ops", "tier": "gold", "job": "nightly", "empty": ""})
 			check(t, "on-bad-file", p.OnBadFile, "fail")
 		}},
 	}
@@ -252,6 +252,7 @@ func TestEnvExpansion(t *testing.T) {
 		{"lone dollar", "a$b$", nil, "a$b$"},
 		{"two refs", "${A}/${B}", map[string]string{"A": "x", "B": "y"}, "x/y"},
 		{"no re-expansion", "${A}", map[string]string{"A": "${B}", "B": "no"}, "${B}"},
+		{"# inside quotes is not a comment", "a #${NOPE}", nil, "line 2: undefined environment variable ${NOPE}; set it, or give a default with ${NOPE:-value}"},
 		{"undefined", "${NOPE}", nil, "line 2: undefined environment variable ${NOPE}; set it, or give a default with ${NOPE:-value}"},
 		{"bad name", "${1A}", nil, "line 2: invalid environment variable reference ${1A}; write ${NAME} or ${NAME:-default} with NAME made of letters, digits and _, or $${ for a literal ${"},
 		{"unterminated", "${A", nil, "line 2: unterminated ${A\"; close it with }, or write $${ for a literal ${"},

@@ -12,9 +12,10 @@ import (
 
 // walker decodes a yaml.Node tree into Go values by reflection over the
 // structs' yaml tags, reporting each problem with its path and line and
-// carrying on. yaml.v3's own strict decoder stops at the first custom
-// unmarshaler error, says "field x not found in type config.Source", and
-// cannot suggest the key that was meant; the walker exists to do better.
+// carrying on. It exists because yaml.v3's strict decoder speaks Go, not
+// config: "field max-file-per-trigger not found in type config.Source",
+// "cannot unmarshal !!str `ten` into int", with no key path and no hint of
+// the key that was meant.
 type walker struct {
 	probs problems
 	// lines maps each path written in the file to its line, so that
@@ -97,8 +98,8 @@ func where(path string) string {
 }
 
 func resolveAlias(n *yaml.Node) *yaml.Node {
-	// Bounded, because a hand-built tree could alias itself; parsed
-	// documents cannot, yaml.v3 rejects that.
+	// Parsed documents never alias an alias, but the bound keeps a
+	// hand-built tree from hanging the walker.
 	for range 100 {
 		if n.Kind != yaml.AliasNode || n.Alias == nil {
 			break
@@ -120,6 +121,11 @@ func describeKind(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
+		if v := []rune(n.Value); len(v) > 60 {
+			// Enough to recognise the value; a pasted blob would bury
+			// the message.
+			return fmt.Sprintf("%q...", string(v[:60]))
+		}
 		return fmt.Sprintf("%q", n.Value)
 	}
 	return "this value"
@@ -273,9 +279,24 @@ func (w *walker) stringMap(n *yaml.Node, path string, v reflect.Value) {
 		return
 	}
 	out := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	w.fillMap(n, path, out)
+	v.Set(out)
+}
+
+// fillMap adds a mapping's entries to out, a map[string]string.
+func (w *walker) fillMap(n *yaml.Node, path string, out reflect.Value) {
+	// As in mapping, merged entries go in first so written ones win.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			w.mergeMap(n.Content[i+1], path, out)
+		}
+	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			continue
+		}
 		if k.Kind != yaml.ScalarNode {
 			w.probs.add(path, k.Line, "property names must be strings, not %s", describeKind(k))
 			continue
@@ -298,7 +319,20 @@ func (w *walker) stringMap(n *yaml.Node, path string, v reflect.Value) {
 			out.SetMapIndex(reflect.ValueOf(k.Value), reflect.ValueOf(val.Value))
 		}
 	}
-	v.Set(out)
+}
+
+func (w *walker) mergeMap(n *yaml.Node, path string, out reflect.Value) {
+	n = resolveAlias(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		w.fillMap(n, path, out)
+	case yaml.SequenceNode:
+		for _, m := range slices.Backward(n.Content) {
+			w.mergeMap(m, path, out)
+		}
+	default:
+		w.probs.add(path, n.Line, "a << merge needs a mapping or a list of mappings, not %s", describeKind(n))
+	}
 }
 
 func (w *walker) scalar(n *yaml.Node, path string, v reflect.Value) {
@@ -340,8 +374,9 @@ func scalarTypeName(k reflect.Kind) string {
 	return "a " + k.String()
 }
 
-// mappingHint suggests what a mapping key expects, using the spec table's
-// first required child or else its first child as the example.
+// mappingHint shows what a mapping key expects by naming its first keys,
+// which are the ones that matter most because of how the structs are laid
+// out.
 func mappingHint(path string) string {
 	fields := structFieldsAt(path)
 	if len(fields) == 0 {

@@ -18,21 +18,19 @@ import (
 // wants $HOME-style expansion, and an unexpanded typo there would be silent.
 // $$ is a literal $ for the rare ${ that must survive.
 //
-// Lines whose first non-blank character is # are copied untouched, so that
-// commenting out a line that references an unset variable does not turn it
-// into an error. Every problem is collected, with its line, rather than
-// stopping at the first.
+// Comments are copied untouched, so that commenting out a line that
+// references an unset variable does not turn it into an error. Every
+// problem is collected, with its line, rather than stopping at the first.
 func expandEnv(data []byte, lookup func(string) (string, bool)) ([]byte, problems) {
 	var out bytes.Buffer
 	out.Grow(len(data))
 	var probs problems
 	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
 		lineNo := i + 1
-		if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '#' {
-			out.Write(line)
-			continue
+		s, comment := string(line), ""
+		if c := commentStart(s); c >= 0 {
+			s, comment = s[:c], s[c:]
 		}
-		s := string(line)
 		for {
 			j := strings.IndexByte(s, '$')
 			if j < 0 {
@@ -81,8 +79,47 @@ func expandEnv(data []byte, lookup func(string) (string, bool)) ([]byte, problem
 				probs.add("", lineNo, "undefined environment variable ${%s}; set it, or give a default with ${%s:-value}", name, name)
 			}
 		}
+		out.WriteString(comment)
 	}
 	return out.Bytes(), probs
+}
+
+// commentStart returns the index of the # that opens a YAML comment on
+// line, or -1. It follows YAML's rule (a # at the start or after a blank,
+// outside quotes) closely enough for one-line values; the one miss, a #
+// line inside a block scalar, only means a reference there stays literal.
+func commentStart(line string) int {
+	var quote byte // the open quote character, or 0
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == '"':
+			if c == '\\' {
+				i++ // an escaped character cannot close the string
+			} else if c == '"' {
+				quote = 0
+			}
+		case quote == '\'':
+			if c == '\'' {
+				if i+1 < len(line) && line[i+1] == '\'' {
+					i++ // '' is an escaped quote
+				} else {
+					quote = 0
+				}
+			}
+		case c == '#':
+			if i == 0 || line[i-1] == ' ' || line[i-1] == '\t' {
+				return i
+			}
+		case c == '"' || c == '\'':
+			// A quote opens a string only where a value can begin, so
+			// the apostrophe in a plain "it's" does not.
+			if i == 0 || strings.IndexByte(" \t[{,", line[i-1]) >= 0 {
+				quote = c
+			}
+		}
+	}
+	return -1
 }
 
 func validEnvName(s string) bool {

@@ -38,9 +38,9 @@ type fieldSpec struct {
 }
 
 var specs = []fieldSpec{
-	{path: "catalog", doc: "The Iceberg catalog that owns the sink table. See [catalog](#catalog)."},
-	{path: "source", doc: "The landing files to read. See [source](#source)."},
-	{path: "sink", doc: "The Iceberg table to write. See [sink](#sink)."},
+	{path: "catalog", doc: "The Iceberg catalog that owns the sink table."},
+	{path: "source", doc: "The landing files to read."},
+	{path: "sink", doc: "The Iceberg table to write."},
 	{
 		path: "trigger", def: "available-now",
 		allowed: []string{"available-now", "once", "processing-time=<duration>", "<duration>"},
@@ -141,7 +141,8 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "source.max-file-age", def: "7d", defNote: "`0` turns the limit off", zeroIsValue: true,
-		doc: "Ignore files modified longer ago than this. As with Spark's `maxFileAge`, this is what lets the checkpoint forget files, " +
+		doc: "Ignore files older than this, measured back from the modification time of the newest file seen, as Spark's `maxFileAge` is. " +
+			"It is what lets the checkpoint forget files, " +
 			"once they are too old to be picked up again; without a limit it remembers every file ever processed.",
 	},
 	{
@@ -163,9 +164,9 @@ var specs = []fieldSpec{
 	{
 		path: "source.schema", typ: "list of columns",
 		doc: "Columns of `csv` and `json` files, in file order, instead of deriving them from the data. " +
-			"Not allowed for `parquet`, whose files carry their own schema. See [source.schema[]](#sourceschema).",
+			"Not allowed for `parquet`, whose files carry their own schema.",
 	},
-	{path: "source.csv", doc: "Options for `format: csv`. See [source.csv](#sourcecsv)."},
+	{path: "source.csv", doc: "Options for `format: csv`."},
 
 	{path: "source.schema[].name", required: "the column name", doc: "Column name, as in the file header and the table. Must be unique."},
 	{
@@ -361,8 +362,8 @@ landing directory, writes them to an Iceberg table, and records its progress in 
 - **Every problem is reported at once**, each with its line and key path.
 - **Environment variables**: ` + "`${VAR}`" + ` is replaced by the variable's value before the file is parsed,
   and ` + "`${VAR:-default}`" + ` by the default when the variable is unset or empty. An unset variable without a
-  default is an error. ` + "`$$`" + ` is a literal ` + "`$`" + `; any other ` + "`$`" + ` is kept as it is. References in lines that
-  are entirely comments are left alone. Values are inserted as they are, so quote a reference whose value may
+  default is an error. ` + "`$$`" + ` is a literal ` + "`$`" + `; any other ` + "`$`" + ` is kept as it is. References in comments
+  are left alone. Values are inserted as they are, so quote a reference whose value may
   contain YAML punctuation such as ` + "`: `" + ` or ` + "` #`" + `.
 - **Durations** use Go syntax (` + "`90s`, `15m`, `1h30m`" + `) plus ` + "`d`" + ` for 24 hours and ` + "`w`" + ` for 7 days
   (` + "`7d`, `1d12h`" + `). A number needs a unit, except ` + "`0`" + `.
@@ -380,11 +381,7 @@ landing directory, writes them to an Iceberg table, and records its progress in 
 		byGroup[g] = append(byGroup[g], s)
 	}
 	for _, g := range groups {
-		title := g
-		if g == "" {
-			title = "Top level"
-		}
-		fmt.Fprintf(&b, "\n## %s\n", title)
+		fmt.Fprintf(&b, "\n## %s\n", sectionTitle(g))
 		for _, s := range byGroup[g] {
 			fmt.Fprintf(&b, "\n### `%s`\n\n", s.path)
 			typ := s.typ
@@ -409,7 +406,38 @@ landing directory, writes them to an Iceberg table, and records its progress in 
 				}
 				fmt.Fprintf(&b, "- Allowed: %s\n", strings.Join(quoted, ", "))
 			}
-			fmt.Fprintf(&b, "\n%s\n", s.doc)
+			fmt.Fprintf(&b, "\n%s", s.doc)
+			for _, sub := range []string{s.path, s.path + "[]"} {
+				if _, ok := byGroup[sub]; ok {
+					t := sectionTitle(sub)
+					fmt.Fprintf(&b, " See [%s](#%s).", t, githubAnchor(t))
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// sectionTitle must not render to the same anchor as a key heading, or
+// the "See ..." links would point at the key instead of its section.
+func sectionTitle(group string) string {
+	if group == "" {
+		return "Top-level keys"
+	}
+	return "Keys in " + group
+}
+
+// githubAnchor mimics how GitHub turns a heading into a fragment: lower
+// case, punctuation dropped, spaces to hyphens.
+func githubAnchor(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(title) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
 		}
 	}
 	return b.String()

@@ -51,7 +51,7 @@ func (p *Pipeline) validate() problems {
 	switch t := p.Trigger; t.Kind {
 	case "", TriggerAvailableNow, TriggerOnce:
 		if t.Interval != 0 {
-			ps.add("trigger", 0, "%s takes no interval; use processing-time=%s to run every %s", t.Kind, formatDuration(t.Interval), formatDuration(t.Interval))
+			ps.add("trigger", 0, "%s takes no interval; use processing-time=%s to run every %s", t.String(), formatDuration(t.Interval), formatDuration(t.Interval))
 		}
 	case TriggerProcessingTime:
 		if t.Interval <= 0 {

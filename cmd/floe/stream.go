@@ -25,7 +25,7 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Int64Var(&cfg.Source.MaxBytesPerTrigger, "max-bytes-per-trigger", 0, "about this many bytes per batch, at least one file (0: no limit)")
 	fs.BoolVar(&cfg.Source.LatestFirst, "latest-first", false, "take the newest files first")
 	fs.StringVar(&cfg.Source.PathGlobFilter, "path-glob-filter", "", "only read files whose name matches this glob, e.g. '*.parquet'")
-	fs.StringVar(&maxFileAge, "max-file-age", "", "ignore files older than this relative to the newest file seen (default 7d; 0 disables)")
+	fs.StringVar(&maxFileAge, "max-file-age", "7d", "ignore files older than this relative to the newest file seen, as Spark does (0 disables)")
 	fs.StringVar(&minFileAge, "min-file-age", "", "leave files younger than this for a later batch (default 0)")
 	fs.StringVar(&cfg.Source.CleanSource, "clean-source", "", "after a batch commits: off (default), archive (move to --source-archive-dir) or delete its files")
 	fs.StringVar(&cfg.Source.ArchiveDir, "source-archive-dir", "", "where clean-source=archive moves committed files")

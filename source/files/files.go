@@ -275,6 +275,9 @@ func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, 
 	return parts, nil
 }
 
+// SizeBytes is the file's size when it was planned.
+func (p *filePart) SizeBytes() int64 { return p.entry.Size }
+
 // Exclude drops files from the uncommitted log batch end: a file still
 // being written becomes new again, a quarantined one is gone from the
 // directory.

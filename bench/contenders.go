@@ -1,0 +1,417 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	"github.com/apache/iceberg-go/table"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite", as floe uses
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+	_ "github.com/floe-io/floe/source/files" // registers the "files" source
+)
+
+// Cost is the wall-clock and CPU time (user + system, whole process) of one
+// measured run.
+type Cost struct {
+	Wall time.Duration
+	CPU  time.Duration
+}
+
+// measure runs f and returns its cost. The collection before the start
+// keeps the previous contender's garbage from being charged to this one.
+func measure(f func() error) (Cost, error) {
+	runtime.GC()
+	cpu0, t0 := cpuTime(), time.Now()
+	err := f()
+	return Cost{Wall: time.Since(t0), CPU: cpuTime() - cpu0}, err
+}
+
+// cpuTime is the process's CPU time so far. getrusage counts every thread,
+// including the garbage collector's, which a per-goroutine clock would miss.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(fmt.Sprintf("getrusage: %v", err))
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Result is one contender's run over a dataset. Rows, Files and Bytes are
+// counted from the output after the run (from the table's manifests for
+// Iceberg contenders), so they verify the run rather than echo the input.
+type Result struct {
+	Contender string
+	Rows      int64
+	Files     int
+	// Bytes is the size of the data files written; for the decode floor,
+	// which writes nothing, the size of the input read.
+	Bytes int64
+	Cost
+}
+
+// RowsPerSec is the wall-clock throughput.
+func (r Result) RowsPerSec() float64 { return float64(r.Rows) / r.Wall.Seconds() }
+
+// RowsPerCPUSec is the throughput per CPU-second, the figure that a noisy
+// shared machine disturbs least.
+func (r Result) RowsPerCPUSec() float64 { return float64(r.Rows) / r.CPU.Seconds() }
+
+// Contender is one way of getting a dataset's rows into Parquet. Run
+// writes under work, a fresh empty directory.
+type Contender struct {
+	Name string
+	Run  func(ctx context.Context, ds Dataset, work string) (Result, error)
+}
+
+// Contenders are measured side by side by BenchmarkIngest, in this order.
+var Contenders = []Contender{
+	{Name: "decode", Run: Decode},
+	{Name: "floe", Run: Floe},
+	{Name: "iceberg-go", Run: IcebergGo},
+	{Name: "raw", Run: RawEncode},
+}
+
+// benchTable is the table every Iceberg contender writes.
+var benchTable = table.Identifier{"bench", "events"}
+
+// quiet drops floe's informational logging; warnings go to OnWarning.
+var quiet = slog.New(slog.DiscardHandler)
+
+// floeConfig is the pipeline a user would write for the dataset: the
+// files source in parquet format, available-now, a new table in the
+// embedded SQLite warehouse, everything else default.
+func floeConfig(ds Dataset, work string, maxFilesPerTrigger int) (*config.Pipeline, error) {
+	cfg := &config.Pipeline{}
+	cfg.SetDefaults()
+	trig, err := config.ParseTrigger(config.TriggerAvailableNow)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Trigger = trig
+	cfg.Catalog.Warehouse = filepath.Join(work, "warehouse")
+	cfg.Checkpoint = filepath.Join(work, "checkpoint")
+	cfg.Source.Path = ds.Dir
+	cfg.Source.Format = "parquet"
+	cfg.Source.MaxFilesPerTrigger = maxFilesPerTrigger
+	cfg.Sink.Table = strings.Join(benchTable, ".")
+	return cfg, nil
+}
+
+// runFloe opens the catalog as floe.Open would (so that it can be closed
+// and the table inspected afterwards), runs the pipeline to the end and
+// returns the open catalog. A warning from floe fails the run: on this
+// input there should be none.
+func runFloe(ctx context.Context, cfg *config.Pipeline, onProgress func(floe.Progress)) (catalog.Catalog, floe.Summary, error) {
+	var warnings []string
+	cat, err := floe.OpenCatalog(ctx, cfg.Catalog)
+	if err != nil {
+		return nil, floe.Summary{}, err
+	}
+	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: cat, Logger: quiet, OnProgress: onProgress,
+		OnWarning: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		closeCatalog(cat)
+		return nil, floe.Summary{}, err
+	}
+	sum, err := p.Run(ctx)
+	err = errors.Join(err, p.Close())
+	if err == nil && len(warnings) > 0 {
+		err = fmt.Errorf("floe warned: %s", strings.Join(warnings, "; "))
+	}
+	if err != nil {
+		closeCatalog(cat)
+		return nil, sum, err
+	}
+	return cat, sum, nil
+}
+
+// Floe ingests the dataset with a floe pipeline (library call: Open + Run).
+func Floe(ctx context.Context, ds Dataset, work string) (Result, error) {
+	cfg, err := floeConfig(ds, work, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	var cat catalog.Catalog
+	cost, err := measure(func() (err error) {
+		cat, _, err = runFloe(ctx, cfg, nil)
+		return err
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("floe: %w", err)
+	}
+	defer closeCatalog(cat)
+	return tableResult(ctx, "floe", cat, cost)
+}
+
+// IcebergGo ingests the dataset with iceberg-go's Table.Append, one append
+// (so one data file and one snapshot) per input file, on a new SQLite
+// catalog set up as floe sets up its embedded one.
+func IcebergGo(ctx context.Context, ds Dataset, work string) (Result, error) {
+	var cat catalog.Catalog
+	cost, err := measure(func() error {
+		var tbl *table.Table
+		var err error
+		if cat, tbl, err = createIcebergGoTable(ctx, work); err != nil {
+			return err
+		}
+		for _, p := range ds.Paths {
+			rdr, err := openParquet(ctx, p)
+			if err != nil {
+				return err
+			}
+			tbl, err = tbl.Append(ctx, rdr, nil)
+			rdr.Release()
+			if err != nil {
+				return fmt.Errorf("append %s: %w", p, err)
+			}
+		}
+		return nil
+	})
+	if cat != nil {
+		defer closeCatalog(cat)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("iceberg-go: %w", err)
+	}
+	return tableResult(ctx, "iceberg-go", cat, cost)
+}
+
+// createIcebergGoTable opens a fresh SQLite catalog under work and creates
+// the bench table with iceberg-go's default properties, except the codec,
+// which is pinned to zstd (iceberg-go's default too, table.
+// ParquetCompressionDefault) so that the comparison stays like for like
+// should that default change.
+func createIcebergGoTable(ctx context.Context, work string) (catalog.Catalog, *table.Table, error) {
+	wh := filepath.Join(work, "warehouse")
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return nil, nil, err
+	}
+	cat, err := catalog.Load(ctx, "bench", iceberg.Properties{
+		"type":                "sql",
+		"uri":                 "file:" + filepath.Join(wh, "catalog.db") + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)",
+		sqlcat.DriverKey:      "sqlite",
+		sqlcat.DialectKey:     string(sqlcat.SQLite),
+		"init_catalog_tables": "true",
+		"warehouse":           "file://" + wh,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open catalog: %w", err)
+	}
+	if err := cat.CreateNamespace(ctx, benchTable[:1], nil); err != nil {
+		closeCatalog(cat)
+		return nil, nil, fmt.Errorf("create namespace: %w", err)
+	}
+	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(Schema, true)
+	if err != nil {
+		closeCatalog(cat)
+		return nil, nil, err
+	}
+	tbl, err := cat.CreateTable(ctx, benchTable, sc, catalog.WithProperties(iceberg.Properties{
+		table.PropertyFormatVersion: "2",
+		table.ParquetCompressionKey: "zstd",
+	}))
+	if err != nil {
+		closeCatalog(cat)
+		return nil, nil, fmt.Errorf("create table: %w", err)
+	}
+	return cat, tbl, nil
+}
+
+// Decode only reads the input into Arrow records, the floor under every
+// contender: each of them reads the same files the same way.
+func Decode(ctx context.Context, ds Dataset, _ string) (Result, error) {
+	var rows int64
+	cost, err := measure(func() error {
+		for _, p := range ds.Paths {
+			rdr, err := openParquet(ctx, p)
+			if err != nil {
+				return err
+			}
+			for rdr.Next() {
+				rows += rdr.RecordBatch().NumRows()
+			}
+			err = rdr.Err()
+			rdr.Release()
+			if err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("read %s: %w", p, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("decode: %w", err)
+	}
+	return Result{Contender: "decode", Rows: rows, Files: len(ds.Paths), Bytes: ds.Bytes, Cost: cost}, nil
+}
+
+// RawEncode re-encodes every input file into one zstd Parquet file with
+// arrow-go's default properties and nothing of Iceberg: no field ids, no
+// statistics conversion, no manifests, no commit.
+func RawEncode(ctx context.Context, ds Dataset, work string) (Result, error) {
+	dir := filepath.Join(work, "raw")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{}, err
+	}
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
+	outs := make([]string, len(ds.Paths))
+	cost, err := measure(func() error {
+		for i, p := range ds.Paths {
+			outs[i] = filepath.Join(dir, filepath.Base(p))
+			if err := encodeFile(ctx, p, outs[i], props); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("raw: %w", err)
+	}
+	res := Result{Contender: "raw", Files: len(outs), Cost: cost}
+	for _, o := range outs {
+		pf, err := file.OpenParquetFile(o, false)
+		if err != nil {
+			return Result{}, fmt.Errorf("raw: reopen %s: %w", o, err)
+		}
+		res.Rows += pf.NumRows()
+		_ = pf.Close()
+		st, err := os.Stat(o)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Bytes += st.Size()
+	}
+	return res, nil
+}
+
+// encodeFile buffers the whole file into one row group, as iceberg-go's
+// and floe's writers do, rather than one row group per record read.
+func encodeFile(ctx context.Context, in, out string, props *parquet.WriterProperties) error {
+	rdr, err := openParquet(ctx, in)
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w, err := pqarrow.NewFileWriter(rdr.Schema(), f, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	for rdr.Next() {
+		if err := w.WriteBuffered(rdr.RecordBatch()); err != nil {
+			_ = w.Close()
+			return fmt.Errorf("encode %s: %w", out, err)
+		}
+	}
+	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		_ = w.Close()
+		return fmt.Errorf("read %s: %w", in, err)
+	}
+	// Close writes the footer and closes f.
+	return w.Close()
+}
+
+// readBatchRows matches floe's file source, so that every contender reads
+// the input in records of the same size.
+const readBatchRows = 64 * 1024
+
+// openParquet reads one input file as floe's file source does: pqarrow,
+// 64k-row records, columns decoded one after another.
+func openParquet(ctx context.Context, path string) (array.RecordReader, error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchRows}, memory.DefaultAllocator)
+	if err != nil {
+		_ = pf.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		_ = pf.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return &fileReader{RecordReader: rr, file: pf}, nil
+}
+
+// fileReader closes its file when released.
+type fileReader struct {
+	array.RecordReader
+	file     *file.Reader
+	released bool
+}
+
+func (r *fileReader) Release() {
+	if r.released {
+		return
+	}
+	r.released = true
+	r.RecordReader.Release()
+	_ = r.file.Close()
+}
+
+// tableResult counts what the table's current snapshot holds.
+func tableResult(ctx context.Context, name string, cat catalog.Catalog, cost Cost) (Result, error) {
+	tbl, err := cat.LoadTable(ctx, benchTable)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: load table: %w", name, err)
+	}
+	res := Result{Contender: name, Cost: cost}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return res, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: read manifest list: %w", name, err)
+	}
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: read manifest %s: %w", name, m.FilePath(), err)
+		}
+		for _, e := range entries {
+			res.Rows += e.DataFile().Count()
+			res.Bytes += e.DataFile().FileSizeBytes()
+			res.Files++
+		}
+	}
+	return res, nil
+}
+
+func closeCatalog(cat catalog.Catalog) {
+	if c, ok := cat.(io.Closer); ok {
+		_ = c.Close()
+	}
+}

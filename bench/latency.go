@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-io/floe"
+)
+
+// Latency is a run of one small batch per input file, one snapshot each,
+// with the time each batch took in the phase being measured.
+type Latency struct {
+	// Name says what was timed.
+	Name string
+	// Times holds one duration per batch, in batch order.
+	Times []time.Duration
+	// Rows and Snapshots are counted from the table afterwards.
+	Rows      int64
+	Snapshots int
+}
+
+// Median is the median of Times[from:to] (batch indexes from 0).
+func (l Latency) Median(from, to int) time.Duration {
+	if from < 0 || to > len(l.Times) || from >= to {
+		return 0
+	}
+	s := slices.Clone(l.Times[from:to])
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// FloeLatency runs a floe pipeline with max-files-per-trigger 1, so that
+// every input file is its own batch and snapshot, and returns two series
+// taken from the progress records: the commit phase (DurationMs.Commit:
+// table commit, commits-log entry and source clean-up) and the whole batch
+// (DurationMs.TriggerExecution). Both have floe's millisecond resolution.
+func FloeLatency(ctx context.Context, ds Dataset, work string) (commit, batch Latency, err error) {
+	cfg, err := floeConfig(ds, work, 1)
+	if err != nil {
+		return Latency{}, Latency{}, err
+	}
+	commit.Name = "floe commit phase (DurationMs.Commit)"
+	batch.Name = "floe whole batch (DurationMs.TriggerExecution)"
+	cat, _, err := runFloe(ctx, cfg, func(p floe.Progress) {
+		commit.Times = append(commit.Times, time.Duration(p.DurationMs.Commit)*time.Millisecond)
+		batch.Times = append(batch.Times, time.Duration(p.DurationMs.TriggerExecution)*time.Millisecond)
+	})
+	if err != nil {
+		return Latency{}, Latency{}, fmt.Errorf("floe: %w", err)
+	}
+	defer closeCatalog(cat)
+	if err := countTable(ctx, cat, &commit); err != nil {
+		return Latency{}, Latency{}, err
+	}
+	batch.Rows, batch.Snapshots = commit.Rows, commit.Snapshots
+	return commit, batch, nil
+}
+
+// IcebergGoLatency appends each input file with its own Table.Append and
+// times each call (data file write plus commit, iceberg-go having no
+// separate commit step for Append). Files are decoded beforehand so that
+// the times hold no input reading.
+func IcebergGoLatency(ctx context.Context, ds Dataset, work string) (Latency, error) {
+	recs := make([]arrow.RecordBatch, 0, len(ds.Paths))
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for _, p := range ds.Paths {
+		rec, err := readWhole(ctx, p)
+		if err != nil {
+			return Latency{}, err
+		}
+		recs = append(recs, rec)
+	}
+	cat, tbl, err := createIcebergGoTable(ctx, work)
+	if err != nil {
+		return Latency{}, fmt.Errorf("iceberg-go: %w", err)
+	}
+	defer closeCatalog(cat)
+	l := Latency{Name: "iceberg-go Append call"}
+	for i, rec := range recs {
+		rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+		if err != nil {
+			return Latency{}, err
+		}
+		t0 := time.Now()
+		tbl, err = tbl.Append(ctx, rdr, nil)
+		l.Times = append(l.Times, time.Since(t0))
+		rdr.Release()
+		if err != nil {
+			return Latency{}, fmt.Errorf("iceberg-go: append %s: %w", ds.Paths[i], err)
+		}
+	}
+	if err := countTable(ctx, cat, &l); err != nil {
+		return Latency{}, err
+	}
+	return l, nil
+}
+
+// readWhole reads a small file into one record.
+func readWhole(ctx context.Context, path string) (arrow.RecordBatch, error) {
+	rdr, err := openParquet(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	var recs []arrow.RecordBatch
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(recs) != 1 {
+		for _, r := range recs {
+			r.Release()
+		}
+		return nil, fmt.Errorf("read %s: %d records, want 1 (file larger than %d rows)", path, len(recs), readBatchRows)
+	}
+	return recs[0], nil
+}
+
+func countTable(ctx context.Context, cat catalog.Catalog, l *Latency) error {
+	res, err := tableResult(ctx, l.Name, cat, Cost{})
+	if err != nil {
+		return err
+	}
+	tbl, err := cat.LoadTable(ctx, benchTable)
+	if err != nil {
+		return err
+	}
+	l.Rows, l.Snapshots = res.Rows, len(tbl.Metadata().Snapshots())
+	return nil
+}
