@@ -27,9 +27,11 @@ type Latency struct {
 	Snapshots int
 }
 
-// Median is the median of Times[from:to] (batch indexes from 0).
+// Median is the median of Times[from:to] (batch indexes from 0, to
+// clamped to the series), or 0 when that window is empty.
 func (l Latency) Median(from, to int) time.Duration {
-	if from < 0 || to > len(l.Times) || from >= to {
+	to = min(to, len(l.Times))
+	if from < 0 || from >= to {
 		return 0
 	}
 	s := slices.Clone(l.Times[from:to])

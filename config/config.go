@@ -39,8 +39,8 @@ type Pipeline struct {
 	Checkpoint string `yaml:"checkpoint"`
 	// OnBadFile is "fail" or "quarantine".
 	OnBadFile string `yaml:"on-bad-file"`
-	// AllowNewQuery permits reusing a checkpoint written for a different
-	// source or sink.
+	// AllowNewQuery permits a new checkpoint against a table that already
+	// holds another query's output from the same source.
 	AllowNewQuery bool `yaml:"allow-new-query"`
 	// FailOnEmpty makes a run that finds no new files an error.
 	FailOnEmpty bool `yaml:"fail-on-empty"`

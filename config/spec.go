@@ -65,9 +65,9 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "allow-new-query", def: "false",
-		doc: "Allow a run to use a checkpoint that was written for a different source or sink. " +
-			"Off by default because a checkpoint's record of processed files only means something for the query that wrote it: " +
-			"reusing it for another one silently skips files.",
+		doc: "Allow a new checkpoint to write a table that already holds snapshots of another floe query reading the same source. " +
+			"Off by default because the new query has no record of what the old one ingested and would ingest the same files again, " +
+			"duplicating their rows; turn it on only when a second copy is intended (or the table was truncated).",
 	},
 	{
 		path: "fail-on-empty", def: "false",

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Report gathers results over repeated runs (go test -count) and prints
+// them as Markdown tables of medians, ready for docs/benchmarks.md.
+type Report struct {
+	mu      sync.Mutex
+	dataset Spec
+	order   []string
+	ingest  map[string][]Result
+	latency []latencyRun
+}
+
+type latencyRun struct {
+	dataset Spec
+	Latency
+}
+
+// AddIngest records one contender's run over ds.
+func (r *Report) AddIngest(ds Spec, res Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ingest == nil {
+		r.ingest = map[string][]Result{}
+	}
+	if _, ok := r.ingest[res.Contender]; !ok {
+		r.order = append(r.order, res.Contender)
+	}
+	r.dataset = ds
+	r.ingest[res.Contender] = append(r.ingest[res.Contender], res)
+}
+
+// AddLatency records one latency series over ds.
+func (r *Report) AddLatency(ds Spec, l Latency) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.latency = append(r.latency, latencyRun{dataset: ds, Latency: l})
+}
+
+// Write prints the tables; it prints nothing when nothing was recorded, so
+// that a plain go test run stays quiet.
+func (r *Report) Write(w io.Writer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ingest) == 0 && len(r.latency) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+	if len(r.ingest) > 0 {
+		r.writeIngest(w)
+	}
+	if len(r.latency) > 0 {
+		r.writeLatency(w)
+	}
+}
+
+// summary holds the medians of one contender's runs; each figure is the
+// median of that figure over the runs, taken independently.
+type summary struct {
+	runs                       int
+	wall, cpu                  float64
+	rowsPerSec, rowsPerCPUSec  float64
+	megabytes                  float64
+	files                      int
+	minRows, maxRows           int64
+}
+
+func summarise(rs []Result) summary {
+	s := summary{runs: len(rs), minRows: rs[0].Rows, maxRows: rs[0].Rows, files: rs[0].Files}
+	var wall, cpu, rps, rpc, mb []float64
+	for _, r := range rs {
+		wall = append(wall, r.Wall.Seconds())
+		cpu = append(cpu, r.CPU.Seconds())
+		rps = append(rps, r.RowsPerSec())
+		rpc = append(rpc, r.RowsPerCPUSec())
+		mb = append(mb, float64(r.Bytes)/1e6)
+		s.minRows, s.maxRows = min(s.minRows, r.Rows), max(s.maxRows, r.Rows)
+	}
+	s.wall, s.cpu, s.rowsPerSec, s.rowsPerCPUSec, s.megabytes = median(wall), median(cpu), median(rps), median(rpc), median(mb)
+	return s
+}
+
+func (r *Report) writeIngest(w io.Writer) {
+	ds := r.dataset
+	sums := map[string]summary{}
+	runs := 0
+	for _, name := range r.order {
+		sums[name] = summarise(r.ingest[name])
+		runs = max(runs, sums[name].runs)
+	}
+	fmt.Fprintf(w, "\n### Ingest: %s, %d rows in %d files (median of %d runs)\n\n", ds.Name, ds.Rows(), ds.Files, runs)
+	fmt.Fprintln(w, "| contender | runs | wall s | CPU s | rows/s (wall) | rows per CPU-s | MB | files | rows counted |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, name := range r.order {
+		s := sums[name]
+		label, rows := name, fmt.Sprint(s.minRows)
+		if name == "decode" {
+			label = "decode (read input only; MB = input)"
+		}
+		if s.minRows != s.maxRows {
+			rows = fmt.Sprintf("%d–%d", s.minRows, s.maxRows)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %s | %s | %.1f | %d | %s |\n",
+			label, s.runs, s.wall, s.cpu, millions(s.rowsPerSec), millions(s.rowsPerCPUSec), s.megabytes, s.files, rows)
+	}
+	floe, ok := sums["floe"]
+	if !ok {
+		return
+	}
+	fmt.Fprintln(w, "\n| ratio | rows/s (wall) | rows per CPU-s | MB |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+	for _, other := range []string{"iceberg-go", "raw"} {
+		o, ok := sums[other]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "| floe / %s | %.2f× | %.2f× | %.2f× |\n", other,
+			floe.rowsPerSec/o.rowsPerSec, floe.rowsPerCPUSec/o.rowsPerCPUSec, floe.megabytes/o.megabytes)
+	}
+}
+
+// The two windows of the commit-latency comparison, as batch indexes: the
+// first 50 batches and the last 50 of 500.
+const (
+	earlyFrom, earlyTo = 0, 50
+	lateFrom, lateTo   = 450, 500
+)
+
+func (r *Report) writeLatency(w io.Writer) {
+	fmt.Fprintln(w, "\n### Commit latency: one snapshot per input file")
+	fmt.Fprintln(w, "\n| what | dataset | batches | snapshots | rows | p50 ms, batches 1–50 | p50 ms, batches 451–500 | ratio |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, l := range r.latency {
+		early := l.Median(earlyFrom, earlyTo)
+		late := l.Median(lateFrom, lateTo)
+		ratio := "–"
+		if early > 0 && late > 0 {
+			ratio = fmt.Sprintf("%.2f×", float64(late)/float64(early))
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s | %s |\n", l.Name, l.dataset.Name, len(l.Times), l.Snapshots, l.Rows, ms(early), ms(late), ratio)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func millions(x float64) string { return fmt.Sprintf("%.2fM", x/1e6) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
