@@ -1,0 +1,201 @@
+package floe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// memPart is a batch part held in memory.
+type memPart struct {
+	name string
+	rec  arrow.RecordBatch
+}
+
+func (p memPart) Name() string     { return p.name }
+func (p memPart) SizeBytes() int64 { return -1 }
+func (p memPart) Open(context.Context) (array.RecordReader, error) {
+	return array.NewRecordReader(p.rec.Schema(), []arrow.RecordBatch{p.rec})
+}
+
+func openTestCatalog(t *testing.T) catalog.Catalog {
+	t.Helper()
+	cat, err := floe.OpenCatalog(context.Background(), config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func writeBatch(t *testing.T, c *floe.Committer, tbl *table.Table, prefix string, first, n int64) []floe.DataFile {
+	t.Helper()
+	rec := fixture.IDRecord(first, n)
+	defer rec.Release()
+	w := &floe.Writer{Table: tbl, FilePrefix: prefix}
+	res, err := w.Write(context.Background(), []floe.Part{memPart{name: prefix, rec: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != n {
+		t.Fatalf("wrote %d rows, want %d", res.Rows, n)
+	}
+	return res.Files
+}
+
+// Several committers racing on one table (the SQL catalog, where a lost race
+// is not an iceberg-go "commit failed") all land every batch exactly once.
+func TestConcurrentCommitsRetry(t *testing.T) {
+	ctx := context.Background()
+	cat := openTestCatalog(t)
+	ident := table.Identifier{"db", "race"}
+	base := &floe.Committer{Catalog: cat, Ident: ident, QueryID: "setup"}
+	tbl, err := base.Create(ctx, fixture.IDSchema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, batches, rows = 4, 5, 100
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*batches)
+	var mu sync.Mutex
+	attempts := 0
+	for w := range writers {
+		c := &floe.Committer{Catalog: cat, Ident: ident, QueryID: fmt.Sprintf("q%d", w), Source: fmt.Sprintf("s%d", w)}
+		files := make([][]floe.DataFile, batches)
+		for b := range batches {
+			files[b] = writeBatch(t, c, tbl, fmt.Sprintf("q%d-%d", w, b), int64((w*batches+b)*rows), rows)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				res, err := c.Commit(ctx, floe.CommitRequest{BatchID: int64(b), Files: files[b]})
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				attempts += res.Attempts
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("commit failed: %v", err)
+	}
+	tbl, err = cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var total int64
+	for _, s := range tbl.Metadata().Snapshots() {
+		key := s.Summary.Properties[floe.SummaryQueryID] + "/" + s.Summary.Properties[floe.SummaryBatchID]
+		if seen[key] {
+			t.Fatalf("batch %s committed twice", key)
+		}
+		seen[key] = true
+		n, _ := strconv.ParseInt(s.Summary.Properties["added-records"], 10, 64)
+		total += n
+	}
+	if len(seen) != writers*batches || total != writers*batches*rows {
+		t.Fatalf("%d batches with %d rows, want %d and %d", len(seen), total, writers*batches, writers*batches*rows)
+	}
+	t.Logf("%d commits took %d attempts", writers*batches, attempts)
+}
+
+// A batch found in the table's ancestry is not committed again.
+func TestCommitIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	cat := openTestCatalog(t)
+	c := &floe.Committer{Catalog: cat, Ident: table.Identifier{"db", "idem"}, QueryID: "q", Source: "s"}
+	tbl, err := c.Create(ctx, fixture.IDSchema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := writeBatch(t, c, tbl, "b0", 0, 10)
+	first, err := c.Commit(ctx, floe.CommitRequest{BatchID: 0, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Commit(ctx, floe.CommitRequest{BatchID: 0, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Existing || again.SnapshotID != first.SnapshotID {
+		t.Fatalf("second commit of batch 0: %+v, want the existing snapshot %d", again, first.SnapshotID)
+	}
+	tbl, _ = cat.LoadTable(ctx, c.Ident)
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots, want 1", n)
+	}
+}
+
+// failingCatalog refuses every commit, to drive the committer's last resort.
+type failingCatalog struct {
+	catalog.Catalog
+}
+
+var errInjected = errors.New("injected commit failure")
+
+func (f failingCatalog) LoadTable(ctx context.Context, id table.Identifier) (*table.Table, error) {
+	tbl, err := f.Catalog.LoadTable(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, f), nil
+}
+
+func (f failingCatalog) CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error) {
+	return nil, "", errInjected
+}
+
+// A commit that fails after every retry deletes the files it would have added.
+func TestFailedCommitDeletesFiles(t *testing.T) {
+	ctx := context.Background()
+	cat := openTestCatalog(t)
+	ident := table.Identifier{"db", "fail"}
+	setup := &floe.Committer{Catalog: cat, Ident: ident, QueryID: "q"}
+	tbl, err := setup.Create(ctx, fixture.IDSchema, map[string]string{floe.RetryNumRetriesKey: "2", floe.RetryMinWaitKey: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &floe.Committer{Catalog: failingCatalog{cat}, Ident: ident, QueryID: "q", Source: "s"}
+	files := writeBatch(t, c, tbl, "doomed", 0, 10)
+	for _, f := range files {
+		if _, err := os.Stat(localPath(f.Path)); err != nil {
+			t.Fatalf("data file not written: %v", err)
+		}
+	}
+	res, err := c.Commit(ctx, floe.CommitRequest{BatchID: 0, Files: files})
+	if !errors.Is(err, floe.ErrCommit) || !errors.Is(err, errInjected) {
+		t.Fatalf("commit = %+v, %v; want ErrCommit wrapping the injected failure", res, err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(localPath(f.Path)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("data file %s of the failed commit still exists (%v)", f.Path, err)
+		}
+	}
+}
+
+func localPath(p string) string {
+	if len(p) > 7 && p[:7] == "file://" {
+		return p[7:]
+	}
+	return p
+}
