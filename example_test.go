@@ -1,0 +1,54 @@
+package floe_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/fixture"
+	_ "github.com/floe-io/floe/source/files" // registers the "files" source
+)
+
+// Run a pipeline from Go: land the Parquet files of a directory in a table
+// of the embedded catalog, once, and look at the progress of each batch.
+func Example() {
+	dir, _ := os.MkdirTemp("", "floe-example-")
+	defer os.RemoveAll(dir)
+	landing := filepath.Join(dir, "landing")
+	for i := range int64(3) {
+		if err := fixture.WriteIDFile(filepath.Join(landing, fmt.Sprintf("part-%d.parquet", i)), i*1000, 1000); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	cfg := &config.Pipeline{
+		Catalog:    config.Catalog{Warehouse: filepath.Join(dir, "warehouse")},
+		Source:     config.Source{Path: landing, Format: "parquet"},
+		Sink:       config.Sink{Table: "db.events"},
+		Checkpoint: filepath.Join(dir, "checkpoint"),
+	}
+	cfg.SetDefaults() // available-now, append, create the table
+
+	ctx := context.Background()
+	p, err := floe.Open(ctx, cfg, floe.Options{
+		OnProgress: func(pr floe.Progress) {
+			fmt.Printf("batch %d: %d rows\n", pr.BatchID, pr.NumInputRows)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Close()
+	sum, err := p.Run(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d rows in %d snapshot\n", sum.Rows, sum.Snapshots)
+	// Output:
+	// batch 0: 3000 rows
+	// 3000 rows in 1 snapshot
+}
