@@ -29,6 +29,8 @@ func cmdCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fs := newFlagSet("checkpoint show", "checkpoint show DIR [--json]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	var cf catalogFlags
+	cf.register(fs) // accepted like everywhere; a checkpoint needs no catalog
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err

@@ -12,6 +12,12 @@ import (
 var version = "dev"
 
 func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "version", stderr)
+	var cf catalogFlags
+	cf.register(fs) // accepted like everywhere
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
 	iceberg := "unknown"
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range info.Deps {
