@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"strconv"
 	"sync"
@@ -25,7 +24,11 @@ var memoryPool = memory.DefaultAllocator
 
 // Writer defaults, as Iceberg's table properties name them.
 const (
-	TargetFileSizeKey     = "write.target-file-size-bytes"
+	TargetFileSizeKey = "write.target-file-size-bytes"
+	// ParquetEncoderKey picks the Parquet encoder for flat schemas:
+	// "parquet-go" (default, faster) or "arrow" (arrow-go, which nested
+	// schemas always use).
+	ParquetEncoderKey     = "floe.write.parquet-encoder"
 	targetFileSizeDefault = 512 << 20
 	rowGroupBytesDefault  = 128 << 20
 	// zstd's fastest level: measured ~1.75x faster than level 3 for ~2.5%
@@ -189,6 +192,17 @@ type fileOptions struct {
 	arrowProps pqarrow.ArrowWriterProperties
 	target     int64
 	rowGroup   int64
+	codecName  string
+	level      int
+	parquetGo  bool
+}
+
+// newEncoder starts a data file; first is its first record.
+func (o fileOptions) newEncoder(schema *arrow.Schema, out *countingWriter, first arrow.RecordBatch) (fileEncoder, error) {
+	if o.parquetGo {
+		return newPqgoEncoder(schema, out, o, first)
+	}
+	return newArrowEncoder(schema, out, o)
 }
 
 func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error) {
@@ -248,6 +262,9 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 		arrowProps: pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memoryPool)),
 		target:     target,
 		rowGroup:   rowGroup,
+		codecName:  codecName,
+		level:      level,
+		parquetGo:  pqgoSupported(schema) && p.Get(ParquetEncoderKey, "parquet-go") == "parquet-go",
 	}, nil
 }
 
@@ -281,23 +298,9 @@ type workerWriter struct {
 type openFile struct {
 	path string
 	out  *countingWriter
-	fw   *pqarrow.FileWriter
+	enc  fileEncoder
 	rows int64
 }
-
-type countingWriter struct {
-	w io.WriteCloser
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// Close is called by the Parquet writer once the footer is written.
-func (c *countingWriter) Close() error { return c.w.Close() }
 
 func (w *workerWriter) writePart(ctx context.Context, p Part) (int64, error) {
 	rdr, err := p.Open(ctx)
@@ -365,25 +368,20 @@ func (w *workerWriter) write(rec arrow.RecordBatch) error {
 			return fmt.Errorf("create data file %s: %w", path, err)
 		}
 		out := &countingWriter{w: f}
-		fw, err := pqarrow.NewFileWriter(w.schema, out, w.opts.props, w.opts.arrowProps)
+		enc, err := w.opts.newEncoder(w.schema, out, rec)
 		if err != nil {
 			_ = f.Close()
 			_ = w.wfs.Remove(path)
 			return fmt.Errorf("start data file %s: %w", path, err)
 		}
-		w.cur = &openFile{path: path, out: out, fw: fw}
+		w.cur = &openFile{path: path, out: out, enc: enc}
 	}
 	cur := w.cur
-	if err := cur.fw.WriteBuffered(rec); err != nil {
+	if err := cur.enc.Write(rec); err != nil {
 		return fmt.Errorf("encode data file %s: %w", cur.path, err)
 	}
 	cur.rows += rec.NumRows()
-	if cur.fw.RowGroupTotalCompressedBytes() >= w.opts.rowGroup {
-		if err := cur.fw.NewBufferedRowGroupChecked(); err != nil {
-			return fmt.Errorf("encode data file %s: %w", cur.path, err)
-		}
-	}
-	if cur.fw.TotalCompressedBytes()+cur.fw.RowGroupTotalCompressedBytes() >= w.opts.target {
+	if cur.enc.EncodedBytes() >= w.opts.target {
 		return w.roll()
 	}
 	return nil
@@ -396,14 +394,10 @@ func (w *workerWriter) roll() error {
 		return nil
 	}
 	w.cur = nil
-	if err := cur.fw.Close(); err != nil {
-		_ = w.wfs.Remove(cur.path)
-		return fmt.Errorf("finish data file %s: %w", cur.path, err)
-	}
-	meta, err := cur.fw.FileMetadata()
+	meta, err := cur.enc.Close()
 	if err != nil {
 		_ = w.wfs.Remove(cur.path)
-		return fmt.Errorf("data file %s footer: %w", cur.path, err)
+		return fmt.Errorf("finish data file %s: %w", cur.path, err)
 	}
 	df, err := table.DataFileFromMetadata(table.DataFileArgs{
 		Schema:        w.tbl.Schema(),

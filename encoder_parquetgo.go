@@ -1,0 +1,423 @@
+package floe
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/klauspost/compress/zstd"
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/brotli"
+	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/lz4"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/uncompressed"
+	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// The parquet-go encoder handles flat schemas of the types below; anything
+// else (nested types, decimals, UUIDs) goes through arrow-go. Measured on
+// events5 it encodes ~3x more rows per CPU-second than arrow-go with
+// iceberg-go's settings at a smaller file size (docs/benchmarks.md).
+
+// pqgoRowGroupRows bounds a row group by rows as well as bytes: parquet-go
+// buffers a whole row group's pages before writing them out.
+const pqgoRowGroupRows = 1 << 20
+
+// pqgoSupported reports whether every column of schema can take the
+// parquet-go path.
+func pqgoSupported(schema *arrow.Schema) bool {
+	for _, f := range schema.Fields() {
+		switch t := f.Type.(type) {
+		case *arrow.BooleanType, *arrow.Int32Type, *arrow.Int64Type, *arrow.Float32Type, *arrow.Float64Type,
+			*arrow.StringType, *arrow.BinaryType, *arrow.Date32Type:
+		case *arrow.TimestampType:
+			if t.Unit != arrow.Microsecond {
+				return false
+			}
+		case *arrow.Time64Type:
+			if t.Unit != arrow.Microsecond {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// pqgoCodec returns parquet-go's codec for a table's compression setting.
+func pqgoCodec(name string, level int) (compress.Codec, error) {
+	switch name {
+	case "zstd":
+		return newZstdCodec(level)
+	case "snappy":
+		return &snappy.Codec{}, nil
+	case "gzip":
+		return &gzip.Codec{Level: gzipLevel(level)}, nil
+	case "lz4", "lz4_raw":
+		return &lz4.Codec{}, nil
+	case "brotli":
+		return &brotli.Codec{}, nil
+	case "uncompressed", "none":
+		return &uncompressed.Codec{}, nil
+	}
+	return nil, fmt.Errorf("codec %q is not supported", name)
+}
+
+func gzipLevel(level int) int {
+	if level <= 0 {
+		return 6
+	}
+	return level
+}
+
+// zstdCodec is zstd with all-literal entropy compression on: parquet-go's
+// bundled codec leaves high-entropy pages (random ids, payloads) almost raw
+// without it, measured +25% file size on events5.
+type zstdCodec struct {
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+}
+
+func newZstdCodec(level int) (*zstdCodec, error) {
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+		zstd.WithAllLitEntropyCompression(true),
+		zstd.WithZeroFrames(true),
+		zstd.WithEncoderCRC(false),
+		zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	return &zstdCodec{enc: enc, dec: dec}, nil
+}
+
+func (*zstdCodec) String() string                            { return "ZSTD" }
+func (*zstdCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
+
+// Encode and Decode are called by one writer goroutine at a time (each
+// data file has its own encoder); EncodeAll is safe for concurrent use anyway.
+func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
+	return c.enc.EncodeAll(src, dst[:0]), nil
+}
+func (c *zstdCodec) Decode(dst, src []byte) ([]byte, error) { return c.dec.DecodeAll(src, dst[:0]) }
+
+// pqgoEncoder writes one data file with parquet-go, column by column.
+type pqgoEncoder struct {
+	w        *pq.GenericWriter[any]
+	out      *countingWriter
+	cols     []arrow.Field
+	defLevel []int
+	values   []pq.Value
+	rows     int64
+	target   int64
+	rowGroup int64
+	pending  int64 // raw bytes buffered in the open row group
+}
+
+// newPqgoEncoder builds the Parquet schema in the table's column order with
+// the table's field ids. first is the file's first record: it decides which
+// string columns get a dictionary.
+func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first arrow.RecordBatch) (*pqgoEncoder, error) {
+	codec, err := pqgoCodec(opts.codecName, opts.level)
+	if err != nil {
+		return nil, err
+	}
+	fields := make(orderedGroup, len(schema.Fields()))
+	e := &pqgoEncoder{out: out, cols: schema.Fields(), target: opts.target, rowGroup: opts.rowGroup}
+	for i, f := range schema.Fields() {
+		node, err := pqgoLeaf(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		if (f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY) && repetitive(first.Column(i)) {
+			node = pq.Encoded(node, &pq.RLEDictionary)
+		}
+		def := 0
+		if f.Nullable {
+			node = pq.Optional(node)
+			def = 1
+		} else {
+			node = pq.Required(node)
+		}
+		e.defLevel = append(e.defLevel, def)
+		id, ok := fieldID(f)
+		if !ok {
+			return nil, fmt.Errorf("column %s has no field id", f.Name)
+		}
+		fields[i] = namedField{Node: pq.FieldID(node, id), name: f.Name}
+	}
+	e.w = pq.NewGenericWriter[any](out,
+		pq.NewSchema("table", fields),
+		pq.Compression(codec),
+		pq.CreatedBy("floe", "", ""),
+		pq.PageBufferSize(1<<20),
+		pq.MaxRowsPerRowGroup(pqgoRowGroupRows),
+		pq.DataPageStatistics(false),
+	)
+	return e, nil
+}
+
+func fieldID(f arrow.Field) (int, bool) {
+	v, ok := f.Metadata.GetValue("PARQUET:field_id")
+	if !ok {
+		return 0, false
+	}
+	var id int
+	_, err := fmt.Sscanf(v, "%d", &id)
+	return id, err == nil
+}
+
+func pqgoLeaf(t arrow.DataType) (pq.Node, error) {
+	switch t := t.(type) {
+	case *arrow.BooleanType:
+		return pq.Leaf(pq.BooleanType), nil
+	case *arrow.Int32Type:
+		return pq.Int(32), nil
+	case *arrow.Int64Type:
+		return pq.Int(64), nil
+	case *arrow.Float32Type:
+		return pq.Leaf(pq.FloatType), nil
+	case *arrow.Float64Type:
+		return pq.Leaf(pq.DoubleType), nil
+	case *arrow.StringType:
+		return pq.String(), nil
+	case *arrow.BinaryType:
+		return pq.Leaf(pq.ByteArrayType), nil
+	case *arrow.Date32Type:
+		return pq.Date(), nil
+	case *arrow.TimestampType:
+		return pq.TimestampAdjusted(pq.Microsecond, t.TimeZone != ""), nil
+	case *arrow.Time64Type:
+		return pq.TimeAdjusted(pq.Microsecond, false), nil
+	}
+	return nil, fmt.Errorf("type %s is not on the parquet-go path", t)
+}
+
+// repetitive samples a string column: a dictionary pays when values repeat
+// and is pure cost on all-distinct ones (ids, payloads).
+func repetitive(col arrow.Array) bool {
+	n := min(col.Len(), 4096)
+	if n == 0 {
+		return true
+	}
+	seen := make(map[string]struct{}, n)
+	for i := 0; i < n; i++ {
+		if col.IsNull(i) {
+			continue
+		}
+		switch c := col.(type) {
+		case *array.String:
+			seen[c.Value(i)] = struct{}{}
+		case *array.Binary:
+			seen[string(c.Value(i))] = struct{}{}
+		}
+	}
+	return len(seen) <= n/2
+}
+
+func (e *pqgoEncoder) Write(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	if cap(e.values) < n {
+		e.values = make([]pq.Value, n)
+	}
+	vals := e.values[:n]
+	writers := e.w.ColumnWriters()
+	for c, col := range rec.Columns() {
+		if err := fillValues(vals, col, e.defLevel[c], c); err != nil {
+			return fmt.Errorf("column %s: %w", e.cols[c].Name, err)
+		}
+		if _, err := writers[c].WriteRowValues(vals); err != nil {
+			return fmt.Errorf("column %s: %w", e.cols[c].Name, err)
+		}
+		e.pending += rawSize(col)
+	}
+	e.rows += int64(n)
+	// A row group is cut by the writer at MaxRowsPerRowGroup; cut it sooner
+	// when its raw size is large, so that buffered pages stay bounded.
+	if e.pending >= 4*e.rowGroup {
+		if err := e.w.Flush(); err != nil {
+			return err
+		}
+		e.pending = 0
+	}
+	return nil
+}
+
+// unsafeBytes views an Arrow string's bytes without a copy; parquet-go only
+// reads them, copying into its page buffer.
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+func rawSize(a arrow.Array) int64 {
+	var n int64
+	for _, b := range a.Data().Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	return n
+}
+
+// fillValues turns one Arrow column into parquet-go values, without copying
+// variable-length data (the writer copies it into its pages).
+func fillValues(vals []pq.Value, col arrow.Array, maxDef, c int) error {
+	nulls := col.NullN() > 0
+	set := func(i int, v pq.Value) { vals[i] = v.Level(0, maxDef, c) }
+	null := func(i int) { vals[i] = pq.NullValue().Level(0, 0, c) }
+	switch a := col.(type) {
+	case *array.Boolean:
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.BooleanValue(a.Value(i)))
+			}
+		}
+	case *array.Int32:
+		raw := a.Int32Values()
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.Int32Value(raw[i]))
+			}
+		}
+	case *array.Int64:
+		raw := a.Int64Values()
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.Int64Value(raw[i]))
+			}
+		}
+	case *array.Float32:
+		raw := a.Float32Values()
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.FloatValue(raw[i]))
+			}
+		}
+	case *array.Float64:
+		raw := a.Float64Values()
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.DoubleValue(raw[i]))
+			}
+		}
+	case *array.String:
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.ByteArrayValue(unsafeBytes(a.Value(i))))
+			}
+		}
+	case *array.Binary:
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.ByteArrayValue(a.Value(i)))
+			}
+		}
+	case *array.Date32:
+		raw := a.Date32Values()
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.Int32Value(int32(raw[i])))
+			}
+		}
+	case *array.Timestamp:
+		raw := a.TimestampValues()
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.Int64Value(int64(raw[i])))
+			}
+		}
+	case *array.Time64:
+		raw := a.Time64Values()
+		for i := range vals {
+			if nulls && a.IsNull(i) {
+				null(i)
+			} else {
+				set(i, pq.Int64Value(int64(raw[i])))
+			}
+		}
+	default:
+		return fmt.Errorf("arrow type %s is not on the parquet-go path", col.DataType())
+	}
+	return nil
+}
+
+// EncodedBytes counts what reached the file plus an estimate of the open
+// row group: parquet-go holds its compressed pages until the group is cut.
+func (e *pqgoEncoder) EncodedBytes() int64 { return e.out.n + e.pending/4 }
+
+func (e *pqgoEncoder) Close() (*metadata.FileMetaData, error) {
+	if err := e.w.Close(); err != nil {
+		return nil, err
+	}
+	meta, err := e.out.footer()
+	if err != nil {
+		return nil, err
+	}
+	return meta, e.out.Close()
+}
+
+// orderedGroup is a Parquet group that keeps its fields in the given order:
+// parquet-go's Group is a map and sorts them by name, but a data file's
+// columns should follow the table's schema.
+type orderedGroup []pq.Field
+
+func (g orderedGroup) ID() int                     { return 0 }
+func (g orderedGroup) String() string              { return "message table " + g.describe() }
+func (g orderedGroup) Type() pq.Type               { return pq.Group{}.Type() }
+func (g orderedGroup) Optional() bool              { return false }
+func (g orderedGroup) Repeated() bool              { return false }
+func (g orderedGroup) Required() bool              { return true }
+func (g orderedGroup) Leaf() bool                  { return false }
+func (g orderedGroup) Fields() []pq.Field          { return g }
+func (g orderedGroup) Encoding() encoding.Encoding { return nil }
+func (g orderedGroup) Compression() compress.Codec { return nil }
+func (g orderedGroup) GoType() reflect.Type        { return reflect.TypeOf(map[string]any{}) }
+
+func (g orderedGroup) describe() string {
+	names := make([]string, len(g))
+	for i, f := range g {
+		names[i] = f.Name()
+	}
+	return "{" + strings.Join(names, ", ") + "}"
+}
+
+type namedField struct {
+	pq.Node
+	name string
+}
+
+func (f namedField) Name() string { return f.name }
+func (f namedField) Value(base reflect.Value) reflect.Value {
+	return base.MapIndex(reflect.ValueOf(f.name))
+}
+
+var _ io.Writer = (*countingWriter)(nil)
