@@ -52,6 +52,9 @@ type CommitRequest struct {
 	// Overwrite replaces the table's contents (complete mode).
 	Overwrite  bool
 	Properties map[string]string
+	// Base, when set, is a freshly loaded table for the first attempt, which
+	// saves reading the metadata again when nobody else committed since.
+	Base *table.Table
 }
 
 // CommitResult tells which snapshot holds the batch.
@@ -256,8 +259,10 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 	}
 
 	var pol *retryPolicy
+	base := req.Base
 	for attempt := 1; ; attempt++ {
-		snap, err := c.attempt(ctx, req, files, props)
+		snap, err := c.attempt(ctx, base, req, files, props)
+		base = nil
 		if err == nil {
 			return CommitResult{SnapshotID: snap.SnapshotID, Existing: snap.existing, Attempts: attempt}, nil
 		}
@@ -300,10 +305,12 @@ type committed struct {
 	existing   bool
 }
 
-func (c *Committer) attempt(ctx context.Context, req CommitRequest, files []iceberg.DataFile, props iceberg.Properties) (committed, error) {
-	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
-	if err != nil {
-		return committed{}, fmt.Errorf("load table: %w", err)
+func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req CommitRequest, files []iceberg.DataFile, props iceberg.Properties) (committed, error) {
+	if tbl == nil {
+		var err error
+		if tbl, err = c.Catalog.LoadTable(ctx, c.Ident); err != nil {
+			return committed{}, fmt.Errorf("load table: %w", err)
+		}
 	}
 	if s := c.FindBatch(tbl, req.BatchID); s != nil {
 		return committed{SnapshotID: s.SnapshotID, existing: true}, nil

@@ -266,7 +266,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	t = time.Now()
 	prog := &Progress{ID: p.checkpoint.Metadata.ID, RunID: p.runID, BatchID: entry.BatchID,
 		Timestamp: began.UTC().Format("2006-01-02T15:04:05.000Z")}
-	res, existing, err := p.writeBatch(ctx, entry, prog)
+	res, tbl, existing, err := p.writeBatch(ctx, entry, prog)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			// Nothing of this batch reached the table: forget it, so that a
@@ -293,7 +293,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			}
 		}
 		cr, err := p.committer.Commit(ctx, CommitRequest{BatchID: entry.BatchID, Files: res.Files,
-			Overwrite: p.cfg.Sink.Mode == "complete", Properties: p.cfg.Sink.SnapshotProperties})
+			Overwrite: p.cfg.Sink.Mode == "complete", Properties: p.cfg.Sink.SnapshotProperties, Base: tbl})
 		if err != nil {
 			return nil, err
 		}
@@ -346,25 +346,26 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 // writeBatch reads the batch's parts and writes its data files. Files still
 // being written are dropped from the batch and retried later; with
 // on-bad-file quarantine, bad files are moved aside and the batch goes on
-// without them. existing is set when the table already holds the batch.
-func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress) (WriteResult, *table.Snapshot, error) {
+// without them. existing is set when the table already holds the batch; tbl
+// is the table as loaded before writing.
+func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress) (_ WriteResult, tbl *table.Table, existing *table.Snapshot, _ error) {
 	for {
 		parts, err := p.source.Read(ctx, entry.Start, entry.End)
 		if err != nil {
-			return WriteResult{}, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
+			return WriteResult{}, nil, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
 		}
 		if len(parts) == 0 {
-			return WriteResult{}, nil, nil
+			return WriteResult{}, nil, nil, nil
 		}
 		var res WriteResult
-		tbl, err := p.table(ctx, parts[0])
+		tbl, err = p.table(ctx, parts[0])
 		if err == nil {
 			if s := p.committer.FindBatch(tbl, entry.BatchID); s != nil {
-				return WriteResult{}, s, nil
+				return WriteResult{}, tbl, s, nil
 			}
 			w := &Writer{Table: tbl, FilePrefix: fmt.Sprintf("%s-%05d", p.checkpoint.Metadata.ID[:8], entry.BatchID)}
 			if res, err = w.Write(ctx, parts); err == nil {
-				return res, nil, nil
+				return res, tbl, nil, nil
 			}
 		}
 		var uf *UnstableFileError
@@ -374,20 +375,20 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 			p.warn(uf.Error())
 			prog.Deferred = append(prog.Deferred, uf.Path)
 			if err := p.exclude(ctx, entry, uf.Path); err != nil {
-				return WriteResult{}, nil, err
+				return WriteResult{}, nil, nil, err
 			}
 		case errors.As(err, &bf) && p.cfg.OnBadFile == "quarantine":
 			moved, qerr := p.quarantine(bf.Path)
 			if qerr != nil {
-				return WriteResult{}, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
+				return WriteResult{}, nil, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
 			}
 			p.warn(fmt.Sprintf("quarantined %s to %s: %v", bf.Path, moved, bf.Err))
 			prog.Quarantined = append(prog.Quarantined, QuarantinedFile{Path: bf.Path, MovedTo: moved, Reason: bf.Err.Error()})
 			if err := p.exclude(ctx, entry, bf.Path); err != nil {
-				return WriteResult{}, nil, err
+				return WriteResult{}, nil, nil, err
 			}
 		default:
-			return WriteResult{}, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
+			return WriteResult{}, nil, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
 		}
 	}
 }
