@@ -24,6 +24,7 @@ type conformCol struct {
 	in       int // input column index, -1 when the input lacks the column
 	cast     bool
 	retype   bool
+	nested   bool // struct or list conformed field by field (conformData)
 	required bool
 }
 
@@ -53,6 +54,8 @@ func newConformer(tableName string, in, out *arrow.Schema) (*conformer, error) {
 				col.retype = true
 			case canCast(inType, f.Type):
 				col.cast = true
+			case nestedFits(inType, f.Type):
+				col.nested = true
 			default:
 				return nil, fmt.Errorf("%w: column %q has type %s in the input but %s in table %s; convert the input or change the table column", ErrSchemaMismatch, f.Name, typeName(inType), typeName(f.Type), tableName)
 			}
@@ -97,6 +100,14 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch, firstRow
 			arr = out
 		case col.retype:
 			arr = array.MakeFromData(retypeData(rec.Column(col.in).Data(), dt))
+		case col.nested:
+			d, err := conformData(ctx, rec.Column(col.in).Data(), dt)
+			if err != nil {
+				release()
+				return nil, fmt.Errorf("%w: column %q: cannot convert %s to %s (%v)", ErrSchemaMismatch, col.name, typeName(rec.Column(col.in).DataType()), typeName(dt), err)
+			}
+			arr = array.MakeFromData(d)
+			d.Release()
 		default:
 			arr = rec.Column(col.in)
 			arr.Retain()
@@ -179,6 +190,125 @@ func retypeData(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 		ch.Release()
 	}
 	return out
+}
+
+// nestedFits reports whether a struct or list of the input can be conformed
+// to the table's type field by field, as the columns of a record are: a
+// JSON file in which a nested key is absent or only ever null still fits the
+// table. Struct fields are matched by name (case-insensitively as a last
+// resort); table fields the input lacks become null unless required; input
+// fields the table lacks do not fit.
+func nestedFits(from, to arrow.DataType) bool {
+	switch tt := to.(type) {
+	case *arrow.StructType:
+		ft, ok := from.(*arrow.StructType)
+		if !ok {
+			return false
+		}
+		used := make([]bool, tt.NumFields())
+		for _, f := range ft.Fields() {
+			i := structFieldIndex(tt, f.Name)
+			if i < 0 || used[i] || !fits(f.Type, tt.Field(i).Type) {
+				return false
+			}
+			used[i] = true
+		}
+		for i, u := range used {
+			if !u && !tt.Field(i).Nullable {
+				return false
+			}
+		}
+		return true
+	case *arrow.ListType:
+		fl, ok := from.(*arrow.ListType)
+		return ok && fits(fl.Elem(), tt.Elem())
+	}
+	return false
+}
+
+func fits(from, to arrow.DataType) bool {
+	return arrow.TypeEqual(from, to) || sameShape(from, to) || canCast(from, to) || nestedFits(from, to)
+}
+
+func structFieldIndex(st *arrow.StructType, name string) int {
+	if i, ok := st.FieldIdx(name); ok {
+		return i
+	}
+	for i, f := range st.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// conformData converts array data to the table's type dt, for types that
+// fit (see fits). The result has the input's length; nested children are
+// converted in place of the input's, keeping its buffers.
+func conformData(ctx context.Context, d arrow.ArrayData, dt arrow.DataType) (arrow.ArrayData, error) {
+	from := d.DataType()
+	switch {
+	case arrow.TypeEqual(from, dt) || sameShape(from, dt):
+		return retypeData(d, dt), nil
+	case from.ID() == arrow.NULL:
+		return nullData(dt, d.Len()), nil
+	case from.ID() == arrow.STRUCT && dt.ID() == arrow.STRUCT:
+		ft, tt := from.(*arrow.StructType), dt.(*arrow.StructType)
+		children := make([]arrow.ArrayData, tt.NumFields())
+		defer func() {
+			for _, c := range children {
+				if c != nil {
+					c.Release()
+				}
+			}
+		}()
+		for j, f := range ft.Fields() {
+			i := structFieldIndex(tt, f.Name)
+			if i < 0 {
+				return nil, fmt.Errorf("field %s is not in the table", f.Name)
+			}
+			c, err := conformData(ctx, d.Children()[j], tt.Field(i).Type)
+			if err != nil {
+				return nil, fmt.Errorf("field %s: %w", f.Name, err)
+			}
+			children[i] = c
+		}
+		for i, c := range children {
+			if c == nil {
+				// Children cover the parent's offset as well as its length.
+				children[i] = nullData(tt.Field(i).Type, d.Offset()+d.Len())
+			}
+		}
+		return array.NewData(dt, d.Len(), d.Buffers()[:1], children, d.NullN(), d.Offset()), nil
+	case from.ID() == arrow.LIST && dt.ID() == arrow.LIST:
+		// Offsets index the whole child array, which is converted whole.
+		c, err := conformData(ctx, d.Children()[0], dt.(*arrow.ListType).Elem())
+		if err != nil {
+			return nil, err
+		}
+		defer c.Release()
+		return array.NewData(dt, d.Len(), d.Buffers(), []arrow.ArrayData{c}, d.NullN(), d.Offset()), nil
+	case canCast(from, dt):
+		in := array.MakeFromData(d)
+		defer in.Release()
+		out, err := compute.CastArray(ctx, in, compute.SafeCastOptions(dt))
+		if err != nil {
+			return nil, err
+		}
+		defer out.Release()
+		od := out.Data()
+		od.Retain()
+		return od, nil
+	}
+	return nil, fmt.Errorf("%s does not fit %s", typeName(from), typeName(dt))
+}
+
+func nullData(dt arrow.DataType, n int) arrow.ArrayData {
+	a := array.MakeArrayOfNull(memoryPool, dt, n)
+	defer a.Release()
+	d := a.Data()
+	d.Retain()
+	return d
 }
 
 // canCast allows the conversions that lose nothing for real data: integer

@@ -273,6 +273,10 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			// bad input leaves the checkpoint as it was.
 			if rerr := p.checkpoint.RemoveOffsets(entry.BatchID); rerr != nil {
 				p.opts.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
+			} else if ds, ok := p.source.(DiscardingSource); ok {
+				if derr := ds.Discard(ctx, entry.Start, entry.End); derr != nil {
+					p.opts.Logger.Warn("could not discard the source's plan of failed batch", "batch", entry.BatchID, "err", derr)
+				}
 			}
 		}
 		return nil, err

@@ -75,6 +75,15 @@ type ExcludingSource interface {
 	Exclude(ctx context.Context, end Offset, names []string) error
 }
 
+// DiscardingSource is implemented by sources that record their plan of a
+// batch in their own state when LatestOffset returns it. When a batch fails
+// before committing anything and the engine drops its offsets entry,
+// Discard makes the source forget its plan of (start, end] as well, so that
+// the checkpoint is exactly as it was before the batch.
+type DiscardingSource interface {
+	Discard(ctx context.Context, start, end Offset) error
+}
+
 // WarningSource is implemented by sources that find things the user should
 // know about while planning (files in subdirectories that a non-recursive
 // source ignores, files that changed after they were ingested).

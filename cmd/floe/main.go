@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -55,7 +56,15 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	// A panic is a bug in floe, not a usage error: report it as a failure
+	// with the stack, instead of Go's exit code 2.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "floe: internal error: %v\n%s\nplease report this with the command line that caused it\n", r, debug.Stack())
+			code = exitFailed
+		}
+	}()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stderr)
 		if len(args) == 0 {

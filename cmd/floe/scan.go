@@ -122,9 +122,25 @@ type rowPrinter struct {
 func newRowPrinter(format string, schema *arrow.Schema, w io.Writer) *rowPrinter {
 	p := &rowPrinter{format: format, schema: schema, w: w}
 	if format == "csv" {
-		p.csv = csv.NewWriter(w, schema, csv.WithHeader(true), csv.WithNullWriter(""))
+		p.csv = csv.NewWriter(w, schema, csv.WithHeader(true), csv.WithNullWriter(""),
+			csv.WithCustomTypeConverter(timeAsText))
 	}
 	return p
+}
+
+// timeAsText prints time-of-day columns, which arrow-go's CSV writer has no
+// conversion for.
+func timeAsText(typ arrow.DataType, col arrow.Array) ([]string, bool) {
+	if typ.ID() != arrow.TIME32 && typ.ID() != arrow.TIME64 {
+		return nil, false
+	}
+	out := make([]string, col.Len())
+	for i := range out {
+		if col.IsValid(i) {
+			out[i] = col.ValueStr(i)
+		}
+	}
+	return out, true
 }
 
 func (p *rowPrinter) write(rec arrow.RecordBatch) error {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -47,6 +48,7 @@ var (
 	_ floe.AvailableNowSource = (*Files)(nil)
 	_ floe.ExcludingSource    = (*Files)(nil)
 	_ floe.WarningSource      = (*Files)(nil)
+	_ floe.DiscardingSource   = (*Files)(nil)
 )
 
 // offset is the file source's position: the last log batch included.
@@ -91,13 +93,30 @@ func (s *Files) InitialOffset() floe.Offset { return encode(offset{LogOffset: -1
 // PrepareForAvailableNow fixes the backlog: files arriving later wait for
 // the next run, as with Spark's Trigger.AvailableNow.
 func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
+	// This listing only fixes the backlog. Its warnings are dropped: the
+	// listings that plan batches give them, after stale plans are discarded
+	// (a file of a failed batch's plan has not been ingested, so it has not
+	// "changed after it was ingested"), and without giving them twice.
+	warns, told := s.warns, maps.Clone(s.told)
 	cands, err := s.list(ctx)
+	s.warns, s.told = warns, told
 	if err != nil {
 		return err
 	}
 	s.cap = make(map[string]bool, len(cands))
 	for _, c := range cands {
 		s.cap[c.Path] = true
+	}
+	// list skips files of log batches planned by an earlier run that never
+	// recorded the batch (a crash, or a failed batch whose offsets entry was
+	// removed). LatestOffset discards those plans and the files become new
+	// again; they were there when this run started, so they belong to its
+	// backlog. Without this, such a file was silently skipped by one run.
+	// Uncommitted plans are never compacted, so they are all in batches.
+	for _, files := range s.log.batches {
+		for _, f := range files {
+			s.cap[f.Path] = true
+		}
 	}
 	return nil
 }
@@ -244,7 +263,11 @@ func hasParquetFooter(p string, size int64) bool {
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return false
+		// A file that cannot be opened (no permission) is not one being
+		// copied in: report it true so the file is planned and the read
+		// names the file and the error, instead of deferring it silently.
+		// A file removed since it was listed is skipped as before.
+		return !errors.Is(err, fs.ErrNotExist)
 	}
 	defer f.Close()
 	var tail [4]byte
@@ -297,6 +320,18 @@ func (s *Files) Exclude(ctx context.Context, end floe.Offset, names []string) er
 		}
 	}
 	return s.log.rewrite(en.LogOffset, kept)
+}
+
+// Discard forgets the plan of a batch the engine dropped before it
+// committed anything (its offsets entry is gone): the log batches after
+// start are removed and their files are new again. Without it the plan
+// stays in the checkpoint until the next LatestOffset discards it.
+func (s *Files) Discard(ctx context.Context, start, end floe.Offset) error {
+	st, err := decode(start)
+	if err != nil {
+		return err
+	}
+	return s.log.discardAfter(st.LogOffset)
 }
 
 // Commit cleans up the files of committed batches (clean-source) and

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -52,19 +53,46 @@ func (k *csvKind) observe(v string) {
 		}
 	}
 	if k.isBool {
+		// true or false, in a case strconv.ParseBool (the reader) accepts:
+		// true, True, TRUE.
 		l := strings.ToLower(v)
-		k.isBool = l == "true" || l == "false"
+		_, err := strconv.ParseBool(v)
+		k.isBool = (l == "true" || l == "false") && err == nil
 	}
-	k.isDate = k.isDate && dateRe.MatchString(v)
-	k.isTimestamp = k.isTimestamp && tsRe.MatchString(v)
-	k.isTimestampTZ = k.isTimestampTZ && tsTZRe.MatchString(v)
-	k.isTime = k.isTime && timeRe.MatchString(v)
+	// A value of the right shape must also parse as the reader will parse
+	// it: "2024-02-30" or "25:00:00" make a string column, not a file that
+	// fails half-way through.
+	k.isDate = k.isDate && dateRe.MatchString(v) && validDate(v)
+	k.isTimestamp = k.isTimestamp && tsRe.MatchString(v) && validTimestamp(v)
+	k.isTimestampTZ = k.isTimestampTZ && tsTZRe.MatchString(v) && validTimestamp(v)
+	k.isTime = k.isTime && timeRe.MatchString(v) && validTime(v)
+}
+
+// validDate parses like arrow's CSV reader does for date columns.
+func validDate(v string) bool {
+	_, err := time.Parse("2006-01-02", v)
+	return err == nil
+}
+
+// validTimestamp parses like arrow's CSV reader does for timestamp columns.
+func validTimestamp(v string) bool {
+	_, _, err := arrow.TimestampFromStringInLocation(v, arrow.Microsecond, time.UTC)
+	return err == nil
+}
+
+// validTime parses like the CSV reader's conversion of time columns.
+func validTime(v string) bool {
+	_, err := arrow.Time64FromString(v, arrow.Microsecond)
+	return err == nil
 }
 
 func (k csvKind) arrowType() arrow.DataType {
 	switch {
 	case !k.seen:
-		return arrow.BinaryTypes.String
+		// Only empty values: no type to infer. The null type fits any table
+		// column (a table created from it gets a string column), so a file
+		// where a column happens to be empty is not a schema mismatch.
+		return arrow.Null
 	case k.isInt:
 		return arrow.PrimitiveTypes.Int64
 	case k.isFloat:
@@ -236,8 +264,13 @@ func (k *jsonKind) arrowType() arrow.DataType {
 			elem = &jsonKind{}
 		}
 		return arrow.ListOf(elem.arrowType())
-	default: // string, or only nulls seen
+	case "string":
 		return arrow.BinaryTypes.String
+	default:
+		// Only nulls seen: no type to infer. As for CSV, the null type fits
+		// any table column, nested ones included; a table created from it
+		// gets a string column.
+		return arrow.Null
 	}
 }
 

@@ -3,10 +3,12 @@ package files
 import (
 	"bufio"
 	"context"
+	stdcsv "encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -43,6 +45,13 @@ func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
 	if p.entry.Size == 0 {
 		return nil, p.bad(errors.New("the file is empty (0 bytes); remove it or replace it with a complete file"))
 	}
+	// Say plainly that the file cannot be opened, rather than letting each
+	// format's reader call it corrupt.
+	f, oerr := os.Open(p.entry.Path)
+	if oerr != nil {
+		return nil, p.bad(fmt.Errorf("cannot read the file: %w", oerr))
+	}
+	_ = f.Close()
 	var (
 		rdr array.RecordReader
 		err error
@@ -106,12 +115,21 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 		delim = []rune(d)[0]
 	}
 	header := p.cfg.CSV.Header == nil || *p.cfg.CSV.Header
-	schema, err := explicitSchema(p.cfg.Schema)
+	out, err := explicitSchema(p.cfg.Schema)
 	if err != nil {
 		return nil, err
 	}
-	if schema == nil {
+	// schema is the file's columns in file order; out is what the reader
+	// returns.
+	schema := out
+	switch {
+	case out == nil:
 		if schema, err = inferCSV(p.entry.Path, delim, header); err != nil {
+			return nil, err
+		}
+		out = schema
+	case header:
+		if schema, err = csvHeaderSchema(p.entry.Path, delim, out); err != nil {
 			return nil, err
 		}
 	}
@@ -119,10 +137,197 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20), schema,
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20), csvReadSchema(schema),
 		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(batchRows),
 		csv.WithNullReader(true, ""))
-	return &closingReader{RecordReader: r, close: f.Close}, nil
+	return &closingReader{RecordReader: newCSVConvReader(r, schema, out), close: f.Close}, nil
+}
+
+// csvHeaderSchema matches the header of a file to an explicit schema by
+// name: arrow's CSV reader would take the types by position and the names
+// from the header, so a file listing the columns in another order than
+// source.schema would get the wrong types. It returns the schema's fields
+// in file order.
+func csvHeaderSchema(path string, delim rune, schema *arrow.Schema) (*arrow.Schema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := stdcsv.NewReader(bufio.NewReader(f))
+	r.Comma = delim
+	names, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("the CSV file has no header row")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("malformed CSV header: %w", err)
+	}
+	fields := make([]arrow.Field, len(names))
+	used := make([]bool, schema.NumFields())
+	for j, n := range names {
+		n = strings.TrimSpace(n)
+		i := fieldIndex(schema, n)
+		if i < 0 {
+			return nil, fmt.Errorf("column %q of the header is not in source.schema; add it to the schema or remove it from the file", n)
+		}
+		if used[i] {
+			return nil, fmt.Errorf("the header names column %q twice", n)
+		}
+		used[i] = true
+		fields[j] = schema.Field(i)
+	}
+	for i, u := range used {
+		if f := schema.Field(i); !u && !f.Nullable {
+			return nil, fmt.Errorf("required column %q of source.schema is missing from the header", f.Name)
+		}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// fieldIndex finds a column by name, exactly or else ignoring case, as the
+// table's columns are matched.
+func fieldIndex(schema *arrow.Schema, name string) int {
+	if idx := schema.FieldIndices(name); len(idx) > 0 {
+		return idx[0]
+	}
+	for i, f := range schema.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// csvReadSchema replaces time and null columns, which arrow's CSV reader
+// cannot read (it panics on them), by string columns.
+func csvReadSchema(schema *arrow.Schema) *arrow.Schema {
+	fields := schema.Fields()
+	for i, f := range fields {
+		switch f.Type.ID() {
+		case arrow.TIME32, arrow.TIME64, arrow.NULL:
+			fields[i].Type = arrow.BinaryTypes.String
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// csvConvReader turns the records of arrow's CSV reader, whose columns are
+// in file order, named after the header and typed by csvReadSchema, into
+// records of the out schema: columns in its order, with its names, the
+// string columns of time and null columns converted, and columns the file
+// lacks all null.
+type csvConvReader struct {
+	array.RecordReader
+	file *arrow.Schema // the file's columns, with the types they must have
+	out  *arrow.Schema
+	idx  []int // for each out column, the file column or -1
+	cur  arrow.RecordBatch
+	rows int64
+	err  error
+}
+
+func newCSVConvReader(r array.RecordReader, file, out *arrow.Schema) *csvConvReader {
+	idx := make([]int, out.NumFields())
+	for i, f := range out.Fields() {
+		idx[i] = fieldIndex(file, f.Name)
+	}
+	return &csvConvReader{RecordReader: r, file: file, out: out, idx: idx}
+}
+
+func (r *csvConvReader) Schema() *arrow.Schema          { return r.out }
+func (r *csvConvReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *csvConvReader) Record() arrow.RecordBatch      { return r.cur }
+
+func (r *csvConvReader) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.RecordReader.Err()
+}
+
+func (r *csvConvReader) Release() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	r.RecordReader.Release()
+}
+
+func (r *csvConvReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil || !r.RecordReader.Next() {
+		return false
+	}
+	rec := r.RecordReader.RecordBatch()
+	n := rec.NumRows()
+	cols := make([]arrow.Array, r.out.NumFields())
+	release := func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}
+	for i, f := range r.out.Fields() {
+		j := r.idx[i]
+		switch {
+		case j < 0:
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(n))
+		case rec.Column(j).DataType().ID() == arrow.STRING && r.file.Field(j).Type.ID() != arrow.STRING:
+			arr, err := fromStrings(rec.Column(j).(*array.String), r.file.Field(j).Type, r.rows)
+			if err != nil {
+				release()
+				r.err = fmt.Errorf("column %q: %w", f.Name, err)
+				return false
+			}
+			cols[i] = arr
+		default:
+			cols[i] = rec.Column(j)
+			cols[i].Retain()
+		}
+	}
+	r.cur = array.NewRecordBatch(r.out, cols, n)
+	release()
+	r.rows += n
+	return true
+}
+
+// fromStrings converts HH:MM:SS[.fffffffff] strings into a time array, and
+// empty values into a null array; firstRow numbers the rows in errors.
+func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Array, error) {
+	b := array.NewBuilder(memory.DefaultAllocator, dt)
+	defer b.Release()
+	b.Reserve(in.Len())
+	for j := 0; j < in.Len(); j++ {
+		if in.IsNull(j) {
+			b.AppendNull()
+			continue
+		}
+		v := in.Value(j)
+		var err error
+		switch t := dt.(type) {
+		case *arrow.Time64Type:
+			var tm arrow.Time64
+			if tm, err = arrow.Time64FromString(v, t.Unit); err == nil {
+				b.(*array.Time64Builder).Append(tm)
+			}
+		case *arrow.Time32Type:
+			var tm arrow.Time32
+			if tm, err = arrow.Time32FromString(v, t.Unit); err == nil {
+				b.(*array.Time32Builder).Append(tm)
+			}
+		case *arrow.NullType:
+			return nil, fmt.Errorf("row %d holds %q where the column was found empty", firstRow+int64(j)+1, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %q is not a time of day (HH:MM:SS[.ffffff]): %w", firstRow+int64(j)+1, v, err)
+		}
+	}
+	return b.NewArray(), nil
 }
 
 func (p *filePart) openJSON() (array.RecordReader, error) {

@@ -1,0 +1,811 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// Bad input: every kind of file floe cannot ingest makes the run exit 1
+// with a message naming the file and the problem, commits nothing, and
+// leaves the checkpoint as it was; after the file is removed the next good
+// file is ingested as the next batch.
+
+// tableState is what a failed run must not change.
+type tableState struct {
+	ckpt      map[string]string
+	rows      int64
+	snaps     []snapshot
+	dataFiles []string
+}
+
+func (e *env) state(table string) tableState {
+	e.t.Helper()
+	return tableState{ckpt: tree(e.t, e.ckpt), rows: e.count(table), snaps: e.snapshots(table), dataFiles: e.dataFiles()}
+}
+
+// dataFiles lists the Parquet files under the warehouse, so that a failed
+// batch that left data files behind (written, then not committed or not
+// deleted) is noticed.
+func (e *env) dataFiles() []string {
+	var out []string
+	_ = filepath.WalkDir(e.warehouse, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// treeDiff describes how two tree() results differ, one line per file.
+func treeDiff(before, after map[string]string) []string {
+	var diff []string
+	for k, v := range before {
+		a, ok := after[k]
+		switch {
+		case !ok:
+			diff = append(diff, "removed "+k)
+		case a != v:
+			diff = append(diff, fmt.Sprintf("changed %s: %q -> %q", k, v, a))
+		}
+	}
+	for k, v := range after {
+		if _, ok := before[k]; !ok {
+			diff = append(diff, fmt.Sprintf("added %s: %q", k, v))
+		}
+	}
+	sort.Strings(diff)
+	return diff
+}
+
+// checkUnchanged fails the test when the table or the checkpoint changed.
+func checkUnchanged(t *testing.T, what string, before, after tableState) {
+	t.Helper()
+	if after.rows != before.rows {
+		t.Errorf("%s: table has %d rows, had %d", what, after.rows, before.rows)
+	}
+	if len(after.snaps) != len(before.snaps) {
+		t.Errorf("%s: table has %d snapshots, had %d: %+v", what, len(after.snaps), len(before.snaps), after.snaps)
+	}
+	if strings.Join(after.dataFiles, "\n") != strings.Join(before.dataFiles, "\n") {
+		t.Errorf("%s: data files in the warehouse changed:\nbefore %v\nafter  %v", what, before.dataFiles, after.dataFiles)
+	}
+	for _, d := range treeDiff(before.ckpt, after.ckpt) {
+		t.Errorf("%s: checkpoint changed: %s", what, d)
+	}
+}
+
+func ageFile(t *testing.T, path string, by time.Duration) {
+	t.Helper()
+	old := time.Now().Add(-by)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// parquetBytes returns the bytes of a complete Parquet file of ids.
+func parquetBytes(t *testing.T, first, n int64) []byte {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "whole.parquet")
+	if err := fixture.WriteIDFile(p, first, n); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeMismatchedParquet writes ids with a long column v, where the article
+// table has v string.
+func writeMismatchedParquet(t *testing.T, path string, first, n int64) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := first; i < first+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(i)
+		b.Field(1).(*array.Int64Builder).Append(i * 10)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := fixture.WriteParquet(path, rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// badCase is one kind of bad file in one format.
+type badCase struct {
+	name   string
+	format string
+	// bad writes the bad file into the landing directory and returns its
+	// path.
+	bad func(t *testing.T, e *env) string
+	// want are substrings of stderr besides the file's path.
+	want []string
+	// runArgs, when set, run floe instead of the default stream command
+	// (used for the unreadable file, which needs a process without root's
+	// file-access override).
+	run func(e *env, args ...string) result
+}
+
+// writeGood drops a good file of n ids in the case's format.
+func writeGood(t *testing.T, e *env, format, name string, first, n int64) {
+	t.Helper()
+	switch format {
+	case "parquet":
+		e.writeIDs(name+".parquet", first, n)
+	case "csv":
+		var b strings.Builder
+		b.WriteString("id,v\n")
+		for i := first; i < first+n; i++ {
+			fmt.Fprintf(&b, "%d,v%d\n", i, i)
+		}
+		writeFile(t, filepath.Join(e.landing, name+".csv"), []byte(b.String()))
+	case "json":
+		var b strings.Builder
+		for i := first; i < first+n; i++ {
+			fmt.Fprintf(&b, "{\"id\":%d,\"v\":\"v%d\"}\n", i, i)
+		}
+		writeFile(t, filepath.Join(e.landing, name+".json"), []byte(b.String()))
+	default:
+		t.Fatalf("format %q", format)
+	}
+}
+
+func badCases() []badCase {
+	return []badCase{
+		{
+			name: "truncated-parquet", format: "parquet",
+			bad: func(t *testing.T, e *env) string {
+				whole := parquetBytes(t, 100, 100)
+				p := filepath.Join(e.landing, "truncated.parquet")
+				writeFile(t, p, whole[:len(whole)/2])
+				ageFile(t, p, time.Hour) // old: not a copy in progress
+				return p
+			},
+			want: []string{"not a readable Parquet file", "truncated or corrupt"},
+		},
+		{
+			// Magic bytes and footer length intact, footer metadata garbage.
+			name: "corrupt-parquet-footer", format: "parquet",
+			bad: func(t *testing.T, e *env) string {
+				b := parquetBytes(t, 100, 100)
+				n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+				for i := len(b) - 8 - n; i < len(b)-8; i++ {
+					b[i] = 0xff
+				}
+				p := filepath.Join(e.landing, "corrupt.parquet")
+				writeFile(t, p, b)
+				ageFile(t, p, time.Hour)
+				return p
+			},
+			want: []string{"not a readable Parquet file", "truncated or corrupt"},
+		},
+		{
+			name: "not-parquet", format: "parquet",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "misnamed.parquet")
+				writeFile(t, p, []byte("id,v\n1,a\n2,b\n"))
+				ageFile(t, p, time.Hour)
+				return p
+			},
+			want: []string{"not a readable Parquet file"},
+		},
+		{
+			name: "zero-byte-parquet", format: "parquet",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "empty.parquet")
+				writeFile(t, p, nil)
+				ageFile(t, p, time.Hour)
+				return p
+			},
+			want: []string{"the file is empty (0 bytes)"},
+		},
+		{
+			name: "zero-byte-csv", format: "csv",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "empty.csv")
+				writeFile(t, p, nil)
+				return p
+			},
+			want: []string{"the file is empty (0 bytes)"},
+		},
+		{
+			name: "zero-byte-json", format: "json",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "empty.json")
+				writeFile(t, p, nil)
+				return p
+			},
+			want: []string{"the file is empty (0 bytes)"},
+		},
+		{
+			name: "unreadable-parquet", format: "parquet",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "unreadable.parquet")
+				writeFile(t, p, parquetBytes(t, 100, 100))
+				if err := os.Chmod(p, 0); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			},
+			want: []string{"cannot read the file", "permission denied"},
+			run:  runUnprivileged,
+		},
+		{
+			name: "unreadable-csv", format: "csv",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "unreadable.csv")
+				writeFile(t, p, []byte("id,v\n100,v100\n"))
+				if err := os.Chmod(p, 0); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			},
+			want: []string{"cannot read the file", "permission denied"},
+			run:  runUnprivileged,
+		},
+		{
+			name: "csv-wrong-column-count", format: "csv",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "ragged.csv")
+				writeFile(t, p, []byte("id,v\n100,v100\n101,v101,extra\n102,v102\n"))
+				return p
+			},
+			want: []string{"line 3 has 3 columns, the header has 2"},
+		},
+		{
+			name: "csv-too-few-columns", format: "csv",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "short.csv")
+				writeFile(t, p, []byte("id,v\n100,v100\n101,v101\n102\n"))
+				return p
+			},
+			want: []string{"line 4 has 1 columns, the header has 2"},
+		},
+		{
+			name: "json-malformed-line", format: "json",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "malformed.json")
+				writeFile(t, p, []byte("{\"id\":100,\"v\":\"v100\"}\n{\"id\":101,\"v\":\"v101\"}\n{\"id\":102,\"v\":\n{\"id\":103,\"v\":\"v103\"}\n"))
+				return p
+			},
+			want: []string{"line 3", "malformed JSON"},
+		},
+		{
+			name: "json-not-an-object", format: "json",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "array.json")
+				writeFile(t, p, []byte("{\"id\":100,\"v\":\"v100\"}\n[101,\"v101\"]\n"))
+				return p
+			},
+			want: []string{"line 2", "malformed JSON", "one object"},
+		},
+		{
+			name: "parquet-schema-mismatch", format: "parquet",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "mismatch.parquet")
+				writeMismatchedParquet(t, p, 100, 100)
+				return p
+			},
+			want: []string{`column "v"`, "long", "string", "schema mismatch"},
+		},
+		{
+			name: "json-schema-mismatch", format: "json",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "mismatch.json")
+				writeFile(t, p, []byte("{\"id\":\"a100\",\"v\":\"v100\"}\n"))
+				return p
+			},
+			want: []string{`column "id"`, "type string in the input but long in table"},
+		},
+		{
+			name: "csv-extra-column", format: "csv",
+			bad: func(t *testing.T, e *env) string {
+				p := filepath.Join(e.landing, "extra.csv")
+				writeFile(t, p, []byte("id,v,w\n100,v100,1.5\n"))
+				return p
+			},
+			want: []string{`column "w" (double) is not in table`},
+		},
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range badCases() {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			table := "db.bad"
+			args := []string{"stream", "--source", e.landing, "--format", c.format, "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now"}
+			run := c.run
+			if run == nil {
+				run = (*env).run
+			}
+			writeGood(t, e, c.format, "good-0", 0, 100)
+			if r := run(e, args...); r.code != 0 {
+				t.Fatalf("first, good batch: %s", r)
+			}
+			before := e.state(table)
+			if before.rows != 100 || len(before.snaps) != 1 {
+				t.Fatalf("after the good batch: %d rows, %d snapshots; want 100 and 1", before.rows, len(before.snaps))
+			}
+
+			bad := c.bad(t, e)
+			for attempt := 1; attempt <= 2; attempt++ { // failing again changes nothing either
+				r := run(e, args...)
+				if r.code != 1 {
+					t.Fatalf("attempt %d with %s: want exit 1, got %s", attempt, filepath.Base(bad), r)
+				}
+				for _, w := range append([]string{bad}, c.want...) {
+					if !strings.Contains(r.stderr, w) {
+						t.Errorf("attempt %d: stderr does not contain %q:\n%s", attempt, w, r.stderr)
+					}
+				}
+				checkUnchanged(t, fmt.Sprintf("attempt %d", attempt), before, e.state(table))
+			}
+
+			// Without the bad file the query goes on: the next good file is
+			// batch 1, the batch number the failed attempts did not use up.
+			if err := os.Remove(bad); err != nil {
+				t.Fatal(err)
+			}
+			writeGood(t, e, c.format, "good-1", 1000, 50)
+			if r := run(e, args...); r.code != 0 {
+				t.Fatalf("after removing the bad file: %s", r)
+			}
+			snaps := e.snapshots(table)
+			if n := e.count(table); n != 150 || len(snaps) != 2 {
+				t.Fatalf("after the next good file: %d rows, %d snapshots; want 150 and 2", n, len(snaps))
+			}
+			if got := snaps[1].Summary["floe.batch-id"]; got != "1" {
+				t.Errorf("next good batch has floe.batch-id %q, want 1", got)
+			}
+			ids := e.ids(table)
+			for _, id := range []int64{0, 99, 1000, 1049} {
+				if !ids[id] {
+					t.Errorf("id %d missing after recovery", id)
+				}
+			}
+			if len(ids) != 150 {
+				t.Errorf("%d distinct ids, want 150", len(ids))
+			}
+		})
+	}
+}
+
+// runUnprivileged runs floe so that a file with mode 000 cannot be read.
+// Tests often run as root, which reads any file whatever its mode: then floe
+// runs without the capabilities that override file permissions
+// (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), exactly as a process of the
+// file's owner without them. It skips the test when that is not possible.
+func runUnprivileged(e *env, args ...string) result {
+	e.t.Helper()
+	if os.Geteuid() != 0 {
+		return e.run(args...)
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		e.t.Skip("running as root, which can read a file with mode 000, and setpriv (util-linux) is not installed to drop CAP_DAC_OVERRIDE; run as a non-root user to test unreadable files")
+	}
+	return e.runProgram(setpriv, append([]string{"--bounding-set=-dac_override,-dac_read_search", "--", floeBin}, args...)...)
+}
+
+// runProgram is env.run for any program (a wrapper around floe).
+func (e *env) runProgram(prog string, args ...string) result {
+	e.t.Helper()
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = e.dir
+	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("run %s %v: %v", prog, args, err)
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// A check that runUnprivileged really takes root's override away, so that
+// the unreadable-file cases test what they claim.
+func TestBadInputUnprivilegedCannotRead(t *testing.T) {
+	e := newEnv(t)
+	p := filepath.Join(e.landing, "secret.csv")
+	writeFile(t, p, []byte("id\n1\n"))
+	if err := os.Chmod(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := runUnprivileged(e, "stream", "--source", e.landing, "--format", "csv", "--table", "db.secret", "--checkpoint", e.ckpt)
+	if r.code != 1 || !strings.Contains(r.stderr, "permission denied") {
+		t.Fatalf("reading a mode-000 file: want exit 1 and permission denied, got %s", r)
+	}
+}
+
+// A Parquet file still being copied in (no footer yet, changed within the
+// last minute) is neither ingested nor an error; once complete, it is
+// ingested.
+func TestBadInputParquetStillBeingCopied(t *testing.T) {
+	e := newEnv(t)
+	table := "db.copying"
+	e.writeIDs("part-0.parquet", 0, 1000)
+	whole := parquetBytes(t, 1000, 1000)
+	half := filepath.Join(e.landing, "part-1.parquet")
+	writeFile(t, half, whole[:len(whole)/2])
+
+	r := e.stream(table, "--trigger", "available-now")
+	if r.code != 0 {
+		t.Fatalf("run with a half-written file: %s", r)
+	}
+	if strings.Contains(r.stderr, "bad input") || strings.Contains(r.stderr, "part-1.parquet") {
+		t.Errorf("half-written file was reported:\n%s", r.stderr)
+	}
+	before := e.state(table)
+	if before.rows != 1000 || len(before.snaps) != 1 {
+		t.Fatalf("%d rows, %d snapshots; want 1000 and 1 (the complete file only)", before.rows, len(before.snaps))
+	}
+	for _, content := range before.ckpt {
+		if strings.Contains(content, "part-1.parquet") {
+			t.Errorf("checkpoint records the half-written file:\n%s", content)
+		}
+	}
+
+	// Still being copied on the next run: nothing happens at all.
+	r = e.stream(table, "--trigger", "available-now")
+	if r.code != 0 {
+		t.Fatalf("second run with the half-written file: %s", r)
+	}
+	checkUnchanged(t, "second run", before, e.state(table))
+
+	// The copy completes.
+	writeFile(t, half, whole)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now")
+	if n, s := e.count(table), len(e.snapshots(table)); n != 2000 || s != 2 {
+		t.Fatalf("after the copy completed: %d rows, %d snapshots; want 2000 and 2", n, s)
+	}
+	if ids := e.ids(table); len(ids) != 2000 || !ids[1999] {
+		t.Fatalf("distinct ids = %d, want 2000 including 1999", len(ids))
+	}
+}
+
+// progressLines decodes the batch records of --progress=json from stderr.
+func progressLines(t *testing.T, stderr string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(stderr))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("progress line %q: %v", line, err)
+		}
+		if _, ok := m["batchId"]; ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+type quarantined struct {
+	Path, MovedTo, Reason string
+}
+
+func quarantinedFiles(t *testing.T, stderr string) []quarantined {
+	t.Helper()
+	var out []quarantined
+	for _, p := range progressLines(t, stderr) {
+		list, _ := p["quarantined"].([]any)
+		for _, q := range list {
+			m, _ := q.(map[string]any)
+			path, _ := m["path"].(string)
+			moved, _ := m["movedTo"].(string)
+			reason, _ := m["reason"].(string)
+			out = append(out, quarantined{path, moved, reason})
+		}
+	}
+	return out
+}
+
+// --on-bad-file quarantine moves bad files to <checkpoint>/quarantine/,
+// records them in the progress record, and ingests the rest.
+func TestQuarantine(t *testing.T) {
+	e := newEnv(t)
+	table := "db.quarantine"
+	args := []string{"--trigger", "available-now", "--on-bad-file", "quarantine", "--progress", "json"}
+	e.writeIDs("good-0.parquet", 0, 1000)
+	whole := parquetBytes(t, 5000, 1000)
+	corrupt := filepath.Join(e.landing, "corrupt.parquet")
+	writeFile(t, corrupt, whole[:len(whole)/3])
+	ageFile(t, corrupt, time.Hour) // planned first, before the table exists
+	e.writeIDs("good-1.parquet", 1000, 1000)
+
+	r := e.stream(table, args...)
+	if r.code != 0 {
+		t.Fatalf("quarantine run: %s", r)
+	}
+	if n := e.count(table); n != 2000 {
+		t.Fatalf("rows = %d, want 2000 (the two good files)", n)
+	}
+	if s := e.snapshots(table); len(s) != 1 {
+		t.Fatalf("snapshots = %d, want 1", len(s))
+	}
+	if ids := e.ids(table); ids[5000] || !ids[0] || !ids[1999] {
+		t.Fatalf("ids wrong: has 5000=%v 0=%v 1999=%v", ids[5000], ids[0], ids[1999])
+	}
+	qdir := filepath.Join(e.ckpt, "quarantine")
+	moved := filepath.Join(qdir, "corrupt.parquet")
+	if b, err := os.ReadFile(moved); err != nil || !bytes.Equal(b, whole[:len(whole)/3]) {
+		t.Fatalf("quarantined file %s: err %v, %d bytes (want the original %d)", moved, err, len(b), len(whole)/3)
+	}
+	if _, err := os.Stat(corrupt); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("bad file still in the landing directory: %v", err)
+	}
+	q := quarantinedFiles(t, r.stderr)
+	if len(q) != 1 || q[0].Path != corrupt || q[0].MovedTo != moved || !strings.Contains(q[0].Reason, "not a readable Parquet file") {
+		t.Fatalf("progress quarantined = %+v, want one entry for %s moved to %s with its reason\nstderr:\n%s", q, corrupt, moved, r.stderr)
+	}
+
+	// A file that does not fit the existing table is quarantined too.
+	mismatch := filepath.Join(e.landing, "mismatch.parquet")
+	writeMismatchedParquet(t, mismatch, 6000, 10)
+	e.writeIDs("good-2.parquet", 2000, 1000)
+	r = e.stream(table, args...)
+	if r.code != 0 {
+		t.Fatalf("second quarantine run: %s", r)
+	}
+	if n := e.count(table); n != 3000 {
+		t.Fatalf("rows = %d, want 3000", n)
+	}
+	q = quarantinedFiles(t, r.stderr)
+	if len(q) != 1 || q[0].Path != mismatch || q[0].MovedTo != filepath.Join(qdir, "mismatch.parquet") || !strings.Contains(q[0].Reason, `column "v"`) {
+		t.Fatalf("progress quarantined = %+v, want the mismatched file\nstderr:\n%s", q, r.stderr)
+	}
+
+	// Nothing is left to do, and the quarantined files are not retried.
+	before := e.state(table)
+	r = e.stream(table, args...)
+	if r.code != 0 {
+		t.Fatalf("re-run: %s", r)
+	}
+	if q := quarantinedFiles(t, r.stderr); len(q) != 0 {
+		t.Errorf("re-run quarantined again: %+v", q)
+	}
+	checkUnchanged(t, "re-run", before, e.state(table))
+	entries, _ := os.ReadDir(qdir)
+	if len(entries) != 2 {
+		t.Errorf("quarantine holds %d files, want 2", len(entries))
+	}
+}
+
+// Without --on-bad-file quarantine, the same corrupt file fails the run and
+// stays where it is.
+func TestQuarantineOffByDefault(t *testing.T) {
+	e := newEnv(t)
+	corrupt := filepath.Join(e.landing, "corrupt.parquet")
+	writeFile(t, corrupt, []byte("PAR1 not really"))
+	ageFile(t, corrupt, time.Hour)
+	r := e.stream("db.noquarantine", "--trigger", "available-now")
+	if r.code != 1 || !strings.Contains(r.stderr, corrupt) {
+		t.Fatalf("want exit 1 naming %s, got %s", corrupt, r)
+	}
+	if _, err := os.Stat(corrupt); err != nil {
+		t.Errorf("bad file moved without quarantine: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.ckpt, "quarantine")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("quarantine directory exists: %v", err)
+	}
+	if r := e.run("table", "snapshots", "db.noquarantine", "--json"); r.code == 0 && strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("table has snapshots: %s", r.stdout)
+	}
+}
+
+// copyInto copies a file to dst, creating dst's directory.
+func copyInto(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dst, b)
+}
+
+// usePipeline copies testdata/good/NAME.yaml into the env's directory and
+// the files of testdata/good/NAME/ (when there is one) into its landing
+// directory. The fixtures use paths relative to the env's directory, where
+// e.run runs floe: ./landing, ./ckpt. It returns the pipeline file's name.
+func (e *env) usePipeline(name string) string {
+	e.t.Helper()
+	file := name + ".yaml"
+	copyInto(e.t, filepath.Join("testdata", "good", file), filepath.Join(e.dir, file))
+	entries, err := os.ReadDir(filepath.Join("testdata", "good", name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.t.Fatal(err)
+	}
+	for _, de := range entries {
+		copyInto(e.t, filepath.Join("testdata", "good", name, de.Name()), filepath.Join(e.landing, de.Name()))
+	}
+	return file
+}
+
+// goodPipelines are the expectations of testdata/good: the table each
+// pipeline writes and the rows it must hold after one run.
+var goodPipelines = map[string]struct {
+	table string
+	rows  int64
+	setup func(e *env)
+}{
+	"csv-schema":     {table: "db.typed", rows: 3},
+	"csv-delimiter":  {table: "db.semicolon", rows: 3},
+	"csv-headerless": {table: "db.headerless", rows: 2},
+	"json-schema":    {table: "db.jsontyped", rows: 3},
+	"parquet-minimal": {table: "db.events", rows: 3000, setup: func(e *env) {
+		for i := int64(0); i < 3; i++ {
+			e.writeIDs(fmt.Sprintf("part-%d.parquet", i), i*1000, 1000)
+		}
+	}},
+}
+
+// Every pipeline in testdata/good runs: one snapshot with the expected rows,
+// and a second run adds nothing.
+func TestConfigGoodFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "good", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/good: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			want, ok := goodPipelines[name]
+			if !ok {
+				t.Fatalf("testdata/good/%s.yaml has no entry in goodPipelines", name)
+			}
+			e := newEnv(t)
+			file := e.usePipeline(name)
+			if want.setup != nil {
+				want.setup(e)
+			}
+			e.ok("run", file)
+			if n, s := e.count(want.table), len(e.snapshots(want.table)); n != want.rows || s != 1 {
+				t.Fatalf("after floe run %s: %d rows, %d snapshots; want %d and 1", file, n, s, want.rows)
+			}
+			if _, err := os.Stat(filepath.Join(e.dir, "ckpt", "commits", "0")); err != nil {
+				t.Errorf("checkpoint ./ckpt not written relative to the working directory: %v", err)
+			}
+			e.ok("run", file)
+			if n, s := e.count(want.table), len(e.snapshots(want.table)); n != want.rows || s != 1 {
+				t.Fatalf("after a second run: %d rows, %d snapshots; want %d and 1", n, s, want.rows)
+			}
+		})
+	}
+}
+
+// Every pipeline in testdata/bad is refused with exit 2 and exactly the
+// message in its .err file, before anything is created.
+func TestConfigBadFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "bad", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/bad: %v", err)
+	}
+	for _, f := range files {
+		file := filepath.Base(f)
+		t.Run(strings.TrimSuffix(file, ".yaml"), func(t *testing.T) {
+			want, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".err")
+			if err != nil {
+				t.Fatalf("expected message: %v", err)
+			}
+			e := newEnv(t)
+			copyInto(t, f, filepath.Join(e.dir, file))
+			writeGood(t, e, "parquet", "part-0", 0, 10)
+			r := e.run("run", file)
+			if r.code != 2 {
+				t.Errorf("want exit 2 (invalid configuration), got %s", r)
+			}
+			if r.stderr != string(want) {
+				t.Errorf("stderr differs from %s.err\n got:\n%s\nwant:\n%s", strings.TrimSuffix(f, ".yaml"), r.stderr, want)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout not empty: %q", r.stdout)
+			}
+			entries, _ := os.ReadDir(e.dir)
+			var names []string
+			for _, de := range entries {
+				names = append(names, de.Name())
+			}
+			sort.Strings(names)
+			wantNames := []string{file, "landing"}
+			sort.Strings(wantNames)
+			if strings.Join(names, " ") != strings.Join(wantNames, " ") {
+				t.Errorf("a refused pipeline created files: %s holds %v", e.dir, names)
+			}
+			if l := tree(t, e.landing); len(l) != 1 {
+				t.Errorf("landing directory changed: %v", l)
+			}
+		})
+	}
+}
+
+// A table column declared required (source.schema required: true) refuses
+// a null, naming the column and the row, and nothing is committed.
+func TestBadInputRequiredColumnNull(t *testing.T) {
+	for _, c := range []struct {
+		name, pipeline, table, format string
+		bad, good                     string
+	}{
+		{"csv-empty-value", "csv-schema", "db.typed", "csv",
+			"id,qty,price,ratio,score,ok,day,t,at,at_tz,name\n10,1,1.00,,,,,,,,x\n,2,2.00,,,,,,,,y\n",
+			"id,qty,price,ratio,score,ok,day,t,at,at_tz,name\n11,1,1.00,,,,,,,,x\n"},
+		{"json-missing-key", "json-schema", "db.jsontyped", "json",
+			"{\"id\": 10, \"tag\": \"x\"}\n{\"tag\": \"no id\"}\n",
+			"{\"id\": 11, \"tag\": \"x\"}\n"},
+		{"json-null", "json-schema", "db.jsontyped", "json",
+			"{\"id\": 10, \"tag\": \"x\"}\n{\"id\": null, \"tag\": \"null id\"}\n",
+			"{\"id\": 11, \"tag\": \"x\"}\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			file := e.usePipeline(c.pipeline)
+			e.ok("run", file)
+			if f := e.fields(c.table); !f["id"].Required {
+				t.Fatalf("id is not a required column: %+v", f["id"])
+			}
+			before := e.state(c.table)
+			bad := filepath.Join(e.landing, "nulls."+c.format)
+			writeFile(t, bad, []byte(c.bad))
+			r := e.run("run", file)
+			want := fmt.Sprintf(`column "id" is required in table %s but row 2 is null`, c.table)
+			if r.code != 1 || !strings.Contains(r.stderr, bad) || !strings.Contains(r.stderr, want) {
+				t.Fatalf("want exit 1 naming %s and %q, got %s", bad, want, r)
+			}
+			checkUnchanged(t, "after the null", before, e.state(c.table))
+
+			if err := os.Remove(bad); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(e.landing, "next."+c.format), []byte(c.good))
+			e.ok("run", file)
+			if n := e.count(c.table); n != before.rows+1 {
+				t.Fatalf("after the next good file: %d rows, want %d", n, before.rows+1)
+			}
+		})
+	}
+}
