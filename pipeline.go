@@ -330,8 +330,9 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	prog.Sink.NumOutputRows = res.Rows
 	prog.Sink.DataFiles = len(res.Files)
 	if bs, ok := p.source.(BacklogSource); ok {
-		b := bs.Backlog()
-		prog.Backlog = &b
+		if b, ok := bs.Backlog(); ok {
+			prog.Backlog = &b
+		}
 	}
 	sum.Batches++
 	sum.Rows += res.Rows

@@ -63,14 +63,16 @@ type QuarantinedFile struct {
 	Reason  string `json:"reason"`
 }
 
-// Backlog is what remains to ingest.
+// Backlog is how far an available-now run is through the input it fixed at
+// start.
 type Backlog struct {
-	Files int   `json:"files"`
-	Bytes int64 `json:"bytes"`
+	TotalFiles     int   `json:"totalFiles"`
+	RemainingFiles int   `json:"remainingFiles"`
+	RemainingBytes int64 `json:"remainingBytes"`
 }
 
 // BacklogSource is implemented by sources that know how much input is
-// waiting, for progress bars.
+// waiting, for progress bars; ok is false when they cannot tell.
 type BacklogSource interface {
-	Backlog() Backlog
+	Backlog() (b Backlog, ok bool)
 }

@@ -87,6 +87,10 @@ func TestProgressJSON(t *testing.T) {
 			t.Fatalf("record %d has batchId %v", i, m["batchId"])
 		}
 	}
+	last, ok := recs[1]["backlog"].(map[string]any)
+	if !ok || last["totalFiles"].(float64) != 2 || last["remainingFiles"].(float64) != 0 {
+		t.Fatalf("the last record's backlog = %v, want 2 files in all and none left", recs[1]["backlog"])
+	}
 	if recs[0]["numInputRows"].(float64) != 1000 || recs[1]["numInputRows"].(float64) != 500 {
 		t.Fatalf("numInputRows = %v, %v; want 1000, 500 (oldest file first)", recs[0]["numInputRows"], recs[1]["numInputRows"])
 	}

@@ -166,28 +166,21 @@ func (s *summaryProgress) done(sum floe.Summary, table string) {
 	fmt.Fprintf(s.w, "floe: %d batches, %d rows, %d snapshots committed to %s\n", sum.Batches, sum.Rows, sum.Snapshots, table)
 }
 
-// barProgress redraws one line on a terminal.
+// barProgress redraws one line on a terminal: a bar over the files of an
+// available-now run, the batch and the rows so far.
 type barProgress struct {
-	w     io.Writer
-	rows  int64
-	total int
+	w    io.Writer
+	rows int64
 }
 
 func (b *barProgress) progress(p floe.Progress) {
 	b.rows += p.NumInputRows
-	line := fmt.Sprintf("batch %d  %d rows", p.BatchID, b.rows)
-	if p.Backlog != nil {
-		done := b.total - p.Backlog.Files
-		if b.total == 0 || p.Backlog.Files > b.total {
-			b.total = p.Backlog.Files + len(p.Sources)
-		}
+	line := fmt.Sprintf("batch %d, %d rows", p.BatchID, b.rows)
+	if bl := p.Backlog; bl != nil && bl.TotalFiles > 0 {
 		const width = 30
-		frac := 1.0
-		if b.total > 0 {
-			frac = float64(max(done, 0)) / float64(b.total)
-		}
-		n := int(frac * width)
-		line = fmt.Sprintf("[%s%s] %s, %d files left", strings.Repeat("#", n), strings.Repeat(".", width-n), line, p.Backlog.Files)
+		done := bl.TotalFiles - bl.RemainingFiles
+		n := done * width / bl.TotalFiles
+		line = fmt.Sprintf("[%s%s] %d/%d files, %s", strings.Repeat("#", n), strings.Repeat(".", width-n), done, bl.TotalFiles, line)
 	}
 	fmt.Fprintf(b.w, "\r\033[K%s", line)
 }

@@ -38,7 +38,7 @@ type Files struct {
 	dir   string
 	log   *sourceLog
 	now   func() time.Time
-	cap   map[string]bool // the backlog fixed by an available-now run
+	cap   map[string]int64 // the backlog fixed by an available-now run: path to size
 	warns []string
 	told  map[string]bool // changed-after-ingest warnings already given
 }
@@ -49,6 +49,7 @@ var (
 	_ floe.ExcludingSource    = (*Files)(nil)
 	_ floe.WarningSource      = (*Files)(nil)
 	_ floe.DiscardingSource   = (*Files)(nil)
+	_ floe.BacklogSource      = (*Files)(nil)
 )
 
 // offset is the file source's position: the last log batch included.
@@ -103,9 +104,9 @@ func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.cap = make(map[string]bool, len(cands))
+	s.cap = make(map[string]int64, len(cands))
 	for _, c := range cands {
-		s.cap[c.Path] = true
+		s.cap[c.Path] = c.Size
 	}
 	// list skips files of log batches planned by an earlier run that never
 	// recorded the batch (a crash, or a failed batch whose offsets entry was
@@ -115,10 +116,25 @@ func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
 	// Uncommitted plans are never compacted, so they are all in batches.
 	for _, files := range s.log.batches {
 		for _, f := range files {
-			s.cap[f.Path] = true
+			s.cap[f.Path] = f.Size
 		}
 	}
 	return nil
+}
+
+// Backlog tells how much of an available-now run's input is left.
+func (s *Files) Backlog() (floe.Backlog, bool) {
+	if s.cap == nil {
+		return floe.Backlog{}, false
+	}
+	b := floe.Backlog{TotalFiles: len(s.cap)}
+	for p, size := range s.cap {
+		if _, ok := s.log.seen[p]; !ok {
+			b.RemainingFiles++
+			b.RemainingBytes += size
+		}
+	}
+	return b, true
 }
 
 // Warnings returns and clears what planning found worth telling.
@@ -145,7 +161,7 @@ func (s *Files) LatestOffset(ctx context.Context, start floe.Offset, limit floe.
 	var picked []fileEntry
 	var bytes int64
 	for _, c := range cands {
-		if s.cap != nil && !s.cap[c.Path] {
+		if _, ok := s.cap[c.Path]; s.cap != nil && !ok {
 			continue
 		}
 		if limit.MaxFiles > 0 && len(picked) >= limit.MaxFiles {
