@@ -273,99 +273,46 @@ func rawSize(a arrow.Array) int64 {
 // fillValues turns one Arrow column into parquet-go values, without copying
 // variable-length data (the writer copies it into its pages).
 func fillValues(vals []pq.Value, col arrow.Array, maxDef, c int) error {
-	nulls := col.NullN() > 0
-	set := func(i int, v pq.Value) { vals[i] = v.Level(0, maxDef, c) }
-	null := func(i int) { vals[i] = pq.NullValue().Level(0, 0, c) }
+	var value func(i int) pq.Value
 	switch a := col.(type) {
 	case *array.Boolean:
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.BooleanValue(a.Value(i)))
-			}
-		}
+		value = func(i int) pq.Value { return pq.BooleanValue(a.Value(i)) }
 	case *array.Int32:
 		raw := a.Int32Values()
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.Int32Value(raw[i]))
-			}
-		}
+		value = func(i int) pq.Value { return pq.Int32Value(raw[i]) }
 	case *array.Int64:
 		raw := a.Int64Values()
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.Int64Value(raw[i]))
-			}
-		}
+		value = func(i int) pq.Value { return pq.Int64Value(raw[i]) }
 	case *array.Float32:
 		raw := a.Float32Values()
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.FloatValue(raw[i]))
-			}
-		}
+		value = func(i int) pq.Value { return pq.FloatValue(raw[i]) }
 	case *array.Float64:
 		raw := a.Float64Values()
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.DoubleValue(raw[i]))
-			}
-		}
+		value = func(i int) pq.Value { return pq.DoubleValue(raw[i]) }
 	case *array.String:
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.ByteArrayValue(unsafeBytes(a.Value(i))))
-			}
-		}
+		value = func(i int) pq.Value { return pq.ByteArrayValue(unsafeBytes(a.Value(i))) }
 	case *array.Binary:
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.ByteArrayValue(a.Value(i)))
-			}
-		}
+		value = func(i int) pq.Value { return pq.ByteArrayValue(a.Value(i)) }
 	case *array.Date32:
 		raw := a.Date32Values()
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.Int32Value(int32(raw[i])))
-			}
-		}
+		value = func(i int) pq.Value { return pq.Int32Value(int32(raw[i])) }
 	case *array.Timestamp:
 		raw := a.TimestampValues()
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.Int64Value(int64(raw[i])))
-			}
-		}
+		value = func(i int) pq.Value { return pq.Int64Value(int64(raw[i])) }
 	case *array.Time64:
 		raw := a.Time64Values()
-		for i := range vals {
-			if nulls && a.IsNull(i) {
-				null(i)
-			} else {
-				set(i, pq.Int64Value(int64(raw[i])))
-			}
-		}
+		value = func(i int) pq.Value { return pq.Int64Value(int64(raw[i])) }
 	default:
 		return fmt.Errorf("arrow type %s is not on the parquet-go path", col.DataType())
+	}
+	null := pq.NullValue().Level(0, 0, c)
+	nulls := col.NullN() > 0
+	for i := range vals {
+		if nulls && col.IsNull(i) {
+			vals[i] = null
+		} else {
+			vals[i] = value(i).Level(0, maxDef, c)
+		}
 	}
 	return nil
 }

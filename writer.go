@@ -346,7 +346,7 @@ func (w *workerWriter) conformerFor(s *arrow.Schema) (*conformer, error) {
 			return c, nil
 		}
 	}
-	c, err := newConformer(tableName(w.tbl), s, w.schema)
+	c, err := newConformer(joinIdent(w.tbl.Identifier()), s, w.schema)
 	if err != nil {
 		return nil, err
 	}
@@ -424,16 +424,4 @@ func (w *workerWriter) roll() error {
 func (w *workerWriter) finish() ([]DataFile, error) {
 	err := w.roll()
 	return w.files, err
-}
-
-func tableName(t *table.Table) string {
-	id := t.Identifier()
-	s := ""
-	for i, p := range id {
-		if i > 0 {
-			s += "."
-		}
-		s += p
-	}
-	return s
 }

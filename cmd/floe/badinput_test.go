@@ -424,25 +424,6 @@ func runUnprivileged(e *env, args ...string) result {
 	return e.runProgram(setpriv, append([]string{"--bounding-set=-dac_override,-dac_read_search", "--", floeBin}, args...)...)
 }
 
-// runProgram is env.run for any program (a wrapper around floe).
-func (e *env) runProgram(prog string, args ...string) result {
-	e.t.Helper()
-	cmd := exec.Command(prog, args...)
-	cmd.Dir = e.dir
-	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatalf("run %s %v: %v", prog, args, err)
-	}
-	return result{stdout: out.String(), stderr: errb.String(), code: code}
-}
-
 // A check that runUnprivileged really takes root's override away, so that
 // the unreadable-file cases test what they claim.
 func TestBadInputUnprivilegedCannotRead(t *testing.T) {

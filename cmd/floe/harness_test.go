@@ -69,7 +69,13 @@ func (r result) String() string {
 // run executes floe with the env's warehouse.
 func (e *env) run(args ...string) result {
 	e.t.Helper()
-	cmd := exec.Command(floeBin, args...)
+	return e.runProgram(floeBin, args...)
+}
+
+// runProgram is env.run for any program (a wrapper around floe).
+func (e *env) runProgram(prog string, args ...string) result {
+	e.t.Helper()
+	cmd := exec.Command(prog, args...)
 	cmd.Dir = e.dir
 	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
 	var out, errb bytes.Buffer
@@ -80,7 +86,7 @@ func (e *env) run(args ...string) result {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		e.t.Fatalf("run floe %v: %v", args, err)
+		e.t.Fatalf("run %s %v: %v", prog, args, err)
 	}
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
 }
