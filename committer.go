@@ -64,6 +64,9 @@ type CommitResult struct {
 	// that stopped between the table commit and the commits log).
 	Existing bool
 	Attempts int
+	// Table is the table as the commit left it, for the next batch to start
+	// from without reading the metadata again; nil when Existing.
+	Table *table.Table
 }
 
 // Name is the table's dotted name.
@@ -264,7 +267,7 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 		snap, err := c.attempt(ctx, base, req, files, props)
 		base = nil
 		if err == nil {
-			return CommitResult{SnapshotID: snap.SnapshotID, Existing: snap.existing, Attempts: attempt}, nil
+			return CommitResult{SnapshotID: snap.SnapshotID, Existing: snap.existing, Attempts: attempt, Table: snap.table}, nil
 		}
 		if ctx.Err() != nil {
 			return CommitResult{}, ctx.Err()
@@ -303,6 +306,7 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 type committed struct {
 	SnapshotID int64
 	existing   bool
+	table      *table.Table
 }
 
 func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req CommitRequest, files []iceberg.DataFile, props iceberg.Properties) (committed, error) {
@@ -332,7 +336,7 @@ func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req CommitReq
 	if err != nil {
 		return committed{}, err
 	}
-	return committed{SnapshotID: out.CurrentSnapshot().SnapshotID}, nil
+	return committed{SnapshotID: out.CurrentSnapshot().SnapshotID, table: out}, nil
 }
 
 // liveDataFiles lists the data files of the current snapshot.

@@ -53,6 +53,11 @@ type Pipeline struct {
 	stopCh     chan struct{}
 	stopOnce   sync.Once
 
+	// tbl is the table as this run's last commit left it. A commit returns
+	// the new metadata, so the next batch needs no catalog read; a stale
+	// copy (another writer committed since) only costs one commit retry.
+	tbl *table.Table
+
 	mu       sync.Mutex
 	progress []Progress
 }
@@ -303,6 +308,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		}
 		commit.Snapshots = map[string]int64{p.committer.Name(): cr.SnapshotID}
 		prog.Sink.SnapshotID = cr.SnapshotID
+		p.tbl = cr.Table
 		if !cr.Existing {
 			sum.Snapshots++
 		}
@@ -452,6 +458,9 @@ func copyFile(src, dst string) error {
 // table loads the sink table, creating it from the first part's schema on
 // first write when create-table is on.
 func (p *Pipeline) table(ctx context.Context, first Part) (*table.Table, error) {
+	if p.tbl != nil {
+		return p.tbl, nil
+	}
 	tbl, err := p.committer.Load(ctx)
 	if err != nil || tbl != nil {
 		return tbl, err
