@@ -87,6 +87,7 @@ type Contender struct {
 var Contenders = []Contender{
 	{Name: "decode", Run: Decode},
 	{Name: "floe", Run: Floe},
+	{Name: "floe-arrow", Run: FloeArrow},
 	{Name: "iceberg-go", Run: IcebergGo},
 	{Name: "raw", Run: RawEncode},
 }
@@ -147,20 +148,32 @@ func runFloe(ctx context.Context, cfg *config.Pipeline, onProgress func(floe.Pro
 
 // Floe ingests the dataset with a floe pipeline (library call: Open + Run).
 func Floe(ctx context.Context, ds Dataset, work string) (Result, error) {
+	return floeIngest(ctx, "floe", ds, work, nil)
+}
+
+// FloeArrow is Floe with the table property that sends flat schemas through
+// arrow-go's encoder instead of parquet-go's, which shows in the same run
+// what the encoder alone is worth.
+func FloeArrow(ctx context.Context, ds Dataset, work string) (Result, error) {
+	return floeIngest(ctx, "floe-arrow", ds, work, map[string]string{floe.ParquetEncoderKey: "arrow"})
+}
+
+func floeIngest(ctx context.Context, name string, ds Dataset, work string, tableProps map[string]string) (Result, error) {
 	cfg, err := floeConfig(ds, work, 0)
 	if err != nil {
 		return Result{}, err
 	}
+	cfg.Sink.TableProperties = tableProps
 	var cat catalog.Catalog
 	cost, err := measure(func() (err error) {
 		cat, _, err = runFloe(ctx, cfg, nil)
 		return err
 	})
 	if err != nil {
-		return Result{}, fmt.Errorf("floe: %w", err)
+		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	defer closeCatalog(cat)
-	return tableResult(ctx, "floe", cat, cost)
+	return tableResult(ctx, name, cat, cost)
 }
 
 // IcebergGo ingests the dataset with iceberg-go's Table.Append, one append

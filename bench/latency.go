@@ -44,30 +44,47 @@ func (l Latency) Median(from, to int) time.Duration {
 }
 
 // FloeLatency runs a floe pipeline with max-files-per-trigger 1, so that
-// every input file is its own batch and snapshot, and returns two series
-// taken from the progress records: the commit phase (DurationMs.Commit:
-// table commit, commits-log entry and source clean-up) and the whole batch
-// (DurationMs.TriggerExecution). Both have floe's millisecond resolution.
-func FloeLatency(ctx context.Context, ds Dataset, work string) (commit, batch Latency, err error) {
+// every input file is its own batch and snapshot, and returns one series
+// per phase of floe's progress records (millisecond resolution): first the
+// commit phase (DurationMs.Commit: table commit, commits-log entry, source
+// clean-up), then the whole batch (TriggerExecution), then the phases
+// before the commit, which show where the rest of a batch goes.
+func FloeLatency(ctx context.Context, ds Dataset, work string) ([]Latency, error) {
 	cfg, err := floeConfig(ds, work, 1)
 	if err != nil {
-		return Latency{}, Latency{}, err
+		return nil, err
 	}
-	commit.Name = "floe commit phase (DurationMs.Commit)"
-	batch.Name = "floe whole batch (DurationMs.TriggerExecution)"
+	phases := []struct {
+		name string
+		get  func(floe.Durations) int64
+	}{
+		{"floe commit phase (DurationMs.Commit)", func(d floe.Durations) int64 { return d.Commit }},
+		{"floe whole batch (DurationMs.TriggerExecution)", func(d floe.Durations) int64 { return d.TriggerExecution }},
+		{"floe write phase (DurationMs.AddBatch)", func(d floe.Durations) int64 { return d.AddBatch }},
+		{"floe planning (DurationMs.LatestOffset)", func(d floe.Durations) int64 { return d.LatestOffset }},
+		{"floe offsets log (DurationMs.WalCommit)", func(d floe.Durations) int64 { return d.WalCommit }},
+	}
+	series := make([]Latency, len(phases))
+	for i, ph := range phases {
+		series[i].Name = ph.name
+	}
 	cat, _, err := runFloe(ctx, cfg, func(p floe.Progress) {
-		commit.Times = append(commit.Times, time.Duration(p.DurationMs.Commit)*time.Millisecond)
-		batch.Times = append(batch.Times, time.Duration(p.DurationMs.TriggerExecution)*time.Millisecond)
+		for i, ph := range phases {
+			series[i].Times = append(series[i].Times, time.Duration(ph.get(p.DurationMs))*time.Millisecond)
+		}
 	})
 	if err != nil {
-		return Latency{}, Latency{}, fmt.Errorf("floe: %w", err)
+		return nil, fmt.Errorf("floe: %w", err)
 	}
 	defer closeCatalog(cat)
-	if err := countTable(ctx, cat, &commit); err != nil {
-		return Latency{}, Latency{}, err
+	var counted Latency
+	if err := countTable(ctx, cat, &counted); err != nil {
+		return nil, err
 	}
-	batch.Rows, batch.Snapshots = commit.Rows, commit.Snapshots
-	return commit, batch, nil
+	for i := range series {
+		series[i].Rows, series[i].Snapshots = counted.Rows, counted.Snapshots
+	}
+	return series, nil
 }
 
 // IcebergGoLatency appends each input file with its own Table.Append and
@@ -139,7 +156,7 @@ func readWhole(ctx context.Context, path string) (arrow.RecordBatch, error) {
 }
 
 func countTable(ctx context.Context, cat catalog.Catalog, l *Latency) error {
-	res, err := tableResult(ctx, l.Name, cat, Cost{})
+	res, err := tableResult(ctx, "count", cat, Cost{})
 	if err != nil {
 		return err
 	}

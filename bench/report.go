@@ -65,12 +65,12 @@ func (r *Report) Write(w io.Writer) {
 // summary holds the medians of one contender's runs; each figure is the
 // median of that figure over the runs, taken independently.
 type summary struct {
-	runs                       int
-	wall, cpu                  float64
-	rowsPerSec, rowsPerCPUSec  float64
-	megabytes                  float64
-	files                      int
-	minRows, maxRows           int64
+	runs                      int
+	wall, cpu                 float64
+	rowsPerSec, rowsPerCPUSec float64
+	megabytes                 float64
+	files                     int
+	minRows, maxRows          int64
 }
 
 func summarise(rs []Result) summary {
@@ -102,8 +102,11 @@ func (r *Report) writeIngest(w io.Writer) {
 	for _, name := range r.order {
 		s := sums[name]
 		label, rows := name, fmt.Sprint(s.minRows)
-		if name == "decode" {
+		switch name {
+		case "decode":
 			label = "decode (read input only; MB = input)"
+		case "floe-arrow":
+			label = "floe-arrow (floe with the arrow-go encoder)"
 		}
 		if s.minRows != s.maxRows {
 			rows = fmt.Sprintf("%d–%d", s.minRows, s.maxRows)
@@ -117,7 +120,7 @@ func (r *Report) writeIngest(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\n| ratio | rows/s (wall) | rows per CPU-s | MB |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
-	for _, other := range []string{"iceberg-go", "raw"} {
+	for _, other := range []string{"iceberg-go", "raw", "floe-arrow"} {
 		o, ok := sums[other]
 		if !ok {
 			continue

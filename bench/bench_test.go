@@ -1,0 +1,179 @@
+package bench_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/bench"
+)
+
+// report collects every benchmark run of the process; TestMain prints it
+// once all have finished, so that -count N yields one table of medians.
+var report bench.Report
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	report.Write(os.Stdout)
+	os.Exit(code)
+}
+
+// dataset generates (first time only) or reuses a dataset under the data
+// root; this is the only place the big inputs are made, so plain go test
+// never makes them.
+func dataset(b *testing.B, s bench.Spec) bench.Dataset {
+	b.Helper()
+	root, err := bench.DataRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	ds, err := bench.Ensure(root, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if d := time.Since(t0); d > time.Second {
+		b.Logf("dataset %s ready in %s at %s", s.Name, d.Round(time.Millisecond), ds.Dir)
+	}
+	return ds
+}
+
+// BenchmarkIngest measures every contender on events5. Each iteration is
+// a full run; run it with -benchtime 1x and -count 3 (bench/run.sh) and read
+// the medians in the table printed at the end.
+func BenchmarkIngest(b *testing.B) {
+	ds := dataset(b, bench.Events5)
+	for _, c := range bench.Contenders {
+		b.Run(c.Name, func(b *testing.B) {
+			var sum bench.Result
+			for range b.N {
+				work := b.TempDir()
+				r, err := c.Run(b.Context(), ds, work)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.Rows != ds.Rows() {
+					b.Fatalf("%s: output holds %d rows, want %d", c.Name, r.Rows, ds.Rows())
+				}
+				report.AddIngest(ds.Spec, r)
+				sum.Rows += r.Rows
+				sum.Bytes += r.Bytes
+				sum.Wall += r.Wall
+				sum.CPU += r.CPU
+				// The outputs are hundreds of MB; do not keep one per iteration.
+				if err := os.RemoveAll(work); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// ns/op is replaced by the measured run alone, without the
+			// set-up and verification around it.
+			b.ReportMetric(float64(sum.Wall.Nanoseconds())/float64(b.N), "ns/op")
+			b.ReportMetric(sum.CPU.Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(sum.RowsPerSec(), "rows/s")
+			b.ReportMetric(sum.RowsPerCPUSec(), "rows/cpu-s")
+			b.ReportMetric(float64(sum.Bytes)/1e6/float64(b.N), "MB/op")
+		})
+	}
+}
+
+// BenchmarkCommitLatency commits commit500 one file per snapshot, with floe
+// and with iceberg-go, and reports the median latency of the first and the
+// last 50 commits.
+func BenchmarkCommitLatency(b *testing.B) {
+	ds := dataset(b, bench.Commit500)
+	record := func(b *testing.B, l bench.Latency) {
+		if l.Rows != ds.Rows() || l.Snapshots != ds.Files || len(l.Times) != ds.Files {
+			b.Fatalf("%s: %d rows, %d snapshots, %d timings; want %d, %d, %d", l.Name, l.Rows, l.Snapshots, len(l.Times), ds.Rows(), ds.Files, ds.Files)
+		}
+		report.AddLatency(ds.Spec, l)
+		b.ReportMetric(float64(l.Median(0, 50))/1e6, "p50-first50-ms")
+		b.ReportMetric(float64(l.Median(ds.Files-50, ds.Files))/1e6, "p50-last50-ms")
+	}
+	b.Run("floe", func(b *testing.B) {
+		for range b.N {
+			series, err := bench.FloeLatency(b.Context(), ds, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The metrics are the commit phase's; the other phases go
+			// to the table only.
+			record(b, series[0])
+			for _, l := range series[1:] {
+				report.AddLatency(ds.Spec, l)
+			}
+		}
+	})
+	b.Run("iceberg-go", func(b *testing.B) {
+		for range b.N {
+			l, err := bench.IcebergGoLatency(b.Context(), ds, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			record(b, l)
+		}
+	})
+}
+
+// TestContenders runs every contender on a tiny dataset and checks that
+// each writes every row: the benchmarks' code paths, in a second.
+func TestContenders(t *testing.T) {
+	ds, err := bench.Ensure(t.TempDir(), bench.Spec{Name: "tiny", Files: 3, RowsPerFile: 2000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range bench.Contenders {
+		r, err := c.Run(t.Context(), ds, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Rows != ds.Rows() || r.Files == 0 || r.Bytes == 0 || r.Wall <= 0 {
+			t.Errorf("%s: %+v; want %d rows in some files", c.Name, r, ds.Rows())
+		}
+	}
+}
+
+// TestLatency checks that both latency runs make one snapshot per file.
+func TestLatency(t *testing.T) {
+	ds, err := bench.Ensure(t.TempDir(), bench.Spec{Name: "tiny-commits", Files: 4, RowsPerFile: 100, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	series, err := bench.FloeLatency(t.Context(), ds, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig, err := bench.IcebergGoLatency(t.Context(), ds, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range append(series, ig) {
+		if len(l.Times) != ds.Files || l.Snapshots != ds.Files || l.Rows != ds.Rows() {
+			t.Errorf("%s: %d timings, %d snapshots, %d rows; want %d, %d, %d", l.Name, len(l.Times), l.Snapshots, l.Rows, ds.Files, ds.Files, ds.Rows())
+		}
+	}
+}
+
+// TestEnsureReuses checks that a complete dataset is not generated again.
+func TestEnsureReuses(t *testing.T) {
+	root := t.TempDir()
+	spec := bench.Spec{Name: "reuse", Files: 2, RowsPerFile: 10, Seed: 3}
+	first, err := bench.Ensure(root, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st0, err := os.Stat(first.Paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := bench.Ensure(root, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st1, err := os.Stat(second.Paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st0.ModTime().Equal(st1.ModTime()) || first.Bytes != second.Bytes {
+		t.Error("dataset was generated again")
+	}
+}
