@@ -198,3 +198,40 @@ func TestFileSelectionOptions(t *testing.T) {
 		t.Fatalf("a file younger than min-file-age was ingested: %s", r.stdout)
 	}
 }
+
+// Without --create-table a missing table is an error that says how to fix
+// it, and nothing is recorded as done.
+func TestCreateTableOff(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 10)
+	r := e.stream("db.absent", "--create-table=false")
+	if r.code != 1 || !strings.Contains(r.stderr, "db.absent does not exist") || !strings.Contains(r.stderr, "create-table") {
+		t.Fatalf("want a missing-table error naming create-table, got %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(e.ckpt, "commits")); !os.IsNotExist(err) {
+		t.Fatalf("a commits log exists after the failed run: %v", err)
+	}
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.absent", "--checkpoint", e.ckpt)
+	if n := e.count("db.absent"); n != 10 {
+		t.Fatalf("rows after creating the table = %d, want 10", n)
+	}
+}
+
+// max-file-age ignores files older than the window, measured from the
+// newest file already seen; the first batch considers every file.
+func TestMaxFileAge(t *testing.T) {
+	e := newEnv(t)
+	now := time.Now()
+	e.writeIDs("new.parquet", 0, 10)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.age", "--checkpoint", e.ckpt, "--max-file-age", "1h")
+	e.writeIDs("stale.parquet", 10, 10)
+	stale := now.Add(-3 * time.Hour)
+	if err := os.Chtimes(filepath.Join(e.landing, "stale.parquet"), stale, stale); err != nil {
+		t.Fatal(err)
+	}
+	e.writeIDs("fresh.parquet", 20, 10)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.age", "--checkpoint", e.ckpt, "--max-file-age", "1h")
+	if n := e.count("db.age"); n != 20 {
+		t.Fatalf("rows = %d, want 20 (the 3-hour-old file ignored)", n)
+	}
+}
