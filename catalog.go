@@ -79,17 +79,21 @@ func OpenCatalog(ctx context.Context, c config.Catalog) (catalog.Catalog, error)
 		uri := c.URI
 		if uri == "" {
 			if !local {
-				return nil, fmt.Errorf("%w: the embedded SQLite catalog needs a local warehouse directory, not %s; pass --catalog-uri with a database for the catalog", ErrConfig, wh)
+				return nil, fmt.Errorf("%w: the embedded SQLite catalog keeps its database on local disk, and warehouse %s is not local; pass --catalog-uri with the catalog database, e.g. --catalog-uri ./catalog.db", ErrConfig, wh)
 			}
 			if err := os.MkdirAll(wh, 0o755); err != nil {
 				return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
 			}
-			// Several floe processes may share one warehouse: wait for the
-			// lock instead of failing, and let readers run beside a writer.
-			uri = "file:" + filepath.Join(wh, "catalog.db") + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)"
+			uri = filepath.Join(wh, "catalog.db")
+		}
+		driver := props.Get(sqlcat.DriverKey, "sqlite")
+		if driver == "sqlite" {
+			if uri, err = sqliteURI(uri); err != nil {
+				return nil, err
+			}
 		}
 		setDefault(props, "uri", uri)
-		setDefault(props, sqlcat.DriverKey, "sqlite")
+		setDefault(props, sqlcat.DriverKey, driver)
 		setDefault(props, sqlcat.DialectKey, string(sqlcat.SQLite))
 		setDefault(props, "init_catalog_tables", "true")
 		setDefault(props, "warehouse", whURL)
@@ -116,6 +120,33 @@ func OpenCatalog(ctx context.Context, c config.Catalog) (catalog.Catalog, error)
 		return nil, fmt.Errorf("open %s catalog %q: %w", typ, name, err)
 	}
 	return cat, nil
+}
+
+// sqliteURI turns a database path (or file: URI) into the driver's URI with
+// a busy timeout and the WAL journal: several floe processes may share one
+// catalog, and they must wait for the lock instead of failing, while readers
+// run beside a writer.
+func sqliteURI(uri string) (string, error) {
+	if strings.Contains(uri, "_pragma=") {
+		return uri, nil // the caller chose its own settings
+	}
+	path := strings.TrimPrefix(uri, "file:")
+	if q := strings.IndexByte(path, '?'); q >= 0 {
+		path = path[:q]
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: catalog database %q: %v", ErrConfig, uri, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", fmt.Errorf("create directory for catalog database %s: %w", abs, err)
+	}
+	sep := "?"
+	if strings.Contains(uri, "?") {
+		sep = "&"
+		abs = abs + uri[strings.IndexByte(uri, '?'):]
+	}
+	return "file:" + abs + sep + "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)", nil
 }
 
 func setDefault(p iceberg.Properties, k, v string) {
