@@ -128,6 +128,7 @@ type catalogFlags struct {
 	uri       string
 	name      string
 	props     propsFlag
+	prefixes  prefixFlag
 }
 
 func (c *catalogFlags) register(fs *flag.FlagSet) {
@@ -136,6 +137,20 @@ func (c *catalogFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.uri, "catalog-uri", "", "catalog URI (REST endpoint, database URI)")
 	fs.StringVar(&c.name, "catalog-name", "", "catalog name (default floe)")
 	fs.Var(&c.props, "p", "catalog property key=value, passed to iceberg-go (repeatable), e.g. -p s3.endpoint=http://127.0.0.1:9000")
+	fs.Var(&c.prefixes, "path-prefix", "for a table given by location: map paths recorded in its metadata, FROM=TO (repeatable), e.g. s3a://bucket/t=/data/t")
+}
+
+type prefixFlag []floe.PathPrefix
+
+func (p *prefixFlag) String() string { return fmt.Sprint(*p) }
+
+func (p *prefixFlag) Set(s string) error {
+	r, err := floe.ParsePathPrefix(s)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, r)
+	return nil
 }
 
 // apply overrides the configuration with the flags that were given.

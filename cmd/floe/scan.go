@@ -14,7 +14,7 @@ import (
 )
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scan", "scan NS.TABLE [--count] [--format table|csv|jsonl] [--limit N]", stderr)
+	fs := newFlagSet("scan", "scan NS.TABLE|TABLE_DIR|METADATA_FILE [--count] [--format table|csv|jsonl] [--limit N] [--path-prefix FROM=TO]", stderr)
 	var cf catalogFlags
 	cf.register(fs)
 	count := fs.Bool("count", false, "print only the number of rows")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -30,9 +31,17 @@ func openCatalog(ctx context.Context, cf catalogFlags) (catalog.Catalog, error) 
 	return floe.OpenCatalog(ctx, cf.config())
 }
 
+// loadTable opens NS.TABLE from the catalog, or a table by location (its
+// directory or a metadata file) without one.
 func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table, error) {
+	if floe.IsTablePath(name) {
+		return floe.LoadTableAt(ctx, name, iceberg.Properties(cf.config().Properties), cf.prefixes)
+	}
 	ident, err := floe.ParseIdent(name)
 	if err != nil {
+		if st, serr := os.Stat(name); serr == nil && st.IsDir() {
+			return nil, fmt.Errorf("%w; to read the table in directory %s, write ./%s", err, name, name)
+		}
 		return nil, err
 	}
 	cat, err := openCatalog(ctx, cf)
@@ -52,7 +61,7 @@ func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table,
 
 // tableCommand parses `table SUB NS.TABLE [--json]` and loads the table.
 func tableCommand(ctx context.Context, sub string, args []string, stderr io.Writer) (*table.Table, bool, error) {
-	fs := newFlagSet("table "+sub, "table "+sub+" NS.TABLE [--json]", stderr)
+	fs := newFlagSet("table "+sub, "table "+sub+" NS.TABLE|TABLE_DIR|METADATA_FILE [--json] [--path-prefix FROM=TO]", stderr)
 	var cf catalogFlags
 	cf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
