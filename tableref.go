@@ -61,6 +61,9 @@ func LoadTableAt(ctx context.Context, location string, props iceberg.Properties,
 	root := filepath.Dir(filepath.Dir(metaPath))
 	tbl, err := table.NewFromLocation(ctx, table.Identifier{filepath.Base(root)}, metaPath, fsF, nil)
 	if err != nil {
+		if data, rerr := pio.ReadFile(metaPath); rerr == nil && strings.Contains(string(data), `"view-uuid"`) {
+			return nil, fmt.Errorf("%w: %s is Iceberg view metadata, not table metadata", ErrNoMetadata, metaPath)
+		}
 		return nil, fmt.Errorf("read table metadata %s: %w", metaPath, err)
 	}
 	if !isURL(metaPath) {
