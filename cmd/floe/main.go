@@ -153,6 +153,14 @@ func (p *prefixFlag) Set(s string) error {
 	return nil
 }
 
+// check reports a malformed -p without echoing it.
+func (c *catalogFlags) check() error {
+	if c.props.malformed > 0 {
+		return usagef("-p takes key=value (e.g. -p s3.region=us-east-1); %d argument(s) had no '=' and were not shown, as they may hold a secret", c.props.malformed)
+	}
+	return nil
+}
+
 // apply overrides the configuration with the flags that were given.
 func (c *catalogFlags) apply(cat *config.Catalog) {
 	if c.warehouse != "" {
@@ -167,10 +175,10 @@ func (c *catalogFlags) apply(cat *config.Catalog) {
 	if c.name != "" {
 		cat.Name = c.name
 	}
-	if len(c.props) > 0 && cat.Properties == nil {
+	if len(c.props.values) > 0 && cat.Properties == nil {
 		cat.Properties = map[string]string{}
 	}
-	for k, v := range c.props {
+	for k, v := range c.props.values {
 		cat.Properties[k] = v
 	}
 }
@@ -181,11 +189,17 @@ func (c *catalogFlags) config() config.Catalog {
 	return cat
 }
 
-type propsFlag map[string]string
+// propsFlag collects -p key=value. A malformed argument is remembered, not
+// rejected on the spot: the flag package would echo it, and it may hold a
+// secret (-p s3.secret-access-key:...).
+type propsFlag struct {
+	values    map[string]string
+	malformed int
+}
 
 func (p *propsFlag) String() string {
-	keys := make([]string, 0, len(*p))
-	for k := range *p {
+	keys := make([]string, 0, len(p.values))
+	for k := range p.values {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -195,12 +209,13 @@ func (p *propsFlag) String() string {
 func (p *propsFlag) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
-		return fmt.Errorf("property %q must be key=value", s)
+		p.malformed++
+		return nil
 	}
-	if *p == nil {
-		*p = propsFlag{}
+	if p.values == nil {
+		p.values = map[string]string{}
 	}
-	(*p)[k] = v
+	p.values[k] = v
 	return nil
 }
 

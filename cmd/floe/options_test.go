@@ -235,3 +235,12 @@ func TestMaxFileAge(t *testing.T) {
 		t.Fatalf("rows = %d, want 20 (the 3-hour-old file ignored)", n)
 	}
 }
+
+// A malformed -p is refused without echoing it: it may hold a secret.
+func TestMalformedPropertyIsNotEchoed(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("scan", "db.t", "--count", "-p", "s3.secret-access-key:hunter2-secret")
+	if r.code != 2 || !strings.Contains(r.stderr, "key=value") || strings.Contains(r.stdout+r.stderr, "hunter2") {
+		t.Fatalf("want exit 2 without the value, got %s", r)
+	}
+}

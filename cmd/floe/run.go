@@ -55,6 +55,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // arrives: the first SIGINT/SIGTERM lets the running batch finish, a second
 // one abandons it (nothing is half-committed either way).
 func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout, stderr io.Writer) error {
+	if err := rf.catalog.check(); err != nil {
+		return err
+	}
 	rf.catalog.apply(&cfg.Catalog)
 	if rf.failOnEmpty {
 		cfg.FailOnEmpty = true

@@ -28,12 +28,18 @@ func cmdTable(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func openCatalog(ctx context.Context, cf catalogFlags) (catalog.Catalog, error) {
+	if err := cf.check(); err != nil {
+		return nil, err
+	}
 	return floe.OpenCatalog(ctx, cf.config())
 }
 
 // loadTable opens NS.TABLE from the catalog, or a table by location (its
 // directory or a metadata file) without one.
 func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table, error) {
+	if err := cf.check(); err != nil {
+		return nil, err
+	}
 	if floe.IsTablePath(name) {
 		return floe.LoadTableAt(ctx, name, iceberg.Properties(cf.config().Properties), cf.prefixes)
 	}
