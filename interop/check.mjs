@@ -1,0 +1,573 @@
+#!/usr/bin/env node
+// check.mjs reads one Iceberg table with two readers that share no code with
+// floe or iceberg-go — icebird (JavaScript, Parquet through hyparquet) and
+// DuckDB (its core Parquet reader, driven from the manifests) — and prints
+// the same statistics from each, so that floe's tests can compare them with
+// what floe itself reads:
+//
+//   node interop/check.mjs <metadata.json path or file:// URI> [--path-prefix FROM=TO ...]
+//
+// Output: one JSON object {"icebird": STATS, "duckdb": STATS} where STATS is
+//   {"rows": N, "nonNull": {col: N}, "sums": {numericCol: "decimal string"}, "checksum": "hex"}
+// CHECK_DUMP=1 also prints each reader's canonical rows on stderr.
+// On any failure it prints the error on stderr and exits 1 (2 for bad usage).
+//
+// --path-prefix FROM=TO rewrites every path the table refers to (metadata,
+// manifest lists, manifests, data and delete files) that starts with FROM, so
+// a table copied to another directory can be read where it now lives.
+//
+// CANONICAL FORM (the Go side, interop_test.go, implements the same):
+// A row is a JSON object with the table's top-level columns as keys in schema
+// order; a value is canonicalised by its Iceberg type:
+//   null                  -> null (any type)
+//   boolean               -> true / false
+//   int, long             -> decimal string, "-12"
+//   float                 -> 8 lowercase hex digits of the IEEE-754 binary32 bits, "3f8ccccd";
+//   double                -> 16 hex digits of the binary64 bits; any NaN -> "NaN" (both)
+//   decimal(P,S)          -> the unscaled integer as a decimal string, "-123456789"
+//   date                  -> days since 1970-01-01, decimal string
+//   time                  -> microseconds since midnight, decimal string
+//   timestamp(tz)         -> microseconds since 1970-01-01T00:00:00Z, decimal string
+//   string                -> the string
+//   uuid                  -> lowercase 8-4-4-4-12 hex form
+//   binary, fixed[L]      -> lowercase hex of the bytes
+//   struct                -> object, fields in schema order
+//   list                  -> array of canonical elements
+//   map                   -> array of [key, value] pairs, sorted by the pair's canonical JSON
+// JSON is written by hand (not JSON.stringify) so that Go can produce the
+// same bytes: no whitespace; strings escape only '"', '\' and characters
+// below U+0020 (as \u00XX, lowercase hex).
+// checksum: the sum mod 2^64 of the first 8 bytes (big-endian) of the SHA-256
+// of each row's canonical JSON, as 16 hex digits; order-independent, so
+// readers that return rows in different orders agree.
+// sums: for int and long, the exact sum; for decimal(P,S), the exact sum
+// written with S fractional digits; for float and double, the values sorted
+// ascending and added in that order as doubles (so every reader rounds the
+// same way), written as toExponential(5) ("1.23457e+5"); NaN if any is NaN.
+// Null values are skipped; a column with no non-null values sums to "0".
+
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { inflateRawSync } from 'node:zlib'
+
+import { DEFAULT_PARSERS } from 'hyparquet/src/convert.js'
+import { icebergManifests, icebergMetadata, icebergRead } from 'icebird'
+import { splitManifestEntries } from 'icebird/src/manifest.js'
+
+// ---------------------------------------------------------------- arguments
+
+function usage(msg) {
+  process.stderr.write(`check.mjs: ${msg}\nusage: node check.mjs <metadata.json> [--path-prefix FROM=TO ...]\n`)
+  process.exit(2)
+}
+
+const argv = process.argv.slice(2)
+let metadataArg
+/** @type {[string, string][]} */
+const prefixes = []
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i]
+  if (a === '--path-prefix') {
+    const v = argv[++i]
+    if (!v || !v.includes('=')) usage('--path-prefix needs FROM=TO')
+    const eq = v.indexOf('=')
+    prefixes.push([v.slice(0, eq), v.slice(eq + 1)])
+  } else if (a.startsWith('--path-prefix=')) {
+    const v = a.slice('--path-prefix='.length)
+    const eq = v.indexOf('=')
+    if (eq < 0) usage('--path-prefix needs FROM=TO')
+    prefixes.push([v.slice(0, eq), v.slice(eq + 1)])
+  } else if (a.startsWith('-')) {
+    usage(`unknown flag ${a}`)
+  } else if (metadataArg === undefined) {
+    metadataArg = a
+  } else {
+    usage(`unexpected argument ${a}`)
+  }
+}
+if (!metadataArg) usage('missing the metadata.json path')
+
+// ---------------------------------------------------------------- file access
+
+/** Rewrites a path or URI by the first matching --path-prefix. */
+function mapPrefix(p) {
+  // icebird rewrites s3:// and s3a:// paths to AWS HTTPS URLs before it
+  // fetches; undo that so prefixes written for the table's paths match.
+  const m = /^https:\/\/([^./]+)\.s3\.amazonaws\.com\/(.*)$/.exec(p)
+  const candidates = m ? [`s3://${m[1]}/${m[2]}`, `s3a://${m[1]}/${m[2]}`, p] : [p]
+  for (const c of candidates) {
+    for (const [from, to] of prefixes) {
+      if (c.startsWith(from)) return to + c.slice(from.length)
+    }
+  }
+  return p
+}
+
+/** Turns a table reference (file:// URI or path, after --path-prefix) into a local path. */
+function localPath(ref) {
+  const p = mapPrefix(ref)
+  if (p.startsWith('file:')) return fileURLToPath(p)
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(p)) {
+    throw new Error(`${ref}: only local files are supported (give --path-prefix to map it to a local path)`)
+  }
+  return path.resolve(p)
+}
+
+const cache = new Map()
+/** Reads a referenced file, re-encoding Avro containers (see reencodeAvro). */
+function readRef(ref) {
+  const p = localPath(ref)
+  let buf = cache.get(p)
+  if (!buf) {
+    buf = readFileSync(p)
+    if (p.endsWith('.avro')) buf = reencodeAvro(buf, p)
+    cache.set(p, buf)
+  }
+  return buf
+}
+
+// Node 20's fetch rejects file:// and icebird fetches everything, so fetch is
+// replaced by a disk reader. It always answers 200 with the whole file, which
+// hyparquet accepts in place of a ranged 206; a missing file rejects.
+globalThis.fetch = async (input) => {
+  const ref = typeof input === 'string' ? input : input.url ?? String(input)
+  let body
+  try {
+    body = readRef(ref)
+  } catch (err) {
+    // Rejecting (rather than answering 404) keeps the file name in the
+    // error: hyparquet reports only the status of a failed response.
+    if (err.code === 'ENOENT') throw new Error(`${ref}: file not found (${err.path})`)
+    throw err
+  }
+  return new Response(body, { status: 200 })
+}
+
+// icebird 0.3.1 mis-decodes deflate-compressed Avro blocks (what iceberg-go
+// and Java write for manifests), overrunning its buffer. Inflating here with
+// zlib and rewriting the container with codec "null" keeps its decoder on the
+// path that works; the records are unchanged.
+function reencodeAvro(buf, name) {
+  let off = 0
+  const readLong = () => {
+    let result = 0n
+    let shift = 0n
+    for (;;) {
+      if (off >= buf.length) throw new Error(`${name}: truncated Avro file`)
+      const b = buf[off++]
+      result |= BigInt(b & 0x7f) << shift
+      if (!(b & 0x80)) break
+      shift += 7n
+    }
+    return Number((result >> 1n) ^ -(result & 1n))
+  }
+  const readBytes = () => {
+    const n = readLong()
+    const out = buf.subarray(off, off + n)
+    off += n
+    return out
+  }
+  if (buf.length < 4 || buf.readUInt32BE(0) !== 0x4f626a01) throw new Error(`${name}: not an Avro container file`)
+  off = 4
+  const meta = []
+  for (let n = readLong(); n !== 0; n = readLong()) {
+    if (n < 0) { n = -n; readLong() }
+    for (let i = 0; i < n; i++) meta.push([readBytes().toString('utf8'), Buffer.from(readBytes())])
+  }
+  const codecEntry = meta.find(([k]) => k === 'avro.codec')
+  const codec = codecEntry ? codecEntry[1].toString() : 'null'
+  if (codec === 'null') return buf
+  if (codec !== 'deflate') throw new Error(`${name}: Avro codec ${codec} is not supported`)
+  const sync = buf.subarray(off, off + 16)
+  off += 16
+  const parts = []
+  const writeLong = (v) => {
+    let z = BigInt(v) >= 0n ? BigInt(v) << 1n : ((-BigInt(v)) << 1n) - 1n
+    const bytes = []
+    do {
+      let b = Number(z & 0x7fn)
+      z >>= 7n
+      if (z > 0n) b |= 0x80
+      bytes.push(b)
+    } while (z > 0n)
+    parts.push(Buffer.from(bytes))
+  }
+  const writeBytes = (b) => { writeLong(b.length); parts.push(b) }
+  parts.push(Buffer.from([0x4f, 0x62, 0x6a, 0x01]))
+  writeLong(meta.length)
+  for (const [k, v] of meta) {
+    writeBytes(Buffer.from(k, 'utf8'))
+    writeBytes(k === 'avro.codec' ? Buffer.from('null') : v)
+  }
+  writeLong(0)
+  parts.push(sync)
+  while (off < buf.length) {
+    const count = readLong()
+    const block = readBytes()
+    const blockSync = buf.subarray(off, off + 16)
+    off += 16
+    if (!blockSync.equals(sync)) throw new Error(`${name}: Avro sync marker mismatch`)
+    const data = inflateRawSync(block)
+    writeLong(count)
+    writeBytes(data)
+    parts.push(sync)
+  }
+  return Buffer.concat(parts)
+}
+
+// ---------------------------------------------------------------- canonical form
+
+/** Parses an Iceberg type into {kind, ...}. */
+function parseType(t) {
+  if (typeof t === 'object') {
+    if (t.type === 'struct') return { kind: 'struct', fields: t.fields.map(f => ({ name: f.name, id: f.id, type: parseType(f.type) })) }
+    if (t.type === 'list') return { kind: 'list', element: parseType(t.element) }
+    if (t.type === 'map') return { kind: 'map', key: parseType(t.key), value: parseType(t.value) }
+    throw new Error(`unknown nested type ${JSON.stringify(t)}`)
+  }
+  let m = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/.exec(t)
+  if (m) return { kind: 'decimal', precision: +m[1], scale: +m[2] }
+  m = /^fixed\[(\d+)\]$/.exec(t)
+  if (m) return { kind: 'fixed', length: +m[1] }
+  const known = ['boolean', 'int', 'long', 'float', 'double', 'date', 'time', 'timestamp', 'timestamptz',
+    'timestamp_ns', 'timestamptz_ns', 'string', 'uuid', 'binary']
+  if (!known.includes(t)) throw new Error(`Iceberg type ${t} is not supported by the checker`)
+  return { kind: t }
+}
+
+function jsonString(s) {
+  let out = '"'
+  for (const ch of s) {
+    const c = ch.codePointAt(0)
+    if (ch === '"') out += '\\"'
+    else if (ch === '\\') out += '\\\\'
+    else if (c < 0x20) out += '\\u' + c.toString(16).padStart(4, '0')
+    else out += ch
+  }
+  return out + '"'
+}
+
+/** Writes a canonical value (null, boolean, string, array, or [name, value] pairs object) as JSON. */
+function toJSON(v) {
+  if (v === null) return 'null'
+  if (v === true || v === false) return String(v)
+  if (typeof v === 'string') return jsonString(v)
+  if (Array.isArray(v)) return '[' + v.map(toJSON).join(',') + ']'
+  if (v instanceof Obj) return '{' + v.entries.map(([k, x]) => jsonString(k) + ':' + toJSON(x)).join(',') + '}'
+  throw new Error(`internal: not a canonical value: ${v}`)
+}
+
+/** An ordered JSON object: key order is the schema's, not insertion-by-JS-rules. */
+class Obj {
+  constructor(entries) { this.entries = entries }
+}
+
+const hex = (bytes) => Buffer.from(bytes).toString('hex')
+
+function floatBits(x, single) {
+  if (Number.isNaN(x)) return 'NaN'
+  const dv = new DataView(new ArrayBuffer(8))
+  if (single) { dv.setFloat32(0, x); return dv.getUint32(0).toString(16).padStart(8, '0') }
+  dv.setFloat64(0, x)
+  return dv.getBigUint64(0).toString(16).padStart(16, '0')
+}
+
+function uuidForm(h) {
+  h = h.toLowerCase().replace(/-/g, '')
+  if (h.length !== 32) throw new Error(`uuid of ${h.length / 2} bytes`)
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+/** Sorts map pairs by their canonical JSON, so entry order does not matter. */
+function canonMap(pairs) {
+  return pairs.map(p => [toJSON(p), p]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(x => x[1])
+}
+
+// ---------------------------------------------------------------- stats
+
+const NUMERIC = new Set(['int', 'long', 'float', 'double', 'decimal'])
+
+/** Accumulates STATS over canonical rows (arrays of canonical values in schema order). */
+class Stats {
+  constructor(fields, label) {
+    this.fields = fields
+    this.label = label
+    this.rows = 0
+    this.nonNull = fields.map(() => 0)
+    this.acc = fields.map(f => (f.type.kind === 'float' || f.type.kind === 'double' ? [] : 0n))
+    this.sum = 0n
+  }
+
+  add(values, raw) {
+    this.rows++
+    const row = toJSON(new Obj(this.fields.map((f, i) => [f.name, values[i]])))
+    // CHECK_DUMP=1 prints every canonical row, to find which rows differ.
+    if (process.env.CHECK_DUMP) process.stderr.write(`${this.label}: ${row}\n`)
+    const digest = createHash('sha256').update(row, 'utf8').digest()
+    this.sum = (this.sum + digest.readBigUInt64BE(0)) & 0xffffffffffffffffn
+    this.fields.forEach((f, i) => {
+      if (values[i] === null) return
+      this.nonNull[i]++
+      const k = f.type.kind
+      if (k === 'float' || k === 'double') this.acc[i].push(raw[i])
+      else if (NUMERIC.has(k)) this.acc[i] += BigInt(values[i])
+    })
+  }
+
+  result() {
+    const nonNull = {}
+    const sums = {}
+    this.fields.forEach((f, i) => {
+      nonNull[f.name] = this.nonNull[i]
+      const t = f.type
+      if (!NUMERIC.has(t.kind)) return
+      if (t.kind === 'float' || t.kind === 'double') {
+        const xs = this.acc[i]
+        if (xs.some(Number.isNaN)) { sums[f.name] = 'NaN'; return }
+        xs.sort((a, b) => a - b)
+        let s = 0
+        for (const x of xs) s += x
+        sums[f.name] = xs.length === 0 ? '0' : s.toExponential(5)
+      } else if (t.kind === 'decimal') {
+        sums[f.name] = decimalString(this.acc[i], t.scale)
+      } else {
+        sums[f.name] = this.acc[i].toString()
+      }
+    })
+    return { rows: this.rows, nonNull, sums, checksum: this.sum.toString(16).padStart(16, '0') }
+  }
+}
+
+function decimalString(unscaled, scale) {
+  if (scale === 0) return unscaled.toString()
+  const neg = unscaled < 0n
+  const digits = (neg ? -unscaled : unscaled).toString().padStart(scale + 1, '0')
+  return (neg ? '-' : '') + digits.slice(0, -scale) + '.' + digits.slice(-scale)
+}
+
+// ---------------------------------------------------------------- icebird
+
+// hyparquet's default conversions lose information the checksum needs:
+// timestamps become millisecond Dates, and binary columns are decoded as
+// UTF-8 text. icebird passes no parsers of its own, so the defaults are
+// adjusted: timestamps stay bigint microseconds, and byte arrays are decoded
+// as latin1 (one char per byte, lossless); canonIcebird re-decodes string
+// columns as UTF-8 and binary columns as hex. Paths in delete files are ASCII,
+// so icebird's delete matching sees the same strings either way.
+DEFAULT_PARSERS.timestampFromMicroseconds = (micros) => ({ micros: BigInt(micros) })
+DEFAULT_PARSERS.timestampFromMilliseconds = (millis) => ({ micros: BigInt(millis) * 1000n })
+DEFAULT_PARSERS.timestampFromNanoseconds = (nanos) => ({ nanos: BigInt(nanos) })
+DEFAULT_PARSERS.stringFromBytes = (bytes) => bytes && Buffer.from(bytes).toString('latin1')
+
+const latin1Bytes = (s) => Buffer.from(s, 'latin1')
+
+/** Canonicalises a value as icebird (hyparquet) returns it. */
+function canonIcebird(v, t) {
+  if (v === null || v === undefined) return null
+  switch (t.kind) {
+    case 'boolean': return Boolean(v)
+    case 'int': case 'long': return BigInt(v).toString()
+    case 'float': return floatBits(Number(v), true)
+    case 'double': return floatBits(Number(v), false)
+    // hyparquet turns decimals into doubles (unscaled * 10^-S); rounding back
+    // is exact while |unscaled| < 2^53, which the tests' values respect.
+    case 'decimal': return BigInt(Math.round(Number(v) * 10 ** t.scale)).toString()
+    case 'date': return String(Math.round((v instanceof Date ? v.getTime() : Number(v) * 86400000) / 86400000))
+    case 'time': return BigInt(v).toString()
+    case 'timestamp': case 'timestamptz':
+      if (v instanceof Date) return (BigInt(v.getTime()) * 1000n).toString()
+      return v.micros.toString()
+    case 'timestamp_ns': case 'timestamptz_ns':
+      return (v.nanos ?? v.micros * 1000n).toString()
+    case 'string': return typeof v === 'string' ? latin1Bytes(v).toString('utf8') : Buffer.from(v).toString('utf8')
+    case 'uuid': return uuidForm(typeof v === 'string' ? (v.length === 16 ? hex(latin1Bytes(v)) : v) : hex(v))
+    case 'binary': case 'fixed': return hex(typeof v === 'string' ? latin1Bytes(v) : v)
+    case 'struct': return new Obj(t.fields.map(f => [f.name, canonIcebird(v[f.name], f.type)]))
+    case 'list': return Array.from(v, x => canonIcebird(x, t.element))
+    case 'map': {
+      // hyparquet returns maps as plain objects keyed by the (string) key, or
+      // as arrays of {key, value} for keys that are not strings.
+      const pairs = Array.isArray(v)
+        ? v.map(e => [canonIcebird(e.key, t.key), canonIcebird(e.value, t.value)])
+        : Object.entries(v).map(([k, x]) => [canonIcebird(k, t.key), canonIcebird(x, t.value)])
+      return canonMap(pairs)
+    }
+  }
+  throw new Error(`internal: type ${t.kind}`)
+}
+
+function rawNumber(v, t) {
+  if (v === null || v === undefined) return null
+  return t.kind === 'float' ? Math.fround(Number(v)) : Number(v)
+}
+
+async function readIcebird(metaPath, fields) {
+  const tableUrl = pathToFileURL(path.dirname(path.dirname(metaPath))).href
+  const metadataFileName = path.basename(metaPath)
+  const metadata = await icebergMetadata({ tableUrl, metadataFileName })
+  const stats = new Stats(fields, 'icebird')
+  if (!hasRows(metadata)) return stats.result()
+  // icebergRead throws when the snapshot has no live data file (an empty
+  // overwrite); that table simply has no rows.
+  const { dataEntries } = splitManifestEntries(await icebergManifests(metadata))
+  if (dataEntries.length === 0) return stats.result()
+  const rows = await icebergRead({ tableUrl, metadataFileName, metadata })
+  for (const r of rows) {
+    const raw = fields.map(f => rawNumber(r[f.name], f.type))
+    stats.add(fields.map(f => canonIcebird(r[f.name], f.type)), raw)
+  }
+  return stats.result()
+}
+
+/** icebird throws on a table without a snapshot; such a table has no rows. */
+function hasRows(metadata) {
+  const id = metadata['current-snapshot-id']
+  return id !== undefined && id !== null && id >= 0
+}
+
+// ---------------------------------------------------------------- DuckDB
+
+function duckType(t) {
+  switch (t.kind) {
+    case 'boolean': return 'BOOLEAN'
+    case 'int': return 'INTEGER'
+    case 'long': return 'BIGINT'
+    case 'float': return 'FLOAT'
+    case 'double': return 'DOUBLE'
+    case 'decimal': return `DECIMAL(${t.precision},${t.scale})`
+    case 'date': return 'DATE'
+    case 'time': return 'TIME'
+    case 'timestamp': return 'TIMESTAMP'
+    case 'timestamptz': return 'TIMESTAMPTZ'
+    case 'timestamp_ns': return 'TIMESTAMP_NS'
+    case 'timestamptz_ns': return 'TIMESTAMP_NS'
+    case 'string': return 'VARCHAR'
+    case 'uuid': return 'UUID'
+    case 'binary': case 'fixed': return 'BLOB'
+    case 'struct': return `STRUCT(${t.fields.map(f => `${sqlIdent(f.name)} ${duckType(f.type)}`).join(', ')})`
+    case 'list': return `${duckType(t.element)}[]`
+    case 'map': return `MAP(${duckType(t.key)}, ${duckType(t.value)})`
+  }
+  throw new Error(`internal: type ${t.kind}`)
+}
+
+const sqlIdent = (s) => '"' + s.replace(/"/g, '""') + '"'
+const sqlString = (s) => "'" + s.replace(/'/g, "''") + "'"
+
+/** Canonicalises a DuckDBValue. */
+function canonDuck(v, t) {
+  if (v === null || v === undefined) return null
+  switch (t.kind) {
+    case 'boolean': return Boolean(v)
+    case 'int': case 'long': return BigInt(v).toString()
+    case 'float': return floatBits(v, true)
+    case 'double': return floatBits(v, false)
+    case 'decimal': return v.value.toString()
+    case 'date': return String(v.days)
+    case 'time': return v.micros.toString()
+    case 'timestamp': case 'timestamptz': return v.micros.toString()
+    case 'timestamp_ns': case 'timestamptz_ns': return v.nanos.toString()
+    case 'string': return String(v)
+    case 'uuid': return uuidForm(v.toString())
+    case 'binary': case 'fixed': return hex(v.bytes)
+    case 'struct': return new Obj(t.fields.map(f => [f.name, canonDuck(v.entries[f.name], f.type)]))
+    case 'list': return v.items.map(x => canonDuck(x, t.element))
+    case 'map': return canonMap(v.entries.map(e => [canonDuck(e.key, t.key), canonDuck(e.value, t.value)]))
+  }
+  throw new Error(`internal: type ${t.kind}`)
+}
+
+async function readDuckDB(metaPath, metadata, fields) {
+  const stats = new Stats(fields, 'duckdb')
+  if (!hasRows(metadata)) return stats.result()
+  const manifests = await icebergManifests(metadata)
+  const { dataEntries, deleteEntries } = splitManifestEntries(manifests)
+  const { DuckDBInstance } = await import('@duckdb/node-api')
+  const db = await DuckDBInstance.create(':memory:')
+  const con = await db.connect()
+  try {
+    if (dataEntries.length === 0) return stats.result()
+    // Data files: local path, the path the manifests name (position deletes
+    // refer to it), and the data sequence number (deletes apply by it).
+    const dataRows = dataEntries.map(e => {
+      const local = localPath(e.data_file.file_path)
+      return `(${sqlString(local)}, ${sqlString(e.data_file.file_path)}, ${BigInt(e.sequence_number)})`
+    })
+    await con.run(`CREATE TABLE data_files(local VARCHAR, ref VARCHAR, seq BIGINT); INSERT INTO data_files VALUES ${dataRows.join(', ')}`)
+    // Columns resolve by Iceberg field id, not by name, as the spec requires.
+    const schemaMap = fields.map(f => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(duckType(f.type))}, default_value: NULL}`).join(', ')
+    const files = dataEntries.map(e => sqlString(localPath(e.data_file.file_path))).join(', ')
+    await con.run(`CREATE VIEW data AS SELECT d.*, f.ref AS __ref, f.seq AS __seq
+      FROM read_parquet([${files}], schema = MAP {${schemaMap}}, filename = '__filename', file_row_number = true) d
+      JOIN data_files f ON f.local = d.__filename`)
+    const conds = []
+    const posDeletes = deleteEntries.filter(e => e.data_file.content === 1)
+    if (posDeletes.length > 0) {
+      const sel = posDeletes.map(e => `SELECT file_path, pos, ${BigInt(e.sequence_number)} AS seq FROM read_parquet(${sqlString(localPath(e.data_file.file_path))})`)
+      await con.run(`CREATE TABLE pos_deletes AS ${sel.join(' UNION ALL ')}`)
+      // A position delete applies to data files with a sequence number <= its own.
+      conds.push(`NOT EXISTS (SELECT 1 FROM pos_deletes p WHERE p.file_path = data.__ref AND p.pos = data.file_row_number AND data.__seq <= p.seq)`)
+    }
+    deleteEntries.filter(e => e.data_file.content === 2).forEach(e => {
+      const ids = e.data_file.equality_ids
+      if (!ids || ids.length === 0) throw new Error(`equality delete file ${e.data_file.file_path} has no equality_ids`)
+      const cols = ids.map(id => {
+        const f = fields.find(x => x.id === id)
+        if (!f) throw new Error(`equality delete file ${e.data_file.file_path}: field id ${id} is not a top-level column`)
+        return f
+      })
+      const m = cols.map(f => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(duckType(f.type))}, default_value: NULL}`).join(', ')
+      const seq = BigInt(e.sequence_number)
+      // An equality delete applies to data files with a strictly smaller sequence number.
+      const match = cols.map(f => `q.${sqlIdent(f.name)} IS NOT DISTINCT FROM data.${sqlIdent(f.name)}`).join(' AND ')
+      conds.push(`NOT EXISTS (SELECT 1 FROM read_parquet(${sqlString(localPath(e.data_file.file_path))}, schema = MAP {${m}}) q WHERE data.__seq < ${seq} AND ${match})`)
+    })
+    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : ''
+    const reader = await con.runAndReadAll(`SELECT ${fields.map(f => sqlIdent(f.name)).join(', ')} FROM data ${where}`)
+    for (const r of reader.getRows()) {
+      const raw = fields.map((f, i) => (r[i] === null ? null : f.type.kind === 'float' || f.type.kind === 'double' ? Number(r[i]) : null))
+      stats.add(fields.map((f, i) => canonDuck(r[i], f.type)), raw)
+    }
+  } finally {
+    con.closeSync?.()
+    db.closeSync?.()
+  }
+  return stats.result()
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  const metaPath = localPath(metadataArg)
+  let metadata
+  try {
+    metadata = JSON.parse(readFileSync(metaPath, 'utf8'))
+  } catch (err) {
+    throw new Error(`read table metadata ${metaPath}: ${err.message}`)
+  }
+  const schema = metadata.schemas?.find(s => s['schema-id'] === metadata['current-schema-id']) ?? metadata.schema
+  if (!schema) throw new Error(`${metaPath}: no current schema`)
+  const fields = parseType(schema).fields
+  // Both readers always run, so a broken table shows what each one makes of it.
+  const out = {}
+  const errors = []
+  try {
+    out.icebird = await readIcebird(metaPath, fields)
+  } catch (err) {
+    errors.push(`icebird: ${err.message ?? err}`)
+  }
+  try {
+    out.duckdb = await readDuckDB(metaPath, metadata, fields)
+  } catch (err) {
+    errors.push(`duckdb: ${err.message ?? err}`)
+  }
+  if (errors.length > 0) throw new Error(errors.join('\n'))
+  process.stdout.write(JSON.stringify(out) + '\n')
+}
+
+main().catch(err => {
+  process.stderr.write(`check.mjs: ${err.message ?? err}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,216 @@
+// Package interop_test checks that tables floe writes read back identically
+// through implementations that share no code with floe or iceberg-go:
+// icebird and DuckDB, driven by check.mjs. Each test runs the built floe
+// binary, then compares three sets of statistics exactly — floe's own scan,
+// icebird's and DuckDB's.
+//
+// Needs node and npm; the package is skipped without them. node_modules is
+// installed with `npm ci` from package-lock.json when it is missing.
+package interop_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// floeBin is the binary under test; skipReason is set when node or npm is
+// missing, so every test skips with the same message.
+var (
+	floeBin    string
+	skipReason string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			skipReason = fmt.Sprintf("interop tests need %s on PATH (%v); skipping", tool, err)
+			fmt.Fprintln(os.Stderr, skipReason)
+			return m.Run()
+		}
+	}
+	// The binary goes to a temporary directory rather than interop/tmp, so
+	// that the tree holds nothing git does not ignore.
+	dir, err := os.MkdirTemp("", "floe-interop-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	floeBin = filepath.Join(dir, "floe")
+	build := exec.Command("go", "build", "-o", floeBin, "../cmd/floe")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build floe:", err)
+		return 1
+	}
+	if _, err := os.Stat("node_modules/icebird/package.json"); err != nil {
+		// `npm ci` installs exactly package-lock.json; it needs the registry
+		// or a warm npm cache.
+		ci := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		ci.Stdout, ci.Stderr = os.Stderr, os.Stderr
+		if err := ci.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "npm ci in interop/:", err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// env is one test's world: a warehouse, a landing directory and a
+// checkpoint under the test's temporary directory.
+type env struct {
+	t         *testing.T
+	dir       string
+	warehouse string
+	landing   string
+	ckpt      string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	dir := t.TempDir()
+	e := &env{t: t, dir: dir, warehouse: filepath.Join(dir, "warehouse"), landing: filepath.Join(dir, "landing"), ckpt: filepath.Join(dir, "ckpt")}
+	if err := os.MkdirAll(e.landing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+func (e *env) command(prog string, args ...string) *exec.Cmd {
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = e.dir
+	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
+	return cmd
+}
+
+// run executes a program (floe unless told) and returns what it printed.
+func (e *env) runProgram(prog string, args ...string) result {
+	e.t.Helper()
+	cmd := e.command(prog, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("run %s %v: %v", prog, args, err)
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// ok runs floe and fails the test unless it exits 0.
+func (e *env) ok(args ...string) result {
+	e.t.Helper()
+	r := e.runProgram(floeBin, args...)
+	if r.code != 0 {
+		e.t.Fatalf("floe %s: %s", strings.Join(args, " "), r)
+	}
+	return r
+}
+
+// streamArgs is `floe stream` over the env's landing directory and checkpoint.
+func (e *env) streamArgs(table string, extra ...string) []string {
+	return append([]string{"stream", "--source", e.landing, "--format", "parquet", "--table", table,
+		"--checkpoint", e.ckpt, "--trigger", "available-now"}, extra...)
+}
+
+// tableInfo is what `floe table describe --json` tells the tests.
+type tableInfo struct {
+	Location         string          `json:"location"`
+	MetadataLocation string          `json:"metadata_location"`
+	Schema           json.RawMessage `json:"schema"`
+	fields           []icebergField
+}
+
+func (e *env) describe(table string) tableInfo {
+	e.t.Helper()
+	r := e.ok("table", "describe", table, "--json")
+	var ti tableInfo
+	if err := json.Unmarshal([]byte(r.stdout), &ti); err != nil {
+		e.t.Fatalf("table describe --json: %v\n%s", err, r.stdout)
+	}
+	st, err := parseIcebergType(ti.Schema)
+	if err != nil {
+		e.t.Fatalf("table schema: %v", err)
+	}
+	ti.fields = st.fields
+	return ti
+}
+
+// floeStats is Stats from floe's own scan of the table.
+func (e *env) floeStats(table string, ti tableInfo) Stats {
+	e.t.Helper()
+	r := e.ok("scan", table, "--format", "jsonl")
+	var dump io.Writer
+	if os.Getenv("CHECK_DUMP") != "" {
+		dump = os.Stderr
+	}
+	st, err := statsFromJSONL(ti.fields, []byte(r.stdout), dump)
+	if err != nil {
+		e.t.Fatalf("floe scan jsonl: %v", err)
+	}
+	return st
+}
+
+// runChecker runs check.mjs on a metadata file and returns each reader's
+// stats, or an error carrying the checker's stderr.
+func runChecker(metadata string, prefixes ...string) (map[string]Stats, error) {
+	args := []string{"check.mjs", metadata}
+	for _, p := range prefixes {
+		args = append(args, "--path-prefix", p)
+	}
+	cmd := exec.Command("node", args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("check.mjs %s: %v\n%s", metadata, err, errb.String())
+	}
+	var got map[string]Stats
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		return nil, fmt.Errorf("check.mjs printed %q: %v", out.String(), err)
+	}
+	return got, nil
+}
+
+// checkTable compares floe's, icebird's and DuckDB's stats for a table and
+// returns floe's.
+func (e *env) checkTable(table string) Stats {
+	e.t.Helper()
+	ti := e.describe(table)
+	want := e.floeStats(table, ti)
+	got, err := runChecker(ti.MetadataLocation)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := compareStats(want, got); err != nil {
+		e.t.Fatalf("%s: %v\n(rerun with CHECK_DUMP=1 to print every reader's canonical rows)", table, err)
+	}
+	e.t.Logf("%s: %d rows, checksum %s — floe, icebird and DuckDB agree", table, want.Rows, want.Checksum)
+	return want
+}
