@@ -1,11 +1,21 @@
-# The test command that README.md and .ci/run name. Long suites are opt-in:
+# The test command that README.md and .ci/run name. It installs what the
+# interoperability tests need first: the pinned npm packages of interop/ and
+# the versitygw S3 server. Long suites are opt-in:
 #   go test ./cmd/floe -run TestCrashSafety -crash-kills=300
-#   go test ./bench -run '^$' -bench . -benchtime 1x
-.PHONY: test build
+#   bench/run.sh
+.PHONY: test test-deps build
 
-test:
+VERSITYGW := github.com/versity/versitygw/cmd/versitygw@v1.8.0
+
+test: test-deps
 	go vet ./...
 	go test -timeout 20m ./...
+
+test-deps: interop/node_modules/.package-lock.json
+	@command -v versitygw >/dev/null || test -x "$$(go env GOPATH)/bin/versitygw" || go install $(VERSITYGW)
+
+interop/node_modules/.package-lock.json: interop/package-lock.json
+	cd interop && npm ci --no-audit --no-fund
 
 build:
 	go build -o floe ./cmd/floe
