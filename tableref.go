@@ -36,9 +36,10 @@ func ParsePathPrefix(s string) (PathPrefix, error) {
 
 // IsTablePath tells a table given by location (a directory or a metadata
 // file) from a catalog name: a location contains a path separator or names
-// a metadata file. "./events" names a directory in the current directory.
+// a metadata file (db.json is the table json of namespace db).
+// "./events" names a directory in the current directory.
 func IsTablePath(s string) bool {
-	return strings.ContainsAny(s, `/\`) || strings.HasSuffix(s, ".json") || strings.HasSuffix(s, ".json.gz")
+	return strings.ContainsAny(s, `/\`) || strings.HasSuffix(s, ".metadata.json") || strings.HasSuffix(s, ".metadata.json.gz")
 }
 
 // LoadTableAt opens a table without a catalog, from its directory (the

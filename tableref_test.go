@@ -58,3 +58,14 @@ func TestParsePathPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestIsTablePath(t *testing.T) {
+	for s, want := range map[string]bool{
+		"db.events": false, "db.json": false, "a.b.parquet": false,
+		"./events": true, "/data/t": true, "v3.metadata.json": true, "00001-x.metadata.json.gz": true,
+	} {
+		if got := floe.IsTablePath(s); got != want {
+			t.Errorf("IsTablePath(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
