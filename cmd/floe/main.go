@@ -45,6 +45,28 @@ var commands = []command{
 	{"version", "print floe's version", cmdVersion},
 }
 
+// examples are shown by each command's --help.
+var examples = map[string][]string{
+	"run": {
+		"floe run examples/quickstart.yaml",
+		"floe run pipeline.yaml --progress=json --fail-on-empty",
+	},
+	"stream": {
+		"floe stream --source landing/ --format parquet --table db.events --checkpoint ckpt/events --trigger available-now",
+		"floe stream --source landing/ --format csv --table db.events --checkpoint ckpt/events --trigger 1m --max-files-per-trigger 100",
+		"floe stream ... --warehouse s3://bucket/wh --catalog-uri ./catalog.db -p s3.endpoint=http://127.0.0.1:7070 -p s3.region=us-east-1",
+	},
+	"scan": {
+		"floe scan db.events --count",
+		"floe scan db.events --format jsonl --limit 10",
+		"floe scan ./path/to/table --path-prefix s3a://bucket/table=./path/to/table",
+	},
+	"table snapshots": {"floe table snapshots db.events --json"},
+	"table describe":  {"floe table describe db.events", "floe table describe path/to/table/metadata/v3.metadata.json --json"},
+	"table list":      {"floe table list", "floe table list db --json"},
+	"checkpoint show": {"floe checkpoint show ckpt/events --json"},
+}
+
 // usageError marks a mistake in the command line: exit code 2.
 type usageError struct{ msg string }
 
@@ -244,7 +266,14 @@ func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("floe "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: floe %s\n\nFlags:\n", usage)
+		fmt.Fprintf(stderr, "Usage: floe %s\n", usage)
+		if ex := examples[name]; len(ex) > 0 {
+			fmt.Fprintf(stderr, "\nExamples:\n")
+			for _, e := range ex {
+				fmt.Fprintf(stderr, "  %s\n", e)
+			}
+		}
+		fmt.Fprintf(stderr, "\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	return fs
