@@ -5,7 +5,8 @@
 // the same statistics from each, so that floe's tests can compare them with
 // what floe itself reads:
 //
-//   node interop/check.mjs <metadata.json path or file:// URI> [--path-prefix FROM=TO ...]
+//   node interop/check.mjs <metadata.json: path, file:// or s3:// URI> [--path-prefix FROM=TO ...] [--s3-endpoint URL]
+//   node interop/check.mjs --table-dir <table directory: path, file:// or s3:// URI> [...same flags]
 //
 // Output: one JSON object {"icebird": STATS, "duckdb": STATS} where STATS is
 //   {"rows": N, "nonNull": {col: N}, "sums": {numericCol: "decimal string"}, "checksum": "hex"}
@@ -15,6 +16,24 @@
 // --path-prefix FROM=TO rewrites every path the table refers to (metadata,
 // manifest lists, manifests, data and delete files) that starts with FROM, so
 // a table copied to another directory can be read where it now lives.
+//
+// --s3-endpoint URL (e.g. http://127.0.0.1:7070) makes s3://bucket/key (and
+// s3a://) references real HTTP requests to that endpoint: path-style
+// (URL/bucket/key), signed with AWS Signature Version 4 from the credentials
+// in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN if set) and
+// AWS_REGION (default us-east-1), which are never printed. Both readers read
+// over it: icebird fetches through the fetch shim (Range requests pass
+// through, so Parquet footers and column chunks are read by range), and the
+// DuckDB path downloads the files it reads with the same signed GETs into a
+// temporary directory (DuckDB without httpfs reads only local files).
+// CHECK_S3_LOG=1 prints each S3 request on stderr as
+// "s3: METHOD bucket/key [range] -> status" (never headers), so a test can
+// see what really went over S3.
+//
+// --table-dir DIR gives the table by its directory alone: icebird is called
+// with tableUrl and no metadataFileName, so it finds the current metadata
+// itself through DIR/metadata/version-hint.text (the Hadoop layout); the
+// DuckDB path uses the metadata icebird resolved that way.
 //
 // CANONICAL FORM (the Go side, interop_test.go, implements the same):
 // A row is a JSON object with the table's top-level columns as keys in schema
@@ -46,8 +65,9 @@
 // same way), written as toExponential(5) ("1.23457e+5"); NaN if any is NaN.
 // Null values are skipped; a column with no non-null values sums to "0".
 
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { createHash, createHmac } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { inflateRawSync } from 'node:zlib'
@@ -59,12 +79,14 @@ import { splitManifestEntries } from 'icebird/src/manifest.js'
 // ---------------------------------------------------------------- arguments
 
 function usage(msg) {
-  process.stderr.write(`check.mjs: ${msg}\nusage: node check.mjs <metadata.json> [--path-prefix FROM=TO ...]\n`)
+  process.stderr.write(`check.mjs: ${msg}\nusage: node check.mjs <metadata.json> | --table-dir DIR [--path-prefix FROM=TO ...] [--s3-endpoint URL]\n`)
   process.exit(2)
 }
 
 const argv = process.argv.slice(2)
 let metadataArg
+let tableDirArg
+let s3EndpointArg
 /** @type {[string, string][]} */
 const prefixes = []
 for (let i = 0; i < argv.length; i++) {
@@ -79,6 +101,15 @@ for (let i = 0; i < argv.length; i++) {
     const eq = v.indexOf('=')
     if (eq < 0) usage('--path-prefix needs FROM=TO')
     prefixes.push([v.slice(0, eq), v.slice(eq + 1)])
+  } else if (a === '--table-dir' || a === '--s3-endpoint') {
+    const v = argv[++i]
+    if (!v) usage(`${a} needs a value`)
+    if (a === '--table-dir') tableDirArg = v
+    else s3EndpointArg = v
+  } else if (a.startsWith('--table-dir=')) {
+    tableDirArg = a.slice('--table-dir='.length)
+  } else if (a.startsWith('--s3-endpoint=')) {
+    s3EndpointArg = a.slice('--s3-endpoint='.length)
   } else if (a.startsWith('-')) {
     usage(`unknown flag ${a}`)
   } else if (metadataArg === undefined) {
@@ -87,7 +118,31 @@ for (let i = 0; i < argv.length; i++) {
     usage(`unexpected argument ${a}`)
   }
 }
-if (!metadataArg) usage('missing the metadata.json path')
+if (metadataArg !== undefined && tableDirArg !== undefined) usage('give either a metadata.json path or --table-dir, not both')
+if (!metadataArg && !tableDirArg) usage('missing the metadata.json path (or --table-dir DIR)')
+
+/** S3 access when --s3-endpoint is given: the endpoint and the credentials. */
+let s3 = null
+if (s3EndpointArg !== undefined) {
+  let endpoint
+  try {
+    endpoint = new URL(s3EndpointArg)
+  } catch {
+    usage(`--s3-endpoint ${s3EndpointArg} is not a URL`)
+  }
+  if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:') usage('--s3-endpoint must be an http:// or https:// URL')
+  const accessKey = process.env.AWS_ACCESS_KEY_ID
+  const secretKey = process.env.AWS_SECRET_ACCESS_KEY
+  // Named, never shown: the message must not help leak a half-set pair.
+  if (!accessKey || !secretKey) usage('--s3-endpoint needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment')
+  s3 = {
+    endpoint,
+    accessKey,
+    secretKey,
+    token: process.env.AWS_SESSION_TOKEN || undefined,
+    region: process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1',
+  }
+}
 
 // ---------------------------------------------------------------- file access
 
@@ -110,7 +165,8 @@ function localPath(ref) {
   const p = mapPrefix(ref)
   if (p.startsWith('file:')) return fileURLToPath(p)
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(p)) {
-    throw new Error(`${ref}: only local files are supported (give --path-prefix to map it to a local path)`)
+    const hint = s3Location(p) ? 'give --s3-endpoint to read it over S3, or --path-prefix to map it to a local path' : 'give --path-prefix to map it to a local path'
+    throw new Error(`${ref}: only local files${s3 ? ' and S3' : ''} are supported (${hint})`)
   }
   return path.resolve(p)
 }
@@ -131,8 +187,12 @@ function readRef(ref) {
 // Node 20's fetch rejects file:// and icebird fetches everything, so fetch is
 // replaced by a disk reader. It always answers 200 with the whole file, which
 // hyparquet accepts in place of a ranged 206; a missing file rejects.
-globalThis.fetch = async (input) => {
+// S3 references (with --s3-endpoint) go to the endpoint instead (s3Fetch).
+const realFetch = globalThis.fetch
+globalThis.fetch = async (input, init = {}) => {
   const ref = typeof input === 'string' ? input : input.url ?? String(input)
+  const loc = s3 ? s3Location(mapPrefix(ref)) : null
+  if (loc) return s3Fetch(ref, loc, init)
   let body
   try {
     body = readRef(ref)
@@ -143,6 +203,149 @@ globalThis.fetch = async (input) => {
     throw err
   }
   return new Response(body, { status: 200 })
+}
+
+// ---------------------------------------------------------------- S3
+
+/**
+ * Splits an S3 reference into bucket and key: s3://b/k, s3a://b/k, and the
+ * https://b.s3.amazonaws.com/k form icebird turns those into before it
+ * fetches (translateS3Url). Anything else is null.
+ */
+function s3Location(ref) {
+  let m = /^s3a?:\/\/([^/]+)\/(.*)$/.exec(ref)
+  if (!m) m = /^https:\/\/([^./]+)\.s3\.amazonaws\.com\/(.*)$/.exec(ref)
+  if (!m) return null
+  return { bucket: m[1], key: m[2] }
+}
+
+const sha256Hex = (data) => createHash('sha256').update(data).digest('hex')
+const hmac = (key, data) => createHmac('sha256', key).update(data, 'utf8').digest()
+// S3's canonical URI encodes each path segment as RFC 3986 does (only
+// A-Z a-z 0-9 - _ . ~ unescaped); encodeURIComponent leaves !'()* as they are.
+const rfc3986 = (s) => encodeURIComponent(s).replace(/[!'()*]/g, c => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+
+/**
+ * Sends one path-style S3 request (GET or HEAD, empty body) to the endpoint,
+ * signed with AWS Signature Version 4. range, if given, is an HTTP Range
+ * header value; it is signed too, so a proxy cannot change what is read.
+ */
+async function s3Request(method, { bucket, key }, range) {
+  const amzDate = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '') // 20060102T150405Z
+  const day = amzDate.slice(0, 8)
+  const base = s3.endpoint.pathname.replace(/\/+$/, '')
+  const canonicalUri = `${base}/${rfc3986(bucket)}/${key.split('/').map(rfc3986).join('/')}`
+  const payloadHash = sha256Hex('')
+  const headers = { host: s3.endpoint.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': amzDate }
+  if (range) headers.range = range
+  if (s3.token) headers['x-amz-security-token'] = s3.token
+  const names = Object.keys(headers).sort()
+  const canonicalHeaders = names.map(n => `${n}:${String(headers[n]).trim()}\n`).join('')
+  const signedHeaders = names.join(';')
+  const canonicalRequest = [method, canonicalUri, '', canonicalHeaders, signedHeaders, payloadHash].join('\n')
+  const scope = `${day}/${s3.region}/s3/aws4_request`
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n')
+  let k = hmac('AWS4' + s3.secretKey, day)
+  for (const part of [s3.region, 's3', 'aws4_request']) k = hmac(k, part)
+  const signature = createHmac('sha256', k).update(stringToSign, 'utf8').digest('hex')
+  headers.authorization = `AWS4-HMAC-SHA256 Credential=${s3.accessKey}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`
+  // fetch derives Host from the URL (the same host:port signed above).
+  delete headers.host
+  const url = s3.endpoint.origin + canonicalUri
+  const log = (what) => {
+    if (process.env.CHECK_S3_LOG) process.stderr.write(`s3: ${method} ${bucket}/${key}${range ? ' ' + range : ''} -> ${what}\n`)
+  }
+  let res
+  try {
+    res = await realFetch(url, { method, headers })
+  } catch (err) {
+    log('error')
+    throw new Error(`S3 ${method} ${url}: ${err.cause?.message ?? err.message}`)
+  }
+  log(res.status)
+  if (!res.ok) {
+    // S3 errors are XML with a <Code> (SignatureDoesNotMatch, NoSuchKey...);
+    // it is what tells a bad signature from a missing object.
+    const text = method === 'HEAD' ? '' : await res.text().catch(() => '')
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1]
+    throw new Error(`S3 ${method} ${url}: ${res.status} ${res.statusText}${code ? ` (${code})` : ''}`)
+  }
+  return res
+}
+
+const s3Cache = new Map()
+/** The whole object, Avro containers re-encoded as for local files. */
+function s3Object(loc) {
+  const id = `${loc.bucket}/${loc.key}`
+  let p = s3Cache.get(id)
+  if (!p) {
+    p = s3Request('GET', loc).then(async res => {
+      let buf = Buffer.from(await res.arrayBuffer())
+      if (loc.key.endsWith('.avro')) buf = reencodeAvro(buf, `s3://${id}`)
+      return buf
+    })
+    s3Cache.set(id, p)
+  }
+  return p
+}
+
+/** Answers icebird's (and hyparquet's) fetch of an S3 reference. */
+async function s3Fetch(ref, loc, init) {
+  const method = (init.method ?? 'GET').toUpperCase()
+  const range = new Headers(init.headers).get('range')
+  try {
+    if (method === 'HEAD') {
+      const res = await s3Request('HEAD', loc)
+      return new Response(null, { status: 200, headers: { 'content-length': res.headers.get('content-length') ?? '' } })
+    }
+    if (method !== 'GET') throw new Error(`${method} is not supported`)
+    if (!range) return new Response(await s3Object(loc), { status: 200 })
+    // A ranged read goes to S3 as one: hyparquet reads Parquet footers and
+    // column chunks this way, and the server must answer 206 with the range.
+    const res = await s3Request('GET', loc, range)
+    return new Response(await res.arrayBuffer(), { status: res.status, headers: { 'content-range': res.headers.get('content-range') ?? '' } })
+  } catch (err) {
+    // Rejecting keeps the reference in the error, as for local files.
+    throw new Error(`${ref}: ${err.message}`)
+  }
+}
+
+// The DuckDB path reads S3 objects from a temporary copy, removed at exit.
+let s3TempDir
+process.on('exit', () => {
+  if (s3TempDir) rmSync(s3TempDir, { recursive: true, force: true })
+})
+
+/**
+ * Returns a local path holding the file a table reference names: the file
+ * itself, or, for an S3 reference, a copy downloaded with a signed GET (its
+ * own request, not icebird's cached bytes, so the DuckDB path really reads
+ * over S3).
+ */
+async function localFile(ref) {
+  const loc = s3 ? s3Location(mapPrefix(ref)) : null
+  if (!loc) return localPath(ref)
+  s3TempDir ??= mkdtempSync(path.join(tmpdir(), 'check-s3-'))
+  const dest = path.resolve(s3TempDir, loc.bucket, ...loc.key.split('/'))
+  if (!dest.startsWith(s3TempDir + path.sep)) throw new Error(`${ref}: key escapes the download directory`)
+  if (!existsSync(dest)) {
+    let res
+    try {
+      res = await s3Request('GET', loc)
+    } catch (err) {
+      throw new Error(`${ref}: ${err.message}`)
+    }
+    mkdirSync(path.dirname(dest), { recursive: true })
+    writeFileSync(dest, Buffer.from(await res.arrayBuffer()))
+  }
+  return dest
+}
+
+/** Reads a table reference as text: over S3 or from disk. */
+async function readText(ref) {
+  const loc = s3 ? s3Location(mapPrefix(ref)) : null
+  if (loc) return (await s3Object(loc)).toString('utf8')
+  return readFileSync(localPath(ref), 'utf8')
 }
 
 // icebird 0.3.1 mis-decodes deflate-compressed Avro blocks (what iceberg-go
@@ -403,9 +606,12 @@ function rawNumber(v, t) {
   return t.kind === 'float' ? Math.fround(Number(v)) : Number(v)
 }
 
-async function readIcebird(metaPath, fields) {
-  const tableUrl = pathToFileURL(path.dirname(path.dirname(metaPath))).href
-  const metadataFileName = path.basename(metaPath)
+/**
+ * Reads the table with icebird. table is {tableUrl, metadataFileName}; with
+ * no metadataFileName (--table-dir) icebird resolves the current metadata
+ * itself, through metadata/version-hint.text.
+ */
+async function readIcebird({ tableUrl, metadataFileName }, fields) {
   const metadata = await icebergMetadata({ tableUrl, metadataFileName })
   const stats = new Stats(fields, 'icebird')
   if (!hasRows(metadata)) return stats.result()
@@ -479,7 +685,7 @@ function canonDuck(v, t) {
   throw new Error(`internal: type ${t.kind}`)
 }
 
-async function readDuckDB(metaPath, metadata, fields) {
+async function readDuckDB(metadata, fields) {
   const stats = new Stats(fields, 'duckdb')
   if (!hasRows(metadata)) return stats.result()
   const manifests = await icebergManifests(metadata)
@@ -491,26 +697,29 @@ async function readDuckDB(metaPath, metadata, fields) {
     if (dataEntries.length === 0) return stats.result()
     // Data files: local path, the path the manifests name (position deletes
     // refer to it), and the data sequence number (deletes apply by it).
-    const dataRows = dataEntries.map(e => {
-      const local = localPath(e.data_file.file_path)
-      return `(${sqlString(local)}, ${sqlString(e.data_file.file_path)}, ${BigInt(e.sequence_number)})`
-    })
+    // localFile downloads S3 objects first, so every path here is local.
+    const locals = []
+    for (const e of dataEntries) locals.push(await localFile(e.data_file.file_path))
+    const dataRows = dataEntries.map((e, i) => `(${sqlString(locals[i])}, ${sqlString(e.data_file.file_path)}, ${BigInt(e.sequence_number)})`)
     await con.run(`CREATE TABLE data_files(local VARCHAR, ref VARCHAR, seq BIGINT); INSERT INTO data_files VALUES ${dataRows.join(', ')}`)
     // Columns resolve by Iceberg field id, not by name, as the spec requires.
     const schemaMap = fields.map(f => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(duckType(f.type))}, default_value: NULL}`).join(', ')
-    const files = dataEntries.map(e => sqlString(localPath(e.data_file.file_path))).join(', ')
+    const files = locals.map(sqlString).join(', ')
     await con.run(`CREATE VIEW data AS SELECT d.*, f.ref AS __ref, f.seq AS __seq
       FROM read_parquet([${files}], schema = MAP {${schemaMap}}, filename = '__filename', file_row_number = true) d
       JOIN data_files f ON f.local = d.__filename`)
     const conds = []
     const posDeletes = deleteEntries.filter(e => e.data_file.content === 1)
     if (posDeletes.length > 0) {
-      const sel = posDeletes.map(e => `SELECT file_path, pos, ${BigInt(e.sequence_number)} AS seq FROM read_parquet(${sqlString(localPath(e.data_file.file_path))})`)
+      const sel = []
+      for (const e of posDeletes) {
+        sel.push(`SELECT file_path, pos, ${BigInt(e.sequence_number)} AS seq FROM read_parquet(${sqlString(await localFile(e.data_file.file_path))})`)
+      }
       await con.run(`CREATE TABLE pos_deletes AS ${sel.join(' UNION ALL ')}`)
       // A position delete applies to data files with a sequence number <= its own.
       conds.push(`NOT EXISTS (SELECT 1 FROM pos_deletes p WHERE p.file_path = data.__ref AND p.pos = data.file_row_number AND data.__seq <= p.seq)`)
     }
-    deleteEntries.filter(e => e.data_file.content === 2).forEach(e => {
+    for (const e of deleteEntries.filter(x => x.data_file.content === 2)) {
       const ids = e.data_file.equality_ids
       if (!ids || ids.length === 0) throw new Error(`equality delete file ${e.data_file.file_path} has no equality_ids`)
       const cols = ids.map(id => {
@@ -522,8 +731,8 @@ async function readDuckDB(metaPath, metadata, fields) {
       const seq = BigInt(e.sequence_number)
       // An equality delete applies to data files with a strictly smaller sequence number.
       const match = cols.map(f => `q.${sqlIdent(f.name)} IS NOT DISTINCT FROM data.${sqlIdent(f.name)}`).join(' AND ')
-      conds.push(`NOT EXISTS (SELECT 1 FROM read_parquet(${sqlString(localPath(e.data_file.file_path))}, schema = MAP {${m}}) q WHERE data.__seq < ${seq} AND ${match})`)
-    })
+      conds.push(`NOT EXISTS (SELECT 1 FROM read_parquet(${sqlString(await localFile(e.data_file.file_path))}, schema = MAP {${m}}) q WHERE data.__seq < ${seq} AND ${match})`)
+    }
     const where = conds.length ? `WHERE ${conds.join(' AND ')}` : ''
     const reader = await con.runAndReadAll(`SELECT ${fields.map(f => sqlIdent(f.name)).join(', ')} FROM data ${where}`)
     for (const r of reader.getRows()) {
@@ -539,27 +748,55 @@ async function readDuckDB(metaPath, metadata, fields) {
 
 // ---------------------------------------------------------------- main
 
-async function main() {
+/** Strips trailing slashes, so tableUrl + '/metadata/...' has one. */
+const trimSlash = (s) => s.replace(/\/+$/, '')
+
+/**
+ * Where icebird finds the table: {tableUrl, metadataFileName} and a name for
+ * messages. A metadata file lives in <table>/metadata/, so the table is its
+ * grandparent; S3 references stay s3:// URLs (icebird fetches them through
+ * the shim), local ones become file:// URLs.
+ */
+function tableRef() {
+  if (tableDirArg !== undefined) {
+    const mapped = mapPrefix(tableDirArg)
+    const tableUrl = s3Location(mapped) ? trimSlash(mapped) : pathToFileURL(localPath(tableDirArg)).href
+    return { tableUrl, metadataFileName: undefined, name: tableDirArg }
+  }
+  const mapped = mapPrefix(metadataArg)
+  if (s3Location(mapped)) {
+    const parts = mapped.split('/')
+    return { tableUrl: parts.slice(0, -2).join('/'), metadataFileName: parts.at(-1), name: metadataArg }
+  }
   const metaPath = localPath(metadataArg)
+  return { tableUrl: pathToFileURL(path.dirname(path.dirname(metaPath))).href, metadataFileName: path.basename(metaPath), name: metaPath }
+}
+
+async function main() {
+  const table = tableRef()
   let metadata
   try {
-    metadata = JSON.parse(readFileSync(metaPath, 'utf8'))
+    // With --table-dir, this is icebird's own version-hint.text lookup; the
+    // DuckDB path then reads the metadata it resolved.
+    metadata = table.metadataFileName === undefined
+      ? await icebergMetadata({ tableUrl: table.tableUrl })
+      : JSON.parse(await readText(metadataArg))
   } catch (err) {
-    throw new Error(`read table metadata ${metaPath}: ${err.message}`)
+    throw new Error(`read table metadata ${table.name}: ${err.message}`)
   }
   const schema = metadata.schemas?.find(s => s['schema-id'] === metadata['current-schema-id']) ?? metadata.schema
-  if (!schema) throw new Error(`${metaPath}: no current schema`)
+  if (!schema) throw new Error(`${table.name}: no current schema`)
   const fields = parseType(schema).fields
   // Both readers always run, so a broken table shows what each one makes of it.
   const out = {}
   const errors = []
   try {
-    out.icebird = await readIcebird(metaPath, fields)
+    out.icebird = await readIcebird(table, fields)
   } catch (err) {
     errors.push(`icebird: ${err.message ?? err}`)
   }
   try {
-    out.duckdb = await readDuckDB(metaPath, metadata, fields)
+    out.duckdb = await readDuckDB(metadata, fields)
   } catch (err) {
     errors.push(`duckdb: ${err.message ?? err}`)
   }
