@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
-	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe"
 )
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -36,25 +36,18 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if tbl.CurrentSnapshot() == nil {
-		if *count {
-			fmt.Fprintln(stdout, 0)
-			return nil
-		}
-	}
 	if *count {
-		n, err := countRows(ctx, tbl)
+		// floe.CountRows applies deletes; manifest counts alone would not.
+		n, err := floe.CountRows(ctx, tbl)
 		if err != nil {
-			return err
+			return fmt.Errorf("scan %s: %w", pos[0], err)
 		}
 		fmt.Fprintln(stdout, n)
 		return nil
 	}
-	var opts []table.ScanOption
-	if *limit > 0 {
-		opts = append(opts, table.WithLimit(*limit))
-	}
-	schema, recs, err := tbl.Scan(opts...).ToArrowRecords(ctx)
+	// floe.ScanTable fills what iceberg-go reads as NULL for other engines'
+	// tables: partition values of absent columns, initial defaults.
+	schema, recs, err := floe.ScanTable(ctx, tbl, *limit)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", pos[0], err)
 	}
@@ -76,39 +69,6 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	return pr.flush()
-}
-
-// countRows answers from manifest record counts when no delete files apply,
-// and reads the rows otherwise.
-func countRows(ctx context.Context, tbl *table.Table) (int64, error) {
-	scan := tbl.Scan()
-	tasks, err := scan.PlanFiles(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("plan scan: %w", err)
-	}
-	var n int64
-	var withDeletes []table.FileScanTask
-	for _, t := range tasks {
-		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
-			withDeletes = append(withDeletes, t)
-			continue
-		}
-		n += t.File.Count()
-	}
-	if len(withDeletes) == 0 {
-		return n, nil
-	}
-	_, recs, err := scan.ReadTasks(ctx, withDeletes)
-	if err != nil {
-		return 0, err
-	}
-	for rec, err := range recs {
-		if err != nil {
-			return 0, err
-		}
-		n += rec.NumRows()
-	}
-	return n, nil
 }
 
 type rowPrinter struct {
