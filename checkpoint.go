@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,6 +30,7 @@ import (
 type Checkpoint struct {
 	Dir      string
 	Metadata CheckpointMetadata
+	lock     *os.File
 }
 
 // CheckpointMetadata identifies the query a checkpoint belongs to.
@@ -69,11 +71,23 @@ func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
 		return nil, false, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
 	c := &Checkpoint{Dir: abs}
+	if c.lock, err = lockDir(abs); err != nil {
+		return nil, false, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Close()
+		}
+	}()
 	data, err := os.ReadFile(filepath.Join(abs, "metadata"))
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(data, &c.Metadata); err != nil {
 			return nil, false, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v); restore it or use a new checkpoint directory", ErrCheckpointMismatch, abs, err)
+		}
+		if _, err := uuid.Parse(c.Metadata.ID); err != nil {
+			return nil, false, fmt.Errorf("%w: checkpoint %s: metadata holds no valid query id (%q); restore it or use a new checkpoint directory", ErrCheckpointMismatch, abs, c.Metadata.ID)
 		}
 		if c.Metadata.Sink != sink {
 			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s writing to %s, not %s; use a separate checkpoint directory for each sink", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Sink, sink)
@@ -81,6 +95,7 @@ func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
 		if c.Metadata.Source != source {
 			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; use a separate checkpoint directory for each source", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)
 		}
+		ok = true
 		return c, false, nil
 	case errors.Is(err, fs.ErrNotExist):
 		c.Metadata = CheckpointMetadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
@@ -88,15 +103,42 @@ func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
 		if err := atomicfile.Write(filepath.Join(abs, "metadata"), append(data, '\n')); err != nil {
 			return nil, false, fmt.Errorf("create checkpoint %s: %w", abs, err)
 		}
+		ok = true
 		return c, true, nil
 	default:
 		return nil, false, fmt.Errorf("read checkpoint %s: %w", abs, err)
 	}
 }
 
-// SourceDir is the private state directory of source i.
-func (c *Checkpoint) SourceDir(i int) string {
-	return filepath.Join(c.Dir, "sources", strconv.Itoa(i))
+// lockDir takes the checkpoint's lock: two runs of one query at once (a
+// scheduled job overlapping its previous run) would plan the same batch
+// twice. The kernel drops the lock when the process dies, however it dies.
+func lockDir(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create checkpoint %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock checkpoint %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: checkpoint %s is in use by another floe run of this query; wait for it to finish or stop it", ErrCheckpointInUse, dir)
+		}
+		return nil, fmt.Errorf("lock checkpoint %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// Close releases the checkpoint's lock.
+func (c *Checkpoint) Close() error {
+	if c.lock == nil {
+		return nil
+	}
+	err := c.lock.Close()
+	c.lock = nil
+	return err
 }
 
 // QuarantineDir holds input files set aside by --on-bad-file quarantine.

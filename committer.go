@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -37,12 +38,11 @@ const (
 // catalog: iceberg-go's SQL, Hadoop and Glue catalogs report a lost race
 // without the error its own retry looks for.
 type Committer struct {
-	Catalog  catalog.Catalog
-	Ident    table.Identifier
-	QueryID  string
-	Source   string
-	Logger   *slog.Logger
-	Defaults iceberg.Properties // retry settings not set on the table
+	Catalog catalog.Catalog
+	Ident   table.Identifier
+	QueryID string
+	Source  string
+	Logger  *slog.Logger
 }
 
 // CommitRequest is one batch's change to the table.
@@ -228,9 +228,6 @@ type retryPolicy struct {
 func (c *Committer) policy(tbl *table.Table) retryPolicy {
 	get := func(key string, def int64) int64 {
 		v := tbl.Properties()[key]
-		if v == "" {
-			v = c.Defaults[key]
-		}
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			return n
 		}
@@ -263,32 +260,33 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 
 	var pol *retryPolicy
 	base := req.Base
+	// ambiguous is set once any attempt reached the catalog and failed in a
+	// way that does not prove the commit was refused (a timeout, a reset
+	// connection, a server error): the commit may be in the table, so its
+	// files must survive, and the ancestry check decides on the next run.
+	ambiguous := false
 	for attempt := 1; ; attempt++ {
 		snap, err := c.attempt(ctx, base, req, files, props)
 		base = nil
 		if err == nil {
 			return CommitResult{SnapshotID: snap.SnapshotID, Existing: snap.existing, Attempts: attempt, Table: snap.table}, nil
 		}
+		if snap.committing && !refused(err) {
+			ambiguous = true
+		}
 		if ctx.Err() != nil {
 			return CommitResult{}, ctx.Err()
 		}
 		if pol == nil {
-			tbl, lerr := c.Catalog.LoadTable(ctx, c.Ident)
-			if lerr != nil {
-				p := retryPolicy{retries: 4, minWait: 100 * time.Millisecond, maxWait: time.Minute, deadline: time.Now().Add(30 * time.Minute)}
-				pol = &p
-			} else {
-				p := c.policy(tbl)
-				pol = &p
+			p := retryPolicy{retries: 4, minWait: 100 * time.Millisecond, maxWait: time.Minute, deadline: time.Now().Add(30 * time.Minute)}
+			if snap.table != nil {
+				p = c.policy(snap.table)
 			}
+			pol = &p
 		}
 		if attempt > pol.retries || time.Now().After(pol.deadline) {
-			if !errors.Is(err, rest.ErrCommitStateUnknown) {
-				if tbl, lerr := c.Catalog.LoadTable(ctx, c.Ident); lerr == nil {
-					if fs, ferr := tbl.FS(ctx); ferr == nil {
-						deleteFiles(fs, req.Files)
-					}
-				}
+			if !ambiguous {
+				c.deleteIfAbsent(ctx, req)
 			}
 			return CommitResult{}, fmt.Errorf("%w: table %s batch %d after %d attempts: %w", ErrCommit, c.Name(), req.BatchID, attempt, err)
 		}
@@ -303,10 +301,40 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 	}
 }
 
+// refused tells a commit the catalog definitely rejected (a lost race, a
+// failed requirement) from one whose outcome is unknown.
+func refused(err error) bool {
+	if errors.Is(err, rest.ErrCommitStateUnknown) {
+		return false
+	}
+	if errors.Is(err, table.ErrCommitFailed) {
+		return true
+	}
+	// iceberg-go's SQL, Hadoop and Glue catalogs report a lost race as a
+	// failed requirement, not wrapped in ErrCommitFailed.
+	msg := err.Error()
+	return strings.Contains(msg, "requirement failed") || strings.Contains(msg, "has changed")
+}
+
+// deleteIfAbsent deletes the batch's files after a refused commit, once a
+// fresh look at the table confirms the batch is not there.
+func (c *Committer) deleteIfAbsent(ctx context.Context, req CommitRequest) {
+	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
+	if err != nil || c.FindBatch(tbl, req.BatchID) != nil {
+		return
+	}
+	if fs, err := tbl.FS(ctx); err == nil {
+		deleteFiles(fs, req.Files)
+	}
+}
+
 type committed struct {
 	SnapshotID int64
 	existing   bool
+	// table is the table the attempt started from, or the one the commit
+	// produced; committing is set once the commit was sent to the catalog.
 	table      *table.Table
+	committing bool
 }
 
 func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req CommitRequest, files []iceberg.DataFile, props iceberg.Properties) (committed, error) {
@@ -317,24 +345,23 @@ func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req CommitReq
 		}
 	}
 	if s := c.FindBatch(tbl, req.BatchID); s != nil {
-		return committed{SnapshotID: s.SnapshotID, existing: true}, nil
+		return committed{SnapshotID: s.SnapshotID, existing: true, table: tbl}, nil
 	}
 	txn := tbl.NewTransaction()
 	if req.Overwrite && tbl.CurrentSnapshot() != nil {
 		existing, err := liveDataFiles(ctx, tbl)
 		if err != nil {
-			return committed{}, err
+			return committed{table: tbl}, err
 		}
-		err = txn.ReplaceDataFilesWithDataFiles(ctx, existing, files, props, table.WithoutDuplicateCheck())
-		if err != nil {
-			return committed{}, err
+		if err := txn.ReplaceDataFilesWithDataFiles(ctx, existing, files, props, table.WithoutDuplicateCheck()); err != nil {
+			return committed{table: tbl}, err
 		}
 	} else if err := txn.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {
-		return committed{}, err
+		return committed{table: tbl}, err
 	}
 	out, err := txn.Commit(ctx)
 	if err != nil {
-		return committed{}, err
+		return committed{table: tbl, committing: true}, err
 	}
 	return committed{SnapshotID: out.CurrentSnapshot().SnapshotID, table: out}, nil
 }

@@ -146,12 +146,12 @@ func TestCommitIsIdempotent(t *testing.T) {
 	}
 }
 
-// failingCatalog refuses every commit, to drive the committer's last resort.
+// failingCatalog fails every commit with err, to drive the committer's
+// last resort.
 type failingCatalog struct {
 	catalog.Catalog
+	err error
 }
-
-var errInjected = errors.New("injected commit failure")
 
 func (f failingCatalog) LoadTable(ctx context.Context, id table.Identifier) (*table.Table, error) {
 	tbl, err := f.Catalog.LoadTable(ctx, id)
@@ -162,34 +162,41 @@ func (f failingCatalog) LoadTable(ctx context.Context, id table.Identifier) (*ta
 }
 
 func (f failingCatalog) CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error) {
-	return nil, "", errInjected
+	return nil, "", f.err
 }
 
-// A commit that fails after every retry deletes the files it would have added.
-func TestFailedCommitDeletesFiles(t *testing.T) {
-	ctx := context.Background()
-	cat := openTestCatalog(t)
-	ident := table.Identifier{"db", "fail"}
-	setup := &floe.Committer{Catalog: cat, Ident: ident, QueryID: "q"}
-	tbl, err := setup.Create(ctx, fixture.IDSchema, map[string]string{floe.RetryNumRetriesKey: "2", floe.RetryMinWaitKey: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &floe.Committer{Catalog: failingCatalog{cat}, Ident: ident, QueryID: "q", Source: "s"}
-	files := writeBatch(t, c, tbl, "doomed", 0, 10)
-	for _, f := range files {
-		if _, err := os.Stat(localPath(f.Path)); err != nil {
-			t.Fatalf("data file not written: %v", err)
-		}
-	}
-	res, err := c.Commit(ctx, floe.CommitRequest{BatchID: 0, Files: files})
-	if !errors.Is(err, floe.ErrCommit) || !errors.Is(err, errInjected) {
-		t.Fatalf("commit = %+v, %v; want ErrCommit wrapping the injected failure", res, err)
-	}
-	for _, f := range files {
-		if _, err := os.Stat(localPath(f.Path)); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("data file %s of the failed commit still exists (%v)", f.Path, err)
-		}
+// A commit the catalog keeps refusing deletes the files it would have added;
+// a commit whose outcome is unknown keeps them, since it may have landed.
+func TestFinalCommitFailure(t *testing.T) {
+	refused := fmt.Errorf("%w: injected lost race", table.ErrCommitFailed)
+	unknown := errors.New("injected connection reset")
+	for _, c := range []struct {
+		name      string
+		err       error
+		wantFiles bool
+	}{{"refused", refused, false}, {"unknown outcome", unknown, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			cat := openTestCatalog(t)
+			ident := table.Identifier{"db", "fail"}
+			setup := &floe.Committer{Catalog: cat, Ident: ident, QueryID: "q"}
+			tbl, err := setup.Create(ctx, fixture.IDSchema, map[string]string{floe.RetryNumRetriesKey: "2", floe.RetryMinWaitKey: "1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm := &floe.Committer{Catalog: failingCatalog{cat, c.err}, Ident: ident, QueryID: "q", Source: "s"}
+			files := writeBatch(t, cm, tbl, "doomed", 0, 10)
+			res, err := cm.Commit(ctx, floe.CommitRequest{BatchID: 0, Files: files})
+			if !errors.Is(err, floe.ErrCommit) || !errors.Is(err, c.err) {
+				t.Fatalf("commit = %+v, %v; want ErrCommit wrapping the injected failure", res, err)
+			}
+			for _, f := range files {
+				_, serr := os.Stat(localPath(f.Path))
+				if exists := serr == nil; exists != c.wantFiles {
+					t.Fatalf("data file %s exists = %v, want %v", f.Path, exists, c.wantFiles)
+				}
+			}
+		})
 	}
 }
 

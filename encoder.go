@@ -66,6 +66,9 @@ type countingWriter struct {
 	w    io.WriteCloser
 	n    int64
 	tail []byte
+	// keepTail is set just before the footer is written: copying the
+	// whole file into tail would cost a memmove of every byte.
+	keepTail bool
 }
 
 const tailKeep = 4 << 20
@@ -73,6 +76,9 @@ const tailKeep = 4 << 20
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if !c.keepTail {
+		return n, err
+	}
 	c.tail = append(c.tail, p[:n]...)
 	if len(c.tail) > 2*tailKeep {
 		c.tail = append(c.tail[:0], c.tail[len(c.tail)-tailKeep:]...)

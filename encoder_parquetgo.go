@@ -1,6 +1,7 @@
 package floe
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -322,14 +323,15 @@ func fillValues(vals []pq.Value, col arrow.Array, maxDef, c int) error {
 func (e *pqgoEncoder) EncodedBytes() int64 { return e.out.n + e.pending/4 }
 
 func (e *pqgoEncoder) Close() (*metadata.FileMetaData, error) {
-	if err := e.w.Close(); err != nil {
-		return nil, err
+	e.out.keepTail = true
+	err := e.w.Close()
+	var meta *metadata.FileMetaData
+	if err == nil {
+		meta, err = e.out.footer()
 	}
-	meta, err := e.out.footer()
-	if err != nil {
-		return nil, err
-	}
-	return meta, e.out.Close()
+	// The sink is closed whatever happened: an unclosed object-store upload
+	// is never finished, an unclosed file keeps its descriptor.
+	return meta, errors.Join(err, e.out.Close())
 }
 
 // orderedGroup is a Parquet group that keeps its fields in the given order:

@@ -13,6 +13,8 @@ var (
 	// ErrCheckpointMismatch marks a checkpoint that belongs to another sink
 	// or source than the pipeline using it.
 	ErrCheckpointMismatch = errors.New("checkpoint does not match pipeline")
+	// ErrCheckpointInUse marks a checkpoint another run holds.
+	ErrCheckpointInUse = errors.New("checkpoint in use")
 	// ErrQueryConflict marks a new query whose table already holds the
 	// output of another query reading the same source.
 	ErrQueryConflict = errors.New("table already written by another query from this source")

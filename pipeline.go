@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +48,7 @@ type Pipeline struct {
 	source     Source
 	checkpoint *Checkpoint
 	committer  *Committer
-	newQuery   bool
+	ownsCat    bool
 	runID      string
 	stopping   atomic.Bool
 	stopCh     chan struct{}
@@ -85,7 +86,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 			return nil, err
 		}
 	}
-	p := &Pipeline{cfg: cfg, opts: opts, cat: cat, runID: uuid.NewString(), stopCh: make(chan struct{})}
+	p := &Pipeline{cfg: cfg, opts: opts, cat: cat, ownsCat: opts.Catalog == nil, runID: uuid.NewString(), stopCh: make(chan struct{})}
 	if p.opts.Logger == nil {
 		p.opts.Logger = slog.Default()
 	}
@@ -94,18 +95,21 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	// path where that state will be.
 	ckptDir, err := filepath.Abs(cfg.Checkpoint)
 	if err != nil {
+		p.closeCatalog()
 		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
 	}
 	src, err := newSource(cfg.Source, filepath.Join(ckptDir, "sources", "0"))
 	if err != nil {
+		p.closeCatalog()
 		return nil, err
 	}
-	ck, created, err := OpenCheckpoint(ckptDir, joinIdent(ident), src.Description())
+	ck, _, err := OpenCheckpoint(ckptDir, joinIdent(ident), src.Description())
 	if err != nil {
 		_ = src.Close()
+		p.closeCatalog()
 		return nil, err
 	}
-	p.source, p.checkpoint, p.newQuery = src, ck, created
+	p.source, p.checkpoint = src, ck
 	p.committer = &Committer{Catalog: cat, Ident: ident, QueryID: ck.Metadata.ID, Source: src.Description(), Logger: p.opts.Logger}
 	return p, nil
 }
@@ -129,8 +133,19 @@ func (p *Pipeline) Progress() []Progress {
 	return append([]Progress(nil), p.progress...)
 }
 
-// Close releases the source.
-func (p *Pipeline) Close() error { return p.source.Close() }
+// Close releases the source, the checkpoint's lock and the catalog, when
+// the pipeline opened it.
+func (p *Pipeline) Close() error {
+	err := errors.Join(p.source.Close(), p.checkpoint.Close())
+	p.closeCatalog()
+	return err
+}
+
+func (p *Pipeline) closeCatalog() {
+	if c, ok := p.cat.(io.Closer); ok && p.ownsCat {
+		_ = c.Close()
+	}
+}
 
 // Run runs the query under its trigger. Cancelling ctx abandons the batch in
 // progress (nothing half-committed: its files are deleted, and a re-run
@@ -273,9 +288,12 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		Timestamp: began.UTC().Format("2006-01-02T15:04:05.000Z")}
 	res, tbl, existing, err := p.writeBatch(ctx, entry, prog)
 	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			// Nothing of this batch reached the table: forget it, so that a
-			// bad input leaves the checkpoint as it was.
+		// Forget the batch only on bad input: then nothing of it reached the
+		// table (a re-run batch is looked up in the table before anything is
+		// read), and the checkpoint must be left as it was. Any other
+		// failure keeps offsets/N, so the next run re-runs the same batch
+		// with the same files: it may already be in the table.
+		if errors.Is(err, ErrBadInput) && ctx.Err() == nil {
 			if rerr := p.checkpoint.RemoveOffsets(entry.BatchID); rerr != nil {
 				p.opts.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
 			} else if ds, ok := p.source.(DiscardingSource); ok {
@@ -294,6 +312,11 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	case existing != nil:
 		commit.Snapshots = map[string]int64{p.committer.Name(): existing.SnapshotID}
 		prog.Sink.SnapshotID = existing.SnapshotID
+		if existing.Summary != nil {
+			// The batch was committed by the run that stopped: count its rows.
+			res.Rows, _ = strconv.ParseInt(existing.Summary.Properties["added-records"], 10, 64)
+			commit.Rows = res.Rows
+		}
 	case res.Rows > 0:
 		if p.opts.ForEachBatch != nil {
 			if err := p.opts.ForEachBatch(ctx, entry.BatchID, res.Files); err != nil {
@@ -360,13 +383,18 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 // without them. existing is set when the table already holds the batch; tbl
 // is the table as loaded before writing.
 func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress) (_ WriteResult, tbl *table.Table, existing *table.Snapshot, _ error) {
-	for {
+	// Each turn drops one file from the batch, so the loop ends; the bound
+	// guards against a source that fails to drop it.
+	for turn := 0; ; turn++ {
 		parts, err := p.source.Read(ctx, entry.Start, entry.End)
 		if err != nil {
 			return WriteResult{}, nil, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
 		}
 		if len(parts) == 0 {
 			return WriteResult{}, nil, nil, nil
+		}
+		if turn > len(parts)+1 {
+			return WriteResult{}, nil, nil, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
 		}
 		var res WriteResult
 		tbl, err = p.table(ctx, parts[0])

@@ -1,12 +1,17 @@
 package floe
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"math/big"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +21,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -32,9 +39,15 @@ import (
 //   - an identity-partition source column that the data file does not
 //     contain reads as NULL in iceberg-go; the spec says its value is the
 //     partition value recorded in the manifest;
-//   - a column added after a file was written reads as its initial-default;
-//     iceberg-go rejects defaults in the JSON forms the spec gives them
-//     (decimal "12345.00", uuid, hex binary, ...), so floe parses them.
+//   - a column added after a file was written reads as its initial-default,
+//     at the top level and inside structs; iceberg-go rejects defaults in
+//     the JSON forms the spec gives them (decimal "12345.00", uuid, hex
+//     binary, ...), so floe parses them;
+//   - a uuid column that the file stores as a plain FIXED_LEN_BYTE_ARRAY(16)
+//     (pyarrow writes no UUID annotation) makes iceberg-go fail casting
+//     fixed_size_binary[16] to its uuid extension type; such a file is read
+//     with uuid declared fixed[16] (the same 16 bytes the spec stores) and
+//     its columns re-typed to uuid afterwards.
 //
 // Whether a file "contains" a column is decided by the Parquet file's field
 // ids (or the table's name mapping for files written without ids), never by
@@ -50,7 +63,7 @@ func ScanTable(ctx context.Context, tbl *table.Table, limit int64) (*arrow.Schem
 	scan := rt.tbl.Scan()
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("plan scan: %w", err)
+		return nil, nil, planError(ctx, rt.tbl, err)
 	}
 	proj, err := scan.Projection()
 	if err != nil {
@@ -67,19 +80,20 @@ func ScanTable(ctx context.Context, tbl *table.Table, limit int64) (*arrow.Schem
 	// concurrently; the others one by one, each with its own fixes.
 	var plain []table.FileScanTask
 	type fixedTask struct {
-		task  table.FileScanTask
-		fixes []fix
+		task      table.FileScanTask
+		fixes     []fix
+		plainUUID bool // read through rt.uuidTbl, then re-typed
 	}
 	var fixed []fixedTask
 	for _, task := range tasks {
-		fixes, err := rt.fixesFor(ctx, task, proj)
+		fixes, plainUUID, err := rt.fixesFor(ctx, task, proj)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(fixes) == 0 {
+		if len(fixes) == 0 && !plainUUID {
 			plain = append(plain, task)
 		} else {
-			fixed = append(fixed, fixedTask{task, fixes})
+			fixed = append(fixed, fixedTask{task, fixes, plainUUID})
 		}
 	}
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
@@ -106,12 +120,19 @@ func ScanTable(ctx context.Context, tbl *table.Table, limit int64) (*arrow.Schem
 			}
 		}
 		for _, ft := range fixed {
-			_, recs, err := scan.ReadTasks(ctx, []table.FileScanTask{ft.task})
+			sc := scan
+			if ft.plainUUID {
+				sc = rt.uuidTbl.Scan()
+			}
+			_, recs, err := sc.ReadTasks(ctx, []table.FileScanTask{ft.task})
 			if err != nil {
 				yield(nil, fmt.Errorf("read %s: %w", ft.task.File.FilePath(), err))
 				return
 			}
 			for rec, err := range recs {
+				if err == nil && ft.plainUUID {
+					rec, err = retypeRecord(rec, schema)
+				}
 				if err == nil {
 					rec, err = applyFixes(rec, ft.fixes)
 				}
@@ -142,7 +163,7 @@ func CountRows(ctx context.Context, tbl *table.Table) (int64, error) {
 	scan := rt.tbl.Scan()
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("plan scan: %w", err)
+		return 0, planError(ctx, rt.tbl, err)
 	}
 	var n int64
 	var withDeletes []table.FileScanTask
@@ -156,28 +177,216 @@ func CountRows(ctx context.Context, tbl *table.Table) (int64, error) {
 	if len(withDeletes) == 0 {
 		return n, nil
 	}
-	_, recs, err := scan.ReadTasks(ctx, withDeletes)
-	if err != nil {
-		return 0, err
+	// Files storing uuid without the UUID annotation are read through
+	// rt.uuidTbl (see ScanTable); the count does not depend on the type.
+	var viaUUID []table.FileScanTask
+	if rt.uuidTbl != nil {
+		var rest []table.FileScanTask
+		for _, t := range withDeletes {
+			_, plainUUID, err := rt.fileFieldIDs(ctx, t.File.FilePath())
+			if err != nil {
+				return 0, err
+			}
+			if plainUUID {
+				viaUUID = append(viaUUID, t)
+			} else {
+				rest = append(rest, t)
+			}
+		}
+		withDeletes = rest
 	}
-	for rec, err := range recs {
+	for _, part := range []struct {
+		sc    *table.Scan
+		tasks []table.FileScanTask
+	}{{scan, withDeletes}, {rt.uuidScan(), viaUUID}} {
+		if len(part.tasks) == 0 {
+			continue
+		}
+		_, recs, err := part.sc.ReadTasks(ctx, part.tasks)
 		if err != nil {
 			return 0, err
 		}
-		n += rec.NumRows()
+		for rec, err := range recs {
+			if err != nil {
+				return 0, err
+			}
+			n += rec.NumRows()
+			rec.Release()
+		}
 	}
 	return n, nil
+}
+
+// uuidScan is a scan of rt.uuidTbl, or nil without one.
+func (rt *readTable) uuidScan() *table.Scan {
+	if rt.uuidTbl == nil {
+		return nil
+	}
+	return rt.uuidTbl.Scan()
+}
+
+// avroMismatch matches iceberg-go's (hamba/avro's) schema resolution error.
+var avroMismatch = regexp.MustCompile(`incompatible at ([^:]+): reader ([^\s:]+) vs writer ([^\s:]+)`)
+
+// planError explains a failed scan plan: it names the manifest list or
+// manifest that cannot be read, and, when the file's Avro schema does not
+// resolve against the one the Iceberg spec defines, the field at fault.
+func planError(ctx context.Context, tbl *table.Table, err error) error {
+	snap := tbl.CurrentSnapshot()
+	fsys, ferr := tbl.FS(ctx)
+	if snap == nil || ferr != nil {
+		return fmt.Errorf("plan scan: %w", err)
+	}
+	what, kind := "", ""
+	manifests, lerr := snap.Manifests(fsys)
+	if lerr != nil {
+		what, kind = "manifest list "+snap.ManifestList, "manifest list"
+		err = lerr
+	} else {
+		for _, m := range manifests {
+			if _, merr := m.FetchEntries(fsys, false); merr != nil {
+				what, kind = "manifest "+m.FilePath(), "manifest"
+				err = merr
+				break
+			}
+		}
+	}
+	if what == "" {
+		return fmt.Errorf("plan scan: %w", err)
+	}
+	if m := avroMismatch.FindStringSubmatch(err.Error()); m != nil && m[3] == "null" {
+		// Spec, Appendix A (Avro): optional fields are unions with null;
+		// a required field is written as its type alone.
+		return fmt.Errorf("read %s of snapshot %d: not a valid Iceberg %s: its Avro schema writes required field %s as a union with null (optional), but the Iceberg spec's %s schema requires it (%s, never null; spec Appendix A: only optional fields are unions with null): %w",
+			what, snap.SnapshotID, kind, m[1], kind, m[2], err)
+	}
+	return fmt.Errorf("read %s of snapshot %d: %w", what, snap.SnapshotID, err)
 }
 
 // readTable is a table prepared for reading: defaults removed from the
 // metadata iceberg-go sees (floe fills them itself) and kept by field id.
 type readTable struct {
 	tbl      *table.Table
-	defaults map[int]json.RawMessage // top-level field id -> initial-default
+	defaults map[int]json.RawMessage // field id -> initial-default (top level or in structs)
+	uuidIDs  map[int]bool            // ids of the current schema's uuid fields
+	// uuidTbl is tbl with every uuid type declared fixed[16], for files that
+	// store a uuid column without the Parquet UUID annotation; nil when the
+	// schema has no uuid field.
+	uuidTbl *table.Table
+}
+
+// collectDefaults records the initial-default of each field of a schema
+// JSON field list, descending into struct fields (the spec allows defaults
+// on struct fields; list elements and map entries have none).
+func collectDefaults(fields []any, into map[int]json.RawMessage) {
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		id, _ := fm["id"].(json.Number)
+		n, err := strconv.Atoi(id.String())
+		if err != nil {
+			continue
+		}
+		if d, ok := fm["initial-default"]; ok && d != nil {
+			if _, nested := fm["type"].(map[string]any); !nested {
+				b, _ := json.Marshal(d)
+				into[n] = b
+			}
+		}
+		if st, ok := fm["type"].(map[string]any); ok && st["type"] == "struct" {
+			sub, _ := st["fields"].([]any)
+			collectDefaults(sub, into)
+		}
+	}
+}
+
+// metadataDefaults reads the initial-defaults of the current schema from the
+// table's metadata file itself (gzip-compressed or not), numbers exact.
+func metadataDefaults(tbl *table.Table) (map[int]json.RawMessage, error) {
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	f, err := fsys.Open(tbl.MetadataLocation())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > 2 && raw[0] == 0x1f && raw[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, err
+		}
+		if raw, err = io.ReadAll(zr); err != nil {
+			return nil, err
+		}
+	}
+	var doc struct {
+		Current json.Number `json:"current-schema-id"`
+		Schemas []struct {
+			ID     json.Number `json:"schema-id"`
+			Fields []any       `json:"fields"`
+		} `json:"schemas"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	for _, sc := range doc.Schemas {
+		if sc.ID == doc.Current {
+			out := map[int]json.RawMessage{}
+			collectDefaults(sc.Fields, out)
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("no current schema")
+}
+
+// uuidToFixed declares every uuid type in a schema JSON value fixed[16].
+func uuidToFixed(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range []string{"type", "element", "key", "value"} {
+			if x[k] == "uuid" {
+				x[k] = "fixed[16]"
+			}
+		}
+		for _, e := range x {
+			uuidToFixed(e)
+		}
+	case []any:
+		for _, e := range x {
+			uuidToFixed(e)
+		}
+	}
+}
+
+// uuidFieldIDs lists the ids of the uuid fields of a type, at any depth.
+func uuidFieldIDs(t iceberg.Type, into map[int]bool) {
+	var fields []iceberg.NestedField
+	switch x := t.(type) {
+	case *iceberg.StructType:
+		fields = x.FieldList
+	case *iceberg.ListType:
+		fields = []iceberg.NestedField{x.ElementField()}
+	case *iceberg.MapType:
+		fields = []iceberg.NestedField{x.KeyField(), x.ValueField()}
+	}
+	for _, f := range fields {
+		if _, ok := f.Type.(iceberg.UUIDType); ok {
+			into[f.ID] = true
+		}
+		uuidFieldIDs(f.Type, into)
+	}
 }
 
 func newReadTable(tbl *table.Table) (*readTable, error) {
-	rt := &readTable{tbl: tbl, defaults: map[int]json.RawMessage{}}
+	rt := &readTable{tbl: tbl, defaults: map[int]json.RawMessage{}, uuidIDs: map[int]bool{}}
+	uuidFieldIDs(&iceberg.StructType{FieldList: tbl.Schema().Fields()}, rt.uuidIDs)
 	raw, err := json.Marshal(tbl.Metadata())
 	if err != nil {
 		return rt, nil // nothing to patch; read as iceberg-go does
@@ -198,33 +407,43 @@ func newReadTable(tbl *table.Table) (*readTable, error) {
 		sm, _ := s.(map[string]any)
 		if id, _ := sm["schema-id"].(json.Number); id.String() == strconv.Itoa(cur) {
 			fields, _ := sm["fields"].([]any)
-			for _, f := range fields {
-				fm, _ := f.(map[string]any)
-				if d, ok := fm["initial-default"]; ok && d != nil {
-					id, _ := fm["id"].(json.Number)
-					n, _ := strconv.Atoi(id.String())
-					b, _ := json.Marshal(d)
-					rt.defaults[n] = b
-				}
-			}
+			collectDefaults(fields, rt.defaults)
 		}
 		found = stripDefaults(sm) || found
 	}
-	if !found {
-		return rt, nil
-	}
-	patched, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := table.ParseMetadataBytes(patched)
-	if err != nil {
-		// The defaults cannot be taken out; let iceberg-go read as it can.
-		rt.defaults = map[int]json.RawMessage{}
-		return rt, nil
+	if len(rt.defaults) > 0 {
+		// iceberg-go keeps defaults as float64 (a long default such as
+		// -9223372036854775808 loses digits); take them from the file.
+		if exact, err := metadataDefaults(tbl); err == nil {
+			rt.defaults = exact
+		}
 	}
 	fsF := func(ctx context.Context) (icebergio.IO, error) { return tbl.FS(ctx) }
-	rt.tbl = table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), fsF, nil)
+	if found {
+		patched, err := json.Marshal(doc)
+		if err != nil {
+			return nil, err
+		}
+		meta, err := table.ParseMetadataBytes(patched)
+		if err != nil {
+			// The defaults cannot be taken out; let iceberg-go read as it can.
+			rt.defaults = map[int]json.RawMessage{}
+			return rt, nil
+		}
+		rt.tbl = table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), fsF, nil)
+	}
+	if len(rt.uuidIDs) > 0 {
+		for _, s := range schemas {
+			uuidToFixed(s)
+		}
+		patched, err := json.Marshal(doc)
+		if err != nil {
+			return nil, err
+		}
+		if meta, err := table.ParseMetadataBytes(patched); err == nil {
+			rt.uuidTbl = table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), fsF, nil)
+		}
+	}
 	return rt, nil
 }
 
@@ -289,17 +508,21 @@ func stripDefaults(v any) bool {
 	return found
 }
 
-// fix replaces one top-level column of a file's records by a constant.
+// fix replaces one column of a file's records by a constant: a top-level
+// column (path has one index) or a field of struct columns (the indexes of
+// the struct fields leading to it).
 type fix struct {
-	col   int
+	path  []int
 	field iceberg.NestedField
 	value any // a partition value as iceberg-go decodes it, or json.RawMessage
 }
 
-// fixesFor lists the projected top-level columns the task's data file does
-// not contain and that have a value other than NULL: an identity partition
-// value, else an initial default.
-func (rt *readTable) fixesFor(ctx context.Context, task table.FileScanTask, proj *iceberg.Schema) ([]fix, error) {
+// fixesFor lists the projected columns the task's data file does not
+// contain and that have a value other than NULL: for a top-level column an
+// identity partition value, else an initial default (also for fields of
+// struct columns the file holds). plainUUID reports that the file stores a
+// uuid column without the UUID annotation (see rt.uuidTbl).
+func (rt *readTable) fixesFor(ctx context.Context, task table.FileScanTask, proj *iceberg.Schema) (fixes []fix, plainUUID bool, err error) {
 	meta := rt.tbl.Metadata()
 	spec := meta.PartitionSpecByID(int(task.File.SpecID()))
 	var identity map[int]int // source field id -> partition field id
@@ -313,79 +536,157 @@ func (rt *readTable) fixesFor(ctx context.Context, task table.FileScanTask, proj
 			}
 		}
 	}
-	var cands []int
-	for i, f := range proj.Fields() {
+	need := len(rt.defaults) > 0 || (len(rt.uuidIDs) > 0 && rt.uuidTbl != nil)
+	for _, f := range proj.Fields() {
 		if _, ok := identity[f.ID]; ok {
-			cands = append(cands, i)
-		} else if _, ok := rt.defaults[f.ID]; ok {
-			cands = append(cands, i)
+			need = true
 		}
 	}
-	if len(cands) == 0 {
-		return nil, nil
+	if !need {
+		return nil, false, nil
 	}
-	present, err := rt.fileFieldIDs(ctx, task.File.FilePath())
+	present, plainUUID, err := rt.fileFieldIDs(ctx, task.File.FilePath())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var out []fix
 	part := task.File.Partition()
-	for _, i := range cands {
-		f := proj.Field(i)
+	var walk func(path []int, f iceberg.NestedField)
+	walk = func(path []int, f iceberg.NestedField) {
 		if present[f.ID] {
-			continue
+			if st, ok := f.Type.(*iceberg.StructType); ok {
+				for j, sf := range st.FieldList {
+					walk(append(path[:len(path):len(path)], j), sf)
+				}
+			}
+			return
 		}
-		if pid, ok := identity[f.ID]; ok {
-			out = append(out, fix{col: i, field: f, value: part[pid]})
-			continue
+		if pid, ok := identity[f.ID]; ok && len(path) == 1 {
+			out = append(out, fix{path: path, field: f, value: part[pid]})
+			return
 		}
-		out = append(out, fix{col: i, field: f, value: rt.defaults[f.ID]})
+		if d, ok := rt.defaults[f.ID]; ok {
+			out = append(out, fix{path: path, field: f, value: d})
+		}
 	}
-	return out, nil
+	for i, f := range proj.Fields() {
+		walk([]int{i}, f)
+	}
+	return out, plainUUID && rt.uuidTbl != nil, nil
 }
 
-// fileFieldIDs returns the top-level field ids a Parquet data file holds:
-// its own field ids, or, for a file written without them, the ids the
-// table's name mapping gives its column names.
-func (rt *readTable) fileFieldIDs(ctx context.Context, path string) (map[int]bool, error) {
+// fileFieldIDs returns the field ids a Parquet data file holds, at any
+// depth: its own field ids, or, for columns written without them, the ids
+// the table's name mapping gives their names. plainUUID reports a column of
+// a uuid field stored as FIXED_LEN_BYTE_ARRAY without the UUID annotation.
+func (rt *readTable) fileFieldIDs(ctx context.Context, path string) (ids map[int]bool, plainUUID bool, err error) {
 	fsys, err := rt.tbl.FS(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	f, err := fsys.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open data file: %w", err)
+		return nil, false, fmt.Errorf("open data file: %w", err)
 	}
 	defer f.Close()
 	rdr, err := file.NewParquetReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("read Parquet footer of %s: %w", path, err)
+		return nil, false, fmt.Errorf("read Parquet footer of %s: %w", path, err)
 	}
 	defer rdr.Close()
-	root := rdr.MetaData().Schema.Root()
-	ids := map[int]bool{}
-	var names []string
-	for i := 0; i < root.NumFields(); i++ {
-		n := root.Field(i)
-		if id := n.FieldID(); id >= 0 {
-			ids[int(id)] = true
-		} else {
-			names = append(names, n.Name())
-		}
-	}
-	if len(names) > 0 {
-		nm := rt.tbl.Metadata().NameMapping()
-		for _, name := range names {
-			for _, mf := range nm {
-				for _, mn := range mf.Names {
-					if mn == name && mf.FieldID != nil {
-						ids[*mf.FieldID] = true
+	ids = map[int]bool{}
+	var walk func(g *pqschema.GroupNode, mapping []iceberg.MappedField)
+	walk = func(g *pqschema.GroupNode, mapping []iceberg.MappedField) {
+		for i := 0; i < g.NumFields(); i++ {
+			n := g.Field(i)
+			id := int(n.FieldID())
+			var sub []iceberg.MappedField
+			for _, mf := range mapping {
+				if slices.Contains(mf.Names, n.Name()) {
+					if id < 0 && mf.FieldID != nil {
+						id = *mf.FieldID
+					}
+					sub = mf.Fields
+				}
+			}
+			if id >= 0 {
+				ids[id] = true
+			}
+			switch x := n.(type) {
+			case *pqschema.GroupNode:
+				walk(x, sub)
+			case *pqschema.PrimitiveNode:
+				if id >= 0 && rt.uuidIDs[id] && x.PhysicalType() == parquet.Types.FixedLenByteArray {
+					if _, ok := x.LogicalType().(pqschema.UUIDLogicalType); !ok {
+						plainUUID = true
 					}
 				}
 			}
 		}
 	}
-	return ids, nil
+	walk(rdr.MetaData().Schema.Root(), rt.tbl.Metadata().NameMapping())
+	return ids, plainUUID, nil
+}
+
+// retypeRecord gives rec, read with uuid columns as fixed[16], the types of
+// schema (uuid extension arrays over the same 16-byte values).
+func retypeRecord(rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	if rec.NumCols() != int64(schema.NumFields()) {
+		return nil, fmt.Errorf("internal: %d columns read, %d projected", rec.NumCols(), schema.NumFields())
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		d, err := relabelData(c.Data(), schema.Field(i).Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", schema.Field(i).Name, err)
+		}
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+		defer cols[i].Release()
+	}
+	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
+}
+
+// relabelData relabels d (and its children) with type dt; the layouts must
+// agree (fixed_size_binary[16] is the uuid extension's storage).
+func relabelData(d arrow.ArrayData, dt arrow.DataType) (arrow.ArrayData, error) {
+	storage := dt
+	if ext, ok := dt.(arrow.ExtensionType); ok {
+		storage = ext.StorageType()
+	}
+	from := d.DataType()
+	if ext, ok := from.(arrow.ExtensionType); ok {
+		from = ext.StorageType()
+	}
+	if from.ID() != storage.ID() {
+		return nil, fmt.Errorf("internal: cannot re-type %s as %s", d.DataType(), dt)
+	}
+	var want []arrow.DataType
+	switch t := storage.(type) {
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			want = append(want, f.Type)
+		}
+	case *arrow.MapType:
+		want = []arrow.DataType{t.Elem()}
+	case arrow.ListLikeType:
+		want = []arrow.DataType{t.Elem()}
+	}
+	ch := d.Children()
+	if len(want) != len(ch) {
+		return nil, fmt.Errorf("internal: cannot re-type %s as %s", d.DataType(), dt)
+	}
+	out := make([]arrow.ArrayData, len(ch))
+	for i, c := range ch {
+		nc, err := relabelData(c, want[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = nc
+		defer nc.Release()
+	}
+	return array.NewData(dt, d.Len(), d.Buffers(), out, d.NullN(), d.Offset()), nil
 }
 
 // applyFixes returns rec with each fixed column replaced by a constant.
@@ -400,17 +701,60 @@ func applyFixes(rec arrow.RecordBatch, fixes []fix) (arrow.RecordBatch, error) {
 		}
 	}()
 	for _, fx := range fixes {
-		if fx.col >= len(cols) {
+		col := fx.path[0]
+		if col >= len(cols) {
 			continue
 		}
-		a, err := constantArray(cols[fx.col].DataType(), fx.field.Type, fx.value, n)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", fx.field.Name, err)
+		var a arrow.Array
+		if len(fx.path) == 1 {
+			var err error
+			if a, err = constantArray(cols[col].DataType(), fx.field.Type, fx.value, n); err != nil {
+				return nil, fmt.Errorf("column %s: %w", fx.field.Name, err)
+			}
+		} else {
+			d, err := replaceNested(cols[col].Data(), fx.path[1:], fx)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", fx.field.Name, err)
+			}
+			a = array.MakeFromData(d)
+			d.Release()
 		}
 		made = append(made, a)
-		cols[fx.col] = a
+		cols[col] = a
 	}
 	return array.NewRecordBatch(rec.Schema(), cols, int64(n)), nil
+}
+
+// replaceNested returns struct data d with the field at path (indexes of
+// struct fields) replaced by fx's constant.
+func replaceNested(d arrow.ArrayData, path []int, fx fix) (arrow.ArrayData, error) {
+	if _, ok := d.DataType().(*arrow.StructType); !ok {
+		return nil, fmt.Errorf("internal: field %s is not in a struct (%s)", fx.field.Name, d.DataType())
+	}
+	ch := d.Children()
+	i := path[0]
+	if i >= len(ch) {
+		return nil, fmt.Errorf("internal: struct %s has no field %d", d.DataType(), i)
+	}
+	out := make([]arrow.ArrayData, len(ch))
+	copy(out, ch)
+	if len(path) == 1 {
+		// A struct's children are indexed from its own offset.
+		a, err := constantArray(ch[i].DataType(), fx.field.Type, fx.value, d.Offset()+d.Len())
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		out[i] = a.Data()
+	} else {
+		nd, err := replaceNested(ch[i], path[1:], fx)
+		if err != nil {
+			return nil, err
+		}
+		defer nd.Release()
+		out[i] = nd
+	}
+	return array.NewData(d.DataType(), d.Len(), d.Buffers(), out, d.NullN(), d.Offset()), nil
 }
 
 // constantArray builds n copies of v as an array of type dt. v is a

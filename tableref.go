@@ -83,6 +83,12 @@ var (
 // the one metadata/version-hint.text names, else the highest vN.metadata.json,
 // else the highest NNNNN-<uuid>.metadata.json (gzip-compressed variants
 // included). dir may also be the metadata directory itself.
+//
+// Names that carry no version (such as a hand-named vfinal.metadata.json)
+// are never picked: which file is current cannot be told from them, and the
+// spec's file-system tables number their metadata (v<N>.metadata.json, with
+// version-hint.text naming the latest). Such a table is read by giving its
+// metadata file itself.
 func FindMetadata(dir string) (string, error) {
 	mdir := filepath.Join(dir, "metadata")
 	if st, err := os.Stat(mdir); err != nil || !st.IsDir() {

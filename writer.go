@@ -50,8 +50,6 @@ type DataFile struct {
 type WriteResult struct {
 	Files []DataFile
 	Rows  int64
-	// PartRows counts rows by part name.
-	PartRows map[string]int64
 }
 
 // Writer encodes a batch's parts into Parquet data files of one table. Parts
@@ -59,8 +57,7 @@ type WriteResult struct {
 // encoding is nearly all the cost of ingestion and two files at once use
 // both cores (splitting one file's columns gains much less).
 type Writer struct {
-	Table       *table.Table
-	Parallelism int
+	Table *table.Table
 	// FilePrefix makes file names unique per query and batch, which keeps
 	// retried batches from overwriting files another attempt committed.
 	FilePrefix string
@@ -70,38 +67,37 @@ type Writer struct {
 // wrote is deleted and the error names the part (file) at fault.
 func (w *Writer) Write(ctx context.Context, parts []Part) (WriteResult, error) {
 	tbl := w.Table
+	if !tbl.Spec().IsUnpartitioned() {
+		return WriteResult{}, fmt.Errorf("%w: table %s is partitioned (%s), and floe does not write partitioned tables yet; write to an unpartitioned table", ErrConfig, joinIdent(tbl.Identifier()), tbl.Spec())
+	}
 	schema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("table %s schema: %w", tbl.Identifier(), err)
+		return WriteResult{}, fmt.Errorf("table %s schema: %w", joinIdent(tbl.Identifier()), err)
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("table %s storage: %w", tbl.Identifier(), err)
+		return WriteResult{}, fmt.Errorf("table %s storage: %w", joinIdent(tbl.Identifier()), err)
 	}
 	wfs, ok := fsys.(icebergio.WriteFileIO)
 	if !ok {
-		return WriteResult{}, fmt.Errorf("table %s storage is read-only", tbl.Identifier())
+		return WriteResult{}, fmt.Errorf("table %s: its storage does not support writing files; check the warehouse location and credentials", joinIdent(tbl.Identifier()))
 	}
 	locs, err := tbl.LocationProvider()
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("table %s locations: %w", tbl.Identifier(), err)
+		return WriteResult{}, fmt.Errorf("table %s locations: %w", joinIdent(tbl.Identifier()), err)
 	}
 	opts, err := newFileOptions(tbl, schema)
 	if err != nil {
 		return WriteResult{}, err
 	}
-	workers := w.Parallelism
-	if workers <= 0 {
-		workers = parallelism(parts)
-	}
-	workers = max(1, min(workers, len(parts)))
+	workers := max(1, min(parallelism(parts), len(parts)))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan Part)
 	var (
 		mu       sync.Mutex
-		res      = WriteResult{PartRows: map[string]int64{}}
+		res      WriteResult
 		firstErr error
 		seq      atomic.Int64
 	)
@@ -129,7 +125,6 @@ func (w *Writer) Write(ctx context.Context, parts []Part) (WriteResult, error) {
 					break
 				}
 				mu.Lock()
-				res.PartRows[p.Name()] += rows
 				res.Rows += rows
 				mu.Unlock()
 			}
@@ -248,8 +243,8 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 		parquet.WithStats(true),
 		parquet.WithCreatedBy("floe"),
 		// Dictionaries pay only on repetitive columns; on all-distinct ones
-		// (ids, measurements, payloads) they are pure cost, so they are kept
-		// for strings and booleans alone.
+		// (ids, measurements, payloads) they are pure cost, so arrow-go keeps
+		// them for string and binary columns alone.
 		parquet.WithDictionaryDefault(false),
 	}
 	for _, f := range schema.Fields() {
@@ -320,6 +315,9 @@ func (w *workerWriter) writePart(ctx context.Context, p Part) (int64, error) {
 		}
 		out, err := c.conform(ctx, rec, rows)
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return rows, cerr // a cancelled cast says nothing about the file
+			}
 			return rows, &BadFileError{Path: p.Name(), Err: err}
 		}
 		err = w.write(out)
@@ -330,6 +328,9 @@ func (w *workerWriter) writePart(ctx context.Context, p Part) (int64, error) {
 		rows += rec.NumRows()
 	}
 	if err := rdr.Err(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return rows, cerr
+		}
 		var bf *BadFileError
 		var uf *UnstableFileError
 		if errors.As(err, &bf) || errors.As(err, &uf) {

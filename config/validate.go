@@ -45,6 +45,11 @@ func (p *Pipeline) validate() problems {
 		}
 	}
 	ps.oneOf("sink.mode", p.Sink.Mode)
+	if p.Sink.Mode == "complete" && (p.Source.MaxFilesPerTrigger > 0 || p.Source.MaxBytesPerTrigger > 0) {
+		// Each complete-mode batch replaces the table: with a rate limit the
+		// table would end up holding only the last slice of the input.
+		ps.add("sink.mode", 0, "complete replaces the table with each batch, so it cannot be combined with source.max-files-per-trigger or source.max-bytes-per-trigger (the table would hold only the last batch); remove the limit or use mode: append")
+	}
 	ps.propertyKeys("sink.table-properties", p.Sink.TableProperties)
 	ps.propertyKeys("sink.snapshot-properties", p.Sink.SnapshotProperties)
 

@@ -30,6 +30,26 @@
 // "s3: METHOD bucket/key [range] -> status" (never headers), so a test can
 // see what really went over S3.
 //
+// The DuckDB side finds data and delete files from the manifests itself
+// (through icebird's Avro decoder only): format v1 snapshots that list their
+// manifests inline, and v1 manifests without sequence numbers (all 0, as the
+// spec says), are read too. Data files written without Parquet field ids
+// are resolved through the table's schema.name-mapping.default (top-level
+// names; a field no mapped name matches reads NULL). Avro fixed values
+// (fixed[L] and decimal partition values), which icebird's decoder lacks,
+// are re-encoded as bytes first (see reencodeAvro).
+//
+// --reader duckdb|icebird runs only that reader (default: both), for tables
+// the other one cannot read; the output then has only that reader's key.
+//
+// --hive-partition-cols COL,COL (DuckDB side only) fills each named top-level
+// column, where a data file lacks it (reads NULL), from the `COL=VALUE`
+// segment of that data file's path, as Hive-style writers lay partitions out:
+// VALUE is URL-decoded, then cast to the column's Iceberg type (binary and
+// fixed[L] values are base64, as Spark and PyIceberg write them), and
+// __HIVE_DEFAULT_PARTITION__ or null is NULL. This takes identity-partition
+// values from the writer's directory names rather than from the manifests.
+//
 // --table-dir DIR gives the table by its directory alone: icebird is called
 // with tableUrl and no metadataFileName, so it finds the current metadata
 // itself through DIR/metadata/version-hint.text (the Hadoop layout); the
@@ -74,12 +94,13 @@ import { inflateRawSync } from 'node:zlib'
 
 import { DEFAULT_PARSERS } from 'hyparquet/src/convert.js'
 import { icebergManifests, icebergMetadata, icebergRead } from 'icebird'
+import { fetchAvroRecords } from 'icebird/src/fetch.js'
 import { splitManifestEntries } from 'icebird/src/manifest.js'
 
 // ---------------------------------------------------------------- arguments
 
 function usage(msg) {
-  process.stderr.write(`check.mjs: ${msg}\nusage: node check.mjs <metadata.json> | --table-dir DIR [--path-prefix FROM=TO ...] [--s3-endpoint URL]\n`)
+  process.stderr.write(`check.mjs: ${msg}\nusage: node check.mjs <metadata.json> | --table-dir DIR [--path-prefix FROM=TO ...] [--s3-endpoint URL] [--reader duckdb|icebird] [--hive-partition-cols COL,...]\n`)
   process.exit(2)
 }
 
@@ -87,6 +108,8 @@ const argv = process.argv.slice(2)
 let metadataArg
 let tableDirArg
 let s3EndpointArg
+let readerArg
+let hiveCols = []
 /** @type {[string, string][]} */
 const prefixes = []
 for (let i = 0; i < argv.length; i++) {
@@ -106,6 +129,13 @@ for (let i = 0; i < argv.length; i++) {
     if (!v) usage(`${a} needs a value`)
     if (a === '--table-dir') tableDirArg = v
     else s3EndpointArg = v
+  } else if (a === '--reader' || a.startsWith('--reader=')) {
+    readerArg = a === '--reader' ? argv[++i] : a.slice('--reader='.length)
+    if (readerArg !== 'duckdb' && readerArg !== 'icebird') usage('--reader must be duckdb or icebird')
+  } else if (a === '--hive-partition-cols' || a.startsWith('--hive-partition-cols=')) {
+    const v = a === '--hive-partition-cols' ? argv[++i] : a.slice('--hive-partition-cols='.length)
+    if (!v) usage('--hive-partition-cols needs COL[,COL...]')
+    hiveCols = v.split(',').filter(Boolean)
   } else if (a.startsWith('--table-dir=')) {
     tableDirArg = a.slice('--table-dir='.length)
   } else if (a.startsWith('--s3-endpoint=')) {
@@ -381,8 +411,12 @@ function reencodeAvro(buf, name) {
   }
   const codecEntry = meta.find(([k]) => k === 'avro.codec')
   const codec = codecEntry ? codecEntry[1].toString() : 'null'
-  if (codec === 'null') return buf
-  if (codec !== 'deflate') throw new Error(`${name}: Avro codec ${codec} is not supported`)
+  const schemaEntry = meta.find(([k]) => k === 'avro.schema')
+  const schema = schemaEntry ? JSON.parse(schemaEntry[1].toString('utf8')) : null
+  const fixedToBytes = schema !== null && hasFixed(schema)
+  if (codec === 'null' && !fixedToBytes) return buf
+  if (codec !== 'deflate' && codec !== 'null') throw new Error(`${name}: Avro codec ${codec} is not supported`)
+  if (fixedToBytes) schemaEntry[1] = Buffer.from(JSON.stringify(bytesSchema(schema, new Set())), 'utf8')
   const sync = buf.subarray(off, off + 16)
   off += 16
   const parts = []
@@ -412,12 +446,113 @@ function reencodeAvro(buf, name) {
     const blockSync = buf.subarray(off, off + 16)
     off += 16
     if (!blockSync.equals(sync)) throw new Error(`${name}: Avro sync marker mismatch`)
-    const data = inflateRawSync(block)
+    let data = codec === 'deflate' ? inflateRawSync(block) : block
+    if (fixedToBytes) data = transcodeFixed(data, schema, count, name)
     writeLong(count)
     writeBytes(data)
     parts.push(sync)
   }
   return Buffer.concat(parts)
+}
+
+// icebird's Avro decoder has no fixed type, which manifests use for
+// fixed[L] and decimal partition values (and some writers for other fields).
+// reencodeAvro then rewrites the schema with each fixed as bytes, and each
+// record with the length prefix bytes needs (transcodeFixed); the values
+// are the same bytes.
+
+/** Whether an Avro schema uses a fixed type anywhere. */
+function hasFixed(t) {
+  if (Array.isArray(t)) return t.some(hasFixed)
+  if (t === null || typeof t !== 'object') return false
+  if (t.type === 'fixed') return true
+  if (t.type === 'record' || t.type === 'error') return t.fields.some(f => hasFixed(f.type))
+  if (t.type === 'array') return hasFixed(t.items)
+  if (t.type === 'map') return hasFixed(t.values)
+  return typeof t.type === 'object' && hasFixed(t.type)
+}
+
+/** The schema with every fixed (and every reference to a named fixed) as bytes. */
+function bytesSchema(t, fixedNames) {
+  if (Array.isArray(t)) return t.map(x => bytesSchema(x, fixedNames))
+  if (typeof t === 'string') return fixedNames.has(t) ? 'bytes' : t
+  if (t === null || typeof t !== 'object') return t
+  if (t.type === 'fixed') {
+    if (t.name) fixedNames.add(t.name)
+    const { name: _n, namespace: _ns, size: _s, aliases: _a, type: _t, ...rest } = t
+    return Object.keys(rest).length === 0 ? 'bytes' : { ...rest, type: 'bytes' }
+  }
+  if (t.type === 'record' || t.type === 'error') return { ...t, fields: t.fields.map(f => ({ ...f, type: bytesSchema(f.type, fixedNames) })) }
+  if (t.type === 'array') return { ...t, items: bytesSchema(t.items, fixedNames) }
+  if (t.type === 'map') return { ...t, values: bytesSchema(t.values, fixedNames) }
+  if (typeof t.type === 'object') return { ...t, type: bytesSchema(t.type, fixedNames) }
+  return t
+}
+
+/** Re-encodes count records of schema from data, writing fixed values as bytes. */
+function transcodeFixed(data, schema, count, name) {
+  let off = 0
+  const out = []
+  const named = new Map()
+  const varint = () => {
+    const start = off
+    while (data[off++] & 0x80) if (off >= data.length) throw new Error(`${name}: truncated Avro record`)
+    return data.subarray(start, off)
+  }
+  const zz = (b) => {
+    let r = 0n
+    let shift = 0n
+    for (const x of b) { r |= BigInt(x & 0x7f) << shift; shift += 7n }
+    return Number((r >> 1n) ^ -(r & 1n))
+  }
+  const encLong = (v) => {
+    let z = v >= 0 ? BigInt(v) << 1n : ((-BigInt(v)) << 1n) - 1n
+    const bytes = []
+    do {
+      let b = Number(z & 0x7fn)
+      z >>= 7n
+      if (z > 0n) b |= 0x80
+      bytes.push(b)
+    } while (z > 0n)
+    return Buffer.from(bytes)
+  }
+  const copy = (n) => { out.push(data.subarray(off, off + n)); off += n }
+  const walk = (t) => {
+    if (typeof t === 'string') {
+      switch (t) {
+        case 'null': return
+        case 'boolean': return copy(1)
+        case 'int': case 'long': return void out.push(varint())
+        case 'float': return copy(4)
+        case 'double': return copy(8)
+        case 'bytes': case 'string': { const l = varint(); out.push(l); return copy(zz(l)) }
+      }
+      if (named.has(t)) return walk(named.get(t))
+      throw new Error(`${name}: Avro type ${t} is not supported`)
+    }
+    if (Array.isArray(t)) { const l = varint(); out.push(l); return walk(t[zz(l)]) }
+    if (t.name && t.type !== undefined && typeof t.type === 'string' && ['record', 'error', 'fixed', 'enum'].includes(t.type)) named.set(t.name, t)
+    switch (t.type) {
+      case 'record': case 'error': for (const f of t.fields) walk(f.type); return
+      case 'fixed': out.push(encLong(t.size)); return copy(t.size)
+      case 'enum': return void out.push(varint())
+      case 'array': case 'map':
+        for (;;) {
+          let n = zz(varint())
+          if (n < 0) { n = -n; varint() } // the block size changes with fixed values; drop it
+          out.push(encLong(n))
+          if (n === 0) return
+          for (let i = 0; i < n; i++) {
+            if (t.type === 'map') walk('string')
+            walk(t.type === 'map' ? t.values : t.items)
+          }
+        }
+    }
+    return walk(t.type)
+  }
+  for (let i = 0; i < count; i++) walk(schema)
+  if (off !== data.length) throw new Error(`${name}: ${data.length - off} bytes left after ${count} Avro records`)
+  return Buffer.concat(out)
 }
 
 // ---------------------------------------------------------------- canonical form
@@ -685,10 +820,56 @@ function canonDuck(v, t) {
   throw new Error(`internal: type ${t.kind}`)
 }
 
+/**
+ * The current snapshot's manifests with their entries, for the DuckDB side.
+ * Unlike icebergManifests it reads format v1 as the spec defines it: a v1
+ * snapshot may list its manifests inline ("manifests", paths) instead of a
+ * manifest list, and v1 manifest lists and manifests have no sequence-number
+ * fields: every sequence number is then 0 (spec: "When reading v1 manifests
+ * with no sequence number column, sequence numbers for all files must default
+ * to 0"); an ADDED entry without one inherits its manifest's.
+ */
+async function duckManifests(metadata) {
+  const id = metadata['current-snapshot-id']
+  const snapshot = metadata.snapshots?.find(x => BigInt(x['snapshot-id']) === BigInt(id))
+  if (!snapshot) throw new Error(`snapshot ${id} not found in metadata`)
+  let manifests
+  if (snapshot['manifest-list']) manifests = await fetchAvroRecords(snapshot['manifest-list'])
+  else if (Array.isArray(snapshot.manifests)) manifests = snapshot.manifests.map(m => (typeof m === 'string' ? { manifest_path: m } : m))
+  else throw new Error(`snapshot ${id} has neither manifest-list nor manifests`)
+  return Promise.all(manifests.map(async m => {
+    const entries = await fetchAvroRecords(m.manifest_path)
+    const mseq = m.sequence_number ?? 0n
+    for (const e of entries) {
+      e.sequence_number ??= e.status === 1 ? mseq : 0n
+      e.file_sequence_number ??= e.status === 1 ? mseq : 0n
+    }
+    return { url: m.manifest_path, entries }
+  }))
+}
+
+/**
+ * For a Parquet file written without field ids, the SELECT list that reads
+ * fields by the table's schema.name-mapping.default (spec: "Column
+ * Projection"): a top-level field is the file column whose name is one of
+ * its mapped names, else NULL. null when the file has field ids.
+ */
+async function nameMappedSelect(con, local, fields, mapping) {
+  const r = await con.runAndReadAll(`SELECT name, field_id FROM parquet_schema(${sqlString(local)}) WHERE name <> 'schema'`)
+  const cols = r.getRows()
+  if (cols.some(c => c[1] !== null)) return null
+  const top = new Set((await con.runAndReadAll(`SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet(${sqlString(local)}))`)).getRows().map(x => x[0]))
+  return fields.map(f => {
+    const names = mapping.find(m => m['field-id'] === f.id)?.names ?? []
+    const col = names.find(n => top.has(n))
+    return `${col === undefined ? 'NULL' : `CAST(${sqlIdent(col)} AS ${duckType(f.type)})`} AS ${sqlIdent(f.name)}`
+  })
+}
+
 async function readDuckDB(metadata, fields) {
   const stats = new Stats(fields, 'duckdb')
   if (!hasRows(metadata)) return stats.result()
-  const manifests = await icebergManifests(metadata)
+  const manifests = await duckManifests(metadata)
   const { dataEntries, deleteEntries } = splitManifestEntries(manifests)
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const db = await DuckDBInstance.create(':memory:')
@@ -704,9 +885,20 @@ async function readDuckDB(metadata, fields) {
     await con.run(`CREATE TABLE data_files(local VARCHAR, ref VARCHAR, seq BIGINT); INSERT INTO data_files VALUES ${dataRows.join(', ')}`)
     // Columns resolve by Iceberg field id, not by name, as the spec requires.
     const schemaMap = fields.map(f => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(duckType(f.type))}, default_value: NULL}`).join(', ')
-    const files = locals.map(sqlString).join(', ')
+    // Files written without field ids resolve through the name mapping.
+    const mappingProp = metadata.properties?.['schema.name-mapping.default']
+    const mapping = mappingProp ? JSON.parse(mappingProp) : null
+    const byId = []
+    const byName = []
+    for (const l of new Set(locals)) {
+      const sel = mapping ? await nameMappedSelect(con, l, fields, mapping) : null
+      if (sel) byName.push(`SELECT ${sel.join(', ')}, filename AS __filename, file_row_number FROM read_parquet(${sqlString(l)}, filename = true, file_row_number = true)`)
+      else byId.push(l)
+    }
+    const parts = byName
+    if (byId.length > 0) parts.unshift(`SELECT ${fields.map(f => sqlIdent(f.name)).join(', ')}, __filename, file_row_number FROM read_parquet([${byId.map(sqlString).join(', ')}], schema = MAP {${schemaMap}}, filename = '__filename', file_row_number = true)`)
     await con.run(`CREATE VIEW data AS SELECT d.*, f.ref AS __ref, f.seq AS __seq
-      FROM read_parquet([${files}], schema = MAP {${schemaMap}}, filename = '__filename', file_row_number = true) d
+      FROM (${parts.join(' UNION ALL ')}) d
       JOIN data_files f ON f.local = d.__filename`)
     const conds = []
     const posDeletes = deleteEntries.filter(e => e.data_file.content === 1)
@@ -734,7 +926,18 @@ async function readDuckDB(metadata, fields) {
       conds.push(`NOT EXISTS (SELECT 1 FROM read_parquet(${sqlString(await localFile(e.data_file.file_path))}, schema = MAP {${m}}) q WHERE data.__seq < ${seq} AND ${match})`)
     }
     const where = conds.length ? `WHERE ${conds.join(' AND ')}` : ''
-    const reader = await con.runAndReadAll(`SELECT ${fields.map(f => sqlIdent(f.name)).join(', ')} FROM data ${where}`)
+    const colExpr = (f) => {
+      if (!hiveCols.includes(f.name)) return sqlIdent(f.name)
+      // --hive-partition-cols: the value a data file lacks, from its path.
+      const seg = f.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      const raw = `url_decode(regexp_extract(data.__ref, ${sqlString(`/${seg}=([^/]*)/`)}, 1))`
+      const t = duckType(f.type)
+      const v = t === 'BLOB' ? `from_base64(${raw})` : `CAST(${raw} AS ${t})`
+      return `COALESCE(${sqlIdent(f.name)}, CASE WHEN ${raw} = '' OR ${raw} = '__HIVE_DEFAULT_PARTITION__' OR ${raw} = 'null' THEN NULL ELSE ${v} END)`
+    }
+    const missing = hiveCols.filter(c => !fields.some(f => f.name === c))
+    if (missing.length > 0) throw new Error(`--hive-partition-cols: no top-level column ${missing.join(', ')}`)
+    const reader = await con.runAndReadAll(`SELECT ${fields.map(colExpr).join(', ')} FROM data ${where}`)
     for (const r of reader.getRows()) {
       const raw = fields.map((f, i) => (r[i] === null ? null : f.type.kind === 'float' || f.type.kind === 'double' ? Number(r[i]) : null))
       stats.add(fields.map((f, i) => canonDuck(r[i], f.type)), raw)
@@ -787,18 +990,23 @@ async function main() {
   const schema = metadata.schemas?.find(s => s['schema-id'] === metadata['current-schema-id']) ?? metadata.schema
   if (!schema) throw new Error(`${table.name}: no current schema`)
   const fields = parseType(schema).fields
-  // Both readers always run, so a broken table shows what each one makes of it.
+  // Both readers run (unless --reader picks one), so a broken table shows
+  // what each one makes of it.
   const out = {}
   const errors = []
-  try {
-    out.icebird = await readIcebird(table, fields)
-  } catch (err) {
-    errors.push(`icebird: ${err.message ?? err}`)
+  if (readerArg !== 'duckdb') {
+    try {
+      out.icebird = await readIcebird(table, fields)
+    } catch (err) {
+      errors.push(`icebird: ${err.message ?? err}`)
+    }
   }
-  try {
-    out.duckdb = await readDuckDB(metadata, fields)
-  } catch (err) {
-    errors.push(`duckdb: ${err.message ?? err}`)
+  if (readerArg !== 'icebird') {
+    try {
+      out.duckdb = await readDuckDB(metadata, fields)
+    } catch (err) {
+      errors.push(`duckdb: ${err.message ?? err}`)
+    }
   }
   if (errors.length > 0) throw new Error(errors.join('\n'))
   process.stdout.write(JSON.stringify(out) + '\n')

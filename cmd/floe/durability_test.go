@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -209,4 +210,31 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("snapshots come from %d queries, want 2: %v", len(queries), queries)
 	}
 	t.Logf("%d rows in %d snapshots from two writers", total, len(snaps))
+}
+
+// Two runs of one query at once (a scheduled job overlapping its previous
+// run) would plan the same batch twice: the second is refused.
+func TestCheckpointIsLocked(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 100)
+	var stderr bytes.Buffer
+	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.lock", "--checkpoint", e.ckpt, "--trigger", "1s"}
+	cmd := e.startFloe(&stderr, args...)
+	defer cmd.Process.Kill()
+	waitFor(t, 20*time.Second, "the first run's batch", func() bool {
+		r := e.run("scan", "db.lock", "--count")
+		return r.code == 0 && r.stdout == "100\n"
+	})
+	r := e.run(args...)
+	if r.code != 1 || !strings.Contains(r.stderr, "in use by another floe run") {
+		t.Fatalf("a second run on a busy checkpoint: %s", r)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(cmd.Wait()); code != 0 {
+		t.Fatalf("first run exited %d:\n%s", code, stderr.String())
+	}
+	e.ok(append(args[:len(args)-2], "--trigger", "once")...)
+	if n := e.count("db.lock"); n != 100 {
+		t.Fatalf("rows = %d, want 100", n)
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // CSV and JSON lines sources ingest with the types docs/formats.md
@@ -338,20 +337,17 @@ func TestCompleteMode(t *testing.T) {
 	}
 }
 
-// In complete mode a backlog split into batches keeps only the last batch.
-func TestCompleteModeBatches(t *testing.T) {
+// Complete mode replaces the table with each batch, so a rate limit would
+// leave only the last slice of the input: floe refuses the combination.
+func TestCompleteModeRefusesRateLimits(t *testing.T) {
 	e := newEnv(t)
-	table := "db.complete2"
 	e.writeIDs("a.parquet", 0, 1000)
-	e.writeIDs("b.parquet", 10000, 500)
-	old := time.Now().Add(-time.Hour) // make a.parquet the older file, planned first
-	if err := os.Chtimes(filepath.Join(e.landing, "a.parquet"), old, old); err != nil {
-		t.Fatal(err)
+	r := e.stream("db.complete2", "--trigger", "available-now", "--mode", "complete", "--max-files-per-trigger", "1")
+	if r.code != 2 || !strings.Contains(r.stderr, "max-files-per-trigger") || !strings.Contains(r.stderr, "complete") {
+		t.Fatalf("want exit 2 naming the conflict, got %s", r)
 	}
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now", "--mode", "complete", "--max-files-per-trigger", "1")
-	snaps := e.snapshots(table)
-	if n := e.count(table); n != 500 || len(snaps) != 2 || snaps[1].Operation != "overwrite" {
-		t.Fatalf("%d rows, snapshots %+v; want 500 rows and append then overwrite", n, snaps)
+	if r := e.run("scan", "db.complete2", "--count"); r.code == 0 {
+		t.Fatalf("a table was written: %s", r.stdout)
 	}
 }
 

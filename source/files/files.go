@@ -193,7 +193,11 @@ func (s *Files) list(ctx context.Context) ([]fileEntry, error) {
 		maxSeen = max(maxSeen, f.ModTime)
 	}
 	ageLimit := int64(0)
-	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 {
+	// As Spark does, the age limit is off when the newest files are taken
+	// first under a file limit: the first batch would push the window past
+	// the rest of the backlog, which would then never be read.
+	ageOff := s.cfg.LatestFirst && s.cfg.MaxFilesPerTrigger > 0
+	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 && !ageOff {
 		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
 	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
@@ -335,6 +339,9 @@ func (s *Files) Exclude(ctx context.Context, end floe.Offset, names []string) er
 			kept = append(kept, f)
 		}
 	}
+	if len(kept)+len(names) != len(s.log.batches[en.LogOffset]) {
+		return fmt.Errorf("cannot drop %v from log batch %d of %s: not all of them are in it", names, en.LogOffset, s.dir)
+	}
 	return s.log.rewrite(en.LogOffset, kept)
 }
 
@@ -363,7 +370,7 @@ func (s *Files) Commit(ctx context.Context, end floe.Offset) error {
 				continue
 			}
 			for _, f := range files {
-				if err := s.clean(f.Path); err != nil {
+				if err := s.clean(f); err != nil {
 					s.warns = append(s.warns, err.Error())
 				}
 			}
@@ -381,7 +388,20 @@ func (s *Files) Commit(ctx context.Context, end floe.Offset) error {
 
 // clean archives or deletes one committed file. Files already gone were
 // cleaned by an earlier run that stopped before compacting the log.
-func (s *Files) clean(p string) error {
+func (s *Files) clean(f fileEntry) error {
+	p := f.Path
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("clean-source %s: %w", p, err)
+	}
+	if st.Size() != f.Size || st.ModTime().UnixMilli() != f.ModTime {
+		// Rewritten in place since it was ingested: the new content was
+		// never read, so it is neither deleted nor archived.
+		return fmt.Errorf("clean-source left %s alone: it changed after it was ingested", p)
+	}
 	if s.cfg.CleanSource == "delete" {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("clean-source delete %s: %w", p, err)
