@@ -167,11 +167,36 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 			return sum, err
 		}
 	case "processing-time":
+		// A stream outlives transient failures (storage or catalog briefly
+		// unreachable): it backs off and resumes from the checkpoint, which
+		// re-runs a batch whose offsets were recorded exactly as planned.
+		backoff, resume := trig.Interval, false
 		for !p.stopping.Load() {
 			began := time.Now()
-			if _, _, err := p.runNext(ctx, &start, &next, limit, &sum); err != nil {
-				return sum, err
+			var err error
+			if resume {
+				start, next, err = p.recover(ctx, &sum)
 			}
+			if err == nil {
+				resume = false
+				_, _, err = p.runNext(ctx, &start, &next, limit, &sum)
+			}
+			if err != nil {
+				if !transient(err) || ctx.Err() != nil {
+					return sum, err
+				}
+				p.warn(fmt.Sprintf("batch %d failed, retrying in %v: %v", next, backoff, err))
+				resume = true
+				select {
+				case <-time.After(backoff):
+				case <-p.stopCh:
+				case <-ctx.Done():
+					return sum, nil
+				}
+				backoff = min(2*backoff, 5*time.Minute)
+				continue
+			}
+			backoff = trig.Interval
 			wait := trig.Interval - time.Since(began)
 			if wait <= 0 {
 				continue
@@ -204,6 +229,17 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 		return sum, fmt.Errorf("%w in %s (%s); check source.path, source.recursive and path-glob-filter", ErrNoInput, p.cfg.Source.Path, p.source.Description())
 	}
 	return sum, nil
+}
+
+// transient tells failures worth retrying from those that will fail the
+// same way again (bad input, configuration, a checkpoint owned elsewhere).
+func transient(err error) bool {
+	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, context.Canceled} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkOtherQueries refuses a new checkpoint against a table that holds

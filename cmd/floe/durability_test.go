@@ -11,15 +11,34 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
+// syncBuffer collects a background process's output while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 var crashKills = flag.Int("crash-kills", 20, "how many times TestCrashSafety kills floe with SIGKILL")
 
 // startFloe starts floe in the background; the caller signals or kills it.
-func (e *env) startFloe(stderr *bytes.Buffer, args ...string) *exec.Cmd {
+func (e *env) startFloe(stderr *syncBuffer, args ...string) *exec.Cmd {
 	e.t.Helper()
 	cmd := exec.Command(floeBin, args...)
 	cmd.Dir = e.dir
@@ -67,7 +86,7 @@ func (e *env) checkpointConsistent(ckpt string) {
 func TestProcessingTimeAndGracefulStop(t *testing.T) {
 	e := newEnv(t)
 	e.writeIDs("first.parquet", 0, 1000)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd := e.startFloe(&stderr, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.live",
 		"--checkpoint", e.ckpt, "--trigger", "processing-time=1s", "--progress=json")
 	defer cmd.Process.Kill()
@@ -113,7 +132,7 @@ func TestCrashSafety(t *testing.T) {
 		"--checkpoint", e.ckpt, "--trigger", "available-now", "--max-files-per-trigger", "2"}
 	kills, finished := 0, 0
 	for kills < *crashKills {
-		var stderr bytes.Buffer
+		var stderr syncBuffer
 		cmd := e.startFloe(&stderr, args...)
 		delay := time.Duration(rng.IntN(400)) * time.Millisecond
 		done := make(chan error, 1)
@@ -158,12 +177,12 @@ func TestConcurrentWriters(t *testing.T) {
 	e := newEnv(t)
 	dirs := []string{filepath.Join(e.dir, "landing-a"), filepath.Join(e.dir, "landing-b")}
 	var cmds []*exec.Cmd
-	var errs []*bytes.Buffer
+	var errs []*syncBuffer
 	for i, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		var stderr bytes.Buffer
+		var stderr syncBuffer
 		errs = append(errs, &stderr)
 		cmds = append(cmds, e.startFloe(&stderr, "stream", "--source", d, "--format", "parquet", "--table", "db.shared",
 			"--checkpoint", filepath.Join(e.dir, "ckpt-"+strconv.Itoa(i)), "--trigger", "1s"))
@@ -217,7 +236,7 @@ func TestConcurrentWriters(t *testing.T) {
 func TestCheckpointIsLocked(t *testing.T) {
 	e := newEnv(t)
 	e.writeIDs("a.parquet", 0, 100)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.lock", "--checkpoint", e.ckpt, "--trigger", "1s"}
 	cmd := e.startFloe(&stderr, args...)
 	defer cmd.Process.Kill()
@@ -236,5 +255,42 @@ func TestCheckpointIsLocked(t *testing.T) {
 	e.ok(append(args[:len(args)-2], "--trigger", "once")...)
 	if n := e.count("db.lock"); n != 100 {
 		t.Fatalf("rows = %d, want 100", n)
+	}
+}
+
+// A processing-time stream outlives a landing directory that is briefly
+// gone: it warns, backs off, and picks up where it was.
+func TestProcessingTimeSurvivesTransientFailure(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 100)
+	var stderr syncBuffer
+	cmd := e.startFloe(&stderr, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.flaky",
+		"--checkpoint", e.ckpt, "--trigger", "500ms")
+	defer cmd.Process.Kill()
+	count := func(want string) func() bool {
+		return func() bool {
+			r := e.run("scan", "db.flaky", "--count")
+			return r.code == 0 && r.stdout == want+"\n"
+		}
+	}
+	waitFor(t, 20*time.Second, "the first file", count("100"))
+	aside := e.landing + ".aside"
+	if err := os.Rename(e.landing, aside); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a warning about the failed batch", func() bool {
+		return strings.Contains(stderr.String(), "retrying in")
+	})
+	if err := os.Rename(aside, e.landing); err != nil {
+		t.Fatal(err)
+	}
+	e.writeIDs("b.parquet", 100, 100)
+	waitFor(t, 20*time.Second, "the file dropped after the failure", count("200"))
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(cmd.Wait()); code != 0 {
+		t.Fatalf("floe exited %d:\n%s", code, stderr.String())
+	}
+	if ids := e.ids("db.flaky"); len(ids) != 200 {
+		t.Fatalf("%d distinct ids, want 200", len(ids))
 	}
 }
