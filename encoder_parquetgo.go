@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -94,7 +95,7 @@ func newZstdCodec(level int) (*zstdCodec, error) {
 		zstd.WithAllLitEntropyCompression(true),
 		zstd.WithZeroFrames(true),
 		zstd.WithEncoderCRC(false),
-		zstd.WithEncoderConcurrency(1))
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, err
 	}
@@ -117,25 +118,22 @@ func (c *zstdCodec) Decode(dst, src []byte) ([]byte, error) { return c.dec.Decod
 
 // pqgoEncoder writes one data file with parquet-go, column by column.
 type pqgoEncoder struct {
-	w        *pq.GenericWriter[any]
-	out      *countingWriter
-	cols     []arrow.Field
-	defLevel []int
-	values   []pq.Value
-	rows     int64
-	target   int64
-	rowGroup int64
-	pending  int64 // raw bytes buffered in the open row group
+	w         *pq.GenericWriter[any]
+	out       *countingWriter
+	cols      []arrow.Field
+	defLevel  []int
+	values    []pq.Value
+	rows      int64
+	target    int64
+	rowGroup  int64
+	pending   int64 // raw bytes buffered in the open row group
+	groupRows int64 // rows in the open row group
 }
 
 // newPqgoEncoder builds the Parquet schema in the table's column order with
 // the table's field ids. first is the file's first record: it decides which
 // string columns get a dictionary.
 func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first arrow.RecordBatch) (*pqgoEncoder, error) {
-	codec, err := pqgoCodec(opts.codecName, opts.level)
-	if err != nil {
-		return nil, err
-	}
 	fields := make(orderedGroup, len(schema.Fields()))
 	e := &pqgoEncoder{out: out, cols: schema.Fields(), target: opts.target, rowGroup: opts.rowGroup}
 	for i, f := range schema.Fields() {
@@ -162,10 +160,11 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 	}
 	e.w = pq.NewGenericWriter[any](out,
 		pq.NewSchema("table", fields),
-		pq.Compression(codec),
+		pq.Compression(opts.pqgoCodec),
 		pq.CreatedBy("floe", "", ""),
 		pq.PageBufferSize(1<<20),
-		pq.MaxRowsPerRowGroup(pqgoRowGroupRows),
+		// Row groups are cut in Write, at record boundaries; this is a backstop.
+		pq.MaxRowsPerRowGroup(2*pqgoRowGroupRows),
 		pq.DataPageStatistics(false),
 	)
 	return e, nil
@@ -246,13 +245,14 @@ func (e *pqgoEncoder) Write(rec arrow.RecordBatch) error {
 		e.pending += rawSize(col)
 	}
 	e.rows += int64(n)
-	// A row group is cut by the writer at MaxRowsPerRowGroup; cut it sooner
-	// when its raw size is large, so that buffered pages stay bounded.
-	if e.pending >= 4*e.rowGroup {
+	e.groupRows += int64(n)
+	// parquet-go buffers a whole row group's pages: cut it by rows, or
+	// sooner when its raw size is large, so that memory stays bounded.
+	if e.groupRows >= pqgoRowGroupRows || e.pending >= 4*e.rowGroup {
 		if err := e.w.Flush(); err != nil {
 			return err
 		}
-		e.pending = 0
+		e.pending, e.groupRows = 0, 0
 	}
 	return nil
 }

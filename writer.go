@@ -18,6 +18,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+	pqcompress "github.com/parquet-go/parquet-go/compress"
 )
 
 var memoryPool = memory.DefaultAllocator
@@ -190,6 +191,9 @@ type fileOptions struct {
 	codecName  string
 	level      int
 	parquetGo  bool
+	// pqgoCodec is shared by the batch's writers: building a zstd encoder
+	// per file costs more than a small file's encode.
+	pqgoCodec pqcompress.Codec
 }
 
 // newEncoder starts a data file; first is its first record.
@@ -252,7 +256,7 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 			wopts = append(wopts, parquet.WithDictionaryFor(f.Name, true))
 		}
 	}
-	return fileOptions{
+	opts := fileOptions{
 		props:      parquet.NewWriterProperties(wopts...),
 		arrowProps: pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memoryPool)),
 		target:     target,
@@ -260,7 +264,13 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 		codecName:  codecName,
 		level:      level,
 		parquetGo:  pqgoSupported(schema) && p.Get(ParquetEncoderKey, "parquet-go") == "parquet-go",
-	}, nil
+	}
+	if opts.parquetGo {
+		if opts.pqgoCodec, err = pqgoCodec(codecName, level); err != nil {
+			return fileOptions{}, err
+		}
+	}
+	return opts, nil
 }
 
 func intProp(p iceberg.Properties, key string, def int64) (int64, error) {

@@ -41,6 +41,8 @@ type Files struct {
 	cap   map[string]int64 // the backlog fixed by an available-now run: path to size
 	warns []string
 	told  map[string]bool // changed-after-ingest warnings already given
+	// cleaned is the last log batch clean-source handled in this run.
+	cleaned *int64
 }
 
 var (
@@ -366,7 +368,9 @@ func (s *Files) Commit(ctx context.Context, end floe.Offset) error {
 	}
 	if s.cfg.CleanSource == "archive" || s.cfg.CleanSource == "delete" {
 		for id, files := range s.log.batches {
-			if id > en.LogOffset {
+			// Batches cleaned by this run are skipped; after a restart the
+			// uncompacted ones are visited again, and their files are gone.
+			if id > en.LogOffset || (s.cleaned != nil && id <= *s.cleaned) {
 				continue
 			}
 			for _, f := range files {
@@ -376,6 +380,8 @@ func (s *Files) Commit(ctx context.Context, end floe.Offset) error {
 			}
 		}
 	}
+	cleaned := en.LogOffset
+	s.cleaned = &cleaned
 	var maxSeen int64
 	for _, f := range s.log.seen {
 		maxSeen = max(maxSeen, f.ModTime)
