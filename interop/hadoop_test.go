@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/floe-io/floe/internal/fixture"
+
+	"github.com/floe-io/floe/internal/canonical"
 )
 
 // A table floe writes with the Hadoop-directory catalog is found by icebird
@@ -36,7 +38,7 @@ func TestHadoopTableDirChecker(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &ti); err != nil {
 		t.Fatalf("table describe --json: %v\n%s", err, r.stdout)
 	}
-	st, err := parseIcebergType(ti.Schema)
+	st, err := canonical.ParseType(ti.Schema)
 	if err != nil {
 		t.Fatalf("table schema: %v", err)
 	}
@@ -57,7 +59,7 @@ func TestHadoopTableDirChecker(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the Hadoop table has no version hint: %v", err)
 		}
-		want, err := statsFromJSONL(st.fields, []byte(e.ok(append([]string{"scan", "db.t", "--format", "jsonl"}, hadoop...)...).stdout), nil)
+		want, err := statsFromJSONL(st.Fields, []byte(e.ok(append([]string{"scan", "db.t", "--format", "jsonl"}, hadoop...)...).stdout), nil)
 		if err != nil {
 			t.Fatalf("floe scan jsonl: %v", err)
 		}
@@ -69,7 +71,7 @@ func TestHadoopTableDirChecker(t *testing.T) {
 		if n, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64); err != nil || n != wantRows {
 			t.Fatalf("floe scan %s --count printed %q, want %d", dir, r.stdout, wantRows)
 		}
-		direct, err := statsFromJSONL(st.fields, []byte(e.ok("scan", dir, "--format", "jsonl").stdout), nil)
+		direct, err := statsFromJSONL(st.Fields, []byte(e.ok("scan", dir, "--format", "jsonl").stdout), nil)
 		if err != nil {
 			t.Fatalf("floe scan %s jsonl: %v", dir, err)
 		}

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/floe-io/floe/internal/canonical"
 )
 
 // floeBin is the binary under test; skipReason is set when node or npm is
@@ -145,7 +147,7 @@ type tableInfo struct {
 	Location         string          `json:"location"`
 	MetadataLocation string          `json:"metadata_location"`
 	Schema           json.RawMessage `json:"schema"`
-	fields           []icebergField
+	fields           []canonical.Field
 }
 
 func (e *env) describe(table string) tableInfo {
@@ -155,11 +157,11 @@ func (e *env) describe(table string) tableInfo {
 	if err := json.Unmarshal([]byte(r.stdout), &ti); err != nil {
 		e.t.Fatalf("table describe --json: %v\n%s", err, r.stdout)
 	}
-	st, err := parseIcebergType(ti.Schema)
+	st, err := canonical.ParseType(ti.Schema)
 	if err != nil {
 		e.t.Fatalf("table schema: %v", err)
 	}
-	ti.fields = st.fields
+	ti.fields = st.Fields
 	return ti
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/s3test"
+
+	"github.com/floe-io/floe/internal/canonical"
 )
 
 // checkerRun is one run of check.mjs: what it printed and, when it exited
@@ -136,12 +138,12 @@ func TestS3CheckerReadsWarehouse(t *testing.T) {
 	if prefix := s.warehouse + "/"; !strings.HasPrefix(ti.MetadataLocation, prefix) {
 		t.Fatalf("metadata location %q is not under %s", ti.MetadataLocation, prefix)
 	}
-	st, err := parseIcebergType(ti.Schema)
+	st, err := canonical.ParseType(ti.Schema)
 	if err != nil {
 		t.Fatalf("table schema: %v", err)
 	}
 	r = record(s.floe("scan", "db.t", "--format", "jsonl"))
-	want, err := statsFromJSONL(st.fields, []byte(r.stdout), nil)
+	want, err := statsFromJSONL(st.Fields, []byte(r.stdout), nil)
 	if err != nil {
 		t.Fatalf("floe scan jsonl: %v", err)
 	}

@@ -200,8 +200,8 @@ func TestAllTypes(t *testing.T) {
 		"dt": "date", "tm": "time", "ts": "timestamp", "tstz": "timestamptz", "s": "string", "u": "uuid",
 		"bin": "binary", "st": "struct", "li": "list", "m": "map"}
 	for _, f := range ti.fields {
-		if w := want[f.Name]; f.Type.kind != w {
-			t.Errorf("column %s has Iceberg type %s, want %s", f.Name, f.Type.kind, w)
+		if w := want[f.Name]; f.Type.Kind != w {
+			t.Errorf("column %s has Iceberg type %s, want %s", f.Name, f.Type.Kind, w)
 		}
 		delete(want, f.Name)
 	}
