@@ -267,18 +267,27 @@ func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, er
 	if err != nil {
 		return nil, 0, err
 	}
+	lastCommit, err := p.checkpoint.LatestCommit()
+	if err != nil {
+		return nil, 0, err
+	}
 	if lastOff < 0 {
+		if lastCommit >= 0 {
+			// Starting over would re-read everything the commits record.
+			return nil, 0, fmt.Errorf("%w: checkpoint %s has commits up to batch %d but no offsets log; restore offsets/ from a backup, or use a new checkpoint and table", ErrCheckpointMismatch, p.checkpoint.Dir, lastCommit)
+		}
 		return p.source.InitialOffset(), 0, nil
 	}
 	entry, err := p.checkpoint.Offsets(lastOff)
 	if err != nil {
 		return nil, 0, err
 	}
-	lastCommit, err := p.checkpoint.LatestCommit()
-	if err != nil {
-		return nil, 0, err
-	}
 	if lastCommit < lastOff {
+		if m := entry.Conf["mode"]; m != "" && m != p.cfg.Sink.Mode {
+			// A planned batch is re-run as planned, like Spark's offset log
+			// pins the configuration it ran with.
+			return nil, 0, fmt.Errorf("%w: batch %d was planned in %s mode and did not finish; run once more with mode %s to finish it, then change the mode", ErrCheckpointMismatch, lastOff, m, m)
+		}
 		p.opts.Logger.Info("re-running batch that did not finish", "batch", lastOff)
 		if _, err := p.runBatch(ctx, entry, time.Now(), 0, sum); err != nil {
 			return nil, 0, err

@@ -244,3 +244,33 @@ func TestMalformedPropertyIsNotEchoed(t *testing.T) {
 		t.Fatalf("want exit 2 without the value, got %s", r)
 	}
 }
+
+// A batch that started and did not finish is re-run as it was planned: a
+// changed output mode waits until it is done, and a checkpoint that lost its
+// offsets log is refused rather than read from the start again.
+func TestPendingBatchKeepsItsPlan(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 100)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.pend", "--checkpoint", e.ckpt)
+	// As if the run had stopped between the table commit and commits/0.
+	if err := os.Remove(filepath.Join(e.ckpt, "commits", "0")); err != nil {
+		t.Fatal(err)
+	}
+	r := e.stream("db.pend", "--mode", "complete")
+	if r.code != 1 || !strings.Contains(r.stderr, "planned in append mode") {
+		t.Fatalf("a changed mode with a pending batch: %s", r)
+	}
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.pend", "--checkpoint", e.ckpt)
+	if n, s := e.count("db.pend"), len(e.snapshots("db.pend")); n != 100 || s != 1 {
+		t.Fatalf("after finishing the pending batch: %d rows, %d snapshots; want 100 and 1", n, s)
+	}
+	if err := os.RemoveAll(filepath.Join(e.ckpt, "offsets")); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.stream("db.pend"); r.code != 1 || !strings.Contains(r.stderr, "no offsets log") {
+		t.Fatalf("a checkpoint without its offsets log: %s", r)
+	}
+	if n := e.count("db.pend"); n != 100 {
+		t.Fatalf("rows = %d, want 100", n)
+	}
+}
