@@ -163,7 +163,7 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	trig := p.cfg.Trigger
 	switch trig.Kind {
 	case "once":
-		if _, _, err := p.runNext(ctx, &start, &next, ReadLimit{}, &sum); err != nil {
+		if _, err := p.runNext(ctx, &start, &next, ReadLimit{}, &sum); err != nil {
 			return sum, err
 		}
 	case "processing-time":
@@ -179,7 +179,7 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 			}
 			if err == nil {
 				resume = false
-				_, _, err = p.runNext(ctx, &start, &next, limit, &sum)
+				_, err = p.runNext(ctx, &start, &next, limit, &sum)
 			}
 			if err != nil {
 				if !transient(err) || ctx.Err() != nil {
@@ -215,7 +215,7 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 			}
 		}
 		for !p.stopping.Load() {
-			ran, _, err := p.runNext(ctx, &start, &next, limit, &sum)
+			ran, err := p.runNext(ctx, &start, &next, limit, &sum)
 			if err != nil {
 				return sum, err
 			}
@@ -289,7 +289,7 @@ func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, er
 			return nil, 0, fmt.Errorf("%w: batch %d was planned in %s mode and did not finish; run once more with mode %s to finish it, then change the mode", ErrCheckpointMismatch, lastOff, m, m)
 		}
 		p.opts.Logger.Info("re-running batch that did not finish", "batch", lastOff)
-		if _, err := p.runBatch(ctx, entry, time.Now(), 0, sum); err != nil {
+		if err := p.runBatch(ctx, entry, time.Now(), 0, sum); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -298,33 +298,32 @@ func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, er
 
 // runNext plans and runs the next batch; ran is false when there was no new
 // input.
-func (p *Pipeline) runNext(ctx context.Context, start *Offset, next *int64, limit ReadLimit, sum *Summary) (bool, *Progress, error) {
+func (p *Pipeline) runNext(ctx context.Context, start *Offset, next *int64, limit ReadLimit, sum *Summary) (bool, error) {
 	began := time.Now()
 	end, err := p.source.LatestOffset(ctx, *start, limit)
 	p.flushWarnings()
 	if err != nil {
-		return false, nil, fmt.Errorf("plan batch %d: %w", *next, err)
+		return false, fmt.Errorf("plan batch %d: %w", *next, err)
 	}
 	latestMs := time.Since(began).Milliseconds()
 	if string(end) == string(*start) {
-		return false, nil, nil
+		return false, nil
 	}
 	entry := OffsetEntry{BatchID: *next, TimestampMs: time.Now().UnixMilli(), Start: *start, End: end,
 		Conf: map[string]string{"mode": p.cfg.Sink.Mode}}
-	prog, err := p.runBatch(ctx, entry, began, latestMs, sum)
-	if err != nil {
-		return false, nil, err
+	if err := p.runBatch(ctx, entry, began, latestMs, sum); err != nil {
+		return false, err
 	}
 	*start, *next = end, *next+1
-	return true, prog, nil
+	return true, nil
 }
 
 // runBatch writes the offsets entry (when new), the data files, the table
 // commit and the commits entry, in that order.
-func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.Time, latestMs int64, sum *Summary) (*Progress, error) {
+func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.Time, latestMs int64, sum *Summary) error {
 	t := time.Now()
 	if err := p.checkpoint.WriteOffsets(entry); err != nil {
-		return nil, err
+		return err
 	}
 	walMs := time.Since(t).Milliseconds()
 
@@ -347,7 +346,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 				}
 			}
 		}
-		return nil, err
+		return err
 	}
 	addMs := time.Since(t).Milliseconds()
 
@@ -366,13 +365,13 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		if p.opts.ForEachBatch != nil {
 			if err := p.opts.ForEachBatch(ctx, entry.BatchID, res.Files); err != nil {
 				deleteWritten(ctx, p.committer, res.Files)
-				return nil, fmt.Errorf("batch %d: for-each-batch hook: %w", entry.BatchID, err)
+				return fmt.Errorf("batch %d: for-each-batch hook: %w", entry.BatchID, err)
 			}
 		}
 		cr, err := p.committer.Commit(ctx, CommitRequest{BatchID: entry.BatchID, Files: res.Files,
 			Overwrite: p.cfg.Sink.Mode == "complete", Properties: p.cfg.Sink.SnapshotProperties, Base: tbl})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		commit.Snapshots = map[string]int64{p.committer.Name(): cr.SnapshotID}
 		prog.Sink.SnapshotID = cr.SnapshotID
@@ -383,7 +382,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	}
 	commit.TimestampMs = time.Now().UnixMilli()
 	if err := p.checkpoint.WriteCommit(commit); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.source.Commit(ctx, entry.End); err != nil {
 		p.opts.Logger.Warn("source clean-up after commit failed", "batch", entry.BatchID, "err", err)
@@ -419,7 +418,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	if p.opts.OnProgress != nil {
 		p.opts.OnProgress(*prog)
 	}
-	return prog, nil
+	return nil
 }
 
 // writeBatch reads the batch's parts and writes its data files. Files still

@@ -26,9 +26,6 @@ type ReadLimit struct {
 	MaxRows  int64
 }
 
-// Unlimited reports whether the limit allows everything available.
-func (l ReadLimit) Unlimited() bool { return l.MaxFiles == 0 && l.MaxBytes == 0 && l.MaxRows == 0 }
-
 // Source follows Spark's micro-batch source contract.
 type Source interface {
 	// Description names the source in progress records and snapshot

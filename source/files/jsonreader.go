@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 // jsonReader builds Arrow records from JSON lines, one object a line, so
 // that an error names its line.
