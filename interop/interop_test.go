@@ -11,8 +11,8 @@ package interop_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/floe-io/floe/internal/fixture"
 	"io"
 	"os"
 	"os/exec"
@@ -113,17 +113,11 @@ func (e *env) command(prog string, args ...string) *exec.Cmd {
 func (e *env) runProgram(prog string, args ...string) result {
 	e.t.Helper()
 	cmd := e.command(prog, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	o, err := fixture.Run(cmd)
+	if err != nil {
 		e.t.Fatalf("run %s %v: %v", prog, args, err)
 	}
-	return result{stdout: out.String(), stderr: errb.String(), code: code}
+	return result{stdout: o.Stdout, stderr: o.Stderr, code: o.Code}
 }
 
 // ok runs floe and fails the test unless it exits 0.

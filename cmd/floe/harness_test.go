@@ -1,9 +1,7 @@
 package main_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -78,17 +76,11 @@ func (e *env) runProgram(prog string, args ...string) result {
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = e.dir
 	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	o, err := fixture.Run(cmd)
+	if err != nil {
 		e.t.Fatalf("run %s %v: %v", prog, args, err)
 	}
-	return result{stdout: out.String(), stderr: errb.String(), code: code}
+	return result{stdout: o.Stdout, stderr: o.Stderr, code: o.Code}
 }
 
 // ok runs floe and fails the test unless it exits 0.

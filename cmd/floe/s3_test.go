@@ -1,9 +1,8 @@
 package main_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
+	"github.com/floe-io/floe/internal/fixture"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,17 +71,11 @@ func (s *s3env) floeS3(mode credMode, secret string, args ...string) result {
 	cmd := exec.Command(floeBin, full...)
 	cmd.Dir = s.dir
 	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	o, err := fixture.Run(cmd)
+	if err != nil {
 		s.t.Fatalf("run floe %v: %v", args, err)
 	}
-	r := result{stdout: out.String(), stderr: errb.String(), code: code}
+	r := result{stdout: o.Stdout, stderr: o.Stderr, code: o.Code}
 	// The name goes into failure messages, so it must not carry the secret
 	// itself.
 	what := strings.NewReplacer(s.srv.SecretKey, "<SECRET>", secret, "<SECRET>").Replace("floe " + strings.Join(args, " "))
