@@ -382,6 +382,20 @@ async function readText(ref) {
 // and Java write for manifests), overrunning its buffer. Inflating here with
 // zlib and rewriting the container with codec "null" keeps its decoder on the
 // path that works; the records are unchanged.
+
+/** avroLong encodes an Avro long: zigzag, then base-128 varint. */
+function avroLong(v) {
+  let z = BigInt(v) >= 0n ? BigInt(v) << 1n : ((-BigInt(v)) << 1n) - 1n
+  const bytes = []
+  do {
+    let b = Number(z & 0x7fn)
+    z >>= 7n
+    if (z > 0n) b |= 0x80
+    bytes.push(b)
+  } while (z > 0n)
+  return Buffer.from(bytes)
+}
+
 function reencodeAvro(buf, name) {
   let off = 0
   const readLong = () => {
@@ -420,17 +434,7 @@ function reencodeAvro(buf, name) {
   const sync = buf.subarray(off, off + 16)
   off += 16
   const parts = []
-  const writeLong = (v) => {
-    let z = BigInt(v) >= 0n ? BigInt(v) << 1n : ((-BigInt(v)) << 1n) - 1n
-    const bytes = []
-    do {
-      let b = Number(z & 0x7fn)
-      z >>= 7n
-      if (z > 0n) b |= 0x80
-      bytes.push(b)
-    } while (z > 0n)
-    parts.push(Buffer.from(bytes))
-  }
+  const writeLong = (v) => parts.push(avroLong(v))
   const writeBytes = (b) => { writeLong(b.length); parts.push(b) }
   parts.push(Buffer.from([0x4f, 0x62, 0x6a, 0x01]))
   writeLong(meta.length)
@@ -505,17 +509,6 @@ function transcodeFixed(data, schema, count, name) {
     for (const x of b) { r |= BigInt(x & 0x7f) << shift; shift += 7n }
     return Number((r >> 1n) ^ -(r & 1n))
   }
-  const encLong = (v) => {
-    let z = v >= 0 ? BigInt(v) << 1n : ((-BigInt(v)) << 1n) - 1n
-    const bytes = []
-    do {
-      let b = Number(z & 0x7fn)
-      z >>= 7n
-      if (z > 0n) b |= 0x80
-      bytes.push(b)
-    } while (z > 0n)
-    return Buffer.from(bytes)
-  }
   const copy = (n) => { out.push(data.subarray(off, off + n)); off += n }
   const walk = (t) => {
     if (typeof t === 'string') {
@@ -534,13 +527,13 @@ function transcodeFixed(data, schema, count, name) {
     if (t.name && t.type !== undefined && typeof t.type === 'string' && ['record', 'error', 'fixed', 'enum'].includes(t.type)) named.set(t.name, t)
     switch (t.type) {
       case 'record': case 'error': for (const f of t.fields) walk(f.type); return
-      case 'fixed': out.push(encLong(t.size)); return copy(t.size)
+      case 'fixed': out.push(avroLong(t.size)); return copy(t.size)
       case 'enum': return void out.push(varint())
       case 'array': case 'map':
         for (;;) {
           let n = zz(varint())
           if (n < 0) { n = -n; varint() } // the block size changes with fixed values; drop it
-          out.push(encLong(n))
+          out.push(avroLong(n))
           if (n === 0) return
           for (let i = 0; i < n; i++) {
             if (t.type === 'map') walk('string')
