@@ -134,7 +134,56 @@ type Sink struct {
 	TableProperties map[string]string `yaml:"table-properties"`
 	// SnapshotProperties are added to the summary of every commit.
 	SnapshotProperties map[string]string `yaml:"snapshot-properties"`
+	// PartitionFields is the partition spec of a table floe creates, one
+	// transform per entry: "col", "bucket(col, 16)", "day(ts)", ...
+	PartitionFields []string `yaml:"partition-fields,omitempty"`
+	// PartitionSpecEvolution lets floe evolve an existing table's spec to
+	// PartitionFields instead of stopping on a mismatch.
+	PartitionSpecEvolution bool `yaml:"partition-spec-evolution,omitempty"`
+	// IdentifierFields are the identifier (key) columns of a created table.
+	IdentifierFields []string `yaml:"identifier-fields,omitempty"`
+	// FormatVersion is the Iceberg format version of a created table.
+	FormatVersion int `yaml:"format-version"`
+	// WriteFormat is the data file format; only "parquet" is supported.
+	WriteFormat string `yaml:"write-format"`
+	// FanoutEnabled keeps one open file per partition; off, rows are
+	// grouped by partition within the batch first. A pointer because the
+	// default is true.
+	FanoutEnabled *bool `yaml:"fanout-enabled"`
+	// TargetFileSizeBytes overrides write.target-file-size-bytes.
+	TargetFileSizeBytes int64 `yaml:"target-file-size-bytes,omitempty"`
+	// MaxOpenFiles overrides write.max-open-files.
+	MaxOpenFiles int `yaml:"max-open-files,omitempty"`
+	// Keep, Drop and Only select the input fields written (mutually
+	// exclusive); Only writes one struct field's contents as the row.
+	Keep []string `yaml:"keep,omitempty"`
+	Drop []string `yaml:"drop,omitempty"`
+	Only string   `yaml:"only,omitempty"`
+	// CheckNullability refuses optional input columns for required table
+	// columns (Spark's check-nullability); off, values are checked.
+	CheckNullability *bool `yaml:"check-nullability"`
+	// CheckOrdering refuses input columns in another order than the
+	// table's (Spark's check-ordering).
+	CheckOrdering *bool `yaml:"check-ordering"`
+	// SchemaEvolution is "none" or "add-columns".
+	SchemaEvolution string `yaml:"schema-evolution"`
+	// DeadLetterTable receives rows whose table template value is null or
+	// not a valid name; empty fails the batch instead.
+	DeadLetterTable string `yaml:"dead-letter-table,omitempty"`
 }
+
+// Fanout reports whether the fanout writer is on (the default).
+func (s *Sink) Fanout() bool { return s.FanoutEnabled == nil || *s.FanoutEnabled }
+
+// NullabilityChecked reports whether check-nullability is on (the default).
+func (s *Sink) NullabilityChecked() bool { return s.CheckNullability == nil || *s.CheckNullability }
+
+// OrderingChecked reports whether check-ordering is on (the default).
+func (s *Sink) OrderingChecked() bool { return s.CheckOrdering == nil || *s.CheckOrdering }
+
+// IsTemplate reports whether Table routes rows to tables named by their
+// values, as in "db.events_{region}".
+func (s *Sink) IsTemplate() bool { return strings.Contains(s.Table, "{") }
 
 // Load reads and parses a pipeline file. A returned *Error carries the file
 // name, so messages from a run with several pipelines say which one is bad.

@@ -210,7 +210,75 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "sink.snapshot-properties", typ: "map of string to string",
-		doc: "Extra entries for the summary of every snapshot floe commits, e.g. the name of the job that produced it.",
+		doc: "Extra entries for the summary of every snapshot floe commits, e.g. the name of the job that produced it. " +
+			"Spark's `snapshot-property.<key>` write option; `--snapshot-property KEY=VALUE` on the command line.",
+	},
+	{
+		path: "sink.partition-fields", typ: "list of strings",
+		doc: "Partition spec of a table floe creates, one Iceberg transform per entry: `col`, `bucket(col, N)`, `truncate(col, W)`, " +
+			"`year(col)`, `month(col)`, `day(col)`, `hour(col)` or `void(col)`; nested source columns as `a.b`. " +
+			"When the table exists with another spec, the run stops unless `partition-spec-evolution` is on.",
+	},
+	{
+		path: "sink.partition-spec-evolution", def: "false",
+		doc: "Evolve an existing table's partition spec to `partition-fields` instead of stopping. Files written before keep their spec.",
+	},
+	{
+		path: "sink.identifier-fields", typ: "list of strings",
+		doc: "Identifier (row key) columns of a table floe creates; they are made required.",
+	},
+	{
+		path: "sink.format-version", def: "2", allowed: []string{"1", "2", "3"},
+		doc: "Iceberg format version of a table floe creates.",
+	},
+	{
+		path: "sink.write-format", def: "parquet", allowed: []string{"parquet"},
+		doc: "Data file format. Only Parquet is written; `orc` and `avro` are refused with an error.",
+	},
+	{
+		path: "sink.fanout-enabled", def: "true",
+		doc: "Keep one open file per partition while a batch is written, so rows need no grouping first (Spark's `fanout-enabled`). " +
+			"Off, each writer groups its rows by partition and writes one partition at a time (the clustered writer). " +
+			"Either way `write.max-open-files` bounds the open files, and so the memory.",
+	},
+	{
+		path: "sink.target-file-size-bytes", defNote: "the table's `write.target-file-size-bytes`, else 512 MiB",
+		doc: "Roll to a new data file once this many encoded bytes were written (Spark's `target-file-size-bytes`).",
+	},
+	{
+		path: "sink.max-open-files", defNote: "the table's `write.max-open-files`, else 100",
+		doc: "At most this many data files open at once in a batch; the least recently written is closed when another partition needs one.",
+	},
+	{
+		path: "sink.keep", typ: "list of strings",
+		doc: "Write only these input fields (nested as `a.b`). Mutually exclusive with `drop` and `only`.",
+	},
+	{
+		path: "sink.drop", typ: "list of strings",
+		doc: "Remove these input fields before writing (nested as `a.b`). Mutually exclusive with `keep` and `only`.",
+	},
+	{
+		path: "sink.only",
+		doc:  "Write the contents of this struct field as the row. Mutually exclusive with `keep` and `drop`.",
+	},
+	{
+		path: "sink.check-nullability", def: "true",
+		doc: "Refuse an input whose column is optional where the table's is required (Spark's `check-nullability`). " +
+			"Off, the values are checked instead, and a null in a required column fails its file.",
+	},
+	{
+		path: "sink.check-ordering", def: "true",
+		doc: "Refuse an input whose columns come in another order than the table's (Spark's `check-ordering`). Off, columns are matched by name.",
+	},
+	{
+		path: "sink.schema-evolution", def: "none", allowed: []string{"none", "add-columns"},
+		doc: "`add-columns` adds input columns the table lacks, as optional columns, and widens int to long and float to double. " +
+			"Any other difference is an error naming the column and both types.",
+	},
+	{
+		path: "sink.dead-letter-table",
+		doc: "With a table template, the table that receives rows whose template value is null or not a valid name, " +
+			"with the reason and the row's source file and position. Without it, such a row fails the batch.",
 	},
 }
 

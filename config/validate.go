@@ -34,24 +34,12 @@ func (p *Pipeline) validate() problems {
 
 	p.Source.validate(&ps)
 
-	ps.required("sink.table", p.Sink.Table)
-	if t := p.Sink.Table; t != "" {
-		parts := strings.Split(t, ".")
-		switch {
-		case len(parts) < 2:
-			ps.add("sink.table", 0, `%q has no namespace; write "<namespace>.<table>", e.g. "db.%s"`, t, t)
-		case slices.Contains(parts, ""):
-			ps.add("sink.table", 0, `%q has an empty name between dots; write dot-separated names such as "db.events"`, t)
-		}
-	}
-	ps.oneOf("sink.mode", p.Sink.Mode)
+	p.Sink.validate(&ps)
 	if p.Sink.Mode == "complete" && (p.Source.MaxFilesPerTrigger > 0 || p.Source.MaxBytesPerTrigger > 0) {
 		// Each complete-mode batch replaces the table: with a rate limit the
 		// table would end up holding only the last slice of the input.
 		ps.add("sink.mode", 0, "complete replaces the table with each batch, so it cannot be combined with source.max-files-per-trigger or source.max-bytes-per-trigger (the table would hold only the last batch); remove the limit or use mode: append")
 	}
-	ps.propertyKeys("sink.table-properties", p.Sink.TableProperties)
-	ps.propertyKeys("sink.snapshot-properties", p.Sink.SnapshotProperties)
 
 	switch t := p.Trigger; t.Kind {
 	case "", TriggerAvailableNow, TriggerOnce:
@@ -68,6 +56,101 @@ func (p *Pipeline) validate() problems {
 	ps.required("checkpoint", p.Checkpoint)
 	ps.oneOf("on-bad-file", p.OnBadFile)
 	return ps
+}
+
+func (s *Sink) validate(ps *problems) {
+	ps.required("sink.table", s.Table)
+	if t := s.Table; t != "" {
+		checkTableName(ps, "sink.table", t)
+		if err := CheckTemplate(t); err != nil {
+			ps.add("sink.table", 0, "%v", err)
+		}
+	}
+	ps.oneOf("sink.mode", s.Mode)
+	if s.Mode == "complete" && s.IsTemplate() {
+		ps.add("sink.mode", 0, "complete replaces a table's contents with each batch, but a table template writes each batch to the tables its rows name, so tables the batch does not name would keep stale rows; use mode: append, or one pipeline per table")
+	}
+	ps.propertyKeys("sink.table-properties", s.TableProperties)
+	ps.propertyKeys("sink.snapshot-properties", s.SnapshotProperties)
+	for i, f := range s.PartitionFields {
+		if strings.TrimSpace(f) == "" {
+			ps.add(fmt.Sprintf("sink.partition-fields[%d]", i), 0, "empty; write a column or a transform such as day(ts) or bucket(id, 16)")
+		}
+	}
+	if s.FormatVersion != 0 && (s.FormatVersion < 1 || s.FormatVersion > 3) {
+		ps.add("sink.format-version", 0, "%d is not an Iceberg format version; use 1, 2 or 3", s.FormatVersion)
+	}
+	if f := s.WriteFormat; f != "" && !strings.EqualFold(f, "parquet") {
+		ps.add("sink.write-format", 0, "%q is not supported: floe writes Parquet data files only; remove the key or set it to parquet", f)
+	}
+	if s.TargetFileSizeBytes < 0 {
+		ps.add("sink.target-file-size-bytes", 0, "%d is negative; use a size in bytes such as 134217728 (128 MiB)", s.TargetFileSizeBytes)
+	}
+	if s.MaxOpenFiles < 0 {
+		ps.add("sink.max-open-files", 0, "%d is negative; use a positive limit such as 100", s.MaxOpenFiles)
+	}
+	var set []string
+	if len(s.Keep) > 0 {
+		set = append(set, "keep")
+	}
+	if len(s.Drop) > 0 {
+		set = append(set, "drop")
+	}
+	if s.Only != "" {
+		set = append(set, "only")
+	}
+	if len(set) > 1 {
+		ps.add("sink."+set[1], 0, "%s and %s are mutually exclusive; keep one of them", strings.Join(set[:len(set)-1], ", "), set[len(set)-1])
+	}
+	ps.oneOf("sink.schema-evolution", s.SchemaEvolution)
+	if d := s.DeadLetterTable; d != "" {
+		if !s.IsTemplate() {
+			ps.add("sink.dead-letter-table", 0, "set, but sink.table %q is not a template, so no row can lack a destination; remove it, or use a template such as db.events_{region}", s.Table)
+		} else if strings.Contains(d, "{") {
+			ps.add("sink.dead-letter-table", 0, "%q is a template; the dead-letter table needs a fixed name such as db.events_dead_letter", d)
+		} else {
+			checkTableName(ps, "sink.dead-letter-table", d)
+		}
+	}
+}
+
+func checkTableName(ps *problems, key, t string) {
+	parts := strings.Split(t, ".")
+	switch {
+	case len(parts) < 2:
+		ps.add(key, 0, `%q has no namespace; write "<namespace>.<table>", e.g. "db.%s"`, t, t)
+	case slices.Contains(parts, ""):
+		ps.add(key, 0, `%q has an empty name between dots; write dot-separated names such as "db.events"`, t)
+	}
+}
+
+// CheckTemplate checks the braces of a table template such as
+// "db.events_{region}" or "db.{meta.kind}_events": each placeholder names a
+// (possibly nested) column, and braces do not nest.
+func CheckTemplate(t string) error {
+	open := -1
+	for i, r := range t {
+		switch r {
+		case '{':
+			if open >= 0 {
+				return fmt.Errorf("%q opens a placeholder inside another at offset %d; placeholders such as {region} do not nest", t, i)
+			}
+			open = i
+		case '}':
+			if open < 0 {
+				return fmt.Errorf("%q closes a placeholder at offset %d that was never opened; write {column}", t, i)
+			}
+			name := t[open+1 : i]
+			if strings.TrimSpace(name) == "" || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
+				return fmt.Errorf("%q has placeholder {%s}, which names no column; write {column} or {struct.field}", t, name)
+			}
+			open = -1
+		}
+	}
+	if open >= 0 {
+		return fmt.Errorf("%q leaves the placeholder at offset %d unclosed; write {column}", t, open)
+	}
+	return nil
 }
 
 func (s *Source) validate(ps *problems) {
