@@ -44,6 +44,10 @@ type Pipeline struct {
 	AllowNewQuery bool `yaml:"allow-new-query"`
 	// FailOnEmpty makes a run that finds no new files an error.
 	FailOnEmpty bool `yaml:"fail-on-empty"`
+	// Warnings are notes from reading the file that do not stop the run,
+	// such as Hadoop properties of a Managed I/O config that floe ignores;
+	// the CLI prints them. They are not part of the file.
+	Warnings []string `yaml:"-"`
 }
 
 // Catalog names the Iceberg catalog that owns the sink table.
@@ -199,9 +203,13 @@ func Load(path string) (*Pipeline, error) {
 	return p, err
 }
 
-// Parse turns the text of a pipeline file into a valid Pipeline: it expands
-// ${VAR} and ${VAR:-default} references, decodes strictly (unknown keys are
-// errors), fills defaults and validates. Any failure is an *Error listing
+// Parse turns the text of a pipeline file into a valid Pipeline. A Managed
+// I/O Iceberg config or a Beam YAML pipeline is translated as ParseManaged
+// does; its warnings are in the Pipeline's Warnings.
+//
+// For a floe pipeline file, Parse expands ${VAR} and ${VAR:-default}
+// references, decodes strictly (unknown keys are errors), fills defaults and
+// validates. Any failure is an *Error listing
 // every problem found, decoding problems first; the Pipeline is then nil.
 //
 // Problems with ${VAR} references are reported on their own, before any
@@ -220,6 +228,10 @@ func parse(data []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
 	root, probs := parseYAML(expanded)
 	if len(probs) > 0 {
 		return nil, probs.err()
+	}
+	if managedForm(root) != "" {
+		p, _, err := parseManaged(root, nil)
+		return p, err
 	}
 
 	// The walker decodes as well as diagnoses, so that when there are
