@@ -167,7 +167,11 @@ func parseManaged(root *yaml.Node, complete func(*Pipeline)) (*Pipeline, []strin
 
 	all := append(t.w.probs, t.probs...)
 	if p.Source.Path == "" && p.Source.Format == "" && !t.w.broken(t.path("source")) {
-		all.add(t.path("source"), t.w.lineOf(t.path("source")), "the Managed I/O config names no source; add a `source:` mapping (path, format) next to its keys, or pass --source DIR --format csv to floe run")
+		msg := "the Managed I/O config names no source; add a `source:` mapping (path, format) next to its keys, or pass --source DIR --format csv to floe run"
+		if t.unreadable != "" {
+			msg += fmt.Sprintf(" (floe reads files, not the pipeline's %s)", t.unreadable)
+		}
+		all.add(t.path("source"), t.w.lineOf(t.path("source")), "%s", msg)
 	}
 	for _, vp := range p.validate() {
 		switch {
@@ -202,9 +206,11 @@ type managedTranslation struct {
 	beamSource *Source
 	// typeKey is the catalog property that chose the catalog type
 	// ("type" or "catalog-impl"), where catalog.type problems point.
-	typeKey  string
-	probs    problems
-	warnings []string
+	typeKey string
+	// unreadable names the Beam read transforms floe cannot stand in for.
+	unreadable string
+	probs      problems
+	warnings   []string
 }
 
 // path places a path of the Managed config within the file.
@@ -237,6 +243,9 @@ func (t *managedTranslation) decode(m *managedFile) {
 		n = kept
 	}
 	t.w.walk(n, t.prefix, reflect.ValueOf(m).Elem())
+	// The floe keys were reported before the walk; decode problems are
+	// in document order everywhere else.
+	slices.SortStableFunc(t.w.probs, func(a, b Problem) int { return a.Line - b.Line })
 }
 
 func (t *managedTranslation) translate(m *managedFile) *Pipeline {
@@ -259,7 +268,7 @@ func (t *managedTranslation) translate(m *managedFile) *Pipeline {
 		}
 		p.Source = *t.beamSource
 	}
-	if t.w.present[t.path("triggering_frequency_seconds")] {
+	if tf := t.path("triggering_frequency_seconds"); t.w.present[tf] && !t.w.broken(tf) {
 		if s := m.TriggeringFrequencySeconds; s <= 0 {
 			t.fail("triggering_frequency_seconds", "%d is not a positive number of seconds; remove the key to process the files present and exit", s)
 		} else {
@@ -561,7 +570,8 @@ func (t *managedTranslation) beam(root *yaml.Node) {
 	case len(reads) > 1:
 		t.probs.add(paths[reads[1]], transforms[reads[1]].Line, "the Beam YAML pipeline reads from more than one transform, but a floe pipeline has one source; keep one")
 	case len(others) > 0:
-		t.warnings = append(t.warnings, fmt.Sprintf("ignored the pipeline's read transform %s: floe reads files only, from ReadFromCsv, ReadFromParquet or ReadFromJson, or from a source: mapping in the WriteToIceberg config", strings.Join(others, ", ")))
+		t.unreadable = strings.Join(others, ", ")
+		t.warnings = append(t.warnings, fmt.Sprintf("ignored the pipeline's read transform %s: floe reads files only, from ReadFromCsv, ReadFromParquet or ReadFromJson, or from a source: mapping in the WriteToIceberg config", t.unreadable))
 	}
 	if len(transforms) > len(writes)+len(reads)+len(others) {
 		t.warnings = append(t.warnings, "ignored the pipeline's other transforms: floe writes the source's rows as they are, shaped only by keep, drop and only")

@@ -1,0 +1,324 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/config"
+)
+
+// TestManagedTranslation maps each Managed I/O key on its own, so a change
+// to one mapping shows up as exactly one failing case.
+func TestManagedTranslation(t *testing.T) {
+	const src = "\nsource: {path: ./l, format: csv}\n"
+	tests := []struct {
+		name     string
+		yaml     string
+		check    func(t *testing.T, p *config.Pipeline)
+		warnings []string
+	}{
+		{"table and defaults", "table: db.events", func(t *testing.T, p *config.Pipeline) {
+			check(t, "sink.table", p.Sink.Table, "db.events")
+			check(t, "catalog", p.Catalog, config.Catalog{Type: "sql", Name: "floe"})
+			check(t, "trigger", p.Trigger, config.Trigger{Kind: config.TriggerAvailableNow})
+			check(t, "checkpoint", p.Checkpoint, "checkpoints/db.events")
+			check(t, "mode", p.Sink.Mode, "append")
+		}, nil},
+		{"template table checkpoint", "table: db.events_{region}_{meta.kind}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "checkpoint", p.Checkpoint, "checkpoints/db.events_region_meta.kind")
+			check(t, "template", p.Sink.IsTemplate(), true)
+		}, nil},
+		{"catalog_name", "table: db.t\ncatalog_name: lake", func(t *testing.T, p *config.Pipeline) {
+			check(t, "name", p.Catalog.Name, "lake")
+		}, nil},
+		{"type jdbc sqlite", "table: db.t\ncatalog_properties: {type: JDBC, uri: 'jdbc:sqlite:/data/cat.db', warehouse: /data/wh, jdbc.user: u}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "catalog", p.Catalog, config.Catalog{Type: "sql", Name: "floe", URI: "file:/data/cat.db", Warehouse: "/data/wh", Properties: map[string]string{"jdbc.user": "u"}})
+		}, nil},
+		{"jdbc sqlite file uri", "table: db.t\ncatalog_properties: {type: jdbc, uri: 'jdbc:sqlite:file:cat.db?cache=shared'}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "uri", p.Catalog.URI, "file:cat.db?cache=shared")
+		}, nil},
+		{"type rest", "table: db.t\ncatalog_properties: {type: rest, uri: 'http://localhost:8181', token: x}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "catalog", p.Catalog, config.Catalog{Type: "rest", Name: "floe", URI: "http://localhost:8181", Properties: map[string]string{"token": "x"}})
+		}, nil},
+		{"type hadoop", "table: db.t\ncatalog_properties: {type: hadoop, warehouse: 's3a://b/wh'}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "type", p.Catalog.Type, "hadoop")
+			check(t, "warehouse", p.Catalog.Warehouse, "s3a://b/wh")
+		}, nil},
+		{"type glue", "table: db.t\ncatalog_properties: {type: glue, warehouse: 's3://b/wh', client.region: eu-west-1}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "type", p.Catalog.Type, "glue")
+			check(t, "properties", p.Catalog.Properties, map[string]string{"client.region": "eu-west-1"})
+		}, nil},
+		{"catalog-impl classes", "table: db.t\ncatalog_properties: {catalog-impl: org.apache.iceberg.aws.glue.GlueCatalog}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "type", p.Catalog.Type, "glue")
+		}, nil},
+		{"catalog-impl hadoop", "table: db.t\ncatalog_properties: {catalog-impl: org.apache.iceberg.hadoop.HadoopCatalog, warehouse: /wh}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "type", p.Catalog.Type, "hadoop")
+		}, nil},
+		{"catalog-impl jdbc", "table: db.t\ncatalog_properties: {catalog-impl: org.apache.iceberg.jdbc.JdbcCatalog}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "type", p.Catalog.Type, "sql")
+		}, nil},
+		{"s3 path style in catalog properties", "table: db.t\ncatalog_properties: {type: hadoop, s3.path-style-access: 'true'}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "properties", p.Catalog.Properties, map[string]string{"s3.path-style-access": "true", "s3.force-virtual-addressing": "false"})
+		}, nil},
+		{"io-impl ignored", "table: db.t\ncatalog_properties:\n  type: hadoop\n  io-impl: org.apache.iceberg.aws.s3.S3FileIO", func(t *testing.T, p *config.Pipeline) {
+			check(t, "properties", p.Catalog.Properties, map[string]string(nil))
+		}, []string{`line 4: catalog_properties["io-impl"]: ignored: iceberg-go chooses the file IO from the warehouse's scheme (s3://, gs://, abfs://, local)`}},
+		{"hadoop s3a properties", "table: db.t\nconfig_properties:\n  fs.s3a.endpoint: http://minio:9000\n  fs.s3a.access.key: a\n  fs.s3a.secret.key: s\n  fs.s3a.session.token: tok\n  fs.s3a.endpoint.region: us-east-1\n  fs.s3a.path.style.access: 'TRUE'", func(t *testing.T, p *config.Pipeline) {
+			check(t, "properties", p.Catalog.Properties, map[string]string{
+				"s3.endpoint": "http://minio:9000", "s3.access-key-id": "a", "s3.secret-access-key": "s",
+				"s3.session-token": "tok", "s3.region": "us-east-1", "s3.force-virtual-addressing": "false",
+			})
+		}, nil},
+		{"virtual addressing", "table: db.t\nconfig_properties: {fs.s3a.path.style.access: false}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "properties", p.Catalog.Properties, map[string]string{"s3.force-virtual-addressing": "true"})
+		}, nil},
+		{"other hadoop properties warn", "table: db.t\nconfig_properties:\n  fs.s3a.fast.upload: 'true'\n  fs.defaultFS: hdfs://nn", func(t *testing.T, p *config.Pipeline) {
+			check(t, "properties", p.Catalog.Properties, map[string]string(nil))
+		}, []string{
+			`line 3: config_properties["fs.s3a.fast.upload"]: ignored Hadoop property fs.s3a.fast.upload: floe has no Hadoop configuration and maps only fs.s3a.access.key, fs.s3a.endpoint, fs.s3a.endpoint.region, fs.s3a.path.style.access, fs.s3a.secret.key, fs.s3a.session.token`,
+			`line 4: config_properties["fs.defaultFS"]: ignored Hadoop property fs.defaultFS: floe has no Hadoop configuration and maps only fs.s3a.access.key, fs.s3a.endpoint, fs.s3a.endpoint.region, fs.s3a.path.style.access, fs.s3a.secret.key, fs.s3a.session.token`,
+		}},
+		{"catalog properties win over hadoop", "table: db.t\ncatalog_properties: {type: rest, uri: 'http://c', s3.endpoint: 'http://a'}\nconfig_properties:\n  fs.s3a.endpoint: http://b", func(t *testing.T, p *config.Pipeline) {
+			check(t, "endpoint", p.Catalog.Properties["s3.endpoint"], "http://a")
+		}, []string{`line 4: config_properties["fs.s3a.endpoint"]: ignored Hadoop property fs.s3a.endpoint: catalog_properties sets s3.endpoint, which takes precedence`}},
+		{"keep", "table: db.t\nkeep: [a, b.c]", func(t *testing.T, p *config.Pipeline) {
+			check(t, "keep", p.Sink.Keep, []string{"a", "b.c"})
+		}, nil},
+		{"drop", "table: db.t\ndrop: [a]", func(t *testing.T, p *config.Pipeline) {
+			check(t, "drop", p.Sink.Drop, []string{"a"})
+		}, nil},
+		{"only", "table: db.t\nonly: payload", func(t *testing.T, p *config.Pipeline) {
+			check(t, "only", p.Sink.Only, "payload")
+		}, nil},
+		{"partition_fields", "table: db.t\npartition_fields: [region, day(ts), 'bucket(id, 16)', 'truncate(name, 4)', void(x)]", func(t *testing.T, p *config.Pipeline) {
+			check(t, "partition", p.Sink.PartitionFields, []string{"region", "day(ts)", "bucket(id, 16)", "truncate(name, 4)", "void(x)"})
+		}, nil},
+		{"table_properties", "table: db.t\ntable_properties: {write.format.default: parquet, commit.retry.num-retries: 10}", func(t *testing.T, p *config.Pipeline) {
+			check(t, "table properties", p.Sink.TableProperties, map[string]string{"write.format.default": "parquet", "commit.retry.num-retries": "10"})
+		}, nil},
+		{"triggering_frequency_seconds", "table: db.t\ntriggering_frequency_seconds: 90", func(t *testing.T, p *config.Pipeline) {
+			check(t, "trigger", p.Trigger, config.Trigger{Kind: config.TriggerProcessingTime, Interval: 90 * time.Second})
+		}, nil},
+		{"checkpoint", "table: db.t\ncheckpoint: /var/lib/floe/t", func(t *testing.T, p *config.Pipeline) {
+			check(t, "checkpoint", p.Checkpoint, "/var/lib/floe/t")
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, warnings, err := config.ParseManaged([]byte(tt.yaml + src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "source", p.Source.Path, "./l")
+			tt.check(t, p)
+			if !slices.Equal(warnings, tt.warnings) {
+				t.Errorf("warnings:\n got %q\nwant %q", warnings, tt.warnings)
+			}
+			if !slices.Equal(p.Warnings, warnings) {
+				t.Errorf("Pipeline.Warnings = %q, want the returned warnings", p.Warnings)
+			}
+			if err := p.Validate(); err != nil {
+				t.Errorf("Validate of the translation: %v", err)
+			}
+		})
+	}
+}
+
+func TestManagedDetection(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want bool
+	}{
+		{"managed", "table: db.t\ncatalog_name: c", true},
+		{"managed without table", "catalog_properties: {type: rest}", true},
+		{"managed with floe keys", "table: db.t\nsink: {table: db.t}", true},
+		{"beam yaml", "pipeline:\n  transforms: []", true},
+		{"floe", "source: {path: ./l, format: csv}\nsink: {table: db.t}\ncheckpoint: ./c", false},
+		{"floe with a stray key", "sink: {table: db.t}\ntabel: x", false},
+		{"empty", "", false},
+		{"list", "- table", false},
+		{"bad yaml", "table: [", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := config.IsManaged([]byte(tt.yaml)); got != tt.want {
+				t.Errorf("IsManaged = %v, want %v", got, tt.want)
+			}
+		})
+	}
+
+	// Parse and Load dispatch on the same decision.
+	p, err := config.Parse([]byte("table: db.t\nsource: {path: ./l, format: csv}\nconfig_properties: {x: y}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Sink.Table != "db.t" || len(p.Warnings) != 1 {
+		t.Errorf("Parse of a Managed I/O config: table %q, warnings %q", p.Sink.Table, p.Warnings)
+	}
+	p, err = config.Load(filepath.Join("testdata", "managed", "beam.yaml"))
+	if err != nil || p.Sink.Table != "db.orders" {
+		t.Errorf("Load of a Beam YAML pipeline: %v, %+v", err, p)
+	}
+	_, err = config.Load(filepath.Join("testdata", "managed", "bad-jdbc.yaml"))
+	if e, ok := errors.AsType[*config.Error](err); !ok || e.File == "" {
+		t.Errorf("Load error %v does not name the file", err)
+	}
+}
+
+func TestManagedFixtures(t *testing.T) {
+	tests := []struct {
+		file     string
+		want     config.Pipeline
+		warnings []string
+	}{
+		{"full.yaml", config.Pipeline{
+			Catalog: config.Catalog{Type: "rest", Name: "prod", URI: "https://catalog.example.com/api", Warehouse: "s3://bucket/warehouse",
+				Properties: map[string]string{
+					"credential": "id:secret", "s3.path-style-access": "true", "s3.force-virtual-addressing": "false",
+					"s3.endpoint": "http://minio:9000", "s3.access-key-id": "AKIA", "s3.secret-access-key": "secret", "s3.region": "eu-west-1",
+				}},
+			Source: config.Source{Type: "files", Path: "s3://bucket/landing/events/", Format: "json", MaxFilesPerTrigger: 500,
+				MaxFileAge: config.Duration(7 * 24 * time.Hour), CleanSource: "off", CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)}},
+			Sink: config.Sink{Table: "analytics.events", Mode: "append", CreateTable: ptr(true), TableProperties: map[string]string{"format-version": "2"},
+				PartitionFields: []string{"hour(ts)", "bucket(id, 16)"}, FormatVersion: 2, WriteFormat: "parquet", FanoutEnabled: ptr(true),
+				Keep: []string{"id", "ts", "payload.kind"}, CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
+			Trigger:    config.Trigger{Kind: config.TriggerProcessingTime, Interval: time.Minute},
+			Checkpoint: "/var/lib/floe/events",
+			OnBadFile:  "fail",
+		}, []string{
+			`line 8: catalog_properties["io-impl"]: ignored: iceberg-go chooses the file IO from the warehouse's scheme (s3://, gs://, abfs://, local)`,
+			`line 16: config_properties["fs.s3a.fast.upload"]: ignored Hadoop property fs.s3a.fast.upload: floe has no Hadoop configuration and maps only fs.s3a.access.key, fs.s3a.endpoint, fs.s3a.endpoint.region, fs.s3a.path.style.access, fs.s3a.secret.key, fs.s3a.session.token`,
+		}},
+		{"beam.yaml", config.Pipeline{
+			Catalog: config.Catalog{Type: "hadoop", Name: "lake", Warehouse: "gs://bucket/warehouse"},
+			Source: config.Source{Type: "files", Path: "gs://bucket/landing/orders/", PathGlobFilter: "*.csv", Format: "csv",
+				MaxFileAge: config.Duration(7 * 24 * time.Hour), CleanSource: "off", CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)}},
+			Sink: config.Sink{Table: "db.orders", Mode: "append", CreateTable: ptr(true), FormatVersion: 2, WriteFormat: "parquet", FanoutEnabled: ptr(true),
+				CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
+			Trigger:    config.Trigger{Kind: config.TriggerProcessingTime, Interval: 30 * time.Second},
+			Checkpoint: "checkpoints/db.orders",
+			OnBadFile:  "fail",
+		}, []string{"ignored the pipeline's other transforms: floe writes the source's rows as they are, shaped only by keep, drop and only"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			p, warnings, err := config.LoadManaged(filepath.Join("testdata", "managed", tt.file), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want.Warnings = tt.warnings
+			if !reflect.DeepEqual(*p, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", *p, tt.want)
+			}
+			if !slices.Equal(warnings, tt.warnings) {
+				t.Errorf("warnings:\n got %q\nwant %q", warnings, tt.warnings)
+			}
+		})
+	}
+}
+
+// TestManagedBadFixtures compares whole error texts, as TestBadFixtures
+// does; -update rewrites the .err files.
+func TestManagedBadFixtures(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "managed", "bad-*.yaml"))
+	files = append(files, filepath.Join("testdata", "managed", "no-source.yaml"))
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _, err := config.ParseManaged(data)
+			if err == nil {
+				t.Fatalf("ParseManaged succeeded, want an error; got %+v", *p)
+			}
+			if _, ok := errors.AsType[*config.Error](err); !ok {
+				t.Fatalf("error is %T, want *config.Error: %v", err, err)
+			}
+			// Parse dispatches, so it reports the same.
+			if _, perr := config.Parse(data); perr == nil || perr.Error() != err.Error() {
+				t.Errorf("Parse reports\n%v\nParseManaged\n%v", perr, err)
+			}
+			errFile := strings.TrimSuffix(file, ".yaml") + ".err"
+			got := err.Error() + "\n"
+			if *update {
+				if err := os.WriteFile(errFile, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(errFile)
+			if err != nil {
+				t.Fatalf("%v (run go test ./config -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("error text differs from %s\n--- got:\n%s--- want:\n%s", errFile, got, want)
+			}
+		})
+	}
+}
+
+// TestParseManagedWith is the CLI's path: flags supply the source the file
+// lacks, and the result is validated with them.
+func TestParseManagedWith(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "managed", "no-source.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := config.ParseManagedWith(data, func(p *config.Pipeline) {
+		p.Source.Path, p.Source.Format = "./landing", "csv"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "source", p.Source.Path, "./landing")
+	check(t, "catalog", p.Catalog, config.Catalog{Type: "sql", Name: "local", URI: "file:./catalog.db"})
+	check(t, "checkpoint", p.Checkpoint, "checkpoints/db.events")
+
+	_, _, err = config.ParseManagedWith(data, func(p *config.Pipeline) {
+		p.Source.Path, p.Source.Format = "./landing", "xml"
+	})
+	if err == nil || !strings.Contains(err.Error(), `source.format: "xml" is not allowed`) {
+		t.Errorf("a bad flag value is not validated: %v", err)
+	}
+}
+
+func TestManagedExampleParses(t *testing.T) {
+	p, err := config.Load(filepath.Join("..", "examples", "managed-io.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "table", p.Sink.Table, "db.orders_{category}")
+	check(t, "partition", p.Sink.PartitionFields, []string{"day(ordered_at)", "category"})
+	check(t, "catalog", p.Catalog.Type, "sql")
+	check(t, "source", p.Source.Path, "examples/quickstart/landing")
+	if len(p.Warnings) > 0 {
+		t.Errorf("the example has warnings: %q", p.Warnings)
+	}
+}
+
+// TestManagedDocExample keeps the example in docs/managed-io.md parsing.
+func TestManagedDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "managed-io.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/managed-io.md has no yaml block")
+	}
+	p, _, err := config.ParseManaged([]byte(block))
+	if err != nil {
+		t.Fatalf("the example in docs/managed-io.md: %v", err)
+	}
+	check(t, "table", p.Sink.Table, "db.events_{region}")
+	check(t, "partition", p.Sink.PartitionFields, []string{"day(ts)", "region"})
+}
