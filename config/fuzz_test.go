@@ -52,7 +52,7 @@ func FuzzParseTrigger(f *testing.F) {
 // FuzzParse only demands no panic: the walker reflects over arbitrary YAML
 // trees, the likeliest place for one.
 func FuzzParse(f *testing.F) {
-	for _, dir := range []string{"good", "bad"} {
+	for _, dir := range []string{"good", "bad", "managed"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
 		for _, file := range files {
 			if data, err := os.ReadFile(file); err == nil {
@@ -62,6 +62,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("source: &a {path: *a}"))
 	f.Add([]byte("<<: [1, {x: 1}]\nsource: {<<: 5}"))
+	f.Add([]byte("pipeline: {transforms: [{type: ReadFromCsv, config: {path: 5}}, {type: WriteToIceberg, config: [1]}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := config.Parse(data)
 		if err == nil {
