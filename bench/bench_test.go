@@ -63,7 +63,7 @@ func BenchmarkIngestPartitioned(b *testing.B) {
 	ds := dataset(b, bench.Events5)
 	for _, c := range bench.PartitionedContenders {
 		b.Run(c.Name, func(b *testing.B) {
-			skipFloeWithoutPartitions(b, c)
+			skipFloeWithoutPartitions(b, ds, c)
 			benchIngest(b, ds, c, func(r bench.Result) error {
 				return checkPartitioned(ds, r)
 			}, report.AddPartitioned)
@@ -117,7 +117,7 @@ func checkPartitioned(ds bench.Dataset, r bench.Result) error {
 // skipFloeWithoutPartitions skips a partitioned floe run while floe does
 // not write partitioned tables (it would ignore sink.partition-fields and
 // write an unpartitioned table); once it does, the run is checked in full.
-func skipFloeWithoutPartitions(tb testing.TB, c bench.Contender) {
+func skipFloeWithoutPartitions(tb testing.TB, ds bench.Dataset, c bench.Contender) {
 	tb.Helper()
 	if c.Name != "floe" {
 		return
@@ -127,7 +127,11 @@ func skipFloeWithoutPartitions(tb testing.TB, c bench.Contender) {
 		tb.Fatal(err)
 	}
 	if !ok {
-		tb.Skip("skipped: this floe does not write partitioned tables yet (sink.partition-fields)")
+		const why = "skipped: this floe does not write partitioned tables yet (sink.partition-fields)"
+		if _, isBench := tb.(*testing.B); isBench {
+			report.SkipPartitioned(ds.Spec, c.Name, why)
+		}
+		tb.Skip(why)
 	}
 }
 
@@ -187,7 +191,7 @@ func TestContenders(t *testing.T) {
 	}
 	for _, c := range bench.PartitionedContenders {
 		t.Run("partitioned/"+c.Name, func(t *testing.T) {
-			skipFloeWithoutPartitions(t, c)
+			skipFloeWithoutPartitions(t, ds, c)
 			r, err := c.Run(t.Context(), ds, t.TempDir())
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,7 +17,9 @@ type Report struct {
 	mu          sync.Mutex
 	ingest      ingestRuns
 	partitioned ingestRuns
-	latency     []latencyRun
+	// skipped are the partitioned contenders not run, with the reason.
+	skipped map[string]string
+	latency []latencyRun
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -68,6 +71,18 @@ func (r *Report) AddPartitioned(ds Spec, res Result) {
 	r.partitioned.add(ds, res)
 }
 
+// SkipPartitioned records that a contender of the partitioned ingest over
+// ds was not run, so that the table says so instead of leaving it out.
+func (r *Report) SkipPartitioned(ds Spec, contender, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.partitioned.dataset = ds
+	if r.skipped == nil {
+		r.skipped = map[string]string{}
+	}
+	r.skipped[contender] = reason
+}
+
 // AddLatency records one latency series over ds.
 func (r *Report) AddLatency(ds Spec, l Latency) {
 	r.mu.Lock()
@@ -80,14 +95,14 @@ func (r *Report) AddLatency(ds Spec, l Latency) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.skipped) == 0 && len(r.latency) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
 	if len(r.ingest.order) > 0 {
 		r.writeIngest(w)
 	}
-	if len(r.partitioned.order) > 0 {
+	if len(r.partitioned.order) > 0 || len(r.skipped) > 0 {
 		r.writePartitioned(w)
 	}
 	if len(r.latency) > 0 {
@@ -180,6 +195,11 @@ func (r *Report) writePartitioned(w io.Writer) {
 		s := sums[name]
 		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %s | %s | %g | %.0f | %d | %.1f | %s |\n",
 			name, s.runs, s.wall, s.cpu, millions(s.rowsPerSec), millions(s.rowsPerCPUSec), s.files, s.meanFileBytes, s.partitions, s.megabytes, s.rowsCounted())
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.skipped)) {
+		if _, ran := sums[name]; !ran {
+			fmt.Fprintf(w, "| %s | 0 | %s | | | | | | | | |\n", name, r.skipped[name])
+		}
 	}
 	floe, ok := sums["floe"]
 	peer, peerOK := sums["iceberg-go"]
