@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -45,34 +46,92 @@ func BenchmarkIngest(b *testing.B) {
 	ds := dataset(b, bench.Events5)
 	for _, c := range bench.Contenders {
 		b.Run(c.Name, func(b *testing.B) {
-			var sum bench.Result
-			for range b.N {
-				work := b.TempDir()
-				r, err := c.Run(b.Context(), ds, work)
-				if err != nil {
-					b.Fatal(err)
-				}
+			benchIngest(b, ds, c, func(r bench.Result) error {
 				if r.Rows != ds.Rows() {
-					b.Fatalf("%s: output holds %d rows, want %d", c.Name, r.Rows, ds.Rows())
+					return fmt.Errorf("%s: output holds %d rows, want %d", c.Name, r.Rows, ds.Rows())
 				}
-				report.AddIngest(ds.Spec, r)
-				sum.Rows += r.Rows
-				sum.Bytes += r.Bytes
-				sum.Wall += r.Wall
-				sum.CPU += r.CPU
-				// The outputs are hundreds of MB; do not keep one per iteration.
-				if err := os.RemoveAll(work); err != nil {
-					b.Fatal(err)
-				}
-			}
-			// ns/op is replaced by the measured run alone, without the
-			// set-up and verification around it.
-			b.ReportMetric(float64(sum.Wall.Nanoseconds())/float64(b.N), "ns/op")
-			b.ReportMetric(sum.CPU.Seconds()/float64(b.N), "cpu-s/op")
-			b.ReportMetric(sum.RowsPerSec(), "rows/s")
-			b.ReportMetric(sum.RowsPerCPUSec(), "rows/cpu-s")
-			b.ReportMetric(float64(sum.Bytes)/1e6/float64(b.N), "MB/op")
+				return nil
+			}, report.AddIngest)
 		})
+	}
+}
+
+// BenchmarkIngestPartitioned measures floe and iceberg-go writing events5
+// into a table partitioned by bench.PartitionFields (day(ts), category:
+// 100 partitions), each with its fanout writer. Run it as BenchmarkIngest.
+func BenchmarkIngestPartitioned(b *testing.B) {
+	ds := dataset(b, bench.Events5)
+	for _, c := range bench.PartitionedContenders {
+		b.Run(c.Name, func(b *testing.B) {
+			skipFloeWithoutPartitions(b, ds, c)
+			benchIngest(b, ds, c, func(r bench.Result) error {
+				return checkPartitioned(ds, r)
+			}, report.AddPartitioned)
+		})
+	}
+}
+
+// benchIngest runs c b.N times, checks each result and hands it to add.
+func benchIngest(b *testing.B, ds bench.Dataset, c bench.Contender, check func(bench.Result) error, add func(bench.Spec, bench.Result)) {
+	var sum bench.Result
+	for range b.N {
+		work := b.TempDir()
+		r, err := c.Run(b.Context(), ds, work)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := check(r); err != nil {
+			b.Fatal(err)
+		}
+		add(ds.Spec, r)
+		sum.Rows += r.Rows
+		sum.Bytes += r.Bytes
+		sum.Files += r.Files
+		sum.Wall += r.Wall
+		sum.CPU += r.CPU
+		// The outputs are hundreds of MB; do not keep one per iteration.
+		if err := os.RemoveAll(work); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// ns/op is replaced by the measured run alone, without the set-up and
+	// verification around it.
+	b.ReportMetric(float64(sum.Wall.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(sum.CPU.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(sum.RowsPerSec(), "rows/s")
+	b.ReportMetric(sum.RowsPerCPUSec(), "rows/cpu-s")
+	b.ReportMetric(float64(sum.Bytes)/1e6/float64(b.N), "MB/op")
+	b.ReportMetric(float64(sum.Files)/float64(b.N), "files/op")
+}
+
+// checkPartitioned checks that a partitioned run wrote every row into a
+// partitioned table holding every partition, at least one file each.
+func checkPartitioned(ds bench.Dataset, r bench.Result) error {
+	if r.Rows != ds.Rows() || r.Partitions != bench.Partitions || r.Files < r.Partitions || r.Bytes == 0 {
+		return fmt.Errorf("%s partitioned: %d rows, %d partitions, %d files, %d bytes; want %d rows in %d partitions, one file or more each",
+			r.Contender, r.Rows, r.Partitions, r.Files, r.Bytes, ds.Rows(), bench.Partitions)
+	}
+	return nil
+}
+
+// skipFloeWithoutPartitions skips a partitioned floe run while floe does
+// not write partitioned tables (it would ignore sink.partition-fields and
+// write an unpartitioned table); once it does, the run is checked in full.
+func skipFloeWithoutPartitions(tb testing.TB, ds bench.Dataset, c bench.Contender) {
+	tb.Helper()
+	if c.Name != "floe" {
+		return
+	}
+	ok, err := bench.FloeWritesPartitioned(tb.Context(), tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !ok {
+		const why = "skipped: this floe does not write partitioned tables yet (sink.partition-fields)"
+		if _, isBench := tb.(*testing.B); isBench {
+			report.SkipPartitioned(ds.Spec, c.Name, why)
+		}
+		tb.Skip(why)
 	}
 }
 
@@ -129,6 +188,18 @@ func TestContenders(t *testing.T) {
 		if r.Rows != ds.Rows() || r.Files == 0 || r.Bytes == 0 || r.Wall <= 0 {
 			t.Errorf("%s: %+v; want %d rows in some files", c.Name, r, ds.Rows())
 		}
+	}
+	for _, c := range bench.PartitionedContenders {
+		t.Run("partitioned/"+c.Name, func(t *testing.T) {
+			skipFloeWithoutPartitions(t, ds, c)
+			r, err := c.Run(t.Context(), ds, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkPartitioned(ds, r); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 

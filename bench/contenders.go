@@ -66,7 +66,18 @@ type Result struct {
 	// Bytes is the size of the data files written; for the decode floor,
 	// which writes nothing, the size of the input read.
 	Bytes int64
+	// Partitions is the number of distinct partition values among the data
+	// files of a partitioned table; 0 for an unpartitioned one.
+	Partitions int
 	Cost
+}
+
+// MeanFileBytes is the mean size of the files written.
+func (r Result) MeanFileBytes() float64 {
+	if r.Files == 0 {
+		return 0
+	}
+	return float64(r.Bytes) / float64(r.Files)
 }
 
 // RowsPerSec is the wall-clock throughput.
@@ -148,22 +159,25 @@ func runFloe(ctx context.Context, cfg *config.Pipeline, onProgress func(floe.Pro
 
 // Floe ingests the dataset with a floe pipeline (library call: Open + Run).
 func Floe(ctx context.Context, ds Dataset, work string) (Result, error) {
-	return floeIngest(ctx, "floe", ds, work, nil)
+	return floeIngest(ctx, "floe", ds, work, func(*config.Sink) {})
 }
 
 // FloeArrow is Floe with the table property that sends flat schemas through
 // arrow-go's encoder instead of parquet-go's, which shows in the same run
 // what the encoder alone is worth.
 func FloeArrow(ctx context.Context, ds Dataset, work string) (Result, error) {
-	return floeIngest(ctx, "floe-arrow", ds, work, map[string]string{floe.ParquetEncoderKey: "arrow"})
+	return floeIngest(ctx, "floe-arrow", ds, work, func(s *config.Sink) {
+		s.TableProperties = map[string]string{floe.ParquetEncoderKey: "arrow"}
+	})
 }
 
-func floeIngest(ctx context.Context, name string, ds Dataset, work string, tableProps map[string]string) (Result, error) {
+// floeIngest runs floe with the default configuration changed by sink.
+func floeIngest(ctx context.Context, name string, ds Dataset, work string, sink func(*config.Sink)) (Result, error) {
 	cfg, err := floeConfig(ds, work, 0)
 	if err != nil {
 		return Result{}, err
 	}
-	cfg.Sink.TableProperties = tableProps
+	sink(&cfg.Sink)
 	var cat catalog.Catalog
 	cost, err := measure(func() (err error) {
 		cat, _, err = runFloe(ctx, cfg, nil)
@@ -180,11 +194,17 @@ func floeIngest(ctx context.Context, name string, ds Dataset, work string, table
 // (so one data file and one snapshot) per input file, on a new SQLite
 // catalog set up as floe sets up its embedded one.
 func IcebergGo(ctx context.Context, ds Dataset, work string) (Result, error) {
+	return icebergGoIngest(ctx, "iceberg-go", ds, work, nil)
+}
+
+// icebergGoIngest is IcebergGo on a table created with the partition spec
+// that spec makes from the table schema (unpartitioned when spec is nil).
+func icebergGoIngest(ctx context.Context, name string, ds Dataset, work string, spec func(*iceberg.Schema) (iceberg.PartitionSpec, error)) (Result, error) {
 	var cat catalog.Catalog
 	cost, err := measure(func() error {
 		var tbl *table.Table
 		var err error
-		if cat, tbl, err = createIcebergGoTable(ctx, work); err != nil {
+		if cat, tbl, err = createIcebergGoTable(ctx, work, spec); err != nil {
 			return err
 		}
 		for _, p := range ds.Paths {
@@ -204,17 +224,18 @@ func IcebergGo(ctx context.Context, ds Dataset, work string) (Result, error) {
 		defer closeCatalog(cat)
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("iceberg-go: %w", err)
+		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return tableResult(ctx, "iceberg-go", cat, cost)
+	return tableResult(ctx, name, cat, cost)
 }
 
 // createIcebergGoTable opens a fresh SQLite catalog under work and creates
 // the bench table with iceberg-go's default properties, except the codec,
 // which is pinned to zstd (iceberg-go's default too, table.
 // ParquetCompressionDefault) so that the comparison stays like for like
-// should that default change.
-func createIcebergGoTable(ctx context.Context, work string) (catalog.Catalog, *table.Table, error) {
+// should that default change. A non-nil spec gives the table's partition
+// spec, made from its schema.
+func createIcebergGoTable(ctx context.Context, work string, spec func(*iceberg.Schema) (iceberg.PartitionSpec, error)) (catalog.Catalog, *table.Table, error) {
 	wh := filepath.Join(work, "warehouse")
 	if err := os.MkdirAll(wh, 0o755); err != nil {
 		return nil, nil, err
@@ -239,10 +260,19 @@ func createIcebergGoTable(ctx context.Context, work string) (catalog.Catalog, *t
 		closeCatalog(cat)
 		return nil, nil, err
 	}
-	tbl, err := cat.CreateTable(ctx, benchTable, sc, catalog.WithProperties(iceberg.Properties{
+	opts := []catalog.CreateTableOpt{catalog.WithProperties(iceberg.Properties{
 		table.PropertyFormatVersion: "2",
 		table.ParquetCompressionKey: "zstd",
-	}))
+	})}
+	if spec != nil {
+		ps, err := spec(sc)
+		if err != nil {
+			closeCatalog(cat)
+			return nil, nil, fmt.Errorf("partition spec: %w", err)
+		}
+		opts = append(opts, catalog.WithPartitionSpec(&ps))
+	}
+	tbl, err := cat.CreateTable(ctx, benchTable, sc, opts...)
 	if err != nil {
 		closeCatalog(cat)
 		return nil, nil, fmt.Errorf("create table: %w", err)
@@ -402,6 +432,12 @@ func tableResult(ctx context.Context, name string, cat catalog.Catalog, cost Cos
 	if err != nil {
 		return Result{}, err
 	}
+	// fmt prints a map with its keys sorted, so equal partition values
+	// (field id -> value) print the same.
+	var partitions map[string]bool
+	if !tbl.Spec().IsUnpartitioned() {
+		partitions = map[string]bool{}
+	}
 	manifests, err := snap.Manifests(fs)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: read manifest list: %w", name, err)
@@ -418,8 +454,12 @@ func tableResult(ctx context.Context, name string, cat catalog.Catalog, cost Cos
 			res.Rows += e.DataFile().Count()
 			res.Bytes += e.DataFile().FileSizeBytes()
 			res.Files++
+			if partitions != nil {
+				partitions[fmt.Sprint(e.DataFile().Partition())] = true
+			}
 		}
 	}
+	res.Partitions = len(partitions)
 	return res, nil
 }
 

@@ -105,7 +105,7 @@ func IcebergGoLatency(ctx context.Context, ds Dataset, work string) (Latency, er
 		}
 		recs = append(recs, rec)
 	}
-	cat, tbl, err := createIcebergGoTable(ctx, work)
+	cat, tbl, err := createIcebergGoTable(ctx, work, nil)
 	if err != nil {
 		return Latency{}, fmt.Errorf("iceberg-go: %w", err)
 	}

@@ -3,8 +3,10 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,11 +14,41 @@ import (
 // Report gathers results over repeated runs (go test -count) and prints
 // them as Markdown tables of medians, ready for docs/benchmarks.md.
 type Report struct {
-	mu      sync.Mutex
+	mu          sync.Mutex
+	ingest      ingestRuns
+	partitioned ingestRuns
+	// skipped are the partitioned contenders not run, with the reason.
+	skipped map[string]string
+	latency []latencyRun
+}
+
+// ingestRuns are the runs of one ingest benchmark, by contender.
+type ingestRuns struct {
 	dataset Spec
 	order   []string
-	ingest  map[string][]Result
-	latency []latencyRun
+	results map[string][]Result
+}
+
+func (in *ingestRuns) add(ds Spec, res Result) {
+	if in.results == nil {
+		in.results = map[string][]Result{}
+	}
+	if _, ok := in.results[res.Contender]; !ok {
+		in.order = append(in.order, res.Contender)
+	}
+	in.dataset = ds
+	in.results[res.Contender] = append(in.results[res.Contender], res)
+}
+
+// summaries are the medians of each contender and the largest run count.
+func (in *ingestRuns) summaries() (map[string]summary, int) {
+	sums := map[string]summary{}
+	runs := 0
+	for _, name := range in.order {
+		sums[name] = summarise(in.results[name])
+		runs = max(runs, sums[name].runs)
+	}
+	return sums, runs
 }
 
 type latencyRun struct {
@@ -28,14 +60,27 @@ type latencyRun struct {
 func (r *Report) AddIngest(ds Spec, res Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.ingest == nil {
-		r.ingest = map[string][]Result{}
+	r.ingest.add(ds, res)
+}
+
+// AddPartitioned records one contender's run of the partitioned ingest
+// (PartitionFields) over ds.
+func (r *Report) AddPartitioned(ds Spec, res Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.partitioned.add(ds, res)
+}
+
+// SkipPartitioned records that a contender of the partitioned ingest over
+// ds was not run, so that the table says so instead of leaving it out.
+func (r *Report) SkipPartitioned(ds Spec, contender, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.partitioned.dataset = ds
+	if r.skipped == nil {
+		r.skipped = map[string]string{}
 	}
-	if _, ok := r.ingest[res.Contender]; !ok {
-		r.order = append(r.order, res.Contender)
-	}
-	r.dataset = ds
-	r.ingest[res.Contender] = append(r.ingest[res.Contender], res)
+	r.skipped[contender] = reason
 }
 
 // AddLatency records one latency series over ds.
@@ -50,12 +95,15 @@ func (r *Report) AddLatency(ds Spec, l Latency) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest) == 0 && len(r.latency) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.skipped) == 0 && len(r.latency) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
-	if len(r.ingest) > 0 {
+	if len(r.ingest.order) > 0 {
 		r.writeIngest(w)
+	}
+	if len(r.partitioned.order) > 0 || len(r.skipped) > 0 {
+		r.writePartitioned(w)
 	}
 	if len(r.latency) > 0 {
 		r.writeLatency(w)
@@ -69,50 +117,56 @@ type summary struct {
 	wall, cpu                 float64
 	rowsPerSec, rowsPerCPUSec float64
 	megabytes                 float64
-	files                     int
-	minRows, maxRows          int64
+	// files and meanFileBytes are medians too, as a writer's file count
+	// may vary from run to run.
+	files, meanFileBytes float64
+	partitions           int
+	minRows, maxRows     int64
 }
 
 func summarise(rs []Result) summary {
-	s := summary{runs: len(rs), minRows: rs[0].Rows, maxRows: rs[0].Rows, files: rs[0].Files}
-	var wall, cpu, rps, rpc, mb []float64
+	s := summary{runs: len(rs), minRows: rs[0].Rows, maxRows: rs[0].Rows, partitions: rs[0].Partitions}
+	var wall, cpu, rps, rpc, mb, files, mean []float64
 	for _, r := range rs {
 		wall = append(wall, r.Wall.Seconds())
 		cpu = append(cpu, r.CPU.Seconds())
 		rps = append(rps, r.RowsPerSec())
 		rpc = append(rpc, r.RowsPerCPUSec())
 		mb = append(mb, float64(r.Bytes)/1e6)
+		files = append(files, float64(r.Files))
+		mean = append(mean, r.MeanFileBytes())
 		s.minRows, s.maxRows = min(s.minRows, r.Rows), max(s.maxRows, r.Rows)
 	}
 	s.wall, s.cpu, s.rowsPerSec, s.rowsPerCPUSec, s.megabytes = median(wall), median(cpu), median(rps), median(rpc), median(mb)
+	s.files, s.meanFileBytes = median(files), median(mean)
 	return s
 }
 
-func (r *Report) writeIngest(w io.Writer) {
-	ds := r.dataset
-	sums := map[string]summary{}
-	runs := 0
-	for _, name := range r.order {
-		sums[name] = summarise(r.ingest[name])
-		runs = max(runs, sums[name].runs)
+// rowsCounted is the row count, or its range when runs differ.
+func (s summary) rowsCounted() string {
+	if s.minRows != s.maxRows {
+		return fmt.Sprintf("%d–%d", s.minRows, s.maxRows)
 	}
+	return fmt.Sprint(s.minRows)
+}
+
+func (r *Report) writeIngest(w io.Writer) {
+	ds := r.ingest.dataset
+	sums, runs := r.ingest.summaries()
 	fmt.Fprintf(w, "\n### Ingest: %s, %d rows in %d files (median of %d runs)\n\n", ds.Name, ds.Rows(), ds.Files, runs)
 	fmt.Fprintln(w, "| contender | runs | wall s | CPU s | rows/s (wall) | rows per CPU-s | MB | files | rows counted |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, name := range r.order {
+	for _, name := range r.ingest.order {
 		s := sums[name]
-		label, rows := name, fmt.Sprint(s.minRows)
+		label := name
 		switch name {
 		case "decode":
 			label = "decode (read input only; MB = input)"
 		case "floe-arrow":
 			label = "floe-arrow (floe with the arrow-go encoder)"
 		}
-		if s.minRows != s.maxRows {
-			rows = fmt.Sprintf("%d–%d", s.minRows, s.maxRows)
-		}
-		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %s | %s | %.1f | %d | %s |\n",
-			label, s.runs, s.wall, s.cpu, millions(s.rowsPerSec), millions(s.rowsPerCPUSec), s.megabytes, s.files, rows)
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %s | %s | %.1f | %g | %s |\n",
+			label, s.runs, s.wall, s.cpu, millions(s.rowsPerSec), millions(s.rowsPerCPUSec), s.megabytes, s.files, s.rowsCounted())
 	}
 	floe, ok := sums["floe"]
 	if !ok {
@@ -128,6 +182,39 @@ func (r *Report) writeIngest(w io.Writer) {
 		fmt.Fprintf(w, "| floe / %s | %.2f× | %.2f× | %.2f× |\n", other,
 			floe.rowsPerSec/o.rowsPerSec, floe.rowsPerCPUSec/o.rowsPerCPUSec, floe.megabytes/o.megabytes)
 	}
+}
+
+func (r *Report) writePartitioned(w io.Writer) {
+	ds := r.partitioned.dataset
+	sums, runs := r.partitioned.summaries()
+	fmt.Fprintf(w, "\n### Partitioned ingest: %s, %d rows in %d files, partitioned by %s (median of %d runs)\n\n",
+		ds.Name, ds.Rows(), ds.Files, strings.Join(PartitionFields, ", "), runs)
+	fmt.Fprintln(w, "| contender | runs | wall s | CPU s | rows/s (wall) | rows per CPU-s | data files | mean file bytes | partitions | MB | rows counted |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, name := range r.partitioned.order {
+		s := sums[name]
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %s | %s | %g | %.0f | %d | %.1f | %s |\n",
+			name, s.runs, s.wall, s.cpu, millions(s.rowsPerSec), millions(s.rowsPerCPUSec), s.files, s.meanFileBytes, s.partitions, s.megabytes, s.rowsCounted())
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.skipped)) {
+		if _, ran := sums[name]; !ran {
+			fmt.Fprintf(w, "| %s | 0 | %s | | | | | | | | |\n", name, r.skipped[name])
+		}
+	}
+	floe, ok := sums["floe"]
+	peer, peerOK := sums["iceberg-go"]
+	if !ok || !peerOK {
+		return
+	}
+	fmt.Fprintln(w, "\n| ratio | rows/s (wall) | rows per CPU-s | CPU s | data files | mean file bytes |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintf(w, "| floe / iceberg-go | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× |\n",
+		floe.rowsPerSec/peer.rowsPerSec, floe.rowsPerCPUSec/peer.rowsPerCPUSec, floe.cpu/peer.cpu, floe.files/peer.files, floe.meanFileBytes/peer.meanFileBytes)
+	met := "met"
+	if floe.rowsPerSec < peer.rowsPerSec || floe.files > peer.files {
+		met = "not met"
+	}
+	fmt.Fprintf(w, "\ntarget floe ≥ 1.0× iceberg-go rows/s (wall) with no more data files: %s\n", met)
 }
 
 // The two windows of the commit-latency comparison, as batch indexes: the

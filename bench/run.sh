@@ -2,18 +2,26 @@
 # Runs floe's ingest benchmark and commit-latency benchmark and prints their
 # tables (Markdown, medians) after Go's benchmark lines.
 #
-#   bench/run.sh            # 3 runs of the ingest comparison, 1 latency run
-#   COUNT=5 bench/run.sh    # more ingest runs
+#   bench/run.sh                  # 3 runs of the ingest comparison, 1 latency run
+#   COUNT=5 bench/run.sh          # more ingest runs
+#   PARTITIONED=1 bench/run.sh    # also the partitioned ingest (about 1 minute more)
+#   PARTITIONED=only bench/run.sh # the partitioned ingest alone
 #
 # The first run generates the datasets into bench/data/ (or $FLOE_BENCH_DATA):
-# about 190 MB of input, kept and reused. Outputs go to a temp dir and are
+# about 370 MB of input, kept and reused. Outputs go to a temp dir and are
 # removed after each run.
 set -eu
 cd "$(dirname "$0")/.."
 count=${COUNT:-3}
+partitioned=${PARTITIONED:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
-go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
+if [ "$partitioned" != only ]; then
+	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
+	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
+fi
+if [ -n "$partitioned" ]; then
+	go test ./bench -run '^$' -bench '^BenchmarkIngestPartitioned$' -benchtime 1x -count "$count" -timeout 2h
+fi
