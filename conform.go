@@ -493,6 +493,12 @@ func canCast(from, to arrow.DataType) bool {
 	case arrow.TIME64:
 		return from.ID() == arrow.TIME32 || from.ID() == arrow.TIME64
 	case arrow.DECIMAL128:
+		// A narrower decimal of the same scale: what a table whose
+		// precision was widened by schema evolution receives from old inputs.
+		if fd, ok := from.(*arrow.Decimal128Type); ok {
+			td := to.(*arrow.Decimal128Type)
+			return fd.Scale == td.Scale && fd.Precision <= td.Precision
+		}
 		return isInt(from)
 	}
 	return false
