@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/floe-io/floe/config"
 )
 
 func field(name string, t arrow.DataType, nullable bool) arrow.Field {
@@ -131,5 +133,22 @@ func TestConformNullabilityList(t *testing.T) {
 	wantMismatch(t, err, `column "l.element" is required`)
 	if _, err := newConformer("db.t", in, table, conformOptions{AllowNullable: true}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The zero options are Spark's defaults, as are a sink's unset settings.
+func TestConformOptionsFor(t *testing.T) {
+	off := false
+	for _, tc := range []struct {
+		sink config.Sink
+		want conformOptions
+	}{
+		{config.Sink{}, conformOptions{}},
+		{config.Sink{CheckNullability: &off}, conformOptions{AllowNullable: true}},
+		{config.Sink{CheckOrdering: &off}, conformOptions{AllowReorder: true}},
+	} {
+		if got := conformOptionsFor(&tc.sink); got != tc.want {
+			t.Errorf("conformOptionsFor(%+v) = %+v, want %+v", tc.sink, got, tc.want)
+		}
 	}
 }

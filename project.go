@@ -428,7 +428,13 @@ func maskNulls(child arrow.Array, chain []*array.Struct) arrow.Array {
 	for _, s := range chain {
 		nulls = nulls || s.NullN() > 0
 	}
-	if !nulls || child.DataType().ID() == arrow.NULL || child.NullN() == child.Len() {
+	switch child.DataType().ID() {
+	case arrow.NULL, arrow.SPARSE_UNION, arrow.DENSE_UNION, arrow.RUN_END_ENCODED:
+		// No validity bitmap to mask; Iceberg has no such types anyway, and
+		// the conformer refuses them.
+		nulls = false
+	}
+	if !nulls || child.NullN() == child.Len() {
 		child.Retain()
 		return child
 	}
