@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+
+	"github.com/floe-io/floe/config"
 )
 
 // conformer maps records of one input schema onto the table's Arrow schema:
@@ -26,15 +28,40 @@ type conformCol struct {
 	retype   bool
 	nested   bool // struct or list conformed field by field (conformData)
 	required bool
+	// nestedRequired marks a struct column with required fields below it,
+	// whose nulls are checked per record.
+	nestedRequired bool
+}
+
+// conformOptions relax the schema checks that Iceberg's Spark writer makes
+// (TypeUtil.validateWriteSchema). They are named for what they allow so
+// that the zero value is Spark's default, both checks on: a caller that
+// forgets the options gets the strict checks, never silently loose ones.
+type conformOptions struct {
+	// AllowNullable accepts an optional input column (or nested field) for
+	// a required table column and checks its values instead: a null then
+	// fails the record, naming the row (check-nullability: false).
+	AllowNullable bool
+	// AllowReorder matches columns and struct fields by name in any order
+	// (check-ordering: false); otherwise those the table has must come in
+	// the table's relative order.
+	AllowReorder bool
+}
+
+// conformOptionsFor turns a sink's check-nullability and check-ordering
+// settings into conformer options.
+func conformOptionsFor(s *config.Sink) conformOptions {
+	return conformOptions{AllowNullable: !s.NullabilityChecked(), AllowReorder: !s.OrderingChecked()}
 }
 
 // newConformer plans the mapping or explains, naming the column and both
 // types, why the input does not fit the table.
-func newConformer(tableName string, in, out *arrow.Schema) (*conformer, error) {
+func newConformer(tableName string, in, out *arrow.Schema, opts conformOptions) (*conformer, error) {
 	c := &conformer{table: tableName, out: out}
 	used := make([]bool, in.NumFields())
-	for _, f := range out.Fields() {
-		col := conformCol{name: f.Name, in: -1, required: !f.Nullable}
+	prev := -1 // table column with the highest input index so far
+	for j, f := range out.Fields() {
+		col := conformCol{name: f.Name, in: -1, required: !f.Nullable, nestedRequired: hasRequiredChild(f.Type)}
 		idx := in.FieldIndices(f.Name)
 		if len(idx) == 0 {
 			for i, inf := range in.Fields() {
@@ -47,7 +74,8 @@ func newConformer(tableName string, in, out *arrow.Schema) (*conformer, error) {
 		if len(idx) > 0 {
 			col.in = idx[0]
 			used[idx[0]] = true
-			inType := in.Field(idx[0]).Type
+			inf := in.Field(idx[0])
+			inType := inf.Type
 			switch {
 			case arrow.TypeEqual(inType, f.Type, arrow.CheckMetadata()):
 			case arrow.TypeEqual(inType, f.Type) || sameShape(inType, f.Type):
@@ -58,6 +86,19 @@ func newConformer(tableName string, in, out *arrow.Schema) (*conformer, error) {
 				col.nested = true
 			default:
 				return nil, fmt.Errorf("%w: column %q has type %s in the input but %s in table %s; convert the input or change the table column", ErrSchemaMismatch, f.Name, typeName(inType), typeName(f.Type), tableName)
+			}
+			if !opts.AllowReorder {
+				if prev >= 0 && col.in < c.cols[prev].in {
+					a := c.cols[prev].name
+					return nil, fmt.Errorf("%w: column %q comes before %q in the input but after it in table %s; reorder the input or set check-ordering: false", ErrSchemaMismatch, f.Name, a, tableName)
+				}
+				prev = j
+			}
+			if !opts.AllowNullable && inf.Nullable && !f.Nullable {
+				return nil, nullabilityError(f.Name, tableName)
+			}
+			if err := checkNested(f.Name, inType, f.Type, opts, tableName); err != nil {
+				return nil, err
 			}
 		} else if col.required {
 			return nil, fmt.Errorf("%w: required column %q of table %s is missing from the input", ErrSchemaMismatch, f.Name, tableName)
@@ -71,6 +112,110 @@ func newConformer(tableName string, in, out *arrow.Schema) (*conformer, error) {
 		}
 	}
 	return c, nil
+}
+
+func nullabilityError(name, tableName string) error {
+	return fmt.Errorf("%w: column %q is required in table %s but optional in the input; make it required in the input, or set check-nullability: false to check the values instead", ErrSchemaMismatch, name, tableName)
+}
+
+// checkNested applies the nullability and ordering checks below a column,
+// as Iceberg's CheckCompatibility does at every struct, list and map.
+// Fields the types do not share are left to nestedFits.
+func checkNested(path string, in, out arrow.DataType, opts conformOptions, tableName string) error {
+	switch ot := out.(type) {
+	case *arrow.StructType:
+		it, ok := in.(*arrow.StructType)
+		if !ok {
+			return nil
+		}
+		prev, prevIn := "", -1
+		for _, of := range ot.Fields() {
+			i := structFieldIndex(it, of.Name)
+			if i < 0 {
+				continue
+			}
+			inf := it.Field(i)
+			name := path + "." + of.Name
+			if !opts.AllowReorder {
+				if i < prevIn {
+					return fmt.Errorf("%w: column %q comes before %q in the input but after it in table %s; reorder the input or set check-ordering: false", ErrSchemaMismatch, name, prev, tableName)
+				}
+				prev, prevIn = name, i
+			}
+			if !opts.AllowNullable && inf.Nullable && !of.Nullable {
+				return nullabilityError(name, tableName)
+			}
+			if err := checkNested(name, inf.Type, of.Type, opts, tableName); err != nil {
+				return err
+			}
+		}
+	case *arrow.ListType:
+		it, ok := in.(arrow.ListLikeType)
+		if !ok || it.ID() == arrow.MAP {
+			return nil
+		}
+		name := path + ".element"
+		if !opts.AllowNullable && it.ElemField().Nullable && !ot.ElemField().Nullable {
+			return nullabilityError(name, tableName)
+		}
+		return checkNested(name, it.Elem(), ot.Elem(), opts, tableName)
+	case *arrow.MapType:
+		it, ok := in.(*arrow.MapType)
+		if !ok {
+			return nil
+		}
+		name := path + ".value"
+		if !opts.AllowNullable && it.ItemField().Nullable && !ot.ItemField().Nullable {
+			return nullabilityError(name, tableName)
+		}
+		if err := checkNested(path+".key", it.KeyType(), ot.KeyType(), opts, tableName); err != nil {
+			return err
+		}
+		return checkNested(name, it.ItemType(), ot.ItemType(), opts, tableName)
+	}
+	return nil
+}
+
+// hasRequiredChild reports whether a struct column has a required field at
+// some depth (through structs only), whose values conform must check.
+func hasRequiredChild(t arrow.DataType) bool {
+	st, ok := t.(*arrow.StructType)
+	if !ok {
+		return false
+	}
+	for _, f := range st.Fields() {
+		if !f.Nullable || hasRequiredChild(f.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// requiredNull finds the first row where a required field below a struct
+// column is null although every struct above it is not, returning its
+// dotted path and the row.
+func requiredNull(path string, a arrow.Array, parentValid func(int) bool) (string, int, bool) {
+	s, ok := a.(*array.Struct)
+	if !ok {
+		return "", 0, false
+	}
+	valid := func(j int) bool { return s.IsValid(j) && (parentValid == nil || parentValid(j)) }
+	st := s.DataType().(*arrow.StructType)
+	for i, f := range st.Fields() {
+		child := s.Field(i)
+		name := path + "." + f.Name
+		if !f.Nullable && child.NullN() > 0 {
+			for j := 0; j < child.Len(); j++ {
+				if child.IsNull(j) && valid(j) {
+					return name, j, true
+				}
+			}
+		}
+		if p, j, ok := requiredNull(name, child, valid); ok {
+			return p, j, true
+		}
+	}
+	return "", 0, false
 }
 
 // conform converts one record; firstRow is the record's offset within its
@@ -123,6 +268,12 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch, firstRow
 			}
 			release()
 			return nil, fmt.Errorf("%w: column %q is required in table %s but row %d is null", ErrSchemaMismatch, col.name, c.table, row+1)
+		}
+		if col.nestedRequired {
+			if path, j, ok := requiredNull(col.name, arr, nil); ok {
+				release()
+				return nil, fmt.Errorf("%w: column %q is required in table %s but row %d is null", ErrSchemaMismatch, path, c.table, firstRow+int64(j)+1)
+			}
 		}
 	}
 	out := array.NewRecordBatch(c.out, cols, n)
@@ -342,6 +493,12 @@ func canCast(from, to arrow.DataType) bool {
 	case arrow.TIME64:
 		return from.ID() == arrow.TIME32 || from.ID() == arrow.TIME64
 	case arrow.DECIMAL128:
+		// A narrower decimal of the same scale: what a table whose
+		// precision was widened by schema evolution receives from old inputs.
+		if fd, ok := from.(*arrow.Decimal128Type); ok {
+			td := to.(*arrow.Decimal128Type)
+			return fd.Scale == td.Scale && fd.Precision <= td.Precision
+		}
 		return isInt(from)
 	}
 	return false

@@ -357,7 +357,9 @@ func (w *workerWriter) conformerFor(s *arrow.Schema) (*conformer, error) {
 			return c, nil
 		}
 	}
-	c, err := newConformer(joinIdent(w.tbl.Identifier()), s, w.schema)
+	// Spark's checks (zero options) until the sink's check-nullability and
+	// check-ordering are wired in through conformOptionsFor.
+	c, err := newConformer(joinIdent(w.tbl.Identifier()), s, w.schema, conformOptions{})
 	if err != nil {
 		return nil, err
 	}
