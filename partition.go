@@ -108,8 +108,11 @@ func ParsePartitionFields(exprs []string) ([]PartitionField, error) {
 }
 
 // partitionFieldName follows Iceberg Java and Spark, so that tables floe
-// creates look like tables those engines create.
+// creates look like tables those engines create, except that a nested
+// source's dots become underscores: iceberg-go's manifest writer refuses
+// partition names that are not Avro names, where Java would escape them.
 func partitionFieldName(source string, t iceberg.Transform) string {
+	source = strings.ReplaceAll(source, ".", "_")
 	switch t.(type) {
 	case iceberg.IdentityTransform:
 		return source
