@@ -13,9 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
@@ -261,20 +259,16 @@ func (p *partitioner) split(ctx context.Context, rec arrow.RecordBatch) ([]parti
 	for g, c := range counts {
 		offsets[g+1] = offsets[g] + c
 	}
-	perm := make([]int32, n)
+	// gid becomes each row's destination: its group's next free row.
 	next := append([]int(nil), offsets[:len(reps)]...)
 	for i, g := range gid {
-		perm[next[g]] = int32(i)
+		gid[i] = int32(next[g])
 		next[g]++
 	}
-	idx := array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, n,
-		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(perm))}, nil, 0, 0))
-	defer idx.Release()
-	out, err := compute.Take(ctx, *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
+	taken, err := scatterRecord(ctx, rec, gid)
 	if err != nil {
 		return nil, fmt.Errorf("gather partition rows: %w", err)
 	}
-	taken := out.(*compute.RecordDatum).Value
 	defer taken.Release()
 	for g := range reps {
 		groups[g] = partitionGroup{key: keys[g], rec: taken.NewSlice(int64(offsets[g]), int64(offsets[g+1]))}
