@@ -583,7 +583,10 @@ func TestPartitionValuesRoundTrip(t *testing.T) {
 }
 
 // BenchmarkPartitionerSplit is the ingestion hot path: day(ts) and identity
-// on a string column with 100 values, over 1M rows of five columns.
+// on a string column with 100 values, over 1M rows of five columns. In
+// "shuffled" categories are random, so rows are scattered to ~300 groups; in
+// "clustered" rows arrive grouped and the groups are slices of the input,
+// which leaves only the cost of computing keys.
 func BenchmarkPartitionerSplit(b *testing.B) {
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
@@ -597,42 +600,127 @@ func BenchmarkPartitionerSplit(b *testing.B) {
 		b.Fatal(err)
 	}
 	const n = 1 << 20
-	r := rand.New(rand.NewPCG(1, 2))
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer bld.Release()
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	cats := make([]string, 100)
 	for i := range cats {
 		cats[i] = fmt.Sprintf("cat-%02d", i)
 	}
-	for i := range n {
-		bld.Field(0).(*array.Int64Builder).Append(int64(i))
-		// Events arrive roughly in time order over three days.
-		bld.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(start + int64(i)*(3*microsPerDay/n) + r.Int64N(60_000_000)))
-		bld.Field(2).(*array.StringBuilder).Append(cats[r.IntN(len(cats))])
-		bld.Field(3).(*array.Float64Builder).Append(r.Float64())
-		bld.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("payload-%d-%d", i, r.Int()))
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	build := func(clustered bool) arrow.RecordBatch {
+		r := rand.New(rand.NewPCG(1, 2))
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer bld.Release()
+		for i := range n {
+			bld.Field(0).(*array.Int64Builder).Append(int64(i))
+			// Events arrive roughly in time order over three days.
+			ts := start + int64(i)*(3*microsPerDay/n)
+			cat := cats[r.IntN(len(cats))]
+			if clustered {
+				const perDay = n/3 + 1
+				ts = start + int64(i/perDay)*microsPerDay + int64(i%perDay)
+				cat = cats[(i%perDay)*len(cats)/perDay]
+			}
+			bld.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(ts))
+			bld.Field(2).(*array.StringBuilder).Append(cat)
+			bld.Field(3).(*array.Float64Builder).Append(r.Float64())
+			bld.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("payload-%d-%d", i, r.Int()))
+		}
+		return bld.NewRecordBatch()
 	}
-	rec := bld.NewRecordBatch()
-	defer rec.Release()
 	spec, err := NewPartitionSpec(sc, mustFields(b, "day(ts)", "category"))
 	if err != nil {
 		b.Fatal(err)
 	}
+	for _, clustered := range []bool{false, true} {
+		name := map[bool]string{false: "shuffled", true: "clustered"}[clustered]
+		b.Run(name, func(b *testing.B) {
+			rec := build(clustered)
+			defer rec.Release()
+			p, err := newPartitioner(spec, sc, schema)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			var groups int
+			for b.Loop() {
+				gs, err := p.split(ctx, rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				groups = len(gs)
+				for _, g := range gs {
+					g.rec.Release()
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+			b.ReportMetric(float64(groups), "groups")
+		})
+	}
+}
+
+// Dictionary-encoded sources are coded through their indices.
+func TestPartitionerDictionary(t *testing.T) {
+	sc := testPartitionSchema()
+	plain := testRecord(t, sc, 2000, 9)
+	defer plain.Release()
+	dict := array.NewStringBuilder(memory.DefaultAllocator)
+	defer dict.Release()
+	dict.AppendValues([]string{"x", "y", "z", "x"}, nil) // a repeated value is still one partition
+	dictArr := dict.NewArray()
+	defer dictArr.Release()
+	idx := array.NewInt32Builder(memory.DefaultAllocator)
+	defer idx.Release()
+	r := rand.New(rand.NewPCG(3, 4))
+	for range plain.NumRows() {
+		if r.IntN(8) == 0 {
+			idx.AppendNull()
+		} else {
+			idx.Append(int32(r.IntN(4)))
+		}
+	}
+	idxArr := idx.NewArray()
+	defer idxArr.Release()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	col := array.NewDictionaryArray(dt, idxArr, dictArr)
+	defer col.Release()
+
+	fields := plain.Schema().Fields()
+	fields[3].Type = dt
+	schema := arrow.NewSchema(fields, nil)
+	cols := plain.Columns()
+	cols[3] = col
+	rec := array.NewRecordBatch(schema, cols, plain.NumRows())
+	defer rec.Release()
+
+	pf := mustFields(t, "s", "bucket(i, 2)")
+	spec, _ := NewPartitionSpec(sc, pf)
 	p, err := newPartitioner(spec, sc, schema)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	ctx := context.Background()
-	b.ResetTimer()
-	for b.Loop() {
-		groups, err := p.split(ctx, rec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, g := range groups {
-			g.rec.Release()
-		}
+	groups, err := p.split(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+	total := 0
+	for _, g := range groups {
+		ns := g.rec.Column(0).(*array.Int64)
+		for i := range ns.Len() {
+			row := int(ns.Value(i))
+			var want any
+			if col.IsValid(row) {
+				want = dictArr.(*array.String).Value(col.GetValueIndex(row))
+			}
+			if got := g.key.values[1000]; got != want {
+				t.Fatalf("row %d: value %#v, want %#v", row, got, want)
+			}
+			if got, want := g.key.values[1001], refValue(t, plain, row, "i", iceberg.BucketTransform{NumBuckets: 2}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("row %d: bucket %#v, want %#v", row, got, want)
+			}
+		}
+		total += ns.Len()
+		g.rec.Release()
+	}
+	if total != int(rec.NumRows()) || len(groups) != 12 {
+		t.Fatalf("%d rows in %d groups, want %d in 12", total, len(groups), rec.NumRows())
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
@@ -212,15 +213,17 @@ func (p *partitioner) split(ctx context.Context, rec arrow.RecordBatch) ([]parti
 	}
 	n := int(rec.NumRows())
 	limit := uint64(max(4096, 2*n))
+	s := scratchPool.Get().(*scratch)
+	defer s.release()
 	fcs := make([]fieldCodes, len(p.fields))
 	for i := range p.fields {
-		fc, err := p.fields[i].codes(rec, n, limit)
+		fc, err := p.fields[i].codes(rec, n, limit, s)
 		if err != nil {
 			return nil, err
 		}
 		fcs[i] = fc
 	}
-	gid, reps := groupRows(fcs, n, limit)
+	gid, reps := groupRows(fcs, n, limit, s)
 
 	keys := make([]*partitionKey, len(reps))
 	for g, r := range reps {
@@ -278,8 +281,8 @@ func (p *partitioner) split(ctx context.Context, rec arrow.RecordBatch) ([]parti
 
 // groupRows combines the fields' codes into a group id per row, numbered in
 // order of first appearance, and returns each group's first row.
-func groupRows(fcs []fieldCodes, n int, limit uint64) ([]int32, []int) {
-	acc := make([]uint32, n)
+func groupRows(fcs []fieldCodes, n int, limit uint64, s *scratch) ([]int32, []int) {
+	acc := s.uint32s(n)
 	card := uint64(1)
 	for _, fc := range fcs {
 		if fc.card <= 1 {
@@ -300,7 +303,8 @@ func groupRows(fcs []fieldCodes, n int, limit uint64) ([]int32, []int) {
 	}
 	// A last densify numbers groups by first appearance and finds their rows.
 	table := make([]int32, card)
-	gid := make([]int32, n)
+	gidBuf := s.uint32s(n)
+	gid := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(gidBuf))), n)
 	var reps []int
 	for i, v := range acc {
 		g := table[v]
@@ -466,9 +470,9 @@ func nullMask(leaf arrow.Array, parents []arrow.Array, n int) []bool {
 	return null
 }
 
-func (f *partField) codes(rec arrow.RecordBatch, n int, limit uint64) (fieldCodes, error) {
+func (f *partField) codes(rec arrow.RecordBatch, n int, limit uint64, s *scratch) (fieldCodes, error) {
 	if f.xf == xVoid {
-		return fieldCodes{codes: make([]uint32, n), card: 1, decode: func(uint32) any { return nil }}, nil
+		return fieldCodes{codes: s.uint32s(n), card: 1, decode: func(uint32) any { return nil }}, nil
 	}
 	leaf, parents, err := f.column(rec)
 	if err != nil {
@@ -477,15 +481,15 @@ func (f *partField) codes(rec arrow.RecordBatch, n int, limit uint64) (fieldCode
 	null := nullMask(leaf, parents, n)
 	dict, isDict := leaf.(*array.Dictionary)
 	if !isDict {
-		return f.valueCodes(leaf, null, limit)
+		return f.valueCodes(leaf, null, limit, s)
 	}
 	// Codes of the dictionary's values, then one lookup per row by index.
 	values := dict.Dictionary()
-	dc, err := f.valueCodes(values, nullMask(values, nil, values.Len()), limit)
+	dc, err := f.valueCodes(values, nullMask(values, nil, values.Len()), limit, s)
 	if err != nil {
 		return fieldCodes{}, err
 	}
-	codes := make([]uint32, n)
+	codes := s.uint32s(n)
 	for i := range codes {
 		if null == nil || !null[i] {
 			codes[i] = dc.codes[dict.GetValueIndex(i)]
@@ -494,19 +498,19 @@ func (f *partField) codes(rec arrow.RecordBatch, n int, limit uint64) (fieldCode
 	return fieldCodes{codes: codes, card: dc.card, decode: dc.decode}, nil
 }
 
-func (f *partField) valueCodes(a arrow.Array, null []bool, limit uint64) (fieldCodes, error) {
+func (f *partField) valueCodes(a arrow.Array, null []bool, limit uint64, s *scratch) (fieldCodes, error) {
 	if ext, ok := a.(array.ExtensionArray); ok {
 		a = ext.Storage()
 	}
 	n := a.Len()
 	switch f.kind {
 	case srcInt, srcFloat:
-		vals, err := f.rawInts(a)
+		vals, err := f.rawInts(a, s)
 		if err != nil {
 			return fieldCodes{}, err
 		}
 		f.transformInts(vals)
-		return intCodes(vals, null, limit, f.boxInt), nil
+		return intCodes(vals, null, limit, f.boxInt, s), nil
 	case srcDecimal:
 		d, ok := a.(*array.Decimal128)
 		if !ok {
@@ -514,16 +518,16 @@ func (f *partField) valueCodes(a arrow.Array, null []bool, limit uint64) (fieldC
 		}
 		nums := d.Values()
 		if f.xf == xBucket {
-			vals := make([]int64, n)
+			vals := s.int64s(n)
 			var buf [16]byte
 			for i, v := range nums {
 				vals[i] = int64(bucketOf(murmur3(decimalBytes(v, &buf)), f.param))
 			}
-			return intCodes(vals, null, limit, f.boxInt), nil
+			return intCodes(vals, null, limit, f.boxInt, s), nil
 		}
 		scale := int(d.DataType().(*arrow.Decimal128Type).Scale)
 		return keyCodes(n, null, func(i int) decimal128.Num { return nums[i] }, func(v decimal128.Num) decimal128.Num { return v },
-			func(v decimal128.Num) any { return iceberg.Decimal{Val: v, Scale: scale} }), nil
+			func(v decimal128.Num) any { return iceberg.Decimal{Val: v, Scale: scale} }, s), nil
 	}
 	at, err := stringsOf(a)
 	if err != nil {
@@ -531,22 +535,67 @@ func (f *partField) valueCodes(a arrow.Array, null []bool, limit uint64) (fieldC
 	}
 	switch f.xf {
 	case xBucket:
-		vals := make([]int64, n)
+		vals := s.int64s(n)
 		for i := range vals {
 			if null == nil || !null[i] {
 				s := at(i)
 				vals[i] = int64(bucketOf(murmur3(unsafe.Slice(unsafe.StringData(s), len(s))), f.param))
 			}
 		}
-		return intCodes(vals, null, limit, f.boxInt), nil
+		return intCodes(vals, null, limit, f.boxInt, s), nil
 	case xTruncate:
 		w := f.param
 		if _, isStr := f.src.(iceberg.StringType); isStr {
-			return keyCodes(n, null, func(i int) string { return truncateCodePoints(at(i), w) }, strings.Clone, f.boxBytes), nil
+			return keyCodes(n, null, func(i int) string { return truncateCodePoints(at(i), w) }, strings.Clone, f.boxBytes, s), nil
 		}
-		return keyCodes(n, null, func(i int) string { s := at(i); return s[:min(len(s), w)] }, strings.Clone, f.boxBytes), nil
+		return keyCodes(n, null, func(i int) string { v := at(i); return v[:min(len(v), w)] }, strings.Clone, f.boxBytes, s), nil
 	}
-	return keyCodes(n, null, at, strings.Clone, f.boxBytes), nil
+	switch a := a.(type) {
+	case *array.String:
+		return offsetCodes(a.ValueOffsets(), a.Data().Buffers()[2], null, f.boxBytes, s), nil
+	case *array.LargeString:
+		return offsetCodes(a.ValueOffsets(), a.Data().Buffers()[2], null, f.boxBytes, s), nil
+	}
+	return keyCodes(n, null, at, strings.Clone, f.boxBytes, s), nil
+}
+
+// offsetCodes is keyCodes for identity on strings, reading the offsets and
+// bytes directly: on the hot path most rows repeat the previous row's value,
+// and a call per row to fetch it cost more than the comparison.
+func offsetCodes[O int32 | int64](offs []O, values *memory.Buffer, null []bool, box func(string) any, s *scratch) fieldCodes {
+	var data []byte
+	if values != nil {
+		data = values.Bytes()
+	}
+	n := len(offs) - 1
+	codes := s.uint32s(n)
+	m := map[string]uint32{}
+	var keys []string
+	var prev string
+	prevCode := uint32(0)
+	for i := range n {
+		if null != nil && null[i] {
+			continue
+		}
+		v := unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))
+		if prevCode == 0 || v != prev {
+			c, ok := m[v]
+			if !ok {
+				v = strings.Clone(v)
+				keys = append(keys, v)
+				c = uint32(len(keys))
+				m[v] = c
+			}
+			prev, prevCode = v, c
+		}
+		codes[i] = prevCode
+	}
+	return fieldCodes{codes: codes, card: uint64(len(keys)) + 1, decode: func(c uint32) any {
+		if c == 0 {
+			return nil
+		}
+		return box(keys[c-1])
+	}}
 }
 
 func (f *partField) typeErr(a arrow.Array) error {
@@ -586,8 +635,8 @@ func truncateCodePoints(s string, w int) string {
 
 // keyCodes interns per-row keys, asking the map only when a row's key
 // differs from the previous row's. clone detaches a key from the record.
-func keyCodes[K comparable](n int, null []bool, at func(int) K, clone func(K) K, box func(K) any) fieldCodes {
-	codes := make([]uint32, n)
+func keyCodes[K comparable](n int, null []bool, at func(int) K, clone func(K) K, box func(K) any, s *scratch) fieldCodes {
+	codes := s.uint32s(n)
 	m := map[K]uint32{}
 	var keys []K
 	var prev K
@@ -619,7 +668,7 @@ func keyCodes[K comparable](n int, null []bool, at func(int) K, clone func(K) K,
 
 // intCodes codes transformed integers by offset from the minimum when their
 // range is small, and through a map otherwise.
-func intCodes(vals []int64, null []bool, limit uint64, box func(int64) any) fieldCodes {
+func intCodes(vals []int64, null []bool, limit uint64, box func(int64) any, s *scratch) fieldCodes {
 	lo, hi, seen := int64(math.MaxInt64), int64(math.MinInt64), false
 	for i, v := range vals {
 		if null != nil && null[i] {
@@ -627,7 +676,7 @@ func intCodes(vals []int64, null []bool, limit uint64, box func(int64) any) fiel
 		}
 		lo, hi, seen = min(lo, v), max(hi, v), true
 	}
-	codes := make([]uint32, len(vals))
+	codes := s.uint32s(len(vals))
 	if !seen {
 		return fieldCodes{codes: codes, card: 1, decode: func(uint32) any { return nil }}
 	}
@@ -647,13 +696,13 @@ func intCodes(vals []int64, null []bool, limit uint64, box func(int64) any) fiel
 			return box(lo + int64(c-1))
 		}}
 	}
-	return keyCodes(len(vals), null, func(i int) int64 { return vals[i] }, func(v int64) int64 { return v }, box)
+	return keyCodes(len(vals), null, func(i int) int64 { return vals[i] }, func(v int64) int64 { return v }, box, s)
 }
 
 // rawInts reads the column as int64: integers, days, microseconds (or
 // nanoseconds), booleans as 0/1, floats as their bits.
-func (f *partField) rawInts(a arrow.Array) ([]int64, error) {
-	vals := make([]int64, a.Len())
+func (f *partField) rawInts(a arrow.Array, s *scratch) ([]int64, error) {
+	vals := s.int64s(a.Len())
 	switch a := a.(type) {
 	case *array.Int32:
 		for i, v := range a.Int32Values() {
@@ -675,6 +724,7 @@ func (f *partField) rawInts(a arrow.Array) ([]int64, error) {
 		}
 	case *array.Boolean:
 		for i := range vals {
+			vals[i] = 0
 			if a.Value(i) {
 				vals[i] = 1
 			}
@@ -892,4 +942,51 @@ func decimalBytes(v decimal128.Num, buf *[16]byte) []byte {
 		}
 	}
 	return buf[start:]
+}
+
+// scratch lends a split call its per-row working slices, which would
+// otherwise be most of its allocations.
+type scratch struct {
+	u32  [][]uint32
+	i64  [][]int64
+	nu32 int
+	ni64 int
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// uint32s returns n zeroed values, valid until release.
+func (s *scratch) uint32s(n int) []uint32 {
+	if s.nu32 == len(s.u32) {
+		s.u32 = append(s.u32, nil)
+	}
+	b := s.u32[s.nu32]
+	if cap(b) < n {
+		b = make([]uint32, n)
+		s.u32[s.nu32] = b
+	} else {
+		b = b[:n]
+		clear(b)
+	}
+	s.nu32++
+	return b
+}
+
+// int64s returns n values, not zeroed, valid until release.
+func (s *scratch) int64s(n int) []int64 {
+	if s.ni64 == len(s.i64) {
+		s.i64 = append(s.i64, nil)
+	}
+	b := s.i64[s.ni64]
+	if cap(b) < n {
+		b = make([]int64, n)
+		s.i64[s.ni64] = b
+	}
+	s.ni64++
+	return b[:n]
+}
+
+func (s *scratch) release() {
+	s.nu32, s.ni64 = 0, 0
+	scratchPool.Put(s)
 }
