@@ -96,12 +96,24 @@ func (c *Committer) Load(ctx context.Context) (*table.Table, error) {
 }
 
 // Create makes the table from an input schema (every column optional, as
-// Spark creates them), creating the namespace when needed. A concurrent
-// creator winning the race is fine: its table is loaded instead.
-func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, props map[string]string) (*table.Table, error) {
+// Spark creates them, identifier fields excepted), creating the namespace
+// when needed. A concurrent creator winning the race is fine: its table is
+// loaded instead.
+func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts CreateOptions) (*table.Table, error) {
 	sc, err := icebergSchema(schema)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cannot create table %s from the input schema: %v", ErrSchemaMismatch, c.Name(), err)
+	}
+	if sc, err = withIdentifiers(sc, opts.IdentifierFields); err != nil {
+		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+	}
+	createOpts := []catalog.CreateTableOpt{catalog.WithProperties(opts.properties())}
+	if len(opts.PartitionFields) > 0 {
+		spec, err := NewPartitionSpec(sc, opts.PartitionFields)
+		if err != nil {
+			return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+		}
+		createOpts = append(createOpts, catalog.WithPartitionSpec(&spec))
 	}
 	ns := c.Ident[:len(c.Ident)-1]
 	if len(ns) > 0 {
@@ -113,11 +125,7 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, props map[
 			}
 		}
 	}
-	tp := iceberg.Properties{"format-version": "2"}
-	for k, v := range props {
-		tp[k] = v
-	}
-	tbl, err := c.Catalog.CreateTable(ctx, c.Ident, sc, catalog.WithProperties(tp))
+	tbl, err := c.Catalog.CreateTable(ctx, c.Ident, sc, createOpts...)
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		return c.Catalog.LoadTable(ctx, c.Ident)
 	}
@@ -348,12 +356,22 @@ func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req CommitReq
 		return committed{SnapshotID: s.SnapshotID, existing: true, table: tbl}, nil
 	}
 	txn := tbl.NewTransaction()
+	if req.Overwrite && tbl.Metadata().Version() >= 3 {
+		return committed{table: tbl}, fmt.Errorf("%w: complete mode does not write format-version 3 tables yet; use format-version 2 or mode append", ErrConfig)
+	}
 	if req.Overwrite && tbl.CurrentSnapshot() != nil {
 		existing, err := liveDataFiles(ctx, tbl)
 		if err != nil {
 			return committed{table: tbl}, err
 		}
 		if err := txn.ReplaceDataFilesWithDataFiles(ctx, existing, files, props, table.WithoutDuplicateCheck()); err != nil {
+			return committed{table: tbl}, err
+		}
+	} else if tbl.Metadata().Version() >= 3 {
+		// A v3 append through AddDataFiles needs each file's first row id
+		// set by the writer; a row delta assigns them by inheritance, which
+		// stays right when a retry lands on a newer snapshot.
+		if err := txn.NewRowDelta(props).AddRows(files...).Commit(ctx); err != nil {
 			return committed{table: tbl}, err
 		}
 	} else if err := txn.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {

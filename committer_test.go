@@ -63,7 +63,7 @@ func TestConcurrentCommitsRetry(t *testing.T) {
 	cat := openTestCatalog(t)
 	ident := table.Identifier{"db", "race"}
 	base := &floe.Committer{Catalog: cat, Ident: ident, QueryID: "setup"}
-	tbl, err := base.Create(ctx, fixture.IDSchema, nil)
+	tbl, err := base.Create(ctx, fixture.IDSchema, floe.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestCommitIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	cat := openTestCatalog(t)
 	c := &floe.Committer{Catalog: cat, Ident: table.Identifier{"db", "idem"}, QueryID: "q", Source: "s"}
-	tbl, err := c.Create(ctx, fixture.IDSchema, nil)
+	tbl, err := c.Create(ctx, fixture.IDSchema, floe.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestFinalCommitFailure(t *testing.T) {
 			cat := openTestCatalog(t)
 			ident := table.Identifier{"db", "fail"}
 			setup := &floe.Committer{Catalog: cat, Ident: ident, QueryID: "q"}
-			tbl, err := setup.Create(ctx, fixture.IDSchema, map[string]string{floe.RetryNumRetriesKey: "2", floe.RetryMinWaitKey: "1"})
+			tbl, err := setup.Create(ctx, fixture.IDSchema, floe.CreateOptions{Properties: map[string]string{floe.RetryNumRetriesKey: "2", floe.RetryMinWaitKey: "1"}})
 			if err != nil {
 				t.Fatal(err)
 			}

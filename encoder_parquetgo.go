@@ -128,6 +128,10 @@ type pqgoEncoder struct {
 	rowGroup  int64
 	pending   int64 // raw bytes buffered in the open row group
 	groupRows int64 // rows in the open row group
+	// ratio is encoded bytes per raw byte, measured at each row group cut
+	// (a guess before the first), so that the size of the open group, and
+	// so the moment to roll the file, is estimated from this data.
+	ratio float64
 }
 
 // newPqgoEncoder builds the Parquet schema in the table's column order with
@@ -135,7 +139,7 @@ type pqgoEncoder struct {
 // string columns get a dictionary.
 func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first arrow.RecordBatch) (*pqgoEncoder, error) {
 	fields := make(orderedGroup, len(schema.Fields()))
-	e := &pqgoEncoder{out: out, cols: schema.Fields(), target: opts.target, rowGroup: opts.rowGroup}
+	e := &pqgoEncoder{out: out, cols: schema.Fields(), target: opts.target, rowGroup: opts.rowGroup, ratio: 0.25}
 	for i, f := range schema.Fields() {
 		node, err := pqgoLeaf(f.Type)
 		if err != nil {
@@ -247,10 +251,16 @@ func (e *pqgoEncoder) Write(rec arrow.RecordBatch) error {
 	e.rows += int64(n)
 	e.groupRows += int64(n)
 	// parquet-go buffers a whole row group's pages: cut it by rows, or
-	// sooner when its raw size is large, so that memory stays bounded.
-	if e.groupRows >= pqgoRowGroupRows || e.pending >= 4*e.rowGroup {
+	// sooner when its estimated size reaches the row-group size or a
+	// quarter of the target file size, so that memory stays bounded and
+	// the file's size is known closely enough to roll it at the target.
+	if e.groupRows >= pqgoRowGroupRows || float64(e.pending)*e.ratio >= float64(min(e.rowGroup, e.target/4)) {
+		before := e.out.n
 		if err := e.w.Flush(); err != nil {
 			return err
+		}
+		if e.pending > 0 && e.out.n > before {
+			e.ratio = float64(e.out.n-before) / float64(e.pending)
 		}
 		e.pending, e.groupRows = 0, 0
 	}
@@ -320,7 +330,7 @@ func fillValues(vals []pq.Value, col arrow.Array, maxDef, c int) error {
 
 // EncodedBytes counts what reached the file plus an estimate of the open
 // row group: parquet-go holds its compressed pages until the group is cut.
-func (e *pqgoEncoder) EncodedBytes() int64 { return e.out.n + e.pending/4 }
+func (e *pqgoEncoder) EncodedBytes() int64 { return e.out.n + int64(float64(e.pending)*e.ratio) }
 
 func (e *pqgoEncoder) Close() (*metadata.FileMetaData, error) {
 	e.out.keepTail = true

@@ -95,7 +95,7 @@ func TestEncodersAgree(t *testing.T) {
 	for i, enc := range []string{"parquet-go", "arrow"} {
 		cat := openTestCatalog(t)
 		c := &floe.Committer{Catalog: cat, Ident: table.Identifier{"db", "enc"}, QueryID: "q", Source: enc}
-		tbl, err := c.Create(ctx, rec.Schema(), map[string]string{floe.ParquetEncoderKey: enc})
+		tbl, err := c.Create(ctx, rec.Schema(), floe.CreateOptions{Properties: map[string]string{floe.ParquetEncoderKey: enc}})
 		if err != nil {
 			t.Fatal(err)
 		}

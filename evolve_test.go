@@ -78,7 +78,7 @@ func openEvolveCatalog(t *testing.T) catalog.Catalog {
 func createEvolveTable(t *testing.T, cat catalog.Catalog, s *arrow.Schema) *table.Table {
 	t.Helper()
 	c := &Committer{Catalog: cat, Ident: table.Identifier{"db", "evolve"}}
-	tbl, err := c.Create(context.Background(), s, nil)
+	tbl, err := c.Create(context.Background(), s, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

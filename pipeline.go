@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -38,6 +39,10 @@ type Options struct {
 	// ForEachBatch, when set, is called with each batch's data files after
 	// they are written and before they are committed.
 	ForEachBatch func(ctx context.Context, batchID int64, files []DataFile) error
+	// AfterTableCommit, when set, is called after each table's commit of a
+	// batch, before the next table's and before the checkpoint records the
+	// batch; an error stops the run there.
+	AfterTableCommit func(table string, batchID, snapshotID int64) error
 }
 
 // Pipeline is one streaming query: a source, a table and a checkpoint.
@@ -47,17 +52,19 @@ type Pipeline struct {
 	cat        catalog.Catalog
 	source     Source
 	checkpoint *Checkpoint
-	committer  *Committer
+	sink       *sink
 	ownsCat    bool
 	runID      string
 	stopping   atomic.Bool
 	stopCh     chan struct{}
 	stopOnce   sync.Once
 
-	// tbl is the table as this run's last commit left it. A commit returns
-	// the new metadata, so the next batch needs no catalog read; a stale
-	// copy (another writer committed since) only costs one commit retry.
-	tbl *table.Table
+	// newQuery is set while a new checkpoint must not write a table that
+	// holds another query's output from the same source.
+	newQuery bool
+	// batchSchema is the union of the batch's input schemas when schema
+	// evolution is on: tables are evolved to it before any file is written.
+	batchSchema *arrow.Schema
 
 	mu       sync.Mutex
 	progress []Progress
@@ -76,7 +83,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	ident, err := ParseIdent(cfg.Sink.Table)
+	snk, err := newSink(&cfg.Sink)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +93,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 			return nil, err
 		}
 	}
-	p := &Pipeline{cfg: cfg, opts: opts, cat: cat, ownsCat: opts.Catalog == nil, runID: uuid.NewString(), stopCh: make(chan struct{})}
+	p := &Pipeline{cfg: cfg, opts: opts, cat: cat, sink: snk, ownsCat: opts.Catalog == nil, runID: uuid.NewString(), stopCh: make(chan struct{})}
 	if p.opts.Logger == nil {
 		p.opts.Logger = slog.Default()
 	}
@@ -103,14 +110,13 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		p.closeCatalog()
 		return nil, err
 	}
-	ck, _, err := OpenCheckpoint(ckptDir, joinIdent(ident), src.Description())
+	ck, _, err := OpenCheckpoint(ckptDir, cfg.Sink.Table, src.Description())
 	if err != nil {
 		_ = src.Close()
 		p.closeCatalog()
 		return nil, err
 	}
 	p.source, p.checkpoint = src, ck
-	p.committer = &Committer{Catalog: cat, Ident: ident, QueryID: ck.Metadata.ID, Source: src.Description(), Logger: p.opts.Logger}
 	return p, nil
 }
 
@@ -244,20 +250,18 @@ func transient(err error) bool {
 
 // checkOtherQueries refuses a new checkpoint against a table that holds
 // another query's output from the same source: that query's files would be
-// ingested a second time.
+// ingested a second time. A fixed table is checked at once; the tables of a
+// template as the first batch reaches them.
 func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
 	last, err := p.checkpoint.LatestCommit()
-	if err != nil || last >= 0 || p.cfg.AllowNewQuery {
+	if err != nil {
 		return err
 	}
-	tbl, err := p.committer.Load(ctx)
-	if err != nil || tbl == nil {
-		return err
+	p.newQuery = last < 0 && !p.cfg.AllowNewQuery
+	if p.newQuery && p.sink.fixed != nil {
+		_, err = p.loadTable(ctx, p.cfg.Sink.Table)
 	}
-	if other := p.committer.OtherQuery(tbl); other != "" {
-		return fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint, or pass --allow-new-query (allow-new-query: true) if a second copy is intended", ErrQueryConflict, p.committer.Name(), other, p.source.Description(), p.checkpoint.Dir)
-	}
-	return nil
+	return err
 }
 
 // recover finds where the query stopped. A batch with an offsets entry and
@@ -330,7 +334,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	t = time.Now()
 	prog := &Progress{ID: p.checkpoint.Metadata.ID, RunID: p.runID, BatchID: entry.BatchID,
 		Timestamp: began.UTC().Format("2006-01-02T15:04:05.000Z")}
-	res, tbl, existing, err := p.writeBatch(ctx, entry, prog)
+	res, existing, err := p.writeBatch(ctx, entry, prog)
 	if err != nil {
 		// Forget the batch only on bad input: then nothing of it reached the
 		// table (a re-run batch is looked up in the table before anything is
@@ -354,30 +358,42 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	commit := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows}
 	switch {
 	case existing != nil:
-		commit.Snapshots = map[string]int64{p.committer.Name(): existing.SnapshotID}
+		commit.Snapshots = map[string]int64{p.cfg.Sink.Table: existing.SnapshotID}
 		prog.Sink.SnapshotID = existing.SnapshotID
 		if existing.Summary != nil {
 			// The batch was committed by the run that stopped: count its rows.
 			res.Rows, _ = strconv.ParseInt(existing.Summary.Properties["added-records"], 10, 64)
 			commit.Rows = res.Rows
 		}
-	case res.Rows > 0:
+	case len(res.Files) > 0:
 		if p.opts.ForEachBatch != nil {
 			if err := p.opts.ForEachBatch(ctx, entry.BatchID, res.Files); err != nil {
-				deleteWritten(ctx, p.committer, res.Files)
+				p.deleteWritten(ctx, res)
 				return fmt.Errorf("batch %d: for-each-batch hook: %w", entry.BatchID, err)
 			}
 		}
-		cr, err := p.committer.Commit(ctx, CommitRequest{BatchID: entry.BatchID, Files: res.Files,
-			Overwrite: p.cfg.Sink.Mode == "complete", Properties: p.cfg.Sink.SnapshotProperties, Base: tbl})
+		tcs, err := p.commitTables(ctx, entry.BatchID, res)
 		if err != nil {
 			return err
 		}
-		commit.Snapshots = map[string]int64{p.committer.Name(): cr.SnapshotID}
-		prog.Sink.SnapshotID = cr.SnapshotID
-		p.tbl = cr.Table
-		if !cr.Existing {
-			sum.Snapshots++
+		commit.Snapshots = map[string]int64{}
+		res.Rows = 0
+		for _, tc := range tcs {
+			commit.Snapshots[tc.Table] = tc.SnapshotID
+			res.Rows += tc.Rows
+			if !tc.existing {
+				sum.Snapshots++
+			}
+		}
+		commit.Rows = res.Rows
+		if len(tcs) == 1 {
+			prog.Sink.SnapshotID = tcs[0].SnapshotID
+		}
+		if p.sink.route != nil {
+			prog.Sink.Tables = make([]TableProgress, len(tcs))
+			for i, tc := range tcs {
+				prog.Sink.Tables[i] = TableProgress{Table: tc.Table, SnapshotID: tc.SnapshotID, NumOutputRows: tc.Rows, DataFiles: tc.DataFiles}
+			}
 		}
 	}
 	commit.TimestampMs = time.Now().UnixMilli()
@@ -399,9 +415,10 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	}
 	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End,
 		NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
-	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.committer.Name())
+	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table)
 	prog.Sink.NumOutputRows = res.Rows
 	prog.Sink.DataFiles = len(res.Files)
+	prog.Sink.PeakOpenFiles = res.PeakOpenFiles
 	if bs, ok := p.source.(BacklogSource); ok {
 		if b, ok := bs.Backlog(); ok {
 			prog.Backlog = &b
@@ -424,31 +441,29 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 // writeBatch reads the batch's parts and writes its data files. Files still
 // being written are dropped from the batch and retried later; with
 // on-bad-file quarantine, bad files are moved aside and the batch goes on
-// without them. existing is set when the table already holds the batch; tbl
-// is the table as loaded before writing.
-func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress) (_ WriteResult, tbl *table.Table, existing *table.Snapshot, _ error) {
+// without them. The snapshot is set when the table already holds the batch.
+func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress) (WriteResult, *table.Snapshot, error) {
 	// Each turn drops one file from the batch, so the loop ends; the bound
 	// guards against a source that fails to drop it.
 	for turn := 0; ; turn++ {
 		parts, err := p.source.Read(ctx, entry.Start, entry.End)
 		if err != nil {
-			return WriteResult{}, nil, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
+			return WriteResult{}, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
 		}
 		if len(parts) == 0 {
-			return WriteResult{}, nil, nil, nil
+			return WriteResult{}, nil, nil
 		}
 		if turn > len(parts)+1 {
-			return WriteResult{}, nil, nil, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
+			return WriteResult{}, nil, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
 		}
 		var res WriteResult
-		tbl, err = p.table(ctx, parts[0])
-		if err == nil {
-			if s := p.committer.FindBatch(tbl, entry.BatchID); s != nil {
-				return WriteResult{}, tbl, s, nil
-			}
-			w := &Writer{Table: tbl, FilePrefix: fmt.Sprintf("%s-%05d", p.checkpoint.Metadata.ID[:8], entry.BatchID)}
+		if s, err := p.alreadyCommitted(ctx, entry.BatchID); err != nil || s != nil {
+			return WriteResult{}, s, err
+		}
+		if err = p.prepareSchema(ctx, parts); err == nil {
+			w := p.writer(entry.BatchID)
 			if res, err = w.Write(ctx, parts); err == nil {
-				return res, tbl, nil, nil
+				return res, nil, nil
 			}
 		}
 		var uf *UnstableFileError
@@ -458,20 +473,20 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 			p.warn(uf.Error())
 			prog.Deferred = append(prog.Deferred, uf.Path)
 			if err := p.exclude(ctx, entry, uf.Path); err != nil {
-				return WriteResult{}, nil, nil, err
+				return WriteResult{}, nil, err
 			}
 		case errors.As(err, &bf) && p.cfg.OnBadFile == "quarantine":
 			moved, qerr := p.quarantine(bf.Path)
 			if qerr != nil {
-				return WriteResult{}, nil, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
+				return WriteResult{}, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
 			}
 			p.warn(fmt.Sprintf("quarantined %s to %s: %v", bf.Path, moved, bf.Err))
 			prog.Quarantined = append(prog.Quarantined, QuarantinedFile{Path: bf.Path, MovedTo: moved, Reason: bf.Err.Error()})
 			if err := p.exclude(ctx, entry, bf.Path); err != nil {
-				return WriteResult{}, nil, nil, err
+				return WriteResult{}, nil, err
 			}
 		default:
-			return WriteResult{}, nil, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
+			return WriteResult{}, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
 		}
 	}
 }
@@ -527,26 +542,73 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// table loads the sink table, creating it from the first part's schema on
-// first write when create-table is on.
-func (p *Pipeline) table(ctx context.Context, first Part) (*table.Table, error) {
-	if p.tbl != nil {
-		return p.tbl, nil
+// alreadyCommitted finds the batch in a fixed table before anything is
+// read (a re-run of a batch the stopped run committed). With a template the
+// tables are known only once rows are routed; each commit checks its table.
+func (p *Pipeline) alreadyCommitted(ctx context.Context, batchID int64) (*table.Snapshot, error) {
+	if p.sink.fixed == nil {
+		return nil, nil
 	}
-	tbl, err := p.committer.Load(ctx)
-	if err != nil || tbl != nil {
-		return tbl, err
+	tbl, err := p.loadTable(ctx, p.cfg.Sink.Table)
+	if err != nil || tbl == nil {
+		return nil, err
 	}
-	if p.cfg.Sink.CreateTable != nil && !*p.cfg.Sink.CreateTable {
-		return nil, fmt.Errorf("table %s does not exist; create it first, or enable sink.create-table (--create-table)", p.committer.Name())
-	}
-	rdr, err := first.Open(ctx)
+	c, err := p.committer(p.cfg.Sink.Table)
 	if err != nil {
 		return nil, err
 	}
-	schema := rdr.Schema()
-	rdr.Release()
-	return p.committer.Create(ctx, schema, p.cfg.Sink.TableProperties)
+	return c.FindBatch(tbl, batchID), nil
+}
+
+// prepareSchema computes the union of the batch's input schemas when schema
+// evolution is on, so that every table is evolved once, before writing.
+func (p *Pipeline) prepareSchema(ctx context.Context, parts []Part) error {
+	p.batchSchema = nil
+	if p.cfg.Sink.SchemaEvolution != "add-columns" {
+		return nil
+	}
+	schemas := make([]*arrow.Schema, 0, len(parts))
+	for _, part := range parts {
+		rdr, err := part.Open(ctx)
+		if err != nil {
+			return err
+		}
+		s := rdr.Schema()
+		rdr.Release()
+		if p.sink.project != nil {
+			if s, err = p.sink.project.schema(s); err != nil {
+				return &BadFileError{Path: part.Name(), Err: err}
+			}
+		}
+		schemas = append(schemas, s)
+	}
+	u, err := unionSchemas(schemas)
+	if err != nil {
+		return fmt.Errorf("%w: the batch's input files disagree: %w", ErrBadInput, err)
+	}
+	p.batchSchema = u
+	return nil
+}
+
+// writer is the batch's writer, routing rows through the sink's template
+// when there is one.
+func (p *Pipeline) writer(batchID int64) *Writer {
+	w := &Writer{
+		FilePrefix:     fmt.Sprintf("%s-%05d", p.checkpoint.Metadata.ID[:8], batchID),
+		Route:          p.sink.route,
+		Project:        p.sink.project,
+		Conform:        p.sink.conform,
+		TargetFileSize: p.cfg.Sink.TargetFileSizeBytes,
+		MaxOpenFiles:   p.cfg.Sink.MaxOpenFiles,
+		Clustered:      !p.cfg.Sink.Fanout(),
+		Open: func(ctx context.Context, name string, in *arrow.Schema) (*table.Table, error) {
+			return p.openTable(ctx, batchID, name, in)
+		},
+	}
+	if w.Route == nil {
+		w.Name = p.cfg.Sink.Table
+	}
+	return w
 }
 
 func (p *Pipeline) warn(msg string) {
@@ -565,12 +627,13 @@ func (p *Pipeline) flushWarnings() {
 	}
 }
 
-func deleteWritten(ctx context.Context, c *Committer, files []DataFile) {
-	tbl, err := c.Load(ctx)
-	if err != nil || tbl == nil {
-		return
-	}
-	if fs, err := tbl.FS(ctx); err == nil {
-		deleteFiles(fs, files)
+// deleteWritten removes a batch's files that will not be committed.
+func (p *Pipeline) deleteWritten(ctx context.Context, res WriteResult) {
+	for _, f := range res.Files {
+		if tbl := res.Tables[f.Table]; tbl != nil {
+			if fs, err := tbl.FS(ctx); err == nil {
+				_ = fs.Remove(f.Path)
+			}
+		}
 	}
 }

@@ -54,6 +54,20 @@ type SinkProgress struct {
 	// no rows and committed nothing.
 	SnapshotID int64 `json:"snapshotId,omitempty"`
 	DataFiles  int   `json:"numDataFiles"`
+	// PeakOpenFiles is the most data files the batch had open at once,
+	// which bounds its memory (write.max-open-files caps it).
+	PeakOpenFiles int `json:"peakOpenFiles,omitempty"`
+	// Tables lists each table's commit when a table template routes rows
+	// to several.
+	Tables []TableProgress `json:"tables,omitempty"`
+}
+
+// TableProgress is one table's part of a batch.
+type TableProgress struct {
+	Table         string `json:"table"`
+	SnapshotID    int64  `json:"snapshotId"`
+	NumOutputRows int64  `json:"numOutputRows"`
+	DataFiles     int    `json:"numDataFiles"`
 }
 
 // QuarantinedFile names an input file set aside and why.

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -17,7 +16,6 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 	pqcompress "github.com/parquet-go/parquet-go/compress"
 )
 
@@ -38,9 +36,11 @@ const (
 )
 
 // DataFile is what a writer hands the committer for one file it wrote: the
-// location plus the Iceberg data-file descriptor built from the Parquet
-// footer (statistics included), so that the commit never re-reads files.
+// table it belongs to, the location and the Iceberg data-file descriptor
+// built from the Parquet footer (statistics and partition included), so
+// that the commit never re-reads files.
 type DataFile struct {
+	Table     string
 	Path      string
 	SizeBytes int64
 	Rows      int64
@@ -51,45 +51,68 @@ type DataFile struct {
 type WriteResult struct {
 	Files []DataFile
 	Rows  int64
+	// Tables are the destination tables as the files were written for them,
+	// by name.
+	Tables map[string]*table.Table
+	// PeakOpenFiles is the most data files open at once.
+	PeakOpenFiles int
 }
 
-// Writer encodes a batch's parts into Parquet data files of one table. Parts
-// are read and encoded in parallel, one goroutine per file being written:
-// encoding is nearly all the cost of ingestion and two files at once use
-// both cores (splitting one file's columns gains much less).
+// Writer encodes a batch's parts into Parquet data files. Parts are read
+// and encoded in parallel: encoding is nearly all the cost of ingestion.
+//
+// An unpartitioned table gets one file per writer goroutine, so that two
+// files are encoded at once on two cores. A partitioned table gets one file
+// per partition, shared by the goroutines (each holds it only to append a
+// slice of rows): that gives as few files as partitions, at most
+// MaxOpenFiles open at once. Rows of a partition that finds no free file
+// wait in memory, up to a budget, and are then written a partition at a
+// time; with Clustered every partition's rows wait so.
 type Writer struct {
+	// Table is the destination when Route is nil; or Name, a table that Open
+	// loads or creates for the schema of the first rows.
 	Table *table.Table
+	Name  string
 	// FilePrefix makes file names unique per query and batch, which keeps
 	// retried batches from overwriting files another attempt committed.
 	FilePrefix string
+	// Route, when set, sends each row to the table its values name, loaded
+	// or created by Open for the schema of the rows it first receives.
+	Route *router
+	Open  func(ctx context.Context, name string, in *arrow.Schema) (*table.Table, error)
+	// Project selects the input fields written (keep, drop, only).
+	Project *projection
+	Conform conformOptions
+	// TargetFileSize and MaxOpenFiles override the table properties.
+	TargetFileSize int64
+	MaxOpenFiles   int
+	Clustered      bool
 }
+
+// Writer settings that Iceberg's table properties do not cover.
+const (
+	// MaxOpenFilesKey caps the data files a batch keeps open.
+	MaxOpenFilesKey     = "write.max-open-files"
+	maxOpenFilesDefault = 100
+	// BufferBytesKey is the memory for rows waiting for a file.
+	BufferBytesKey     = "floe.write.buffer-bytes"
+	bufferBytesDefault = 256 << 20
+)
 
 // Write reads every part and writes the data files. On error every file it
 // wrote is deleted and the error names the part (file) at fault.
 func (w *Writer) Write(ctx context.Context, parts []Part) (WriteResult, error) {
-	tbl := w.Table
-	if !tbl.Spec().IsUnpartitioned() {
-		return WriteResult{}, fmt.Errorf("%w: table %s is partitioned (%s), and floe does not write partitioned tables yet; write to an unpartitioned table", ErrConfig, joinIdent(tbl.Identifier()), tbl.Spec())
-	}
-	schema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
-	if err != nil {
-		return WriteResult{}, fmt.Errorf("table %s schema: %w", joinIdent(tbl.Identifier()), err)
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return WriteResult{}, fmt.Errorf("table %s storage: %w", joinIdent(tbl.Identifier()), err)
-	}
-	wfs, ok := fsys.(icebergio.WriteFileIO)
-	if !ok {
-		return WriteResult{}, fmt.Errorf("table %s: its storage does not support writing files; check the warehouse location and credentials", joinIdent(tbl.Identifier()))
-	}
-	locs, err := tbl.LocationProvider()
-	if err != nil {
-		return WriteResult{}, fmt.Errorf("table %s locations: %w", joinIdent(tbl.Identifier()), err)
-	}
-	opts, err := newFileOptions(tbl, schema)
-	if err != nil {
-		return WriteResult{}, err
+	b := &batch{w: w, dests: map[string]*dest{}}
+	switch {
+	case w.Table != nil:
+		d, err := b.newDest(ctx, joinIdent(w.Table.Identifier()), w.Table)
+		if err != nil {
+			return WriteResult{}, err
+		}
+		b.fixed = d
+		b.dests[d.name] = d
+	case w.Route == nil && (w.Name == "" || w.Open == nil):
+		return WriteResult{}, errors.New("writer has no table: set Table, Name and Open, or Route and Open")
 	}
 	workers := max(1, min(parallelism(parts), len(parts)))
 
@@ -98,9 +121,7 @@ func (w *Writer) Write(ctx context.Context, parts []Part) (WriteResult, error) {
 	next := make(chan Part)
 	var (
 		mu       sync.Mutex
-		res      WriteResult
 		firstErr error
-		seq      atomic.Int64
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -111,30 +132,15 @@ func (w *Writer) Write(ctx context.Context, parts []Part) (WriteResult, error) {
 		mu.Unlock()
 	}
 	var wg sync.WaitGroup
-	for range workers {
+	for worker := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ww := &workerWriter{tbl: tbl, wfs: wfs, locs: locs, opts: opts, schema: schema,
-				name: func() string {
-					return fmt.Sprintf("%s-%s-%05d.parquet", w.FilePrefix, uuid.NewString()[:8], seq.Add(1))
-				}}
 			for p := range next {
-				rows, err := ww.writePart(ctx, p)
-				if err != nil {
+				if err := b.writePart(ctx, worker, p); err != nil {
 					fail(err)
 					break
 				}
-				mu.Lock()
-				res.Rows += rows
-				mu.Unlock()
-			}
-			files, err := ww.finish()
-			mu.Lock()
-			res.Files = append(res.Files, files...)
-			mu.Unlock()
-			if err != nil {
-				fail(err)
 			}
 		}()
 	}
@@ -151,8 +157,15 @@ feed:
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = ctx.Err()
 	}
+	if firstErr == nil {
+		firstErr = b.finish(ctx, workers)
+	}
+	res := b.result()
 	if firstErr != nil {
-		deleteFiles(wfs, res.Files)
+		b.abort()
+		for _, d := range b.dests {
+			deleteFiles(d.wfs, d.files)
+		}
 		return WriteResult{}, firstErr
 	}
 	return res, nil
@@ -283,158 +296,4 @@ func intProp(p iceberg.Properties, key string, def int64) (int64, error) {
 		return 0, fmt.Errorf("%w: table property %s=%q must be a positive integer", ErrConfig, key, v)
 	}
 	return n, nil
-}
-
-// workerWriter owns one open data file at a time, rolling to a new one at
-// the target size.
-type workerWriter struct {
-	tbl    *table.Table
-	wfs    icebergio.WriteFileIO
-	locs   table.LocationProvider
-	opts   fileOptions
-	schema *arrow.Schema
-	name   func() string
-
-	cur   *openFile
-	files []DataFile
-	conf  map[*arrow.Schema]*conformer
-}
-
-type openFile struct {
-	path string
-	out  *countingWriter
-	enc  fileEncoder
-	rows int64
-}
-
-func (w *workerWriter) writePart(ctx context.Context, p Part) (int64, error) {
-	rdr, err := p.Open(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer rdr.Release()
-	var rows int64
-	for rdr.Next() {
-		if err := ctx.Err(); err != nil {
-			return rows, err
-		}
-		rec := rdr.RecordBatch()
-		c, err := w.conformerFor(rec.Schema())
-		if err != nil {
-			return rows, &BadFileError{Path: p.Name(), Err: err}
-		}
-		out, err := c.conform(ctx, rec, rows)
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return rows, cerr // a cancelled cast says nothing about the file
-			}
-			return rows, &BadFileError{Path: p.Name(), Err: err}
-		}
-		err = w.write(out)
-		out.Release()
-		if err != nil {
-			return rows, err
-		}
-		rows += rec.NumRows()
-	}
-	if err := rdr.Err(); err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return rows, cerr
-		}
-		var bf *BadFileError
-		var uf *UnstableFileError
-		if errors.As(err, &bf) || errors.As(err, &uf) {
-			return rows, err
-		}
-		return rows, &BadFileError{Path: p.Name(), Err: err}
-	}
-	return rows, nil
-}
-
-func (w *workerWriter) conformerFor(s *arrow.Schema) (*conformer, error) {
-	for in, c := range w.conf {
-		if in == s || in.Equal(s) {
-			return c, nil
-		}
-	}
-	// Spark's checks (zero options) until the sink's check-nullability and
-	// check-ordering are wired in through conformOptionsFor.
-	c, err := newConformer(joinIdent(w.tbl.Identifier()), s, w.schema, conformOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if w.conf == nil {
-		w.conf = map[*arrow.Schema]*conformer{}
-	}
-	w.conf[s] = c
-	return c, nil
-}
-
-func (w *workerWriter) write(rec arrow.RecordBatch) error {
-	if rec.NumRows() == 0 {
-		return nil
-	}
-	if w.cur == nil {
-		path := w.locs.NewDataLocation(w.name())
-		f, err := w.wfs.Create(path)
-		if err != nil {
-			return fmt.Errorf("create data file %s: %w", path, err)
-		}
-		out := &countingWriter{w: f}
-		enc, err := w.opts.newEncoder(w.schema, out, rec)
-		if err != nil {
-			_ = f.Close()
-			_ = w.wfs.Remove(path)
-			return fmt.Errorf("start data file %s: %w", path, err)
-		}
-		w.cur = &openFile{path: path, out: out, enc: enc}
-	}
-	cur := w.cur
-	if err := cur.enc.Write(rec); err != nil {
-		return fmt.Errorf("encode data file %s: %w", cur.path, err)
-	}
-	cur.rows += rec.NumRows()
-	if cur.enc.EncodedBytes() >= w.opts.target {
-		return w.roll()
-	}
-	return nil
-}
-
-// roll closes the open file and turns its footer into a data-file entry.
-func (w *workerWriter) roll() error {
-	cur := w.cur
-	if cur == nil {
-		return nil
-	}
-	w.cur = nil
-	meta, err := cur.enc.Close()
-	if err != nil {
-		_ = w.wfs.Remove(cur.path)
-		return fmt.Errorf("finish data file %s: %w", cur.path, err)
-	}
-	df, err := table.DataFileFromMetadata(table.DataFileArgs{
-		Schema:        w.tbl.Schema(),
-		Spec:          w.tbl.Spec(),
-		Format:        iceberg.ParquetFile,
-		Metadata:      meta,
-		FilePath:      cur.path,
-		FileSize:      cur.out.n,
-		Content:       iceberg.EntryContentData,
-		Properties:    w.tbl.Properties(),
-		SortOrderID:   w.tbl.SortOrder().OrderID(),
-		FormatVersion: w.tbl.Metadata().Version(),
-	})
-	if err != nil {
-		_ = w.wfs.Remove(cur.path)
-		return fmt.Errorf("data file %s statistics: %w", cur.path, err)
-	}
-	w.files = append(w.files, DataFile{Path: cur.path, SizeBytes: cur.out.n, Rows: cur.rows, File: df})
-	return nil
-}
-
-// finish closes the open file; the returned files include those written
-// before an error, so that the caller can delete them.
-func (w *workerWriter) finish() ([]DataFile, error) {
-	err := w.roll()
-	return w.files, err
 }

@@ -63,7 +63,6 @@ func BenchmarkIngestPartitioned(b *testing.B) {
 	ds := dataset(b, bench.Events5)
 	for _, c := range bench.PartitionedContenders {
 		b.Run(c.Name, func(b *testing.B) {
-			skipFloeWithoutPartitions(b, ds, c)
 			benchIngest(b, ds, c, func(r bench.Result) error {
 				return checkPartitioned(ds, r)
 			}, report.AddPartitioned)
@@ -112,27 +111,6 @@ func checkPartitioned(ds bench.Dataset, r bench.Result) error {
 			r.Contender, r.Rows, r.Partitions, r.Files, r.Bytes, ds.Rows(), bench.Partitions)
 	}
 	return nil
-}
-
-// skipFloeWithoutPartitions skips a partitioned floe run while floe does
-// not write partitioned tables (it would ignore sink.partition-fields and
-// write an unpartitioned table); once it does, the run is checked in full.
-func skipFloeWithoutPartitions(tb testing.TB, ds bench.Dataset, c bench.Contender) {
-	tb.Helper()
-	if c.Name != "floe" {
-		return
-	}
-	ok, err := bench.FloeWritesPartitioned(tb.Context(), tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if !ok {
-		const why = "skipped: this floe does not write partitioned tables yet (sink.partition-fields)"
-		if _, isBench := tb.(*testing.B); isBench {
-			report.SkipPartitioned(ds.Spec, c.Name, why)
-		}
-		tb.Skip(why)
-	}
 }
 
 // BenchmarkCommitLatency commits commit500 one file per snapshot, with floe
@@ -191,7 +169,6 @@ func TestContenders(t *testing.T) {
 	}
 	for _, c := range bench.PartitionedContenders {
 		t.Run("partitioned/"+c.Name, func(t *testing.T) {
-			skipFloeWithoutPartitions(t, ds, c)
 			r, err := c.Run(t.Context(), ds, t.TempDir())
 			if err != nil {
 				t.Fatal(err)

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
+	"io"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 )
 
@@ -31,6 +31,7 @@ const Partitions = 1 * categories
 var PartitionedContenders = []Contender{
 	{Name: "floe", Run: FloePartitioned},
 	{Name: "iceberg-go", Run: IcebergGoPartitioned},
+	{Name: "iceberg-go-one-append", Run: IcebergGoPartitionedOnce},
 }
 
 // FloePartitioned is Floe creating the table with PartitionFields, so that
@@ -49,68 +50,81 @@ func IcebergGoPartitioned(ctx context.Context, ds Dataset, work string) (Result,
 	return icebergGoIngest(ctx, "iceberg-go", ds, work, eventsPartitionSpec)
 }
 
+// IcebergGoPartitionedOnce is IcebergGoPartitioned with all the input in
+// one Append, as floe's single batch takes it: the peer's fewest files and
+// commits.
+func IcebergGoPartitionedOnce(ctx context.Context, ds Dataset, work string) (Result, error) {
+	const name = "iceberg-go-one-append"
+	var cat catalog.Catalog
+	cost, err := measure(func() error {
+		var tbl *table.Table
+		var err error
+		if cat, tbl, err = createIcebergGoTable(ctx, work, eventsPartitionSpec); err != nil {
+			return err
+		}
+		rdr := &chainReader{ctx: ctx, paths: ds.Paths}
+		defer rdr.Release()
+		if _, err = tbl.Append(ctx, rdr, nil); err != nil {
+			return fmt.Errorf("append: %w", err)
+		}
+		return rdr.Err()
+	})
+	if cat != nil {
+		defer closeCatalog(cat)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return tableResult(ctx, name, cat, cost)
+}
+
+// chainReader reads the input files one after another as one stream.
+type chainReader struct {
+	ctx   context.Context
+	paths []string
+	cur   array.RecordReader
+	err   error
+}
+
+func (c *chainReader) Schema() *arrow.Schema { return Schema }
+
+func (c *chainReader) Next() bool {
+	for c.err == nil {
+		if c.cur != nil && c.cur.Next() {
+			return true
+		}
+		if c.cur != nil {
+			if err := c.cur.Err(); err != nil && !errors.Is(err, io.EOF) {
+				c.err = err
+				return false
+			}
+			c.cur.Release()
+			c.cur = nil
+		}
+		if len(c.paths) == 0 {
+			return false
+		}
+		c.cur, c.err = openParquet(c.ctx, c.paths[0])
+		c.paths = c.paths[1:]
+	}
+	return false
+}
+
+func (c *chainReader) RecordBatch() arrow.RecordBatch { return c.cur.RecordBatch() }
+func (c *chainReader) Record() arrow.RecordBatch      { return c.cur.RecordBatch() }
+func (c *chainReader) Err() error                     { return c.err }
+func (c *chainReader) Retain()                        {}
+func (c *chainReader) Release() {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+}
+
 // eventsPartitionSpec is PartitionFields as an iceberg-go spec.
 func eventsPartitionSpec(sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
 	return iceberg.NewPartitionSpecOpts(
 		iceberg.AddPartitionFieldByName("ts", "ts_day", iceberg.DayTransform{}, sc, nil),
 		iceberg.AddPartitionFieldByName("category", "category", iceberg.IdentityTransform{}, sc, nil),
 	)
-}
-
-// errNoPartitionedWrites is the start of the message of a floe that does
-// not write partitioned tables yet (writer.go's check).
-const errNoPartitionedWrites = "floe does not write partitioned tables yet"
-
-// FloeWritesPartitioned reports whether this floe writes partitioned
-// tables, from a floe run under work into an existing table partitioned by
-// PartitionFields: a floe without partitioned writes ignores the field when
-// it creates a table, and refuses to write one that is partitioned.
-func FloeWritesPartitioned(ctx context.Context, work string) (bool, error) {
-	ds, err := Ensure(filepath.Join(work, "data"), Spec{Name: "probe", Files: 1, RowsPerFile: 100, Seed: 1})
-	if err != nil {
-		return false, err
-	}
-	cfg, err := floeConfig(ds, work, 0)
-	if err != nil {
-		return false, err
-	}
-	cfg.Sink.PartitionFields = PartitionFields
-	cat, err := floe.OpenCatalog(ctx, cfg.Catalog)
-	if err != nil {
-		return false, err
-	}
-	err = createPartitioned(ctx, cat)
-	closeCatalog(cat)
-	if err != nil {
-		return false, err
-	}
-	cat, _, err = runFloe(ctx, cfg, nil)
-	if errors.Is(err, floe.ErrConfig) && strings.Contains(err.Error(), errNoPartitionedWrites) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("floe into a partitioned table: %w", err)
-	}
-	closeCatalog(cat)
-	return true, nil
-}
-
-// createPartitioned creates the bench table in cat, partitioned by
-// PartitionFields.
-func createPartitioned(ctx context.Context, cat catalog.Catalog) error {
-	if err := cat.CreateNamespace(ctx, benchTable[:1], nil); err != nil {
-		return fmt.Errorf("create namespace: %w", err)
-	}
-	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(Schema, true)
-	if err != nil {
-		return err
-	}
-	spec, err := eventsPartitionSpec(sc)
-	if err != nil {
-		return err
-	}
-	if _, err := cat.CreateTable(ctx, benchTable, sc, catalog.WithPartitionSpec(&spec)); err != nil {
-		return fmt.Errorf("create table: %w", err)
-	}
-	return nil
 }

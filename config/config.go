@@ -216,10 +216,26 @@ func Load(path string) (*Pipeline, error) {
 // decoding: until they are fixed, what the rest of the file means is not
 // known, and guessing would report phantom errors.
 func Parse(data []byte) (*Pipeline, error) {
-	return parse(data, os.LookupEnv)
+	return parse(data, os.LookupEnv, nil)
 }
 
-func parse(data []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
+// LoadWith is Load for the CLI: complete, when not nil, is called on the
+// decoded Pipeline before defaults and validation, so that flags can supply
+// or override what the file says and the result is still checked as a
+// whole.
+func LoadWith(path string, complete func(*Pipeline)) (*Pipeline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read pipeline config: %w", err)
+	}
+	p, err := parse(data, os.LookupEnv, complete)
+	if e, ok := errors.AsType[*Error](err); ok {
+		e.File = path
+	}
+	return p, err
+}
+
+func parse(data []byte, lookup func(string) (string, bool), complete func(*Pipeline)) (*Pipeline, error) {
 	expanded, probs := expandEnv(data, lookup)
 	if len(probs) > 0 {
 		return nil, probs.err()
@@ -230,7 +246,7 @@ func parse(data []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
 		return nil, probs.err()
 	}
 	if managedForm(root) != "" {
-		p, _, err := parseManaged(root, nil)
+		p, _, err := parseManaged(root, complete)
 		return p, err
 	}
 
@@ -255,6 +271,9 @@ func parse(data []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
 		p = strict
 	}
 
+	if complete != nil {
+		complete(p)
+	}
 	applyDefaults(p, func(path string) bool { return w.present[path] })
 
 	all := w.probs

@@ -10,7 +10,7 @@ const ExamplePipeline = examplePipeline
 // ParseEnv is Parse with a fake environment, for tests that must not
 // depend on the real one.
 func ParseEnv(data []byte, env map[string]string) (*Pipeline, error) {
-	return parse(data, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	return parse(data, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
 }
 
 // WalkDecode decodes data with the diagnostic walker alone, so tests can

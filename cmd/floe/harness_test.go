@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	floeBin = filepath.Join(dir, "floe")
-	build := exec.Command("go", "build", "-o", floeBin, ".")
+	build := exec.Command("go", "build", "-tags", "floetest", "-o", floeBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build floe:", err)
@@ -58,6 +58,7 @@ func newEnv(t *testing.T) *env {
 type result struct {
 	stdout, stderr string
 	code           int
+	maxRSS         int64
 }
 
 func (r result) String() string {
@@ -73,14 +74,20 @@ func (e *env) run(args ...string) result {
 // runProgram is env.run for any program (a wrapper around floe).
 func (e *env) runProgram(prog string, args ...string) result {
 	e.t.Helper()
+	return e.runEnv(prog, nil, args...)
+}
+
+// runEnv runs a program with extra environment variables (KEY=VALUE).
+func (e *env) runEnv(prog string, vars []string, args ...string) result {
+	e.t.Helper()
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = e.dir
-	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
+	cmd.Env = append(append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse), vars...)
 	o, err := fixture.Run(cmd)
 	if err != nil {
 		e.t.Fatalf("run %s %v: %v", prog, args, err)
 	}
-	return result{stdout: o.Stdout, stderr: o.Stderr, code: o.Code}
+	return result{stdout: o.Stdout, stderr: o.Stderr, code: o.Code, maxRSS: o.MaxRSS}
 }
 
 // ok runs floe and fails the test unless it exits 0.

@@ -37,6 +37,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("run", "run PIPELINE.yaml [flags]", stderr)
 	var rf runFlags
 	rf.register(fs)
+	var src config.Source
+	var checkpoint, trigger string
+	fs.StringVar(&trigger, "trigger", "", "override the file's trigger: available-now, once, or an interval such as 1m")
+	fs.StringVar(&src.Path, "source", "", "landing directory to read, for a file without a source (a Managed I/O config) or to override its source.path")
+	fs.StringVar(&src.Format, "format", "", "input format of --source: parquet, csv or json")
+	fs.StringVar(&checkpoint, "checkpoint", "", "checkpoint directory, overriding the file's")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -44,12 +50,43 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 {
 		return usagef("run takes one pipeline file, e.g. floe run examples/quickstart.yaml")
 	}
-	cfg, err := config.Load(pos[0])
+	var trig *config.Trigger
+	if trigger != "" {
+		t, err := config.ParseTrigger(trigger)
+		if err != nil {
+			return usagef("--trigger: %v", err)
+		}
+		trig = &t
+	}
+	// The flags fill in the file before it is checked, so that a Managed
+	// I/O config, which has no source, is complete once they are given.
+	complete := func(p *config.Pipeline) {
+		if trig != nil {
+			p.Trigger = *trig
+		}
+		if src.Path != "" {
+			p.Source.Path = src.Path
+		}
+		if src.Format != "" {
+			p.Source.Format = src.Format
+		}
+		if checkpoint != "" {
+			p.Checkpoint = checkpoint
+		}
+	}
+	cfg, err := config.LoadWith(pos[0], complete)
 	if err != nil {
 		return err
 	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
 	return runPipeline(ctx, cfg, rf, stdout, stderr)
 }
+
+// testHooks is set only in binaries built with the floetest tag, for the
+// end-to-end tests that need floe to die at an exact point.
+var testHooks func(*floe.Options)
 
 // runPipeline runs a configured pipeline until its trigger ends or a signal
 // arrives: the first SIGINT/SIGTERM lets the running batch finish, a second
@@ -91,11 +128,15 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p, err := floe.Open(ctx, cfg, floe.Options{
+	opts := floe.Options{
 		Logger:     logger,
 		OnProgress: out.progress,
 		OnWarning:  func(msg string) { out.warning(msg) },
-	})
+	}
+	if testHooks != nil {
+		testHooks(&opts)
+	}
+	p, err := floe.Open(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}

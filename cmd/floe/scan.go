@@ -88,16 +88,28 @@ func newRowPrinter(format string, schema *arrow.Schema, w io.Writer) *rowPrinter
 	return p
 }
 
-// timeAsText prints time-of-day columns, which arrow-go's CSV writer has no
-// conversion for.
+// timeAsText prints the columns arrow-go's CSV writer has no conversion
+// for (and panics on): time-of-day as text, nested columns as JSON.
 func timeAsText(typ arrow.DataType, col arrow.Array) ([]string, bool) {
-	if typ.ID() != arrow.TIME32 && typ.ID() != arrow.TIME64 {
+	var text func(i int) string
+	switch typ.ID() {
+	case arrow.TIME32, arrow.TIME64:
+		text = col.ValueStr
+	case arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP:
+		text = func(i int) string {
+			b, err := json.Marshal(col.GetOneForMarshal(i))
+			if err != nil {
+				return col.ValueStr(i)
+			}
+			return string(b)
+		}
+	default:
 		return nil, false
 	}
 	out := make([]string, col.Len())
 	for i := range out {
 		if col.IsValid(i) {
-			out[i] = col.ValueStr(i)
+			out[i] = text(i)
 		}
 	}
 	return out, true

@@ -16,7 +16,7 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	createTable := true
 	fs.StringVar(&cfg.Source.Path, "source", "", "landing directory to read (required)")
 	fs.StringVar(&cfg.Source.Format, "format", "", "input format: parquet, csv or json (JSON lines) (required)")
-	fs.StringVar(&cfg.Sink.Table, "table", "", "table to write, NAMESPACE.TABLE (required)")
+	fs.StringVar(&cfg.Sink.Table, "table", "", "table to write, NAMESPACE.TABLE, or a template such as db.events_{region} that routes each row by its values (required)")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", "", "checkpoint directory; one per query (required)")
 	fs.StringVar(&trigger, "trigger", "available-now", "available-now (drain the backlog, then stop), once (one batch), or an interval such as 1s or processing-time=1m")
 	fs.StringVar(&cfg.Sink.Mode, "mode", "append", "output mode: append, or complete (each batch replaces the table's contents)")
@@ -31,6 +31,8 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&cfg.Source.ArchiveDir, "source-archive-dir", "", "where clean-source=archive moves committed files")
 	fs.StringVar(&cfg.OnBadFile, "on-bad-file", "", "fail (default: stop with an error) or quarantine (move the file to <checkpoint>/quarantine/ and go on)")
 	fs.BoolVar(&createTable, "create-table", true, "create the table from the input schema on first write")
+	var sf sinkFlags
+	sf.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -39,6 +41,9 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("stream takes no positional arguments (got %q); see floe stream --help", pos[0])
 	}
 	cfg.Sink.CreateTable = &createTable
+	if err := sf.apply(&cfg.Sink); err != nil {
+		return err
+	}
 	cfg.SetDefaults()
 	if trigger != "" {
 		t, err := config.ParseTrigger(trigger)

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -216,6 +220,10 @@ type fileJSON struct {
 	RecordCount int64  `json:"record_count"`
 	SizeBytes   int64  `json:"file_size_in_bytes"`
 	Content     string `json:"content"`
+	SpecID      int32  `json:"spec_id"`
+	// Partition maps the spec's field names to the file's values, in the
+	// spec's JSON single-value form (dates and timestamps as ISO text).
+	Partition map[string]any `json:"partition"`
 }
 
 func tableFiles(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -247,7 +255,8 @@ func tableFiles(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				case iceberg.EntryContentEqDeletes:
 					content = "equality_deletes"
 				}
-				out = append(out, fileJSON{Path: df.FilePath(), Format: string(df.FileFormat()), RecordCount: df.Count(), SizeBytes: df.FileSizeBytes(), Content: content})
+				out = append(out, fileJSON{Path: df.FilePath(), Format: string(df.FileFormat()), RecordCount: df.Count(), SizeBytes: df.FileSizeBytes(), Content: content,
+					SpecID: df.SpecID(), Partition: partitionJSON(tbl, df)})
 			}
 		}
 	}
@@ -256,9 +265,66 @@ func tableFiles(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return writeJSON(stdout, out)
 	}
 	for _, f := range out {
-		fmt.Fprintf(stdout, "%s  %s  %d rows  %d bytes\n", f.Path, f.Content, f.RecordCount, f.SizeBytes)
+		part := ""
+		if len(f.Partition) > 0 {
+			keys := slices.Sorted(maps.Keys(f.Partition))
+			for i, k := range keys {
+				if i > 0 {
+					part += ","
+				}
+				part += fmt.Sprintf("%s=%v", k, f.Partition[k])
+			}
+			part = "  " + part
+		}
+		fmt.Fprintf(stdout, "%s  %s  %d rows  %d bytes%s\n", f.Path, f.Content, f.RecordCount, f.SizeBytes, part)
 	}
 	return nil
+}
+
+// partitionJSON renders a file's partition tuple by field name.
+func partitionJSON(tbl *table.Table, df iceberg.DataFile) map[string]any {
+	out := map[string]any{}
+	spec := tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
+	if spec == nil {
+		return out
+	}
+	values := df.Partition()
+	for _, f := range spec.Fields() {
+		v := values[f.FieldID]
+		if v == nil {
+			out[f.Name] = nil
+			continue
+		}
+		var resultType iceberg.Type
+		if src, ok := tbl.Schema().FindFieldByID(f.SourceID()); ok {
+			resultType = f.Transform.ResultType(src.Type)
+		}
+		out[f.Name] = jsonValue(resultType, v)
+	}
+	return out
+}
+
+func jsonValue(t iceberg.Type, v any) any {
+	switch t.(type) {
+	case iceberg.DateType:
+		switch d := v.(type) {
+		case iceberg.Date:
+			return time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
+		case int32:
+			return time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
+		}
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		switch ts := v.(type) {
+		case iceberg.Timestamp:
+			return time.UnixMicro(int64(ts)).UTC().Format("2006-01-02T15:04:05.999999")
+		case int64:
+			return time.UnixMicro(ts).UTC().Format("2006-01-02T15:04:05.999999")
+		}
+	}
+	if b, ok := v.([]byte); ok {
+		return hex.EncodeToString(b)
+	}
+	return v
 }
 
 type historyJSON struct {

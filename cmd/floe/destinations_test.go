@@ -1,0 +1,208 @@
+package main_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+var regions = []string{"apac", "emea", "latam", "na", "oceania"}
+
+var regionSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "meta", Type: arrow.StructOf(arrow.Field{Name: "kind", Type: arrow.BinaryTypes.String, Nullable: true}), Nullable: true},
+}, nil)
+
+// writeRegions writes rows with ids [first, first+n): region cycles through
+// regions (row i gets regions[i%5]), meta.kind is "k<id%2>"; region(id)
+// overrides the region when it returns ok.
+func writeRegions(t *testing.T, path string, first, n int64, region func(id int64) (string, bool, bool)) {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, regionSchema)
+	defer b.Release()
+	ids := b.Field(0).(*array.Int64Builder)
+	rs := b.Field(1).(*array.StringBuilder)
+	meta := b.Field(2).(*array.StructBuilder)
+	kinds := meta.FieldBuilder(0).(*array.StringBuilder)
+	for id := first; id < first+n; id++ {
+		ids.Append(id)
+		r, null, override := "", false, false
+		if region != nil {
+			r, null, override = region(id)
+		}
+		switch {
+		case override && null:
+			rs.AppendNull()
+		case override:
+			rs.Append(r)
+		default:
+			rs.Append(regions[id%int64(len(regions))])
+		}
+		meta.Append(true)
+		kinds.Append("k" + string(rune('0'+id%2)))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := fixture.WriteParquet(path, rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantRegionIDs(first, n int64, region string) map[int64]bool {
+	out := map[int64]bool{}
+	for id := first; id < first+n; id++ {
+		if regions[id%int64(len(regions))] == region {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+func sameIDs(t *testing.T, table string, got, want map[int64]bool) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s holds %d distinct ids, want %d", table, len(got), len(want))
+	}
+	for id := range want {
+		if !got[id] {
+			t.Fatalf("%s lacks id %d", table, id)
+		}
+	}
+}
+
+// One batch with rows for 5 regions fills 5 tables, each with exactly its
+// rows in one snapshot.
+func TestDynamicDestinations(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 1000, nil)
+	r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt, "--progress", "json")
+	var prog struct {
+		Sink struct {
+			Tables []struct {
+				Table string `json:"table"`
+				Rows  int64  `json:"numOutputRows"`
+			} `json:"tables"`
+		} `json:"sink"`
+	}
+	line := strings.TrimSpace(r.stderr)
+	if err := json.Unmarshal([]byte(line[strings.LastIndex(line, "\n")+1:]), &prog); err != nil {
+		t.Fatalf("progress: %v\n%s", err, r.stderr)
+	}
+	if len(prog.Sink.Tables) != 5 {
+		t.Fatalf("progress names %d tables, want 5: %s", len(prog.Sink.Tables), r.stderr)
+	}
+	for _, reg := range regions {
+		name := "db.events_" + reg
+		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 1000, reg))
+		if s := e.snapshots(name); len(s) != 1 {
+			t.Fatalf("%s has %d snapshots, want 1", name, len(s))
+		}
+	}
+	// A re-run commits nothing anywhere.
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt)
+	for _, reg := range regions {
+		if s := e.snapshots("db.events_" + reg); len(s) != 1 {
+			t.Fatalf("re-run added snapshots to db.events_%s: %d", reg, len(s))
+		}
+	}
+}
+
+// A crash after the 2nd of 5 table commits: the restart commits the other
+// three and skips the two, so every table holds its rows exactly once.
+func TestDynamicDestinationsCrashBetweenTables(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 1000, nil)
+	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt}
+	r := e.runEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=2"}, args...)
+	if r.code != 137 {
+		t.Fatalf("the crash hook did not fire: %s", r)
+	}
+	tables := strings.Fields(e.ok("table", "list", "db").stdout)
+	committed := 0
+	for _, reg := range regions {
+		if slices.Contains(tables, "db.events_"+reg) && e.count("db.events_"+reg) > 0 {
+			committed++
+		}
+	}
+	if committed != 2 {
+		t.Fatalf("after the crash %d tables hold rows, want 2 (tables: %v)", committed, tables)
+	}
+	e.ok(args...)
+	for _, reg := range regions {
+		name := "db.events_" + reg
+		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 1000, reg))
+		if s := e.snapshots(name); len(s) != 1 {
+			t.Fatalf("%s has %d snapshots after the restart, want 1", name, len(s))
+		}
+	}
+	var show struct {
+		LatestCommit struct {
+			BatchID   int64            `json:"batchId"`
+			Snapshots map[string]int64 `json:"snapshots"`
+		} `json:"latestCommit"`
+	}
+	out := e.ok("checkpoint", "show", e.ckpt, "--json").stdout
+	if err := json.Unmarshal([]byte(out), &show); err != nil {
+		t.Fatalf("checkpoint show: %v\n%s", err, out)
+	}
+	if c := show.LatestCommit; c.BatchID != 0 || len(c.Snapshots) != 5 {
+		t.Fatalf("checkpoint records %+v, want batch 0 naming 5 tables", c)
+	}
+}
+
+// A nested placeholder routes by a struct field.
+func TestDynamicDestinationNested(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.kind_{meta.kind}", "--checkpoint", e.ckpt)
+	if a, b := e.count("db.kind_k0"), e.count("db.kind_k1"); a != 50 || b != 50 {
+		t.Fatalf("kind tables hold %d and %d rows, want 50 each", a, b)
+	}
+}
+
+// A row whose template value is null or not a name fails the batch with its
+// location, or goes to the dead-letter table; it is never dropped.
+func TestDynamicDestinationBadValues(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, func(id int64) (string, bool, bool) {
+		switch id {
+		case 7:
+			return "", true, true
+		case 11:
+			return "no-dash", false, true
+		}
+		return "", false, false
+	})
+	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt}
+	r := e.run(args...)
+	if r.code != 1 || !strings.Contains(r.stderr, "a.parquet") || !strings.Contains(r.stderr, "row 8") || !strings.Contains(r.stderr, "region is null") || !strings.Contains(r.stderr, "dead-letter-table") {
+		t.Fatalf("want an error naming the file, row 8 and the null region, got %s", r)
+	}
+	if tables := e.run("table", "list", "db"); strings.Contains(tables.stdout, "events_") {
+		t.Fatalf("a failed batch left tables behind: %s", tables.stdout)
+	}
+	e.ok(append(args, "--dead-letter-table", "db.dead")...)
+	if n := e.count("db.dead"); n != 2 {
+		t.Fatalf("dead-letter table holds %d rows, want 2", n)
+	}
+	out := e.ok("scan", "db.dead", "--format", "jsonl").stdout
+	if !strings.Contains(out, `"_floe_error":"column region is null"`) || !strings.Contains(out, `no-dash`) || !strings.Contains(out, `"_floe_source_row":12`) {
+		t.Fatalf("dead letters lack their reason or location:\n%s", out)
+	}
+	var total int64 = 2
+	for _, reg := range regions {
+		total += e.count("db.events_" + reg)
+	}
+	if total != 100 {
+		t.Fatalf("%d rows across the tables and the dead letters, want 100", total)
+	}
+}

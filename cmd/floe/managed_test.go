@@ -1,0 +1,137 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The Managed I/O write config of Dataflow's documentation, with a table
+// template and partition_fields, runs as it is; floe's source is attached
+// with --source and --format.
+func TestManagedIOConfigRuns(t *testing.T) {
+	e := newEnv(t)
+	landing, err := filepath.Abs("../../examples/quickstart/landing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := `table: db.orders_{category}
+catalog_name: floe
+catalog_properties:
+  type: jdbc
+  uri: jdbc:sqlite:` + filepath.Join(e.warehouse, "catalog.db") + `
+  warehouse: ` + e.warehouse + `
+config_properties:
+  fs.s3a.fast.upload: "true"
+drop: [gift]
+partition_fields:
+  - day(ordered_at)
+  - category
+table_properties:
+  write.parquet.compression-codec: zstd
+triggering_frequency_seconds: 60
+`
+	path := filepath.Join(e.dir, "managed.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A streaming trigger runs until stopped; --trigger once ends the test.
+	r := e.run("run", path, "--checkpoint", e.ckpt, "--trigger", "once")
+	if r.code != 2 || !strings.Contains(r.stderr, "source") {
+		t.Fatalf("without a source: want a usage error naming it, got %s", r)
+	}
+	r = e.ok("run", path, "--source", landing, "--format", "csv", "--checkpoint", e.ckpt, "--trigger", "once")
+	if !strings.Contains(r.stderr, "fs.s3a.fast.upload") {
+		t.Errorf("the ignored Hadoop property is not reported:\n%s", r.stderr)
+	}
+	var total int64
+	for _, cat := range []string{"books", "games", "garden", "music", "tools"} {
+		name := "db.orders_" + cat
+		d := e.describe(name)
+		if got := d.columns(); strings.Contains(strings.Join(got, ","), "gift") {
+			t.Errorf("%s keeps the dropped column: %v", name, got)
+		}
+		if d.Properties["write.parquet.compression-codec"] != "zstd" {
+			t.Errorf("%s lacks its table property: %v", name, d.Properties)
+		}
+		days := map[any]bool{}
+		for _, f := range e.files(name) {
+			if f.Partition["category"] != cat {
+				t.Errorf("%s holds a file of partition %v", name, f.Partition)
+			}
+			days[f.Partition["ordered_at_day"]] = true
+		}
+		if len(days) < 2 {
+			t.Errorf("%s: files of %d days, want one per day ordered", name, len(days))
+		}
+		total += e.count(name)
+	}
+	if total != 60 {
+		t.Fatalf("%d rows across the category tables, want the quickstart's 60", total)
+	}
+}
+
+// A table partitioned otherwise than partition-fields says stops the run,
+// unless partition-spec-evolution evolves it; old files keep their spec.
+func TestPartitionSpecMismatch(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 100)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-field", "bucket(id, 4)")
+	e.writeIDs("b.parquet", 100, 100)
+	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-field", "truncate(id, 50)"}
+	r := e.run(args...)
+	if r.code != 2 && r.code != 1 || !strings.Contains(r.stderr, "bucket(id, 4)") || !strings.Contains(r.stderr, "truncate(id, 50)") || !strings.Contains(r.stderr, "partition-spec-evolution") {
+		t.Fatalf("want an error naming both specs and the option, got %s", r)
+	}
+	e.ok(append(args, "--partition-spec-evolution")...)
+	if n := e.count("db.spec"); n != 200 {
+		t.Fatalf("%d rows, want 200", n)
+	}
+	specs := map[string]int{}
+	for _, f := range e.files("db.spec") {
+		for k := range f.Partition {
+			specs[k]++
+		}
+	}
+	if specs["id_bucket"] == 0 || specs["id_trunc"] == 0 {
+		t.Fatalf("files by partition field: %v; want files of both specs", specs)
+	}
+}
+
+// The clustered writer (no fanout) writes the same rows, one file per
+// partition.
+func TestClusteredWriter(t *testing.T) {
+	e := newEnv(t)
+	writePartitioned(t, e.landing, 3, 10_000, 20, 10, 3)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.clustered", "--checkpoint", e.ckpt,
+		"--partition-field", "p", "--no-fanout", "--trigger", "once")
+	files := e.files("db.clustered")
+	seen := map[any]bool{}
+	for _, f := range files {
+		if seen[f.Partition["p"]] {
+			t.Fatalf("two files for partition %v", f.Partition)
+		}
+		seen[f.Partition["p"]] = true
+	}
+	if len(seen) != 20 {
+		t.Fatalf("%d partitions, want 20", len(seen))
+	}
+	if ids := e.ids("db.clustered"); len(ids) != 30_000 {
+		t.Fatalf("%d ids, want 30000", len(ids))
+	}
+}
+
+func TestWriteFormatRefused(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 10)
+	path := filepath.Join(e.dir, "p.yaml")
+	text := "source: {path: " + e.landing + ", format: parquet}\nsink: {table: db.orc, write-format: orc}\ncheckpoint: " + e.ckpt + "\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("run", path)
+	if r.code != 2 || !strings.Contains(r.stderr, "write-format") || !strings.Contains(r.stderr, "Parquet") {
+		t.Fatalf("want a configuration error naming write-format, got %s", r)
+	}
+}
