@@ -129,17 +129,7 @@ func partitionerSupports(src iceberg.Type, t iceberg.Transform) bool {
 		return true
 	}
 	kind, ok := classify(src)
-	if !ok || !t.CanTransform(src) {
-		return false
-	}
-	_, isTime := src.(iceberg.TimeType)
-	switch {
-	case kind == srcDecimal && xf == xTruncate:
-		return false
-	case isTime && xf == xTruncate:
-		return false
-	}
-	return true
+	return ok && t.CanTransform(src) && !(kind == srcDecimal && xf == xTruncate)
 }
 
 func newPartitioner(spec iceberg.PartitionSpec, sc *iceberg.Schema, schema *arrow.Schema) (*partitioner, error) {
@@ -205,8 +195,10 @@ type fieldCodes struct {
 }
 
 // split groups the rows of rec by partition, preserving row order inside
-// each group. When every row falls in one partition it returns rec itself,
-// retained, with no copy. The caller releases every group's record.
+// each group; groups come in order of their first row. When every row falls
+// in one partition it returns rec itself, retained, with no copy; when every
+// partition is one run of rows, slices of rec. An empty rec has no groups.
+// The caller releases every group's record.
 func (p *partitioner) split(ctx context.Context, rec arrow.RecordBatch) ([]partitionGroup, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -270,7 +262,7 @@ func (p *partitioner) split(ctx context.Context, rec arrow.RecordBatch) ([]parti
 	}
 	taken, err := scatterRecord(ctx, rec, gid)
 	if err != nil {
-		return nil, fmt.Errorf("gather partition rows: %w", err)
+		return nil, fmt.Errorf("group rows by partition: %w", err)
 	}
 	defer taken.Release()
 	for g := range reps {
