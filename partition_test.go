@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -686,7 +687,7 @@ func TestPartitionerDictionary(t *testing.T) {
 	fields := plain.Schema().Fields()
 	fields[3].Type = dt
 	schema := arrow.NewSchema(fields, nil)
-	cols := plain.Columns()
+	cols := slices.Clone(plain.Columns())
 	cols[3] = col
 	rec := array.NewRecordBatch(schema, cols, plain.NumRows())
 	defer rec.Release()
@@ -722,5 +723,63 @@ func TestPartitionerDictionary(t *testing.T) {
 	}
 	if total != int(rec.NumRows()) || len(groups) != 12 {
 		t.Fatalf("%d rows in %d groups, want %d in 12", total, len(groups), rec.NumRows())
+	}
+}
+
+// Strings may arrive as large_string; keys and the scatter of rows must not
+// depend on the offset width.
+func TestPartitionerLargeString(t *testing.T) {
+	sc := testPartitionSchema()
+	plain := testRecord(t, sc, 3000, 13)
+	defer plain.Release()
+	str := plain.Column(3).(*array.String)
+	lb := array.NewLargeStringBuilder(memory.DefaultAllocator)
+	defer lb.Release()
+	for i := range str.Len() {
+		if str.IsNull(i) {
+			lb.AppendNull()
+		} else {
+			lb.Append(str.Value(i))
+		}
+	}
+	large := lb.NewArray()
+	defer large.Release()
+	fields := plain.Schema().Fields()
+	fields[3].Type = arrow.BinaryTypes.LargeString
+	cols := slices.Clone(plain.Columns())
+	cols[3] = large
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, plain.NumRows())
+	defer rec.Release()
+
+	pf := mustFields(t, "s", "truncate(s, 2)", "day(ts)")
+	spec, _ := NewPartitionSpec(sc, pf)
+	p, err := newPartitioner(spec, sc, rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := p.split(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, g := range groups {
+		ns := g.rec.Column(0).(*array.Int64)
+		ss := g.rec.Column(3).(*array.LargeString)
+		for i := range ns.Len() {
+			row := int(ns.Value(i))
+			for j, f := range pf {
+				if got, want := g.key.values[1000+j], refValue(t, plain, row, f.Source, f.Transform); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: row %d: value %#v, want %#v", f.Expr, row, got, want)
+				}
+			}
+			if ss.IsNull(i) != str.IsNull(row) || ss.Value(i) != str.Value(row) {
+				t.Fatalf("row %d moved as %q, want %q", row, ss.Value(i), str.Value(row))
+			}
+		}
+		total += ns.Len()
+		g.rec.Release()
+	}
+	if total != int(rec.NumRows()) {
+		t.Fatalf("%d rows in groups, want %d", total, rec.NumRows())
 	}
 }
