@@ -157,7 +157,7 @@ func TestNewPartitionSpec(t *testing.T) {
 	}
 }
 
-// testRows generates rows with nulls, negative numbers, pre-1970 times,
+// testRecord generates n rows with nulls, negative numbers, pre-1970 times,
 // multi-byte strings and struct-level nulls.
 func testRecord(t testing.TB, sc *iceberg.Schema, n int, seed uint64) arrow.RecordBatch {
 	t.Helper()
@@ -781,5 +781,37 @@ func TestPartitionerLargeString(t *testing.T) {
 	}
 	if total != int(rec.NumRows()) {
 		t.Fatalf("%d rows in groups, want %d", total, rec.NumRows())
+	}
+}
+
+// Partitions that arrive as one run of rows each are slices, not copies.
+func TestPartitionerRunsAreSlices(t *testing.T) {
+	sc := testPartitionSchema()
+	schema, _ := table.SchemaToArrowSchema(sc, nil, true, false)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i, s := range []string{"a", "a", "b", "b", "b", "c"} {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		for _, c := range []int{1, 2, 4, 5, 6, 7, 8} {
+			b.Field(c).AppendNull()
+		}
+		b.Field(3).(*array.StringBuilder).Append(s)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	fields := mustFields(t, "s")
+	spec, _ := NewPartitionSpec(sc, fields)
+	p, err := newPartitioner(spec, sc, rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := checkSplit(t, p, rec, fields)
+	if len(groups) != 3 {
+		t.Fatalf("%d groups, want 3", len(groups))
+	}
+	for _, g := range groups {
+		if g.rec.Column(3).Data().Buffers()[2] != rec.Column(3).Data().Buffers()[2] {
+			t.Errorf("group %s was copied", g.key.path)
+		}
 	}
 }
