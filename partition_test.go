@@ -815,3 +815,38 @@ func TestPartitionerRunsAreSlices(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParsePartitionField checks that the parser never panics, that what it
+// accepts has a source, and that the canonical form parses back the same.
+func FuzzParsePartitionField(f *testing.F) {
+	for _, s := range []string{"a", "bucket(a, 3)", "truncate(4, b.c)", "DAY( ts )", "void(x)", "bucket(", "(", ")", "a(b,c,d)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		pf, err := ParsePartitionField(expr)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("%q: error %v is not ErrConfig", expr, err)
+			}
+			return
+		}
+		if pf.Source == "" {
+			t.Fatalf("%q: empty source", expr)
+		}
+		var canon string
+		switch tr := pf.Transform.(type) {
+		case iceberg.IdentityTransform:
+			canon = pf.Source
+		case iceberg.BucketTransform:
+			canon = fmt.Sprintf("bucket(%s, %d)", pf.Source, tr.NumBuckets)
+		case iceberg.TruncateTransform:
+			canon = fmt.Sprintf("truncate(%s, %d)", pf.Source, tr.Width)
+		default:
+			canon = fmt.Sprintf("%s(%s)", tr, pf.Source)
+		}
+		again, err := ParsePartitionField(canon)
+		if err != nil || again.Source != pf.Source || !again.Transform.Equals(pf.Transform) {
+			t.Fatalf("%q: canonical %q parses as %+v, %v", expr, canon, again, err)
+		}
+	})
+}

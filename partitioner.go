@@ -22,8 +22,8 @@ import (
 
 // partitioner computes partition keys column-at-a-time: every field turns
 // its column into dense per-call codes, the codes are combined into one
-// group id per row, and rows are gathered per group. Values are boxed only
-// once per group, never per row.
+// group id per row, and rows are moved to their group's run. Values are
+// boxed once per group, never per row.
 type partitioner struct {
 	spec   iceberg.PartitionSpec
 	sc     *iceberg.Schema
@@ -42,8 +42,10 @@ type partitionGroup struct {
 // partitionKey is one partition, interned per partitioner.
 type partitionKey struct {
 	id     int         // dense 0..n-1 in order of first appearance
-	values map[int]any // partition field id -> value for table.DataFileArgs.PartitionValues
-	path   string      // Hive-style path relative to the data directory
+	values map[int]any // partition field id -> value for table.DataFileArgs.PartitionValues; shared, read-only
+	// path is the Hive-style path relative to the data directory. It is not
+	// unique: a null and the string "null" share one, as in iceberg-go.
+	path string
 }
 
 type xform uint8
