@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -156,7 +157,7 @@ func TestNewPartitionSpec(t *testing.T) {
 	}
 }
 
-// testRows generates rows with nulls, negative numbers, pre-1970 times,
+// testRecord generates n rows with nulls, negative numbers, pre-1970 times,
 // multi-byte strings and struct-level nulls.
 func testRecord(t testing.TB, sc *iceberg.Schema, n int, seed uint64) arrow.RecordBatch {
 	t.Helper()
@@ -686,7 +687,7 @@ func TestPartitionerDictionary(t *testing.T) {
 	fields := plain.Schema().Fields()
 	fields[3].Type = dt
 	schema := arrow.NewSchema(fields, nil)
-	cols := plain.Columns()
+	cols := slices.Clone(plain.Columns())
 	cols[3] = col
 	rec := array.NewRecordBatch(schema, cols, plain.NumRows())
 	defer rec.Release()
@@ -723,4 +724,129 @@ func TestPartitionerDictionary(t *testing.T) {
 	if total != int(rec.NumRows()) || len(groups) != 12 {
 		t.Fatalf("%d rows in %d groups, want %d in 12", total, len(groups), rec.NumRows())
 	}
+}
+
+// Strings may arrive as large_string; keys and the scatter of rows must not
+// depend on the offset width.
+func TestPartitionerLargeString(t *testing.T) {
+	sc := testPartitionSchema()
+	plain := testRecord(t, sc, 3000, 13)
+	defer plain.Release()
+	str := plain.Column(3).(*array.String)
+	lb := array.NewLargeStringBuilder(memory.DefaultAllocator)
+	defer lb.Release()
+	for i := range str.Len() {
+		if str.IsNull(i) {
+			lb.AppendNull()
+		} else {
+			lb.Append(str.Value(i))
+		}
+	}
+	large := lb.NewArray()
+	defer large.Release()
+	fields := plain.Schema().Fields()
+	fields[3].Type = arrow.BinaryTypes.LargeString
+	cols := slices.Clone(plain.Columns())
+	cols[3] = large
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, plain.NumRows())
+	defer rec.Release()
+
+	pf := mustFields(t, "s", "truncate(s, 2)", "day(ts)")
+	spec, _ := NewPartitionSpec(sc, pf)
+	p, err := newPartitioner(spec, sc, rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := p.split(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, g := range groups {
+		ns := g.rec.Column(0).(*array.Int64)
+		ss := g.rec.Column(3).(*array.LargeString)
+		for i := range ns.Len() {
+			row := int(ns.Value(i))
+			for j, f := range pf {
+				if got, want := g.key.values[1000+j], refValue(t, plain, row, f.Source, f.Transform); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: row %d: value %#v, want %#v", f.Expr, row, got, want)
+				}
+			}
+			if ss.IsNull(i) != str.IsNull(row) || ss.Value(i) != str.Value(row) {
+				t.Fatalf("row %d moved as %q, want %q", row, ss.Value(i), str.Value(row))
+			}
+		}
+		total += ns.Len()
+		g.rec.Release()
+	}
+	if total != int(rec.NumRows()) {
+		t.Fatalf("%d rows in groups, want %d", total, rec.NumRows())
+	}
+}
+
+// Partitions that arrive as one run of rows each are slices, not copies.
+func TestPartitionerRunsAreSlices(t *testing.T) {
+	sc := testPartitionSchema()
+	schema, _ := table.SchemaToArrowSchema(sc, nil, true, false)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i, s := range []string{"a", "a", "b", "b", "b", "c"} {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		for _, c := range []int{1, 2, 4, 5, 6, 7, 8} {
+			b.Field(c).AppendNull()
+		}
+		b.Field(3).(*array.StringBuilder).Append(s)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	fields := mustFields(t, "s")
+	spec, _ := NewPartitionSpec(sc, fields)
+	p, err := newPartitioner(spec, sc, rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := checkSplit(t, p, rec, fields)
+	if len(groups) != 3 {
+		t.Fatalf("%d groups, want 3", len(groups))
+	}
+	for _, g := range groups {
+		if g.rec.Column(3).Data().Buffers()[2] != rec.Column(3).Data().Buffers()[2] {
+			t.Errorf("group %s was copied", g.key.path)
+		}
+	}
+}
+
+// FuzzParsePartitionField checks that the parser never panics, that what it
+// accepts has a source, and that the canonical form parses back the same.
+func FuzzParsePartitionField(f *testing.F) {
+	for _, s := range []string{"a", "bucket(a, 3)", "truncate(4, b.c)", "DAY( ts )", "void(x)", "bucket(", "(", ")", "a(b,c,d)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		pf, err := ParsePartitionField(expr)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("%q: error %v is not ErrConfig", expr, err)
+			}
+			return
+		}
+		if pf.Source == "" {
+			t.Fatalf("%q: empty source", expr)
+		}
+		var canon string
+		switch tr := pf.Transform.(type) {
+		case iceberg.IdentityTransform:
+			canon = pf.Source
+		case iceberg.BucketTransform:
+			canon = fmt.Sprintf("bucket(%s, %d)", pf.Source, tr.NumBuckets)
+		case iceberg.TruncateTransform:
+			canon = fmt.Sprintf("truncate(%s, %d)", pf.Source, tr.Width)
+		default:
+			canon = fmt.Sprintf("%s(%s)", tr, pf.Source)
+		}
+		again, err := ParsePartitionField(canon)
+		if err != nil || again.Source != pf.Source || !again.Transform.Equals(pf.Transform) {
+			t.Fatalf("%q: canonical %q parses as %+v, %v", expr, canon, again, err)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/bits"
 	"strconv"
@@ -21,8 +22,8 @@ import (
 
 // partitioner computes partition keys column-at-a-time: every field turns
 // its column into dense per-call codes, the codes are combined into one
-// group id per row, and rows are gathered per group. Values are boxed only
-// once per group, never per row.
+// group id per row, and rows are moved to their group's run. Values are
+// boxed once per group, never per row.
 type partitioner struct {
 	spec   iceberg.PartitionSpec
 	sc     *iceberg.Schema
@@ -41,8 +42,10 @@ type partitionGroup struct {
 // partitionKey is one partition, interned per partitioner.
 type partitionKey struct {
 	id     int         // dense 0..n-1 in order of first appearance
-	values map[int]any // partition field id -> value for table.DataFileArgs.PartitionValues
-	path   string      // Hive-style path relative to the data directory
+	values map[int]any // partition field id -> value for table.DataFileArgs.PartitionValues; shared, read-only
+	// path is the Hive-style path relative to the data directory. It is not
+	// unique: a null and the string "null" share one, as in iceberg-go.
+	path string
 }
 
 type xform uint8
@@ -129,17 +132,7 @@ func partitionerSupports(src iceberg.Type, t iceberg.Transform) bool {
 		return true
 	}
 	kind, ok := classify(src)
-	if !ok || !t.CanTransform(src) {
-		return false
-	}
-	_, isTime := src.(iceberg.TimeType)
-	switch {
-	case kind == srcDecimal && xf == xTruncate:
-		return false
-	case isTime && xf == xTruncate:
-		return false
-	}
-	return true
+	return ok && t.CanTransform(src) && !(kind == srcDecimal && xf == xTruncate)
 }
 
 func newPartitioner(spec iceberg.PartitionSpec, sc *iceberg.Schema, schema *arrow.Schema) (*partitioner, error) {
@@ -205,8 +198,10 @@ type fieldCodes struct {
 }
 
 // split groups the rows of rec by partition, preserving row order inside
-// each group. When every row falls in one partition it returns rec itself,
-// retained, with no copy. The caller releases every group's record.
+// each group; groups come in order of their first row. When every row falls
+// in one partition it returns rec itself, retained, with no copy; when every
+// partition is one run of rows, slices of rec. An empty rec has no groups.
+// The caller releases every group's record.
 func (p *partitioner) split(ctx context.Context, rec arrow.RecordBatch) ([]partitionGroup, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -270,7 +265,7 @@ func (p *partitioner) split(ctx context.Context, rec arrow.RecordBatch) ([]parti
 	}
 	taken, err := scatterRecord(ctx, rec, gid)
 	if err != nil {
-		return nil, fmt.Errorf("gather partition rows: %w", err)
+		return nil, fmt.Errorf("group rows by partition: %w", err)
 	}
 	defer taken.Release()
 	for g := range reps {
@@ -560,8 +555,8 @@ func (f *partField) valueCodes(a arrow.Array, null []bool, limit uint64, s *scra
 }
 
 // offsetCodes is keyCodes for identity on strings, reading the offsets and
-// bytes directly: on the hot path most rows repeat the previous row's value,
-// and a call per row to fetch it cost more than the comparison.
+// bytes directly and interning through a stringTable: this is the hot path
+// of partitioning by a category column.
 func offsetCodes[O int32 | int64](offs []O, values *memory.Buffer, null []bool, box func(string) any, s *scratch) fieldCodes {
 	var data []byte
 	if values != nil {
@@ -569,8 +564,7 @@ func offsetCodes[O int32 | int64](offs []O, values *memory.Buffer, null []bool, 
 	}
 	n := len(offs) - 1
 	codes := s.uint32s(n)
-	m := map[string]uint32{}
-	var keys []string
+	var t stringTable
 	var prev string
 	prevCode := uint32(0)
 	for i := range n {
@@ -579,17 +573,11 @@ func offsetCodes[O int32 | int64](offs []O, values *memory.Buffer, null []bool, 
 		}
 		v := unsafe.String(unsafe.SliceData(data[offs[i]:]), int(offs[i+1]-offs[i]))
 		if prevCode == 0 || v != prev {
-			c, ok := m[v]
-			if !ok {
-				v = strings.Clone(v)
-				keys = append(keys, v)
-				c = uint32(len(keys))
-				m[v] = c
-			}
-			prev, prevCode = v, c
+			prev, prevCode = v, t.code(v)
 		}
 		codes[i] = prevCode
 	}
+	keys := t.keys
 	return fieldCodes{codes: codes, card: uint64(len(keys)) + 1, decode: func(c uint32) any {
 		if c == 0 {
 			return nil
@@ -989,4 +977,69 @@ func (s *scratch) int64s(n int) []int64 {
 func (s *scratch) release() {
 	s.nu32, s.ni64 = 0, 0
 	scratchPool.Put(s)
+}
+
+// stringTable interns strings with open addressing and a hash of at most
+// two loads for values up to 16 bytes, typical of partition columns; it
+// was faster than a Go map on the hot path.
+type stringTable struct {
+	slots []uint32 // code, 0 when empty
+	keys  []string // code-1 -> value, detached from the record
+	shift uint     // 64 - log2(len(slots))
+}
+
+var stringSeed = maphash.MakeSeed()
+
+func hashString(v string) uint64 {
+	n := len(v)
+	b := unsafe.Slice(unsafe.StringData(v), n)
+	var x, y uint64
+	switch {
+	case n > 16:
+		return maphash.String(stringSeed, v)
+	case n >= 8:
+		x, y = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		x, y = uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	default:
+		for _, c := range b {
+			x = x<<8 | uint64(c)
+		}
+	}
+	// Fibonacci hashing: the table indexes by the product's top bits, which
+	// depend on every input bit.
+	return (x ^ bits.RotateLeft64(y, 29) ^ uint64(n)<<59) * 0x9e3779b97f4a7c15
+}
+
+// code returns v's code, adding a copy of v when it is new.
+func (t *stringTable) code(v string) uint32 {
+	if 2*(len(t.keys)+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := hashString(v) >> t.shift; ; i = (i + 1) & mask {
+		c := t.slots[i]
+		if c == 0 {
+			t.keys = append(t.keys, strings.Clone(v))
+			c = uint32(len(t.keys))
+			t.slots[i] = c
+			return c
+		}
+		if t.keys[c-1] == v {
+			return c
+		}
+	}
+}
+
+func (t *stringTable) grow() {
+	t.slots = make([]uint32, max(64, 2*len(t.slots)))
+	t.shift = uint(64 - bits.Len(uint(len(t.slots)-1)))
+	mask := uint64(len(t.slots) - 1)
+	for k, v := range t.keys {
+		i := hashString(v) >> t.shift
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = uint32(k + 1)
+	}
 }
