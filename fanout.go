@@ -296,10 +296,37 @@ func (b *batch) writeTo(ctx context.Context, worker int, d *dest, rec arrow.Reco
 			g.rec.Release()
 		}
 	}()
-	for _, g := range groups {
-		if err := b.place(ctx, d, d.slot(g.key, g.key), g.rec); err != nil {
-			return err
+	// Goroutines splitting records of the same partitions would queue on
+	// the same files in the same order, one behind the other: each takes
+	// the files that are free first, starting at its own offset, and waits
+	// only when all that remain are taken.
+	slots := make([]*slot, len(groups))
+	for i, g := range groups {
+		slots[i] = d.slot(g.key, g.key)
+	}
+	pending := make([]int, 0, len(groups))
+	for i := range groups {
+		pending = append(pending, (i+worker*len(groups)/2)%len(groups))
+	}
+	for len(pending) > 0 {
+		left := pending[:0]
+		for _, i := range pending {
+			if !slots[i].mu.TryLock() {
+				left = append(left, i)
+				continue
+			}
+			if err := b.place(ctx, d, slots[i], groups[i].rec); err != nil {
+				return err
+			}
 		}
+		if len(left) == len(pending) {
+			slots[left[0]].mu.Lock()
+			if err := b.place(ctx, d, slots[left[0]], groups[left[0]].rec); err != nil {
+				return err
+			}
+			left = left[1:]
+		}
+		pending = left
 	}
 	return nil
 }
@@ -319,9 +346,8 @@ func (d *dest) slot(id any, key *partitionKey) *slot {
 }
 
 // place appends a partition's rows to its open file, opens one when the cap
-// allows, or leaves them waiting.
+// allows, or leaves them waiting. s.mu is held, and released on return.
 func (b *batch) place(ctx context.Context, d *dest, s *slot, rec arrow.RecordBatch) error {
-	s.mu.Lock()
 	if s.file == nil && !b.w.Clustered && b.reserve(d) {
 		s.file = &openFile{counted: true} // opened by appendTo
 	}
