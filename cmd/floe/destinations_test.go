@@ -206,3 +206,18 @@ func TestDynamicDestinationBadValues(t *testing.T) {
 		t.Fatalf("%d rows across the tables and the dead letters, want 100", total)
 	}
 }
+
+// A nested source column partitions by its struct field.
+func TestPartitionByNestedField(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.nested", "--checkpoint", e.ckpt,
+		"--partition-field", "meta.kind", "--partition-field", "bucket(region, 2)")
+	got := map[string]int64{}
+	for _, f := range e.files("db.nested") {
+		got[f.Partition["meta_kind"].(string)] += f.Rows
+	}
+	if got["k0"] != 50 || got["k1"] != 50 || len(got) != 2 {
+		t.Fatalf("rows by meta.kind partition: %v, want 50 in k0 and k1", got)
+	}
+}
