@@ -3,7 +3,6 @@ package floe
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -62,19 +61,10 @@ func newConformer(tableName string, in, out *arrow.Schema, opts conformOptions) 
 	prev := -1 // table column with the highest input index so far
 	for j, f := range out.Fields() {
 		col := conformCol{name: f.Name, in: -1, required: !f.Nullable, nestedRequired: hasRequiredChild(f.Type)}
-		idx := in.FieldIndices(f.Name)
-		if len(idx) == 0 {
-			for i, inf := range in.Fields() {
-				if strings.EqualFold(inf.Name, f.Name) {
-					idx = []int{i}
-					break
-				}
-			}
-		}
-		if len(idx) > 0 {
-			col.in = idx[0]
-			used[idx[0]] = true
-			inf := in.Field(idx[0])
+		if i := fieldIndex(in.Fields(), f.Name); i >= 0 {
+			col.in = i
+			used[i] = true
+			inf := in.Field(i)
 			inType := inf.Type
 			switch {
 			case arrow.TypeEqual(inType, f.Type, arrow.CheckMetadata()):
@@ -379,18 +369,6 @@ func nestedFits(from, to arrow.DataType) bool {
 
 func fits(from, to arrow.DataType) bool {
 	return arrow.TypeEqual(from, to) || sameShape(from, to) || canCast(from, to) || nestedFits(from, to)
-}
-
-func structFieldIndex(st *arrow.StructType, name string) int {
-	if i, ok := st.FieldIdx(name); ok {
-		return i
-	}
-	for i, f := range st.Fields() {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
 }
 
 // conformData converts array data to the table's type dt, for types that

@@ -339,20 +339,6 @@ func optionalType(t arrow.DataType) arrow.DataType {
 	return t
 }
 
-func icebergFieldIndex(fields []iceberg.NestedField, name string) int {
-	for i, f := range fields {
-		if f.Name == name {
-			return i
-		}
-	}
-	for i, f := range fields {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
-}
-
 func childOf(path []string, name string) []string {
 	return append(append([]string(nil), path...), name)
 }

@@ -217,20 +217,6 @@ func mergePaths(a, b *pathNode) *pathNode {
 	return m
 }
 
-func fieldIndex(fields []arrow.Field, name string) int {
-	for i, f := range fields {
-		if f.Name == name {
-			return i
-		}
-	}
-	for i, f := range fields {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
-}
-
 func fieldList(fields []arrow.Field) string {
 	if len(fields) == 0 {
 		return "no fields"

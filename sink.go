@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -131,10 +132,6 @@ func (p *Pipeline) openTable(ctx context.Context, batchID int64, name string, in
 	}
 	if len(p.sink.partition) > 0 && !SpecMatches(tbl.Spec(), tbl.Schema(), p.sink.partition) {
 		if !p.cfg.Sink.PartitionSpecEvolution {
-			want := make([]string, len(p.sink.partition))
-			for i, f := range p.sink.partition {
-				want[i] = f.Expr
-			}
 			return nil, fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)", ErrConfig, name, DescribeSpec(tbl.Spec(), tbl.Schema()), joinExprs(p.sink.partition))
 		}
 		if tbl, err = evolveSpec(ctx, c, tbl, p.sink.partition); err != nil {
@@ -153,14 +150,11 @@ func (p *Pipeline) openTable(ctx context.Context, batchID int64, name string, in
 }
 
 func joinExprs(fs []PartitionField) string {
-	s := ""
+	exprs := make([]string, len(fs))
 	for i, f := range fs {
-		if i > 0 {
-			s += ", "
-		}
-		s += f.Expr
+		exprs[i] = f.Expr
 	}
-	return s
+	return strings.Join(exprs, ", ")
 }
 
 // evolveSpec replaces the table's partition spec by fields; the files
@@ -302,12 +296,9 @@ func withIdentifiers(sc *iceberg.Schema, names []string) (*iceberg.Schema, error
 }
 
 func icebergFieldNames(fs []iceberg.NestedField) string {
-	s := ""
+	names := make([]string, len(fs))
 	for i, f := range fs {
-		if i > 0 {
-			s += ", "
-		}
-		s += f.Name
+		names[i] = f.Name
 	}
-	return s
+	return strings.Join(names, ", ")
 }
