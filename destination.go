@@ -86,6 +86,9 @@ type router struct {
 type routed struct {
 	table string
 	rec   arrow.RecordBatch
+	// dead is the number of dead letters: rows that name no table and
+	// carry the reason columns.
+	dead int
 }
 
 // holeColumn finds a placeholder's column in rec and checks that its type
@@ -252,7 +255,7 @@ func (r *router) route(ctx context.Context, rec arrow.RecordBatch, file string, 
 			release()
 			return nil, err
 		}
-		out = append(out, routed{table: r.deadLetter, rec: dl})
+		out = append(out, routed{table: r.deadLetter, rec: dl, dead: len(bad)})
 	}
 	return out, nil
 }

@@ -271,14 +271,55 @@ func (e *pqgoEncoder) Write(rec arrow.RecordBatch) error {
 // reads them, copying into its page buffer.
 func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
+// span is the bytes of values a slice's offsets cover.
+func span[T int32 | int64](offs []T) int64 {
+	if len(offs) == 0 {
+		return 0
+	}
+	return int64(offs[len(offs)-1] - offs[0])
+}
+
+// rawSize is the memory of a's values, as a slice sees them: a slice of a
+// larger record counts its own rows, not its parent's buffers.
 func rawSize(a arrow.Array) int64 {
-	var n int64
+	n := int64(a.Len())
+	switch c := a.(type) {
+	case *array.String:
+		return span(c.ValueOffsets()) + 4*n + n/8
+	case *array.Binary:
+		return span(c.ValueOffsets()) + 4*n + n/8
+	case *array.LargeString:
+		return span(c.ValueOffsets()) + 8*n + n/8
+	case *array.LargeBinary:
+		return span(c.ValueOffsets()) + 8*n + n/8
+	case *array.Struct:
+		size := n / 8
+		for i := range c.NumField() {
+			size += rawSize(c.Field(i))
+		}
+		return size
+	}
+	if fw, ok := a.DataType().(arrow.FixedWidthDataType); ok {
+		return n*int64(fw.BitWidth())/8 + n/8
+	}
+	// Lists, maps, dictionaries: their buffers, scaled to the slice.
+	var total int64
 	for _, b := range a.Data().Buffers() {
 		if b != nil {
-			n += int64(b.Len())
+			total += int64(b.Len())
 		}
 	}
-	return n
+	for _, ch := range a.Data().Children() {
+		for _, b := range ch.Buffers() {
+			if b != nil {
+				total += int64(b.Len())
+			}
+		}
+	}
+	if whole := int64(a.Data().Offset()) + n; whole > 0 {
+		return total * n / whole
+	}
+	return total
 }
 
 // fillValues turns one Arrow column into parquet-go values, without copying

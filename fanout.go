@@ -29,11 +29,15 @@ type batch struct {
 	maxOpen     int
 	bufferLimit int64
 	open        atomic.Int64 // partitioned files open, against maxOpen
+	live        atomic.Int64 // data files open
 	peakOpen    atomic.Int64
 	buffered    atomic.Int64 // bytes of rows waiting for a file
 	clock       atomic.Int64 // counts appends, for least-recently-used
 	flushMu     sync.Mutex   // one flush of waiting rows at a time
 	seq         atomic.Int64
+
+	errMu sync.Mutex
+	err   error // see fail
 }
 
 // dest is one table a batch writes.
@@ -68,6 +72,9 @@ type slot struct {
 	waiting []arrow.RecordBatch
 	waitB   int64
 	used    atomic.Int64
+	// holds is set while the slot holds a place under the open-file cap,
+	// for evictIdle to read without the slot's lock.
+	holds atomic.Bool
 }
 
 type openFile struct {
@@ -200,16 +207,7 @@ func (b *batch) writePart(ctx context.Context, worker int, p Part) error {
 		if n == 0 {
 			continue
 		}
-		if b.w.Project != nil {
-			if rec, err = b.w.Project.apply(rec); err != nil {
-				return bad(err)
-			}
-		} else {
-			rec.Retain()
-		}
-		err := b.writeRecord(ctx, worker, p.Name(), rec, rows)
-		rec.Release()
-		if err != nil {
+		if err := b.writeRecord(ctx, worker, p.Name(), rec, rows); err != nil {
 			if errors.Is(err, ErrBadInput) || errors.Is(err, ErrSchemaMismatch) {
 				return bad(err)
 			}
@@ -230,11 +228,18 @@ func (b *batch) writePart(ctx context.Context, worker int, p Part) error {
 	return nil
 }
 
+// writeRecord routes one input record (before keep, drop or only, so that
+// a template may name a column the table does not keep; dead letters keep
+// every input column) and writes its rows.
 func (b *batch) writeRecord(ctx context.Context, worker int, file string, rec arrow.RecordBatch, firstRow int64) error {
 	if b.w.Route == nil {
+		rec, err := b.project(rec)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
 		d := b.fixed
 		if d == nil {
-			var err error
 			if d, err = b.destFor(ctx, b.w.Name, rec.Schema()); err != nil {
 				return err
 			}
@@ -250,7 +255,15 @@ func (b *batch) writeRecord(ctx context.Context, worker int, file string, rec ar
 			g.rec.Release()
 		}
 	}()
-	for _, g := range groups {
+	for i, g := range groups {
+		if g.table != b.w.Route.deadLetter || g.dead == 0 {
+			p, err := b.project(g.rec)
+			if err != nil {
+				return err
+			}
+			g.rec.Release()
+			groups[i].rec, g.rec = p, p
+		}
 		d, err := b.destFor(ctx, g.table, g.rec.Schema())
 		if err != nil {
 			return err
@@ -266,6 +279,15 @@ func (b *batch) writeRecord(ctx context.Context, worker int, file string, rec ar
 		}
 	}
 	return nil
+}
+
+// project applies keep, drop or only; the result must be released.
+func (b *batch) project(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if b.w.Project == nil {
+		rec.Retain()
+		return rec, nil
+	}
+	return b.w.Project.apply(rec)
 }
 
 func (b *batch) writeTo(ctx context.Context, worker int, d *dest, rec arrow.RecordBatch, firstRow int64) error {
@@ -348,11 +370,16 @@ func (d *dest) slot(id any, key *partitionKey) *slot {
 // place appends a partition's rows to its open file, opens one when the cap
 // allows, or leaves them waiting. s.mu is held, and released on return.
 func (b *batch) place(ctx context.Context, d *dest, s *slot, rec arrow.RecordBatch) error {
-	if s.file == nil && !b.w.Clustered && b.reserve(d) {
+	// Waiting rows count as use too, so that idle files are told apart.
+	s.used.Store(b.clock.Add(1))
+	if s.file == nil && !b.w.Clustered && b.reserve(s) {
 		s.file = &openFile{counted: true} // opened by appendTo
 	}
 	if s.file != nil {
-		err := b.appendTo(d, s, rec)
+		err := b.takeWaiting(d, s)
+		if err == nil {
+			err = b.appendTo(d, s, rec)
+		}
 		s.mu.Unlock()
 		return err
 	}
@@ -367,32 +394,34 @@ func (b *batch) place(ctx context.Context, d *dest, s *slot, rec arrow.RecordBat
 	return nil
 }
 
-// reserve takes one place under the open-file cap, closing the least
-// recently used file when it has been idle for a while: time-ordered input
-// leaves yesterday's partitions idle, and holding their files would make
-// today's rows wait.
-func (b *batch) reserve(d *dest) bool {
+// reserve takes one place under the open-file cap for slot s, closing the
+// least recently used file when it has been idle for a while: time-ordered
+// input leaves yesterday's partitions idle, and holding their files would
+// make today's rows wait.
+func (b *batch) reserve(s *slot) bool {
+	// One place is left to the writing of waiting rows, which flushes one
+	// partition at a time; with a cap of 1, every partition waits.
+	limit := int64(max(b.maxOpen-1, 0))
 	for {
 		n := b.open.Load()
-		if n < int64(b.maxOpen) {
-			if b.open.CompareAndSwap(n, n+1) {
-				for {
-					p := b.peakOpen.Load()
-					if n+1 <= p || b.peakOpen.CompareAndSwap(p, n+1) {
-						break
-					}
-				}
-				return true
+		if n >= limit {
+			if limit == 0 || !b.evictIdle(s) {
+				return false
 			}
+			// The victim's place was given back; take it like any other.
 			continue
 		}
-		return b.evictIdle(d)
+		if b.open.CompareAndSwap(n, n+1) {
+			s.holds.Store(true)
+			return true
+		}
 	}
 }
 
-// evictIdle closes the least recently used counted file if no append
-// touched it during the last maxOpen appends, and hands its place over.
-func (b *batch) evictIdle(except *dest) bool {
+// evictIdle gives back the place of the least recently used slot holding
+// one, closing its file, if no append touched it during the last maxOpen
+// appends. It reports whether a place was given back.
+func (b *batch) evictIdle(self *slot) bool {
 	now := b.clock.Load()
 	var victim *slot
 	var vd *dest
@@ -400,7 +429,7 @@ func (b *batch) evictIdle(except *dest) bool {
 	for _, d := range b.dests {
 		d.mu.Lock()
 		for _, s := range d.slots {
-			if s.key == nil {
+			if s == self || !s.holds.Load() {
 				continue
 			}
 			u := s.used.Load()
@@ -418,14 +447,24 @@ func (b *batch) evictIdle(except *dest) bool {
 		return false
 	}
 	defer victim.mu.Unlock()
-	if victim.file == nil || !victim.file.counted || victim.file.enc == nil {
+	if victim.file == nil || !victim.file.counted {
 		return false
 	}
 	if err := b.roll(vd, victim, false); err != nil {
-		// The file's error resurfaces when the batch finishes.
-		return false
+		// The file is lost with its rows: the batch must fail.
+		b.fail(err)
 	}
-	return true // its place passes to the caller
+	return true
+}
+
+// fail records an error met where it cannot be returned (closing another
+// slot's file); the batch fails with it when it finishes.
+func (b *batch) fail(err error) {
+	b.errMu.Lock()
+	defer b.errMu.Unlock()
+	if b.err == nil {
+		b.err = err
+	}
 }
 
 // appendTo writes rec to the slot's file, opening it first; s.mu is held.
@@ -437,6 +476,7 @@ func (b *batch) appendTo(d *dest, s *slot, rec arrow.RecordBatch) error {
 		if err != nil {
 			if counted {
 				b.open.Add(-1)
+				s.holds.Store(false)
 			}
 			s.file = nil
 			return err
@@ -473,6 +513,13 @@ func (b *batch) create(d *dest, s *slot, first arrow.RecordBatch) (*openFile, er
 		_ = d.wfs.Remove(path)
 		return nil, fmt.Errorf("start data file %s: %w", path, err)
 	}
+	n := b.live.Add(1)
+	for {
+		p := b.peakOpen.Load()
+		if n <= p || b.peakOpen.CompareAndSwap(p, n) {
+			break
+		}
+	}
 	return &openFile{path: path, out: out, enc: enc}, nil
 }
 
@@ -489,11 +536,13 @@ func (b *batch) roll(d *dest, s *slot, keep bool) error {
 		s.file = nil
 		if f.counted {
 			b.open.Add(-1)
+			s.holds.Store(false)
 		}
 	}
 	if f.enc == nil {
 		return nil
 	}
+	b.live.Add(-1)
 	meta, err := f.enc.Close()
 	if err != nil {
 		_ = d.wfs.Remove(f.path)
@@ -571,20 +620,29 @@ func (b *batch) flushWaiting(ctx context.Context, all bool) error {
 func (b *batch) drain(d *dest, s *slot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	own := s.file == nil
+	err := b.takeWaiting(d, s)
+	if err == nil && own && s.file != nil && !s.file.counted {
+		err = b.roll(d, s, false)
+	}
+	return err
+}
+
+// takeWaiting appends the slot's waiting rows to its file (opening one if
+// it has none); s.mu is held.
+func (b *batch) takeWaiting(d *dest, s *slot) error {
 	recs, n := s.waiting, s.waitB
+	if len(recs) == 0 {
+		return nil
+	}
 	s.waiting, s.waitB = nil, 0
 	b.buffered.Add(-n)
-	own := s.file == nil
 	var err error
-	for i, r := range recs {
+	for _, r := range recs {
 		if err == nil {
 			err = b.appendTo(d, s, r)
 		}
 		r.Release()
-		recs[i] = nil
-	}
-	if err == nil && own && s.file != nil && !s.file.counted {
-		err = b.roll(d, s, false)
 	}
 	return err
 }
@@ -596,44 +654,59 @@ func (b *batch) finish(ctx context.Context, workers int) error {
 		d *dest
 		s *slot
 	}
-	var jobs []job
+	// First the open files, each taking its waiting rows; then the
+	// partitions that only have rows waiting, each in a file of its own,
+	// no more at once than the cap allows.
+	var open, waiting []job
 	for _, d := range b.dests {
 		for _, s := range d.slots {
-			jobs = append(jobs, job{d, s})
+			if s.file != nil {
+				open = append(open, job{d, s})
+			} else if len(s.waiting) > 0 {
+				waiting = append(waiting, job{d, s})
+			}
 		}
 	}
-	next := make(chan job)
-	errs := make(chan error, workers)
-	for range workers {
-		go func() {
-			var first error
-			for j := range next {
-				if first != nil || ctx.Err() != nil {
-					continue
+	run := func(jobs []job, workers int) error {
+		next := make(chan job)
+		errs := make(chan error, workers)
+		for range workers {
+			go func() {
+				var first error
+				for j := range next {
+					if first != nil || ctx.Err() != nil {
+						continue
+					}
+					if first = b.drain(j.d, j.s); first != nil {
+						continue
+					}
+					j.s.mu.Lock()
+					first = b.roll(j.d, j.s, false)
+					j.s.mu.Unlock()
 				}
-				if err := b.drain(j.d, j.s); err != nil {
-					first = err
-					continue
-				}
-				j.s.mu.Lock()
-				first = b.roll(j.d, j.s, false)
-				j.s.mu.Unlock()
-			}
-			errs <- first
-		}()
+				errs <- first
+			}()
+		}
+		for _, j := range jobs {
+			next <- j
+		}
+		close(next)
+		var err error
+		for range workers {
+			err = errors.Join(err, <-errs)
+		}
+		return err
 	}
-	for _, j := range jobs {
-		next <- j
-	}
-	close(next)
-	var err error
-	for range workers {
-		err = errors.Join(err, <-errs)
+	err := run(open, workers)
+	if err == nil {
+		err = run(waiting, max(1, min(workers, b.maxOpen)))
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
-	return err
+	b.errMu.Lock()
+	defer b.errMu.Unlock()
+	return errors.Join(b.err, err)
 }
 
 // abort drops waiting rows and removes files still open after a failure.
@@ -695,11 +768,6 @@ func (b *batch) result() WriteResult {
 		res.Files = append(res.Files, d.files...)
 		res.Rows += d.rows
 		res.Tables[name] = d.tbl
-	}
-	if res.PeakOpenFiles == 0 {
-		for _, d := range b.dests {
-			res.PeakOpenFiles += len(d.slots) // one file per goroutine
-		}
 	}
 	return res
 }

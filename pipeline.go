@@ -293,7 +293,7 @@ func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, er
 			return nil, 0, fmt.Errorf("%w: batch %d was planned in %s mode and did not finish; run once more with mode %s to finish it, then change the mode", ErrCheckpointMismatch, lastOff, m, m)
 		}
 		p.opts.Logger.Info("re-running batch that did not finish", "batch", lastOff)
-		if err := p.runBatch(ctx, entry, time.Now(), 0, sum); err != nil {
+		if err := p.runBatch(ctx, entry, time.Now(), 0, sum, true); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -315,7 +315,7 @@ func (p *Pipeline) runNext(ctx context.Context, start *Offset, next *int64, limi
 	}
 	entry := OffsetEntry{BatchID: *next, TimestampMs: time.Now().UnixMilli(), Start: *start, End: end,
 		Conf: map[string]string{"mode": p.cfg.Sink.Mode}}
-	if err := p.runBatch(ctx, entry, began, latestMs, sum); err != nil {
+	if err := p.runBatch(ctx, entry, began, latestMs, sum, false); err != nil {
 		return false, err
 	}
 	*start, *next = end, *next+1
@@ -324,7 +324,7 @@ func (p *Pipeline) runNext(ctx context.Context, start *Offset, next *int64, limi
 
 // runBatch writes the offsets entry (when new), the data files, the table
 // commit and the commits entry, in that order.
-func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.Time, latestMs int64, sum *Summary) error {
+func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.Time, latestMs int64, sum *Summary, rerun bool) error {
 	t := time.Now()
 	if err := p.checkpoint.WriteOffsets(entry); err != nil {
 		return err
@@ -334,13 +334,19 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	t = time.Now()
 	prog := &Progress{ID: p.checkpoint.Metadata.ID, RunID: p.runID, BatchID: entry.BatchID,
 		Timestamp: began.UTC().Format("2006-01-02T15:04:05.000Z")}
-	res, existing, err := p.writeBatch(ctx, entry, prog)
+	// A re-run batch of a table template may be in some of its tables
+	// already: which, only its rows can tell.
+	mayBeCommitted := rerun && p.sink.route != nil
+	res, existing, err := p.writeBatch(ctx, entry, prog, mayBeCommitted)
 	if err != nil {
 		// Forget the batch only on bad input: then nothing of it reached the
 		// table (a re-run batch is looked up in the table before anything is
 		// read), and the checkpoint must be left as it was. Any other
 		// failure keeps offsets/N, so the next run re-runs the same batch
 		// with the same files: it may already be in the table.
+		if errors.Is(err, ErrBadInput) && mayBeCommitted {
+			return fmt.Errorf("%w; batch %d was re-run after a stop and may already be in some of the tables of %s, so it is kept to be re-run again: restore or fix the file, or set on-bad-file: quarantine", err, entry.BatchID, p.cfg.Sink.Table)
+		}
 		if errors.Is(err, ErrBadInput) && ctx.Err() == nil {
 			if rerr := p.checkpoint.RemoveOffsets(entry.BatchID); rerr != nil {
 				p.opts.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
@@ -442,7 +448,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 // being written are dropped from the batch and retried later; with
 // on-bad-file quarantine, bad files are moved aside and the batch goes on
 // without them. The snapshot is set when the table already holds the batch.
-func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress) (WriteResult, *table.Snapshot, error) {
+func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress, mayBeCommitted bool) (WriteResult, *table.Snapshot, error) {
 	// Each turn drops one file from the batch, so the loop ends; the bound
 	// guards against a source that fails to drop it.
 	for turn := 0; ; turn++ {
@@ -469,6 +475,10 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 		var uf *UnstableFileError
 		var bf *BadFileError
 		switch {
+		case errors.As(err, &uf) && mayBeCommitted:
+			// Leaving the file for a later batch would ingest it twice into
+			// the tables that already hold this one.
+			return WriteResult{}, nil, fmt.Errorf("batch %d, re-run after a stop, may already be committed to some of the tables of %s, but %s changed since it was planned: %w; restore the file as it was, or move it aside with on-bad-file: quarantine", entry.BatchID, p.cfg.Sink.Table, uf.Path, err)
 		case errors.As(err, &uf):
 			p.warn(uf.Error())
 			prog.Deferred = append(prog.Deferred, uf.Path)

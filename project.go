@@ -443,7 +443,13 @@ func maskNulls(child arrow.Array, chain []*array.Struct) arrow.Array {
 		}
 	}
 	buffers := append([]*memory.Buffer{buf}, d.Buffers()[1:]...)
-	nd := array.NewData(d.DataType(), n, buffers, d.Children(), nullN, off)
+	var nd *array.Data
+	if dict := d.Dictionary(); dict != nil {
+		// A dictionary column (a pandas categorical) keeps its dictionary.
+		nd = array.NewDataWithDictionary(d.DataType(), n, buffers, nullN, off, dict.(*array.Data))
+	} else {
+		nd = array.NewData(d.DataType(), n, buffers, d.Children(), nullN, off)
+	}
 	buf.Release()
 	defer nd.Release()
 	return array.MakeFromData(nd)

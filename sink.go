@@ -216,15 +216,29 @@ func (p *Pipeline) commitTables(ctx context.Context, batchID int64, res WriteRes
 		byTable[f.Table] = append(byTable[f.Table], f)
 	}
 	var out []tableCommit
-	for _, name := range slices.Sorted(maps.Keys(byTable)) {
+	names := slices.Sorted(maps.Keys(byTable))
+	// On failure, the files of the tables not reached are deleted: a re-run
+	// writes the batch anew under other names.
+	abandon := func(rest []string) {
+		for _, name := range rest {
+			if tbl := res.Tables[name]; tbl != nil {
+				if fs, err := tbl.FS(ctx); err == nil {
+					deleteFiles(fs, byTable[name])
+				}
+			}
+		}
+	}
+	for i, name := range names {
 		files := byTable[name]
 		c, err := p.committer(name)
 		if err != nil {
+			abandon(names[i:])
 			return out, err
 		}
 		cr, err := c.Commit(ctx, CommitRequest{BatchID: batchID, Files: files,
 			Overwrite: p.cfg.Sink.Mode == "complete", Properties: p.cfg.Sink.SnapshotProperties, Base: res.Tables[name]})
 		if err != nil {
+			abandon(names[i+1:])
 			return out, err
 		}
 		tc := tableCommit{Table: name, SnapshotID: cr.SnapshotID, DataFiles: len(files), existing: cr.Existing}
@@ -247,6 +261,7 @@ func (p *Pipeline) commitTables(ctx context.Context, batchID int64, res WriteRes
 		out = append(out, tc)
 		if p.opts.AfterTableCommit != nil {
 			if err := p.opts.AfterTableCommit(name, batchID, cr.SnapshotID); err != nil {
+				abandon(names[i+1:])
 				return out, err
 			}
 		}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -219,5 +220,49 @@ func TestPartitionByNestedField(t *testing.T) {
 	}
 	if got["k0"] != 50 || got["k1"] != 50 || len(got) != 2 {
 		t.Fatalf("rows by meta.kind partition: %v, want 50 in k0 and k1", got)
+	}
+}
+
+// A template may name a column the table does not keep.
+func TestTemplateColumnDropped(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.ev_{region}", "--checkpoint", e.ckpt, "--drop", "region")
+	for _, reg := range regions {
+		name := "db.ev_" + reg
+		if cols := strings.Join(e.describe(name).columns(), ","); strings.Contains(cols, "region") {
+			t.Fatalf("%s keeps the dropped column: %s", name, cols)
+		}
+		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 100, reg))
+	}
+}
+
+// A batch re-run after a crash between two tables' commits cannot be
+// forgotten when its input went bad meanwhile: some tables hold it. The run
+// fails and keeps the batch; once the file is back, it completes, exactly
+// once everywhere.
+func TestTemplateRerunKeepsBatch(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 500, nil)
+	writeRegions(t, filepath.Join(e.landing, "b.parquet"), 500, 500, nil)
+	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt}
+	if r := e.runEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1"}, args...); r.code != 137 {
+		t.Fatalf("the crash hook did not fire: %s", r)
+	}
+	moved := filepath.Join(e.dir, "b.parquet")
+	if err := os.Rename(filepath.Join(e.landing, "b.parquet"), moved); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(args...)
+	if r.code != 1 || !strings.Contains(r.stderr, "b.parquet") || !strings.Contains(r.stderr, "may already be in some of the tables") {
+		t.Fatalf("want the re-run to fail and keep the batch, got %s", r)
+	}
+	if err := os.Rename(moved, filepath.Join(e.landing, "b.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(args...)
+	for _, reg := range regions {
+		name := "db.events_" + reg
+		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 1000, reg))
 	}
 }
