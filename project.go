@@ -444,9 +444,9 @@ func maskNulls(child arrow.Array, chain []*array.Struct) arrow.Array {
 	}
 	buffers := append([]*memory.Buffer{buf}, d.Buffers()[1:]...)
 	var nd *array.Data
-	if dict := d.Dictionary(); dict != nil {
+	if d.DataType().ID() == arrow.DICTIONARY {
 		// A dictionary column (a pandas categorical) keeps its dictionary.
-		nd = array.NewDataWithDictionary(d.DataType(), n, buffers, nullN, off, dict.(*array.Data))
+		nd = array.NewDataWithDictionary(d.DataType(), n, buffers, nullN, off, d.Dictionary().(*array.Data))
 	} else {
 		nd = array.NewData(d.DataType(), n, buffers, d.Children(), nullN, off)
 	}

@@ -196,7 +196,12 @@ type summaryProgress struct{ w io.Writer }
 
 func (s *summaryProgress) progress(p floe.Progress) {
 	snap := "no snapshot (no rows)"
-	if p.Sink.SnapshotID != 0 {
+	switch {
+	case len(p.Sink.Tables) > 1:
+		snap = fmt.Sprintf("%d snapshots in %d tables", len(p.Sink.Tables), len(p.Sink.Tables))
+	case len(p.Sink.Tables) == 1:
+		snap = fmt.Sprintf("snapshot %d of %s", p.Sink.Tables[0].SnapshotID, p.Sink.Tables[0].Table)
+	case p.Sink.SnapshotID != 0:
 		snap = fmt.Sprintf("snapshot %d", p.Sink.SnapshotID)
 	}
 	extra := ""
