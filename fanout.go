@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -309,6 +310,7 @@ func (b *batch) writeTo(ctx context.Context, worker int, d *dest, rec arrow.Reco
 		defer s.mu.Unlock()
 		return b.appendTo(d, s, out)
 	}
+	b.clock.Add(1)
 	groups, err := d.part.split(ctx, out)
 	if err != nil {
 		return fmt.Errorf("table %s: partition rows: %w", d.name, err)
@@ -371,7 +373,7 @@ func (d *dest) slot(id any, key *partitionKey) *slot {
 // allows, or leaves them waiting. s.mu is held, and released on return.
 func (b *batch) place(ctx context.Context, d *dest, s *slot, rec arrow.RecordBatch) error {
 	// Waiting rows count as use too, so that idle files are told apart.
-	s.used.Store(b.clock.Add(1))
+	s.used.Store(b.clock.Load())
 	if s.file == nil && !b.w.Clustered && b.reserve(s) {
 		s.file = &openFile{counted: true} // opened by appendTo
 	}
@@ -399,13 +401,11 @@ func (b *batch) place(ctx context.Context, d *dest, s *slot, rec arrow.RecordBat
 // input leaves yesterday's partitions idle, and holding their files would
 // make today's rows wait.
 func (b *batch) reserve(s *slot) bool {
-	// One place is left to the writing of waiting rows, which flushes one
-	// partition at a time; with a cap of 1, every partition waits.
-	limit := int64(max(b.maxOpen-1, 0))
+	limit := int64(b.maxOpen)
 	for {
 		n := b.open.Load()
 		if n >= limit {
-			if limit == 0 || !b.evictIdle(s) {
+			if !b.evict(s, idleRecords) {
 				return false
 			}
 			// The victim's place was given back; take it like any other.
@@ -418,10 +418,16 @@ func (b *batch) reserve(s *slot) bool {
 	}
 }
 
-// evictIdle gives back the place of the least recently used slot holding
-// one, closing its file, if no append touched it during the last maxOpen
-// appends. It reports whether a place was given back.
-func (b *batch) evictIdle(self *slot) bool {
+// idleRecords is how many records a partition may miss before its file
+// counts as idle: rows spread over more partitions than the cap touch
+// most of them in every record, and closing their files would only make
+// small ones; time-ordered input stops touching yesterday's for good.
+const idleRecords = 4
+
+// evict gives back the place of the least recently used slot holding one,
+// closing its file, if none of the last idle records had rows for it. It
+// reports whether a place was given back.
+func (b *batch) evict(self *slot, idle int64) bool {
 	now := b.clock.Load()
 	var victim *slot
 	var vd *dest
@@ -433,7 +439,7 @@ func (b *batch) evictIdle(self *slot) bool {
 				continue
 			}
 			u := s.used.Load()
-			if now-u < int64(b.maxOpen) {
+			if now-u < idle {
 				continue
 			}
 			if victim == nil || u < victim.used.Load() {
@@ -469,7 +475,6 @@ func (b *batch) fail(err error) {
 
 // appendTo writes rec to the slot's file, opening it first; s.mu is held.
 func (b *batch) appendTo(d *dest, s *slot, rec arrow.RecordBatch) error {
-	s.used.Store(b.clock.Add(1))
 	if s.file == nil || s.file.enc == nil {
 		counted := s.file != nil && s.file.counted
 		f, err := b.create(d, s, rec)
@@ -616,14 +621,29 @@ func (b *batch) flushWaiting(ctx context.Context, all bool) error {
 }
 
 // drain writes a slot's waiting rows; a file opened for them alone is
-// closed after.
+// closed after. That file counts against the cap too: when no place is
+// free, the least recently used file is closed, idle or not, since the
+// waiting rows must go somewhere.
 func (b *batch) drain(d *dest, s *slot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.waiting) == 0 {
+		return nil
+	}
 	own := s.file == nil
+	if own {
+		for !b.reserve(s) {
+			if !b.evict(s, 0) {
+				// Every place is held by a slot being written right now;
+				// they are released within one append.
+				runtime.Gosched()
+			}
+		}
+		s.file = &openFile{counted: true}
+	}
 	err := b.takeWaiting(d, s)
-	if err == nil && own && s.file != nil && !s.file.counted {
-		err = b.roll(d, s, false)
+	if own && s.file != nil {
+		err = errors.Join(err, b.roll(d, s, false))
 	}
 	return err
 }

@@ -267,7 +267,7 @@ func TestIdleFileMakesRoom(t *testing.T) {
 	b.dests[d.name] = d
 	var recs []arrow.RecordBatch
 	for p := int64(0); p < 6; p++ {
-		for r := 0; r < 3; r++ {
+		for r := 0; r < 2*idleRecords; r++ {
 			recs = append(recs, partRecord(p, 10))
 		}
 	}
