@@ -249,6 +249,12 @@ func parse(data []byte, lookup func(string) (string, bool), complete func(*Pipel
 		p, _, err := parseManaged(root, complete)
 		return p, err
 	}
+	if foldSnapshotProperties(root) {
+		// The strict decoder below reads text: give it the folded tree.
+		if expanded, probs = marshalNode(root); len(probs) > 0 {
+			return nil, probs.err()
+		}
+	}
 
 	// The walker decodes as well as diagnoses, so that when there are
 	// decode problems the fields that did decode can still be validated
@@ -290,6 +296,51 @@ func parse(data []byte, lookup func(string) (string, bool), complete func(*Pipel
 		return nil, all.err()
 	}
 	return p, nil
+}
+
+// SnapshotPropertyPrefix spells one snapshot property as a sink key, as
+// Spark's write option does: "snapshot-property.job: nightly".
+const SnapshotPropertyPrefix = "snapshot-property."
+
+// foldSnapshotProperties moves sink keys spelt as Spark's
+// snapshot-property.<key> options into sink.snapshot-properties, creating
+// that mapping when needed; it reports whether it changed the tree.
+func foldSnapshotProperties(root *yaml.Node) bool {
+	sink := mappingValue(root, "sink")
+	if sink == nil || sink.Kind != yaml.MappingNode {
+		return false
+	}
+	var moved []*yaml.Node
+	kept := sink.Content[:0:0]
+	for i := 0; i+1 < len(sink.Content); i += 2 {
+		k := sink.Content[i]
+		if k.Kind == yaml.ScalarNode && strings.HasPrefix(k.Value, SnapshotPropertyPrefix) && len(k.Value) > len(SnapshotPropertyPrefix) {
+			key := *k
+			key.Value = strings.TrimPrefix(k.Value, SnapshotPropertyPrefix)
+			moved = append(moved, &key, sink.Content[i+1])
+			continue
+		}
+		kept = append(kept, k, sink.Content[i+1])
+	}
+	if len(moved) == 0 {
+		return false
+	}
+	sink.Content = kept
+	props := mappingValue(sink, "snapshot-properties")
+	if props == nil || props.Kind != yaml.MappingNode {
+		props = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: moved[0].Line, Column: moved[0].Column}
+		sink.Content = append(sink.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "snapshot-properties", Line: moved[0].Line}, props)
+	}
+	props.Content = append(props.Content, moved...)
+	return true
+}
+
+func marshalNode(n *yaml.Node) ([]byte, problems) {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return nil, yamlErrorProblems(err)
+	}
+	return b, nil
 }
 
 // parseYAML returns the document's top node, or nil for an empty file.

@@ -465,3 +465,26 @@ func TestExampleInReferenceParses(t *testing.T) {
 		t.Errorf("catalog.uri = %q", p.Catalog.URI)
 	}
 }
+
+// Spark's snapshot-property.<key> options are sink keys too.
+func TestSnapshotPropertyKeys(t *testing.T) {
+	p, err := config.Parse([]byte(`source: {path: ./l, format: parquet}
+sink:
+  table: db.t
+  snapshot-properties: {team: ingest}
+  snapshot-property.job: nightly
+  snapshot-property.owner: data-eng
+checkpoint: ./c
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"team": "ingest", "job": "nightly", "owner": "data-eng"}
+	if !reflect.DeepEqual(p.Sink.SnapshotProperties, want) {
+		t.Fatalf("snapshot properties %v, want %v", p.Sink.SnapshotProperties, want)
+	}
+	_, err = config.Parse([]byte("source: {path: ./l, format: parquet}\nsink: {table: db.t, snapshot-propery.job: x}\ncheckpoint: ./c\n"))
+	if err == nil || !strings.Contains(err.Error(), "snapshot-propery.job") {
+		t.Fatalf("a misspelt key: %v", err)
+	}
+}

@@ -211,7 +211,8 @@ var specs = []fieldSpec{
 	{
 		path: "sink.snapshot-properties", typ: "map of string to string",
 		doc: "Extra entries for the summary of every snapshot floe commits, e.g. the name of the job that produced it. " +
-			"Spark's `snapshot-property.<key>` write option; `--snapshot-property KEY=VALUE` on the command line.",
+			"Spark's `snapshot-property.<key>` write option, which may also be written as a sink key (`snapshot-property.job: nightly`); " +
+			"`--snapshot-property KEY=VALUE` on the command line.",
 	},
 	{
 		path: "sink.partition-fields", typ: "list of strings",
