@@ -9,6 +9,7 @@ VERSITYGW := github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
 test: test-deps
 	go vet ./...
+	go vet -tags floetest ./cmd/floe
 	go test -timeout 20m ./...
 
 test-deps: interop/node_modules/.package-lock.json
