@@ -2,7 +2,6 @@ package interop_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -414,15 +413,7 @@ func rewriteOneValue(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf, err := file.NewParquetReader(bytes.NewReader(orig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
+	tbl, err := fixture.ReadParquet(bytes.NewReader(orig))
 	if err != nil {
 		t.Fatal(err)
 	}
