@@ -53,18 +53,24 @@ import (
 // ids (or the table's name mapping for files written without ids), never by
 // the column being NULL: a file may hold real NULLs.
 
-// ScanTable reads every live row of the table's current snapshot, with
-// deletes applied. limit > 0 stops after that many rows.
-func ScanTable(ctx context.Context, tbl *table.Table, limit int64) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+// ScanTable reads every live row of the snapshot the options select (the
+// current one by default), with deletes applied.
+func ScanTable(ctx context.Context, tbl *table.Table, o ScanOptions) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	snap, err := o.snapshot(tbl)
+	if err != nil {
+		return nil, nil, err
+	}
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return nil, nil, err
 	}
-	scan := rt.tbl.Scan()
+	opts := o.scanOptions(snap)
+	scan := rt.tbl.Scan(opts...)
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return nil, nil, planError(ctx, rt.tbl, err)
+		return nil, nil, planError(ctx, rt.tbl, snap, err)
 	}
+	limit := o.Limit
 	proj, err := scan.Projection()
 	if err != nil {
 		return nil, nil, err
@@ -122,7 +128,7 @@ func ScanTable(ctx context.Context, tbl *table.Table, limit int64) (*arrow.Schem
 		for _, ft := range fixed {
 			sc := scan
 			if ft.plainUUID {
-				sc = rt.uuidTbl.Scan()
+				sc = rt.uuidTbl.Scan(opts...)
 			}
 			_, recs, err := sc.ReadTasks(ctx, []table.FileScanTask{ft.task})
 			if err != nil {
@@ -146,24 +152,49 @@ func ScanTable(ctx context.Context, tbl *table.Table, limit int64) (*arrow.Schem
 			}
 		}
 	}
-	return schema, seq, nil
+	if len(o.Drop) == 0 {
+		return schema, seq, nil
+	}
+	drop := newProjection(nil, o.Drop, "")
+	out, err := drop.schema(schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	dropped := func(yield func(arrow.RecordBatch, error) bool) {
+		for rec, err := range seq {
+			if err == nil {
+				in := rec
+				rec, err = drop.apply(in)
+				in.Release()
+			}
+			if !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+	return out, dropped, nil
 }
 
-// CountRows counts the live rows of the current snapshot: from manifest
-// record counts for files no delete applies to, by reading the others (so
-// deletes are applied).
-func CountRows(ctx context.Context, tbl *table.Table) (int64, error) {
-	if tbl.CurrentSnapshot() == nil {
+// CountRows counts the live rows of the snapshot the options select: from
+// manifest record counts for files no delete applies to, by reading the
+// others (so deletes are applied).
+func CountRows(ctx context.Context, tbl *table.Table, o ScanOptions) (int64, error) {
+	snap, err := o.snapshot(tbl)
+	if err != nil {
+		return 0, err
+	}
+	if snapshotOf(tbl, snap) == nil {
 		return 0, nil
 	}
+	opts := o.scanOptions(snap)
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return 0, err
 	}
-	scan := rt.tbl.Scan()
+	scan := rt.tbl.Scan(opts...)
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return 0, planError(ctx, rt.tbl, err)
+		return 0, planError(ctx, rt.tbl, snap, err)
 	}
 	var n int64
 	var withDeletes []table.FileScanTask
@@ -198,7 +229,7 @@ func CountRows(ctx context.Context, tbl *table.Table) (int64, error) {
 	for _, part := range []struct {
 		sc    *table.Scan
 		tasks []table.FileScanTask
-	}{{scan, withDeletes}, {rt.uuidScan(), viaUUID}} {
+	}{{scan, withDeletes}, {rt.uuidScan(opts), viaUUID}} {
 		if len(part.tasks) == 0 {
 			continue
 		}
@@ -218,11 +249,11 @@ func CountRows(ctx context.Context, tbl *table.Table) (int64, error) {
 }
 
 // uuidScan is a scan of rt.uuidTbl, or nil without one.
-func (rt *readTable) uuidScan() *table.Scan {
+func (rt *readTable) uuidScan(opts []table.ScanOption) *table.Scan {
 	if rt.uuidTbl == nil {
 		return nil
 	}
-	return rt.uuidTbl.Scan()
+	return rt.uuidTbl.Scan(opts...)
 }
 
 // avroMismatch matches iceberg-go's (hamba/avro's) schema resolution error.
@@ -231,8 +262,8 @@ var avroMismatch = regexp.MustCompile(`incompatible at ([^:]+): reader ([^\s:]+)
 // planError explains a failed scan plan: it names the manifest list or
 // manifest that cannot be read, and, when the file's Avro schema does not
 // resolve against the one the Iceberg spec defines, the field at fault.
-func planError(ctx context.Context, tbl *table.Table, err error) error {
-	snap := tbl.CurrentSnapshot()
+func planError(ctx context.Context, tbl *table.Table, snapID int64, err error) error {
+	snap := snapshotOf(tbl, snapID)
 	fsys, ferr := tbl.FS(ctx)
 	if snap == nil || ferr != nil {
 		return fmt.Errorf("plan scan: %w", err)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,12 +16,20 @@ import (
 )
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scan", "scan NS.TABLE|TABLE_DIR|METADATA_FILE [--count] [--format table|csv|jsonl] [--limit N] [--path-prefix FROM=TO]", stderr)
+	fs := newFlagSet("scan", "scan NS.TABLE|TABLE_DIR|METADATA_FILE [--count] [--format table|csv|jsonl] [--limit N] [--snapshot-id ID | --as-of-timestamp T | --branch B | --tag T] [--keep a,b | --drop c] [--path-prefix FROM=TO]", stderr)
 	var cf catalogFlags
 	cf.register(fs)
 	count := fs.Bool("count", false, "print only the number of rows")
 	format := fs.String("format", "table", "output format: table, csv or jsonl")
 	limit := fs.Int64("limit", 0, "print at most N rows (0: all)")
+	var o floe.ScanOptions
+	var asOf, keep, drop string
+	fs.Int64Var(&o.SnapshotID, "snapshot-id", 0, "read this snapshot (time travel; see floe table snapshots)")
+	fs.StringVar(&asOf, "as-of-timestamp", "", "read the snapshot current at this time: epoch milliseconds or RFC 3339 (2024-01-01T10:00:00Z)")
+	fs.StringVar(&o.Branch, "branch", "", "read the head of this branch")
+	fs.StringVar(&o.Tag, "tag", "", "read the snapshot of this tag")
+	fs.StringVar(&keep, "keep", "", "comma-separated columns to read, nested as a.b")
+	fs.StringVar(&drop, "drop", "", "comma-separated columns to leave out, nested as a.b")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -27,6 +37,15 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(pos) != 1 {
 		return usagef("scan takes one table, e.g. floe scan db.events --count")
 	}
+	if asOf != "" {
+		if o.AsOfMs, err = parseTimeMs(asOf); err != nil {
+			return usagef("--as-of-timestamp: %v", err)
+		}
+	}
+	if keep != "" && drop != "" {
+		return usagef("--keep and --drop are mutually exclusive; give one")
+	}
+	o.Columns, o.Drop, o.Limit = splitList(keep), splitList(drop), *limit
 	switch *format {
 	case "table", "csv", "jsonl":
 	default:
@@ -38,7 +57,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *count {
 		// floe.CountRows applies deletes; manifest counts alone would not.
-		n, err := floe.CountRows(ctx, tbl)
+		n, err := floe.CountRows(ctx, tbl, o)
 		if err != nil {
 			return fmt.Errorf("scan %s: %w", pos[0], err)
 		}
@@ -47,7 +66,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// floe.ScanTable fills what iceberg-go reads as NULL for other engines'
 	// tables: partition values of absent columns, initial defaults.
-	schema, recs, err := floe.ScanTable(ctx, tbl, *limit)
+	schema, recs, err := floe.ScanTable(ctx, tbl, o)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", pos[0], err)
 	}
@@ -181,4 +200,17 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// parseTimeMs reads epoch milliseconds or an RFC 3339 time.
+func parseTimeMs(s string) (int64, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return ms, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is neither epoch milliseconds nor an RFC 3339 time such as 2024-01-01T10:00:00Z", s)
 }

@@ -1,0 +1,114 @@
+package floe
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// ScanOptions select what ScanTable and CountRows read, with Spark's read
+// options: snapshot-id, as-of-timestamp, branch, tag. At most one of them
+// picks the snapshot; none means the current one.
+type ScanOptions struct {
+	SnapshotID int64
+	// AsOfMs reads the snapshot that was current at this time (epoch ms).
+	AsOfMs      int64
+	Branch, Tag string
+	// Columns, when set, are the only columns read (nested as a.b); Drop
+	// leaves columns out of what is returned.
+	Columns []string
+	Drop    []string
+	// Limit > 0 stops after that many rows.
+	Limit int64
+}
+
+// snapshot resolves the options to a snapshot id; 0 means the current
+// snapshot (which may be none).
+func (o ScanOptions) snapshot(tbl *table.Table) (int64, error) {
+	set := 0
+	for _, on := range []bool{o.SnapshotID != 0, o.AsOfMs != 0, o.Branch != "", o.Tag != ""} {
+		if on {
+			set++
+		}
+	}
+	if set > 1 {
+		return 0, fmt.Errorf("%w: give one of snapshot id, as-of timestamp, branch and tag", ErrConfig)
+	}
+	md := tbl.Metadata()
+	switch {
+	case o.SnapshotID != 0:
+		if md.SnapshotByID(o.SnapshotID) == nil {
+			return 0, fmt.Errorf("%w: table %s has no snapshot %d; `floe table snapshots` lists them (expired snapshots cannot be read)", ErrConfig, joinIdent(tbl.Identifier()), o.SnapshotID)
+		}
+		return o.SnapshotID, nil
+	case o.AsOfMs != 0:
+		// The snapshot log records which snapshot was current when, which
+		// the snapshots' own timestamps do not once a rollback happened.
+		var id int64
+		var first int64
+		for e := range md.SnapshotLogs() {
+			if first == 0 {
+				first = e.TimestampMs
+			}
+			if e.TimestampMs <= o.AsOfMs {
+				id = e.SnapshotID
+			}
+		}
+		if id == 0 {
+			if first == 0 {
+				return 0, fmt.Errorf("%w: table %s has no snapshot history to read as of %s", ErrConfig, joinIdent(tbl.Identifier()), msText(o.AsOfMs))
+			}
+			return 0, fmt.Errorf("%w: table %s had no snapshot at %s; its history starts at %s", ErrConfig, joinIdent(tbl.Identifier()), msText(o.AsOfMs), msText(first))
+		}
+		return id, nil
+	case o.Branch != "" || o.Tag != "":
+		name, want := o.Branch, table.BranchRef
+		if o.Tag != "" {
+			name, want = o.Tag, table.TagRef
+		}
+		var names []string
+		for n, ref := range md.Refs() {
+			if n == name {
+				if ref.SnapshotRefType != want {
+					return 0, fmt.Errorf("%w: %s of table %s is a %s, not a %s", ErrConfig, name, joinIdent(tbl.Identifier()), ref.SnapshotRefType, want)
+				}
+				return ref.SnapshotID, nil
+			}
+			if ref.SnapshotRefType == want {
+				names = append(names, n)
+			}
+		}
+		slices.Sort(names)
+		have := "none"
+		if len(names) > 0 {
+			have = strings.Join(names, ", ")
+		}
+		return 0, fmt.Errorf("%w: table %s has no %s %q (it has: %s)", ErrConfig, joinIdent(tbl.Identifier()), want, name, have)
+	}
+	return 0, nil
+}
+
+// scanOptions are the iceberg-go options for o; snap is from o.snapshot.
+func (o ScanOptions) scanOptions(snap int64) []table.ScanOption {
+	var opts []table.ScanOption
+	if snap != 0 {
+		opts = append(opts, table.WithSnapshotID(snap))
+	}
+	if len(o.Columns) > 0 {
+		opts = append(opts, table.WithSelectedFields(o.Columns...))
+	}
+	return opts
+}
+
+// snapshotOf is the snapshot a scan at snap reads: the current one for 0.
+func snapshotOf(tbl *table.Table, snap int64) *table.Snapshot {
+	if snap == 0 {
+		return tbl.CurrentSnapshot()
+	}
+	return tbl.Metadata().SnapshotByID(snap)
+}
+
+func msText(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
