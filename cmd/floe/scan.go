@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/floe-io/floe"
 )
 
@@ -20,7 +24,8 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var cf catalogFlags
 	cf.register(fs)
 	count := fs.Bool("count", false, "print only the number of rows")
-	format := fs.String("format", "table", "output format: table, csv or jsonl")
+	format := fs.String("format", "table", "output format: table, csv, jsonl, or parquet (with --output)")
+	output := fs.String("output", "", "with --format parquet: the file to write")
 	limit := fs.Int64("limit", 0, "print at most N rows (0: all)")
 	var o floe.ScanOptions
 	var asOf, keep, drop string
@@ -48,8 +53,15 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	o.Columns, o.Drop, o.Limit = splitList(keep), splitList(drop), *limit
 	switch *format {
 	case "table", "csv", "jsonl":
+		if *output != "" {
+			return usagef("--output is for --format parquet; the other formats print on stdout")
+		}
+	case "parquet":
+		if *output == "" {
+			return usagef("--format parquet needs --output FILE")
+		}
 	default:
-		return usagef("--format %q is not known; use table, csv or jsonl", *format)
+		return usagef("--format %q is not known; use table, csv, jsonl or parquet", *format)
 	}
 	tbl, err := loadTable(ctx, cf, pos[0])
 	if err != nil {
@@ -70,16 +82,25 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", pos[0], err)
 	}
-	pr := newRowPrinter(*format, schema, stdout)
+	var pr recordWriter
+	if *format == "parquet" {
+		if pr, err = newParquetOutput(*output, schema); err != nil {
+			return err
+		}
+	} else {
+		pr = newRowPrinter(*format, schema, stdout)
+	}
 	var printed int64
 	for rec, err := range recs {
 		if err != nil {
+			pr.abort()
 			return fmt.Errorf("scan %s: %w", pos[0], err)
 		}
 		if *limit > 0 && printed+rec.NumRows() > *limit {
 			rec = rec.NewSlice(0, *limit-printed)
 		}
 		if err := pr.write(rec); err != nil {
+			pr.abort()
 			return err
 		}
 		printed += rec.NumRows()
@@ -88,6 +109,54 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	return pr.flush()
+}
+
+// recordWriter is where scan sends the rows.
+type recordWriter interface {
+	write(rec arrow.RecordBatch) error
+	flush() error
+	// abort gives up after a failure: no half-written output file stays.
+	abort()
+}
+
+// parquetOutput writes the rows to a Parquet file, zstd-compressed.
+type parquetOutput struct {
+	path string
+	fw   *pqarrow.FileWriter
+}
+
+func newParquetOutput(path string, schema *arrow.Schema) (*parquetOutput, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--output: %w", err)
+	}
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCreatedBy("floe"))
+	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(path)
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &parquetOutput{path: path, fw: fw}, nil
+}
+
+func (p *parquetOutput) write(rec arrow.RecordBatch) error {
+	if err := p.fw.WriteBuffered(rec); err != nil {
+		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	return nil
+}
+
+func (p *parquetOutput) abort() {
+	_ = p.fw.Close()
+	_ = os.Remove(p.path)
+}
+
+func (p *parquetOutput) flush() error {
+	if err := p.fw.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	return nil
 }
 
 type rowPrinter struct {
@@ -155,6 +224,8 @@ func (p *rowPrinter) write(rec arrow.RecordBatch) error {
 	}
 	return nil
 }
+
+func (p *rowPrinter) abort() {}
 
 func (p *rowPrinter) flush() error {
 	switch p.format {

@@ -3,6 +3,8 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // scanIDs returns the ids a scan with extra flags prints, failing on
@@ -107,5 +110,30 @@ func TestScanKeepDrop(t *testing.T) {
 	}
 	if r := e.run("scan", "db.kd", "--keep", "id", "--drop", "v"); r.code != 2 {
 		t.Fatalf("--keep with --drop: %s", r)
+	}
+}
+
+// scan --format parquet writes the rows to a file any Parquet reader opens.
+func TestScanToParquet(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 50)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.out", "--checkpoint", e.ckpt)
+	path := filepath.Join(e.dir, "out.parquet")
+	e.ok("scan", "db.out", "--format", "parquet", "--output", path, "--keep", "id")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tbl, err := fixture.ReadParquet(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	if tbl.NumRows() != 50 || tbl.NumCols() != 1 || tbl.Schema().Field(0).Name != "id" {
+		t.Fatalf("wrote %d rows of %v", tbl.NumRows(), tbl.Schema())
+	}
+	if r := e.run("scan", "db.out", "--format", "parquet"); r.code != 2 || !strings.Contains(r.stderr, "--output") {
+		t.Fatalf("parquet without --output: %s", r)
 	}
 }
