@@ -97,13 +97,19 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("scan %s: %w", pos[0], err)
 		}
 		if *limit > 0 && printed+rec.NumRows() > *limit {
+			whole := rec
 			rec = rec.NewSlice(0, *limit-printed)
+			whole.Release()
 		}
-		if err := pr.write(rec); err != nil {
+		// Every writer copies what it keeps, so the record can go.
+		err = pr.write(rec)
+		n := rec.NumRows()
+		rec.Release()
+		if err != nil {
 			pr.abort()
 			return err
 		}
-		printed += rec.NumRows()
+		printed += n
 		if *limit > 0 && printed >= *limit {
 			break
 		}
