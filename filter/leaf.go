@@ -1,0 +1,217 @@
+package filter
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/iceberg-go"
+)
+
+// leaf is a predicate on one column. push returns the iceberg expression
+// for it and whether that is exact; match evaluates it on a non-null value
+// (null is unknown for every leaf but IS NULL, which handles nulls itself).
+type leaf interface {
+	node
+	column() column
+	push() (iceberg.BooleanExpression, bool)
+	match(v any) bool
+	matchNull() tri
+}
+
+type cmpLeaf struct {
+	col column
+	op  Op
+	val value
+}
+
+type inLeaf struct {
+	col     column
+	vals    []value
+	negated bool
+}
+
+type nullLeaf struct {
+	col     column
+	negated bool
+}
+
+type likeLeaf struct {
+	col     column
+	src     Like
+	parts   []likePart
+	re      *regexp.Regexp
+	negated bool
+}
+
+func newCmpLeaf(col Column, op Op, lit Literal, sc *iceberg.Schema) (node, error) {
+	c, err := resolve(sc, col)
+	if err != nil {
+		return nil, err
+	}
+	v, err := convert(lit, c)
+	if err != nil {
+		return nil, err
+	}
+	return &cmpLeaf{c, op, v}, nil
+}
+
+func likeLeafOf(e Like, sc *iceberg.Schema, neg bool) (node, error) {
+	c, err := resolve(sc, e.Col)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.typ.(iceberg.StringType); !ok {
+		return nil, fmt.Errorf("%w: column %s is %s; LIKE applies to string columns", ErrBind, c, c.typ)
+	}
+	parts, err := likeParts(e.Pattern, e.Escape)
+	if err != nil {
+		return nil, fmt.Errorf("%w: LIKE %s: %v", ErrBind, quote(e.Pattern, '\''), err)
+	}
+	e.Col, e.Negated = Column{c.names}, e.Negated != neg
+	return &likeLeaf{col: c, src: e, parts: parts, re: likeRegexp(parts), negated: e.Negated}, nil
+}
+
+func (l *cmpLeaf) column() column  { return l.col }
+func (l *inLeaf) column() column   { return l.col }
+func (l *nullLeaf) column() column { return l.col }
+func (l *likeLeaf) column() column { return l.col }
+
+func (l *cmpLeaf) expr() Expr {
+	return Compare{Column{l.col.names}, l.op, l.val.src}
+}
+func (l *inLeaf) expr() Expr {
+	e := In{Col: Column{l.col.names}, Negated: l.negated}
+	for _, v := range l.vals {
+		e.Lits = append(e.Lits, v.src)
+	}
+	return e
+}
+func (l *nullLeaf) expr() Expr { return IsNull{Column{l.col.names}, l.negated} }
+func (l *likeLeaf) expr() Expr { return l.src }
+
+var icebergOp = [...]iceberg.Operation{OpEq: iceberg.OpEQ, OpNe: iceberg.OpNEQ, OpLt: iceberg.OpLT, OpLe: iceberg.OpLTEQ, OpGt: iceberg.OpGT, OpGe: iceberg.OpGTEQ}
+
+// Iceberg's != and NOT IN hold for null (its evaluators compare with
+// nulls first), where SQL's are unknown; NOT NULL makes them agree.
+func notNullAnd(c column, e iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return iceberg.NewAnd(iceberg.NotNull(c.ref()), e)
+}
+
+func (l *cmpLeaf) push() (iceberg.BooleanExpression, bool) {
+	p := iceberg.LiteralPredicate(icebergOp[l.op], l.col.ref(), l.val.lit)
+	if l.op == OpNe {
+		return notNullAnd(l.col, p), true
+	}
+	return p, true
+}
+
+func (l *inLeaf) push() (iceberg.BooleanExpression, bool) {
+	lits := make([]iceberg.Literal, len(l.vals))
+	for i, v := range l.vals {
+		lits[i] = v.lit
+	}
+	if l.negated {
+		return notNullAnd(l.col, iceberg.SetPredicate(iceberg.OpNotIn, l.col.ref(), lits)), true
+	}
+	return iceberg.SetPredicate(iceberg.OpIn, l.col.ref(), lits), true
+}
+
+func (l *nullLeaf) push() (iceberg.BooleanExpression, bool) {
+	if l.negated {
+		return iceberg.NotNull(l.col.ref()), true
+	}
+	return iceberg.IsNull(l.col.ref()), true
+}
+
+// LIKE without wildcards is equality and 'abc%' is StartsWith; other
+// patterns push StartsWith of their literal prefix (or NOT NULL when NOT
+// LIKE, which only rules out nulls) and stay residual.
+func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
+	exact, noWild, prefix, prefixOnly := likeShape(l.parts)
+	ref := l.col.ref()
+	switch {
+	case noWild && !l.negated:
+		return iceberg.EqualTo(ref, exact), true
+	case noWild:
+		return notNullAnd(l.col, iceberg.NotEqualTo(ref, exact)), true
+	case l.negated && prefixOnly && prefix != "":
+		return notNullAnd(l.col, iceberg.NotStartsWith(ref, prefix)), true
+	case l.negated:
+		return iceberg.NotNull(ref), false
+	case prefix != "":
+		return iceberg.StartsWith(ref, prefix), prefixOnly
+	}
+	return iceberg.NotNull(ref), prefixOnly
+}
+
+func (l *cmpLeaf) match(v any) bool { return compare(l.op, v, l.val.v) }
+func (l *inLeaf) match(v any) bool {
+	for _, x := range l.vals {
+		if compare(OpEq, v, x.v) {
+			return !l.negated
+		}
+	}
+	return l.negated
+}
+func (l *nullLeaf) match(any) bool   { return l.negated }
+func (l *likeLeaf) match(v any) bool { return l.re.MatchString(v.(string)) != l.negated }
+
+func (*cmpLeaf) matchNull() tri    { return unknown }
+func (*inLeaf) matchNull() tri     { return unknown }
+func (*likeLeaf) matchNull() tri   { return unknown }
+func (l *nullLeaf) matchNull() tri { return triOf(!l.negated) }
+
+// compare applies op to two values of the same column type. Floats use
+// Go's operators, so NaN compares false with everything but !=, as in
+// Arrow's compute functions.
+func compare(op Op, a, b any) bool {
+	var c int
+	switch a := a.(type) {
+	case float64:
+		b := b.(float64)
+		switch op {
+		case OpEq:
+			return a == b
+		case OpNe:
+			return a != b
+		case OpLt:
+			return a < b
+		case OpLe:
+			return a <= b
+		case OpGt:
+			return a > b
+		}
+		return a >= b
+	case int64:
+		c = cmp.Compare(a, b.(int64))
+	case string:
+		c = strings.Compare(a, b.(string))
+	case bool:
+		c = cmp.Compare(boolInt(a), boolInt(b.(bool)))
+	case decimal128.Num:
+		c = a.Cmp(b.(decimal128.Num))
+	}
+	switch op {
+	case OpEq:
+		return c == 0
+	case OpNe:
+		return c != 0
+	case OpLt:
+		return c < 0
+	case OpLe:
+		return c <= 0
+	case OpGt:
+		return c > 0
+	}
+	return c >= 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
