@@ -94,15 +94,17 @@ func (l *likeLeaf) expr() Expr { return l.src }
 
 var icebergOp = [...]iceberg.Operation{OpEq: iceberg.OpEQ, OpNe: iceberg.OpNEQ, OpLt: iceberg.OpLT, OpLe: iceberg.OpLTEQ, OpGt: iceberg.OpGT, OpGe: iceberg.OpGTEQ}
 
-// Iceberg's != and NOT IN hold for null (its evaluators compare with
-// nulls first), where SQL's are unknown; NOT NULL makes them agree.
+// iceberg-go's row evaluator (iceberg.ExpressionEvaluator) compares with
+// nulls first, so null < 5, null != 5 and null NOT IN (5) hold there while
+// they are unknown in SQL and in the Arrow kernels a scan filters rows
+// with; NOT NULL makes all of them agree.
 func notNullAnd(c column, e iceberg.BooleanExpression) iceberg.BooleanExpression {
 	return iceberg.NewAnd(iceberg.NotNull(c.ref()), e)
 }
 
 func (l *cmpLeaf) push() (iceberg.BooleanExpression, bool) {
 	p := iceberg.LiteralPredicate(icebergOp[l.op], l.col.ref(), l.val.lit)
-	if l.op == OpNe {
+	if l.op == OpNe || l.op == OpLt || l.op == OpLe {
 		return notNullAnd(l.col, p), true
 	}
 	return p, true
