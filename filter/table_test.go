@@ -153,3 +153,10 @@ func icebergRow(r row) structRow {
 }
 
 func lower(s string) string { return strings.ToLower(s) }
+
+func icebergSchemaIdAndID() *iceberg.Schema {
+	return iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 2, Name: "ID", Type: iceberg.PrimitiveTypes.Int64},
+	)
+}
