@@ -123,7 +123,7 @@ filter: malformed number: exponent without digits at position 5
       ^`},
 		{`x LIKE 'a\b' ESCAPE '\'`, `
 filter: the escape character must be followed by %, _ or itself at position 8
-  x LIKE 'a\b' ESCAPE '\'`+"\n  "+`       ^`},
+  x LIKE 'a\b' ESCAPE '\'` + "\n  " + `       ^`},
 		{"5 < 6", `
 filter: expected a column after '<', found '6' at position 5
   5 < 6
