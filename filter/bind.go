@@ -13,8 +13,10 @@ type Bound struct {
 	// (equivalent to the filter) when Residual is nil.
 	Pushed iceberg.BooleanExpression
 	// Residual is what rows a Pushed scan returns must still be checked
-	// against, or nil when Pushed is exact. It is a LIKE that is not a
-	// prefix or exact match, or an OR over one.
+	// against, or nil when Pushed is exact: LIKE patterns other than
+	// 'abc%' and 'abc', and null tests (IS NULL, and the NOT NULL that
+	// <, <=, != and NOT IN need) on decimals and nested fields; under an
+	// OR, the whole OR.
 	Residual Expr
 
 	// Filter is the whole filter with NOT pushed down to the leaves,

@@ -13,8 +13,13 @@
 // Whether iceberg-go filters rows: yes. In iceberg-go v0.7.0,
 // table.Scan(table.WithRowFilter(f)).ToArrowRecords prunes manifests, files
 // and Parquet row groups with f and then filters every record batch with it
-// (arrowScan converts f to Substrait and applies compute.Filter). Rows a scan
-// returns therefore satisfy Pushed, and Residual only covers what Pushed
-// does not express. Readers that use Pushed for planning only (PlanFiles
-// and their own Parquet reader) must apply Bound.Matcher, the whole filter.
+// (arrowScan converts f to Substrait and applies compute.Filter), so rows a
+// scan returns satisfy Pushed and the ResidualMatcher finishes the job.
+// Readers that use Pushed for planning only (PlanFiles and their own
+// Parquet reader) apply Bound.Matcher, the whole filter, instead.
+//
+// Because the scan runs Pushed through Arrow kernels, Pushed avoids what
+// those kernels cannot do in arrow-go v18.8.0: starts_with (LIKE 'abc%'
+// becomes a range) and is_null on decimals or on fields inside structs
+// (those null tests stay residual).
 package filter

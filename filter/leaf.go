@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
@@ -97,15 +98,29 @@ var icebergOp = [...]iceberg.Operation{OpEq: iceberg.OpEQ, OpNe: iceberg.OpNEQ, 
 // iceberg-go's row evaluator (iceberg.ExpressionEvaluator) compares with
 // nulls first, so null < 5, null != 5 and null NOT IN (5) hold there while
 // they are unknown in SQL and in the Arrow kernels a scan filters rows
-// with; NOT NULL makes all of them agree.
-func notNullAnd(c column, e iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.NewAnd(iceberg.NotNull(c.ref()), e)
+// with; NOT NULL makes all of them agree. guardNulls returns e with that
+// guard and whether the result is exact.
+func guardNulls(c column, e iceberg.BooleanExpression) (iceberg.BooleanExpression, bool) {
+	if !nullTestable(c) {
+		return e, false
+	}
+	return iceberg.NewAnd(iceberg.NotNull(c.ref()), e), true
+}
+
+// nullTestable says whether IS [NOT] NULL on c may be pushed. Two arrow-go
+// v18.8.0 bugs crash a scan that filters rows with one: is_null panics on
+// decimals (its dispatch treats it as a binary comparison), and on a field
+// inside a struct its result breaks the filter's take kernel. Those null
+// tests stay in the Residual.
+func nullTestable(c column) bool {
+	_, isDecimal := c.typ.(iceberg.DecimalType)
+	return !isDecimal && len(c.names) == 1
 }
 
 func (l *cmpLeaf) push() (iceberg.BooleanExpression, bool) {
 	p := iceberg.LiteralPredicate(icebergOp[l.op], l.col.ref(), l.val.lit)
 	if l.op == OpNe || l.op == OpLt || l.op == OpLe {
-		return notNullAnd(l.col, p), true
+		return guardNulls(l.col, p)
 	}
 	return p, true
 }
@@ -116,21 +131,27 @@ func (l *inLeaf) push() (iceberg.BooleanExpression, bool) {
 		lits[i] = v.lit
 	}
 	if l.negated {
-		return notNullAnd(l.col, iceberg.SetPredicate(iceberg.OpNotIn, l.col.ref(), lits)), true
+		return guardNulls(l.col, iceberg.SetPredicate(iceberg.OpNotIn, l.col.ref(), lits))
 	}
 	return iceberg.SetPredicate(iceberg.OpIn, l.col.ref(), lits), true
 }
 
 func (l *nullLeaf) push() (iceberg.BooleanExpression, bool) {
+	if !nullTestable(l.col) {
+		return iceberg.AlwaysTrue{}, false
+	}
 	if l.negated {
 		return iceberg.NotNull(l.col.ref()), true
 	}
 	return iceberg.IsNull(l.col.ref()), true
 }
 
-// LIKE without wildcards is equality and 'abc%' is StartsWith; other
-// patterns push StartsWith of their literal prefix (or NOT NULL when NOT
-// LIKE, which only rules out nulls) and stay residual.
+// LIKE without wildcards is equality, and 'abc%' is the range
+// 'abc' <= s < 'abd'. That range stands in for iceberg.StartsWith, which
+// iceberg-go v0.7.0 prunes with but cannot filter rows with (Arrow has no
+// starts_with kernel: the scan fails with "not implemented"). Patterns
+// with more wildcards push the range of their literal prefix, or NOT NULL
+// when they have none, and stay residual.
 func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
 	exact, noWild, prefix, prefixOnly := likeShape(l.parts)
 	ref := l.col.ref()
@@ -138,15 +159,48 @@ func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
 	case noWild && !l.negated:
 		return iceberg.EqualTo(ref, exact), true
 	case noWild:
-		return notNullAnd(l.col, iceberg.NotEqualTo(ref, exact)), true
-	case l.negated && prefixOnly && prefix != "":
-		return notNullAnd(l.col, iceberg.NotStartsWith(ref, prefix)), true
-	case l.negated:
+		return guardNulls(l.col, iceberg.NotEqualTo(ref, exact))
+	case prefix == "":
+		// '%' alone matches every string: exact NOT NULL, or for NOT LIKE
+		// nothing at all.
+		if prefixOnly {
+			if l.negated {
+				return iceberg.AlwaysFalse{}, true
+			}
+			return iceberg.NotNull(ref), true
+		}
 		return iceberg.NotNull(ref), false
-	case prefix != "":
-		return iceberg.StartsWith(ref, prefix), prefixOnly
 	}
-	return iceberg.NotNull(ref), prefixOnly
+	next, bounded := prefixEnd(prefix)
+	switch {
+	case l.negated && bounded && prefixOnly:
+		return guardNulls(l.col, iceberg.NewOr(iceberg.LessThan(ref, prefix), iceberg.GreaterThanEqual(ref, next)))
+	case l.negated:
+		// NOT LIKE 'a%b' may hold for strings starting with a: only
+		// nulls are ruled out.
+		return iceberg.NotNull(ref), false
+	case !bounded:
+		// No valid UTF-8 string bounds the prefix from above; the lower
+		// bound alone still prunes.
+		return iceberg.GreaterThanEqual(ref, prefix), false
+	}
+	return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, prefix), iceberg.LessThan(ref, next)), prefixOnly
+}
+
+// prefixEnd returns the least string greater than every string starting
+// with p, comparing bytes as Iceberg and Arrow do: p with its last byte
+// incremented. It reports false when that is not valid UTF-8, which an
+// Iceberg string literal must be.
+func prefixEnd(p string) (string, bool) {
+	b := []byte(p)
+	for len(b) > 0 && b[len(b)-1] == 0xff {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 {
+		return "", false
+	}
+	b[len(b)-1]++
+	return string(b), utf8.Valid(b)
 }
 
 func (l *cmpLeaf) match(v any) bool { return compare(l.op, v, l.val.v) }

@@ -75,7 +75,7 @@ func testRows() []row {
 // for testSchema, as a scan would return it.
 func record(t testing.TB, rows []row) arrow.RecordBatch {
 	t.Helper()
-	asc, err := table.SchemaToArrowSchema(testSchema, nil, true, false)
+	asc, err := table.SchemaToArrowSchema(testSchema, nil, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
