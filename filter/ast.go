@@ -182,10 +182,12 @@ const (
 	LitBool                     // TRUE, FALSE
 	LitDate                     // DATE '2024-01-01'
 	LitTimestamp                // TIMESTAMP '2024-01-01 10:00:00'
+	LitTime                     // TIME '10:00:00'
 )
 
 // Literal is a constant as written. Text is the number as written, the
-// unquoted string, TRUE or FALSE, or the quoted text of DATE and TIMESTAMP.
+// unquoted string, TRUE or FALSE, or the quoted text of DATE, TIMESTAMP
+// and TIME.
 type Literal struct {
 	Kind LitKind
 	Text string
@@ -199,6 +201,8 @@ func (l Literal) String() string {
 		return "DATE " + quote(l.Text, '\'')
 	case LitTimestamp:
 		return "TIMESTAMP " + quote(l.Text, '\'')
+	case LitTime:
+		return "TIME " + quote(l.Text, '\'')
 	}
 	return l.Text
 }

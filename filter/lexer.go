@@ -44,8 +44,8 @@ func (t token) describe() string {
 }
 
 // keywords are reserved: a column with one of these names must be quoted.
-// DATE and TIMESTAMP are not, since they only start a literal when a string
-// follows, and columns named date are common.
+// DATE, TIMESTAMP and TIME are not, since they only start a literal when a
+// string follows, and columns named date are common.
 var keywords = map[string]bool{
 	"AND": true, "OR": true, "NOT": true, "IN": true, "BETWEEN": true,
 	"IS": true, "NULL": true, "LIKE": true, "TRUE": true, "FALSE": true,

@@ -10,10 +10,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
 )
 
 // A converted literal carries the Go value the matcher compares with
-// (int64 for integers, dates in days and timestamps in microseconds;
+// (int64 for integers, dates in days, timestamps and times in
+// microseconds; UUID bytes as a string;
 // float64; decimal128.Num at the column's scale; string; bool), the
 // iceberg literal for pushdown and the literal as written, for printing.
 type value struct {
@@ -102,12 +104,36 @@ func convert(l Literal, c column) (value, error) {
 		}
 		us := ts.UnixMicro()
 		return value{us, iceberg.TimestampLiteral(us), l}, nil
+	case iceberg.TimeType:
+		if l.Kind != LitTime && l.Kind != LitString {
+			return value{}, notA
+		}
+		tod, ok := parseTime(l.Text)
+		if !ok {
+			return value{}, notA
+		}
+		if tod%1000 != 0 {
+			return value{}, bad("is finer than the microseconds the column holds")
+		}
+		us := tod / 1000
+		return value{us, iceberg.TimeLiteral(us), l}, nil
+	case iceberg.UUIDType:
+		if l.Kind != LitString {
+			return value{}, notA
+		}
+		u, err := uuid.Parse(l.Text)
+		if err != nil {
+			return value{}, notA
+		}
+		// Bytes as a string compare as Iceberg orders UUIDs.
+		return value{string(u[:]), iceberg.UUIDLiteral(u), l}, nil
 	}
 	return value{}, fmt.Errorf("%w: column %s is %s; filters on %s columns are not supported", ErrBind, c, c.typ, c.typ)
 }
 
 func article(s string) string {
-	if strings.ContainsRune("aeiou", rune(s[0])) {
+	// No type name starts with a vowel sound but these (uuid takes "a").
+	if strings.ContainsRune("aeio", rune(s[0])) {
 		return "an " + s
 	}
 	return "a " + s
@@ -135,6 +161,18 @@ func parseTimestamp(s string, tz bool) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// parseTime reads a time of day, with optional seconds and fraction, as
+// nanoseconds since midnight.
+func parseTime(s string) (int64, bool) {
+	for _, layout := range []string{"15:04:05.999999999", "15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return int64(t.Hour())*int64(time.Hour) + int64(t.Minute())*int64(time.Minute) +
+				int64(t.Second())*int64(time.Second) + int64(t.Nanosecond()), true
+		}
+	}
+	return 0, false
 }
 
 // parseDecimal reads a decimal number at the given scale, refusing digits

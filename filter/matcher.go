@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 )
@@ -130,6 +131,12 @@ func arrowFits(dt arrow.DataType, t iceberg.Type) bool {
 		return dt.ID() == arrow.BOOL
 	case iceberg.DateType:
 		return dt.ID() == arrow.DATE32
+	case iceberg.TimeType:
+		tt, ok := dt.(*arrow.Time64Type)
+		return ok && tt.Unit == arrow.Microsecond
+	case iceberg.UUIDType:
+		_, ok := dt.(*extensions.UUIDType)
+		return ok
 	case iceberg.TimestampType, iceberg.TimestampTzType:
 		// Literals are microseconds, the unit of Iceberg timestamps.
 		ts, ok := dt.(*arrow.TimestampType)
@@ -251,6 +258,10 @@ func values(arr arrow.Array) func(int) any {
 		return func(i int) any { return a.Value(i) }
 	case *array.Date32:
 		return func(i int) any { return int64(a.Value(i)) }
+	case *array.Time64:
+		return func(i int) any { return int64(a.Value(i)) }
+	case *extensions.UUIDArray:
+		return func(i int) any { u := a.Value(i); return string(u[:]) }
 	case *array.Timestamp:
 		return func(i int) any { return int64(a.Value(i)) }
 	}

@@ -33,6 +33,8 @@ func TestParseString(t *testing.T) {
 		{`"and" = 1`, `"and" = 1`},
 		{"date = DATE '2024-01-01'", "date = DATE '2024-01-01'"},
 		{"ts >= timestamp '2024-01-01T10:00:00.5'", "ts >= TIMESTAMP '2024-01-01T10:00:00.5'"},
+		{"t = time '10:00'", "t = TIME '10:00'"},
+		{"time = 1", "time = 1"},
 		{"true", "TRUE"},
 		{"false = flag", "flag = FALSE"},
 		{"ünïcode = 'ö'", "ünïcode = 'ö'"},
@@ -152,7 +154,7 @@ filter: expected a value after '=', found end of filter at position 5
 // TestBindErrors pins the messages for filters that do not fit the table.
 func TestBindErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"nope = 1", "column nope: no such column (have id, n, status, price, ts, d, flag, score, a, \"odd name\", tz)"},
+		{"nope = 1", "column nope: no such column (have id, n, status, price, ts, d, flag, score, a, \"odd name\", tz, t, u)"},
 		{"a.c = 1", "column a.c: no such column (have b)"},
 		{"id.x = 1", "column id is long, which has no field \"x\""},
 		{"a = 1", "column a is struct<11: b: optional int>; filters compare primitive columns only"},
@@ -169,6 +171,9 @@ func TestBindErrors(t *testing.T) {
 		{"d = DATE '2024-02-30'", "column d is date; DATE '2024-02-30' is not a date"},
 		{"flag = 1", "column flag is boolean; 1 is not a boolean"},
 		{"status = 5", "column status is string; 5 is not a string"},
+		{"t = '25:00'", "column t is time; '25:00' is not a time"},
+		{"t = TIME '10:00:00.0000001'", "column t is time; TIME '10:00:00.0000001' is finer than the microseconds the column holds"},
+		{"u = 'abc'", "column u is uuid; 'abc' is not a uuid"},
 		{"id LIKE '1%'", "column id is long; LIKE applies to string columns"},
 		{"status IN ('a', 1)", "column status is string; 1 is not a string"},
 		{"id BETWEEN 1 AND 'x'", "column id is long; 'x' is not a long"},

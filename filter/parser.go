@@ -136,14 +136,14 @@ func (p *parser) position(t token) string {
 }
 
 // startsLiteral reports whether a literal starts here: a number, a string,
-// a minus sign, or DATE or TIMESTAMP followed by a string.
+// a minus sign, or DATE, TIMESTAMP or TIME followed by a string.
 func (p *parser) startsLiteral() bool {
 	t := p.peek()
 	switch t.kind {
 	case tokNumber, tokString, tokMinus:
 		return true
 	}
-	return (isWord(t, "DATE") || isWord(t, "TIMESTAMP")) && p.peekAt(1).kind == tokString
+	return (isWord(t, "DATE") || isWord(t, "TIMESTAMP") || isWord(t, "TIME")) && p.peekAt(1).kind == tokString
 }
 
 // literalFirst parses Lit op Col and stores it as Col flip(op) Lit.
@@ -301,6 +301,8 @@ func (p *parser) literal(after token) (Literal, error) {
 		return Literal{LitDate, p.next().text}, nil
 	case isWord(t, "TIMESTAMP") && p.peek().kind == tokString:
 		return Literal{LitTimestamp, p.next().text}, nil
+	case isWord(t, "TIME") && p.peek().kind == tokString:
+		return Literal{LitTime, p.next().text}, nil
 	case isWord(t, "NULL"):
 		return Literal{}, p.errAt(t, "NULL is never equal to, less or greater than anything; use IS NULL or IS NOT NULL")
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/filter"
+	"github.com/google/uuid"
 )
 
 // The reference evaluator works on the AST and Go values with its own
@@ -22,7 +23,7 @@ const (
 
 var colTypes = map[string]string{
 	"id": "num", "n": "num", "status": "string", "price": "num", "score": "num",
-	"ts": "ts", "tz": "ts", "d": "date", "flag": "bool", "a.b": "num", "odd name": "string",
+	"ts": "ts", "tz": "ts", "d": "date", "flag": "bool", "a.b": "num", "odd name": "string", "t": "time", "u": "uuid",
 }
 
 func refEval(e filter.Expr, r row) truth {
@@ -119,6 +120,10 @@ func refColumn(c filter.Column, r row) (any, string) {
 		v = new(big.Rat).SetInt64(int64(x))
 	case float64:
 		v = new(big.Rat).SetFloat64(x)
+	case time.Duration:
+		v = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(x)
+	case uuid.UUID:
+		v = x.String()
 	}
 	return v, typ
 }
@@ -133,6 +138,19 @@ func refLit(l filter.Literal, typ string) any {
 		return v
 	case "bool":
 		return l.Text == "TRUE"
+	case "uuid":
+		u, err := uuid.Parse(l.Text)
+		if err != nil {
+			panic("bad uuid " + l.Text)
+		}
+		return u.String()
+	case "time":
+		for _, layout := range []string{"15:04:05.999999", "15:04"} {
+			if t, err := time.Parse(layout, l.Text); err == nil {
+				return t
+			}
+		}
+		panic("bad time " + l.Text)
 	case "date", "ts":
 		s := strings.TrimSuffix(strings.Replace(l.Text, "T", " ", 1), "Z")
 		for _, layout := range []string{"2006-01-02 15:04:05.999999", "2006-01-02 15:04", "2006-01-02"} {

@@ -10,9 +10,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 )
 
 // testSchema is the table every evaluation test filters; all columns are
@@ -31,13 +33,15 @@ var testSchema = iceberg.NewSchema(0,
 	}}},
 	iceberg.NestedField{ID: 10, Name: "odd name", Type: iceberg.PrimitiveTypes.String},
 	iceberg.NestedField{ID: 12, Name: "tz", Type: iceberg.PrimitiveTypes.TimestampTz},
+	iceberg.NestedField{ID: 13, Name: "t", Type: iceberg.PrimitiveTypes.Time},
+	iceberg.NestedField{ID: 14, Name: "u", Type: iceberg.PrimitiveTypes.UUID},
 )
 
 // row holds one row as plain Go values; nil is NULL. a is nil when the
 // struct itself is null and map[string]any{"b": nil} when only b is.
 type row map[string]any
 
-var statuses = []string{"ACTIVE", "INACTIVE", "active", "PENDING", "A_B", "100%", "it's", "", "ACT"}
+var statuses = []string{"ACTIVE", "INACTIVE", "active", "PENDING", "A_B", "100%", "it's", "", "ACT", "état", "¿qué?"}
 
 // testRows generates rows deterministically, each column null now and then
 // at its own rhythm so nulls combine in every way.
@@ -57,8 +61,10 @@ func testRows() []row {
 			"a":        map[string]any{"b": int32(i % 7)},
 			"odd name": fmt.Sprintf("x%d", i%4),
 			"tz":       base.Add(time.Duration(i) * 30 * time.Minute),
+			"t":        time.Duration(i*47%1440) * time.Minute,
+			"u":        uuid.UUID{byte(i * 53), byte(i), 0x40, 0, 0x80, 15: byte(i % 5)},
 		}
-		for j, name := range []string{"id", "n", "status", "price", "ts", "d", "flag", "score", "a", "odd name", "tz"} {
+		for j, name := range []string{"id", "n", "status", "price", "ts", "d", "flag", "score", "a", "odd name", "tz", "t", "u"} {
 			if (i+3*j)%(7+j) == 0 {
 				r[name] = nil
 			}
@@ -98,6 +104,10 @@ func record(t testing.TB, rows []row) arrow.RecordBatch {
 				fb.Append(v.(string))
 			case *array.Decimal128Builder:
 				fb.Append(decimal128.FromBigInt(new(big.Int).Quo(new(big.Int).Mul(v.(*big.Rat).Num(), big.NewInt(100)), v.(*big.Rat).Denom())))
+			case *array.Time64Builder:
+				fb.Append(arrow.Time64(v.(time.Duration).Microseconds()))
+			case *extensions.UUIDBuilder:
+				fb.Append(v.(uuid.UUID))
 			case *array.TimestampBuilder:
 				fb.Append(arrow.Timestamp(v.(time.Time).UnixMicro()))
 			case *array.Date32Builder:
@@ -144,6 +154,8 @@ func icebergRow(r row) structRow {
 			} else {
 				v = iceberg.Timestamp(x.UnixMicro())
 			}
+		case time.Duration:
+			v = iceberg.Time(x.Microseconds())
 		case map[string]any:
 			v = structRow{x["b"]}
 		}
