@@ -96,7 +96,7 @@ func bind(e Expr, sc *iceberg.Schema, neg bool) (node, error) {
 		c, err := resolve(sc, e.Col)
 		return &nullLeaf{col: c, negated: e.Negated != neg}, err
 	case Like:
-		return likeLeafOf(e, sc, neg)
+		return newLikeLeaf(e, sc, neg)
 	}
 	return nil, fmt.Errorf("%w: unknown expression %T", ErrBind, e)
 }

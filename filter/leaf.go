@@ -39,12 +39,13 @@ type nullLeaf struct {
 	negated bool
 }
 
+// likeLeaf keeps the Like it came from (column spelt as in the schema, NOT
+// folded into Negated) to print in Residual.
 type likeLeaf struct {
-	col     column
-	src     Like
-	parts   []likePart
-	re      *regexp.Regexp
-	negated bool
+	col   column
+	src   Like
+	parts []likePart
+	re    *regexp.Regexp
 }
 
 func newCmpLeaf(col Column, op Op, lit Literal, sc *iceberg.Schema) (node, error) {
@@ -59,7 +60,7 @@ func newCmpLeaf(col Column, op Op, lit Literal, sc *iceberg.Schema) (node, error
 	return &cmpLeaf{c, op, v}, nil
 }
 
-func likeLeafOf(e Like, sc *iceberg.Schema, neg bool) (node, error) {
+func newLikeLeaf(e Like, sc *iceberg.Schema, neg bool) (node, error) {
 	c, err := resolve(sc, e.Col)
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func likeLeafOf(e Like, sc *iceberg.Schema, neg bool) (node, error) {
 		return nil, fmt.Errorf("%w: LIKE %s: %v", ErrBind, quote(e.Pattern, '\''), err)
 	}
 	e.Col, e.Negated = Column{c.names}, e.Negated != neg
-	return &likeLeaf{col: c, src: e, parts: parts, re: likeRegexp(parts), negated: e.Negated}, nil
+	return &likeLeaf{col: c, src: e, parts: parts, re: likeRegexp(parts)}, nil
 }
 
 func (l *cmpLeaf) column() column  { return l.col }
@@ -156,7 +157,7 @@ func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
 	exact, noWild, prefix, prefixOnly := likeShape(l.parts)
 	ref := l.col.ref()
 	switch {
-	case noWild && !l.negated:
+	case noWild && !l.src.Negated:
 		return iceberg.EqualTo(ref, exact), true
 	case noWild:
 		return guardNulls(l.col, iceberg.NotEqualTo(ref, exact))
@@ -164,7 +165,7 @@ func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
 		// '%' alone matches every string: exact NOT NULL, or for NOT LIKE
 		// nothing at all.
 		if prefixOnly {
-			if l.negated {
+			if l.src.Negated {
 				return iceberg.AlwaysFalse{}, true
 			}
 			return iceberg.NotNull(ref), true
@@ -173,9 +174,9 @@ func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
 	}
 	next, bounded := prefixEnd(prefix)
 	switch {
-	case l.negated && bounded && prefixOnly:
+	case l.src.Negated && bounded && prefixOnly:
 		return guardNulls(l.col, iceberg.NewOr(iceberg.LessThan(ref, prefix), iceberg.GreaterThanEqual(ref, next)))
-	case l.negated:
+	case l.src.Negated:
 		// NOT LIKE 'a%b' may hold for strings starting with a: only
 		// nulls are ruled out.
 		return iceberg.NotNull(ref), false
@@ -213,7 +214,7 @@ func (l *inLeaf) match(v any) bool {
 	return l.negated
 }
 func (l *nullLeaf) match(any) bool   { return l.negated }
-func (l *likeLeaf) match(v any) bool { return l.re.MatchString(v.(string)) != l.negated }
+func (l *likeLeaf) match(v any) bool { return l.re.MatchString(v.(string)) != l.src.Negated }
 
 func (*cmpLeaf) matchNull() tri    { return unknown }
 func (*inLeaf) matchNull() tri     { return unknown }
