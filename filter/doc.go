@@ -20,6 +20,6 @@
 //
 // Because the scan runs Pushed through Arrow kernels, Pushed avoids what
 // those kernels cannot do in arrow-go v18.8.0: starts_with (LIKE 'abc%'
-// becomes a range) and is_null on decimals or on fields inside structs
-// (those null tests stay residual).
+// becomes a range), is_null on decimals, and predicates on fields inside
+// structs (those stay residual).
 package filter

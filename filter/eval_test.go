@@ -11,8 +11,8 @@ import (
 
 // evalCases cover each construct; exact says whether Pushed alone is the
 // filter (no Residual). Null tests on decimals are never pushed (see
-// nullTestable), so on decimals and nested fields <, <=, != and NOT
-// BETWEEN are inexact.
+// nullTestable), so on decimals <, <=, != and NOT BETWEEN are inexact;
+// nothing on a field inside a struct is pushed.
 var evalCases = []struct {
 	name, filter string
 	exact        bool
@@ -56,7 +56,7 @@ var evalCases = []struct {
 	{"uuid order", "u > '80000000-0000-0000-0000-000000000000'", true},
 	{"uuid in", "u IN ('00004000-8000-0000-0000-000000000000', '35014000-8000-0000-0000-000000000001', '6a024000-8000-0000-0000-000000000002')", true},
 	{"uuid null", "u IS NULL", true},
-	{"nested", "a.b = 3", true},
+	{"nested", "a.b = 3", false},
 	{"nested ne", "a.b != 3", false},
 	{"quoted", `"odd name" = 'x1'`, true},
 	{"case insensitive", "ID > 5 AND Status = 'ACTIVE'", true},
@@ -81,6 +81,12 @@ var evalCases = []struct {
 	{"is not null", "status IS NOT NULL", true},
 	{"not is null", "NOT status IS NULL", true},
 	{"nested null", "a.b IS NULL", false},
+	{"nested not null", "a.c IS NOT NULL", false},
+	{"nested like", "a.c LIKE '%E'", false},
+	{"nested like all", "a.c LIKE '%'", false},
+	{"nested like prefix", "a.c LIKE 'A%'", false},
+	{"nested not like", "a.c NOT LIKE 'A%'", false},
+	{"nested not like inner", "a.c NOT LIKE 'A%E'", false},
 	{"decimal null", "price IS NULL", false},
 	{"decimal not null", "price IS NOT NULL", false},
 	{"decimal lt", "price < 3", false},

@@ -108,14 +108,22 @@ func guardNulls(c column, e iceberg.BooleanExpression) (iceberg.BooleanExpressio
 	return iceberg.NewAnd(iceberg.NotNull(c.ref()), e), true
 }
 
-// nullTestable says whether IS [NOT] NULL on c may be pushed. Two arrow-go
-// v18.8.0 bugs crash a scan that filters rows with one: is_null panics on
-// decimals (its dispatch treats it as a binary comparison), and on a field
-// inside a struct its result breaks the filter's take kernel. Those null
+// nullTestable says whether IS [NOT] NULL on c may be pushed: arrow-go
+// v18.8.0's is_null panics on decimals (its dispatch treats it as a binary
+// comparison), which crashes a scan that filters rows with it. Those null
 // tests stay in the Residual.
 func nullTestable(c column) bool {
 	_, isDecimal := c.typ.(iceberg.DecimalType)
-	return !isDecimal && len(c.names) == 1
+	return !isDecimal
+}
+
+// notNull is IS NOT NULL on c where that may be pushed, and otherwise
+// AlwaysTrue, inexact.
+func notNull(c column) (iceberg.BooleanExpression, bool) {
+	if !nullTestable(c) {
+		return iceberg.AlwaysTrue{}, false
+	}
+	return iceberg.NotNull(c.ref()), true
 }
 
 func (l *cmpLeaf) push() (iceberg.BooleanExpression, bool) {
@@ -138,11 +146,11 @@ func (l *inLeaf) push() (iceberg.BooleanExpression, bool) {
 }
 
 func (l *nullLeaf) push() (iceberg.BooleanExpression, bool) {
-	if !nullTestable(l.col) {
+	switch {
+	case !nullTestable(l.col):
 		return iceberg.AlwaysTrue{}, false
-	}
-	if l.negated {
-		return iceberg.NotNull(l.col.ref()), true
+	case l.negated:
+		return notNull(l.col)
 	}
 	return iceberg.IsNull(l.col.ref()), true
 }
@@ -164,13 +172,11 @@ func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
 	case prefix == "":
 		// '%' alone matches every string: exact NOT NULL, or for NOT LIKE
 		// nothing at all.
-		if prefixOnly {
-			if l.src.Negated {
-				return iceberg.AlwaysFalse{}, true
-			}
-			return iceberg.NotNull(ref), true
+		if prefixOnly && l.src.Negated {
+			return iceberg.AlwaysFalse{}, true
 		}
-		return iceberg.NotNull(ref), false
+		p, exact := notNull(l.col)
+		return p, exact && prefixOnly
 	}
 	next, bounded := prefixEnd(prefix)
 	switch {
@@ -179,7 +185,8 @@ func (l *likeLeaf) push() (iceberg.BooleanExpression, bool) {
 	case l.src.Negated:
 		// NOT LIKE 'a%b' may hold for strings starting with a: only
 		// nulls are ruled out.
-		return iceberg.NotNull(ref), false
+		p, _ := notNull(l.col)
+		return p, false
 	case !bounded:
 		// No valid UTF-8 string bounds the prefix from above; the lower
 		// bound alone still prunes.

@@ -155,9 +155,9 @@ filter: expected a value after '=', found end of filter at position 5
 func TestBindErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"nope = 1", "column nope: no such column (have id, n, status, price, ts, d, flag, score, a, \"odd name\", tz, t, u)"},
-		{"a.c = 1", "column a.c: no such column (have b)"},
+		{"a.x = 1", "column a.x: no such column (have b, c)"},
 		{"id.x = 1", "column id is long, which has no field \"x\""},
-		{"a = 1", "column a is struct<11: b: optional int>; filters compare primitive columns only"},
+		{"a = 1", "column a is struct<11: b: optional int, 15: c: optional string>; filters compare primitive columns only"},
 		{"id = 'x'", "column id is long; 'x' is not a long"},
 		{"id = 1.5", "column id is long; 1.5 is not a long"},
 		{"n = 3000000000", "column n is int; 3000000000 is out of range"},

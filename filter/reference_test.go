@@ -23,7 +23,7 @@ const (
 
 var colTypes = map[string]string{
 	"id": "num", "n": "num", "status": "string", "price": "num", "score": "num",
-	"ts": "ts", "tz": "ts", "d": "date", "flag": "bool", "a.b": "num", "odd name": "string", "t": "time", "u": "uuid",
+	"ts": "ts", "tz": "ts", "d": "date", "flag": "bool", "a.b": "num", "a.c": "string", "odd name": "string", "t": "time", "u": "uuid",
 }
 
 func refEval(e filter.Expr, r row) truth {
@@ -108,7 +108,7 @@ func refColumn(c filter.Column, r row) (any, string) {
 	var v any
 	if strings.HasPrefix(name, "a.") {
 		if a, _ := r["a"].(map[string]any); a != nil {
-			v = a["b"]
+			v = a[strings.TrimPrefix(name, "a.")]
 		}
 	} else {
 		v = r[name]

@@ -30,6 +30,7 @@ var testSchema = iceberg.NewSchema(0,
 	iceberg.NestedField{ID: 8, Name: "score", Type: iceberg.PrimitiveTypes.Float64},
 	iceberg.NestedField{ID: 9, Name: "a", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
 		{ID: 11, Name: "b", Type: iceberg.PrimitiveTypes.Int32},
+		{ID: 15, Name: "c", Type: iceberg.PrimitiveTypes.String},
 	}}},
 	iceberg.NestedField{ID: 10, Name: "odd name", Type: iceberg.PrimitiveTypes.String},
 	iceberg.NestedField{ID: 12, Name: "tz", Type: iceberg.PrimitiveTypes.TimestampTz},
@@ -38,7 +39,7 @@ var testSchema = iceberg.NewSchema(0,
 )
 
 // row holds one row as plain Go values; nil is NULL. a is nil when the
-// struct itself is null and map[string]any{"b": nil} when only b is.
+// struct itself is null and holds nils when only its fields are.
 type row map[string]any
 
 var statuses = []string{"ACTIVE", "INACTIVE", "active", "PENDING", "A_B", "100%", "it's", "", "ACT", "état", "¿qué?"}
@@ -58,7 +59,7 @@ func testRows() []row {
 			"d":        base.AddDate(0, 0, i%45-10),
 			"flag":     i%3 == 0,
 			"score":    float64(i%13) * 0.25,
-			"a":        map[string]any{"b": int32(i % 7)},
+			"a":        map[string]any{"b": int32(i % 7), "c": statuses[i%5]},
 			"odd name": fmt.Sprintf("x%d", i%4),
 			"tz":       base.Add(time.Duration(i) * 30 * time.Minute),
 			"t":        time.Duration(i*47%1440) * time.Minute,
@@ -70,7 +71,7 @@ func testRows() []row {
 			}
 		}
 		if i%11 == 0 && r["a"] != nil {
-			r["a"] = map[string]any{"b": nil}
+			r["a"] = map[string]any{"b": nil, "c": nil}
 		}
 		rows = append(rows, r)
 	}
@@ -118,11 +119,17 @@ func record(t testing.TB, rows []row) arrow.RecordBatch {
 				fb.Append(v.(float64))
 			case *array.StructBuilder:
 				fb.Append(true)
-				bb := fb.FieldBuilder(0).(*array.Int32Builder)
-				if b := v.(map[string]any)["b"]; b == nil {
+				a := v.(map[string]any)
+				bb, cb := fb.FieldBuilder(0).(*array.Int32Builder), fb.FieldBuilder(1).(*array.StringBuilder)
+				if a["b"] == nil {
 					bb.AppendNull()
 				} else {
-					bb.Append(b.(int32))
+					bb.Append(a["b"].(int32))
+				}
+				if a["c"] == nil {
+					cb.AppendNull()
+				} else {
+					cb.Append(a["c"].(string))
 				}
 			default:
 				t.Fatalf("no builder for %T", fb)
@@ -157,7 +164,7 @@ func icebergRow(r row) structRow {
 		case time.Duration:
 			v = iceberg.Time(x.Microseconds())
 		case map[string]any:
-			v = structRow{x["b"]}
+			v = structRow{x["b"], x["c"]}
 		}
 		out = append(out, v)
 	}
