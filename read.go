@@ -28,6 +28,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/filter"
 )
 
 // This file is floe's reading layer. iceberg-go plans the scan and applies
@@ -60,17 +62,25 @@ func ScanTable(ctx context.Context, tbl *table.Table, o ScanOptions) (*arrow.Sch
 	if err != nil {
 		return nil, nil, err
 	}
+	bound, err := o.bind(tbl, snap)
+	if err != nil {
+		return nil, nil, err
+	}
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := o.scanOptions(snap)
+	opts := o.scanOptions(snap, bound)
 	scan := rt.tbl.Scan(opts...)
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
 		return nil, nil, planError(ctx, rt.tbl, snap, err)
 	}
 	limit := o.Limit
+	inner := limit // what the reads below stop at
+	if bound != nil && bound.Residual != nil {
+		inner = 0 // rows the residual drops must not count
+	}
 	proj, err := scan.Projection()
 	if err != nil {
 		return nil, nil, err
@@ -107,7 +117,7 @@ func ScanTable(ctx context.Context, tbl *table.Table, o ScanOptions) (*arrow.Sch
 		// emit yields one record; false means stop.
 		emit := func(rec arrow.RecordBatch) bool {
 			n += rec.NumRows()
-			return yield(rec, nil) && (limit <= 0 || n < limit)
+			return yield(rec, nil) && (inner <= 0 || n < inner)
 		}
 		if len(plain) > 0 {
 			_, recs, err := scan.ReadTasks(ctx, plain)
@@ -152,27 +162,60 @@ func ScanTable(ctx context.Context, tbl *table.Table, o ScanOptions) (*arrow.Sch
 			}
 		}
 	}
-	if len(o.Drop) == 0 {
+	var residual *filter.Matcher
+	if bound != nil && bound.Residual != nil {
+		if residual, err = bound.ResidualMatcher(schema); err != nil {
+			return nil, nil, err
+		}
+	}
+	var post *projection
+	switch {
+	case len(o.Drop) > 0:
+		post = newProjection(nil, o.Drop, "")
+	case bound != nil && len(o.Columns) > 0:
+		post = newProjection(o.Columns, nil, "")
+	}
+	if residual == nil && post == nil {
 		return schema, seq, nil
 	}
-	drop := newProjection(nil, o.Drop, "")
-	out, err := drop.schema(schema)
-	if err != nil {
-		return nil, nil, err
+	out := schema
+	if post != nil {
+		if out, err = post.schema(schema); err != nil {
+			return nil, nil, err
+		}
 	}
-	dropped := func(yield func(arrow.RecordBatch, error) bool) {
+	// The limit counts rows after the residual filter.
+	finished := func(yield func(arrow.RecordBatch, error) bool) {
+		var n int64
 		for rec, err := range seq {
-			if err == nil {
+			if err == nil && residual != nil {
 				in := rec
-				rec, err = drop.apply(in)
+				rec, err = residual.Filter(ctx, in)
 				in.Release()
 			}
-			if !yield(rec, err) || err != nil {
+			if err == nil && post != nil {
+				in := rec
+				rec, err = post.apply(in)
+				in.Release()
+			}
+			if err == nil && rec.NumRows() == 0 {
+				rec.Release()
+				continue
+			}
+			if err == nil && limit > 0 && n+rec.NumRows() > limit {
+				in := rec
+				rec = in.NewSlice(0, limit-n)
+				in.Release()
+			}
+			if err == nil {
+				n += rec.NumRows()
+			}
+			if !yield(rec, err) || err != nil || (limit > 0 && n >= limit) {
 				return
 			}
 		}
 	}
-	return out, dropped, nil
+	return out, finished, nil
 }
 
 // CountRows counts the live rows of the snapshot the options select: from
@@ -186,7 +229,25 @@ func CountRows(ctx context.Context, tbl *table.Table, o ScanOptions) (int64, err
 	if snapshotOf(tbl, snap) == nil {
 		return 0, nil
 	}
-	opts := o.scanOptions(snap)
+	if o.Filter != "" {
+		// Manifest counts know nothing of the filter: count what a scan
+		// returns.
+		o.Columns, o.Drop, o.Limit = nil, nil, 0
+		_, recs, err := ScanTable(ctx, tbl, o)
+		if err != nil {
+			return 0, err
+		}
+		var n int64
+		for rec, err := range recs {
+			if err != nil {
+				return 0, err
+			}
+			n += rec.NumRows()
+			rec.Release()
+		}
+		return n, nil
+	}
+	opts := o.scanOptions(snap, nil)
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return 0, err

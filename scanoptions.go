@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/filter"
 )
 
 // ScanOptions select what ScanTable and CountRows read, with Spark's read
@@ -21,8 +23,37 @@ type ScanOptions struct {
 	// leaves columns out of what is returned.
 	Columns []string
 	Drop    []string
+	// Filter is a SQL-like row filter such as "id > 5 AND status = 'A'"
+	// (package filter): pushed down to prune files, the rest checked on
+	// rows.
+	Filter string
 	// Limit > 0 stops after that many rows.
 	Limit int64
+}
+
+// bind parses and binds the filter against the schema of the snapshot
+// read; nil without a filter.
+func (o ScanOptions) bind(tbl *table.Table, snap int64) (*filter.Bound, error) {
+	if o.Filter == "" {
+		return nil, nil
+	}
+	e, err := filter.Parse(o.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	sc := tbl.Schema()
+	if s := snapshotOf(tbl, snap); s != nil && s.SchemaID != nil {
+		for _, old := range tbl.Metadata().Schemas() {
+			if old.ID == *s.SchemaID {
+				sc = old
+			}
+		}
+	}
+	b, err := filter.Bind(e, sc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return b, nil
 }
 
 // snapshot resolves the options to a snapshot id; 0 means the current
@@ -91,13 +122,17 @@ func (o ScanOptions) snapshot(tbl *table.Table) (int64, error) {
 	return 0, nil
 }
 
-// scanOptions are the iceberg-go options for o; snap is from o.snapshot.
-func (o ScanOptions) scanOptions(snap int64) []table.ScanOption {
+// scanOptions are the iceberg-go options for o; snap is from o.snapshot
+// and b from o.bind. With a filter the columns are selected after the rows
+// are (see ScanTable), since the filter may read others.
+func (o ScanOptions) scanOptions(snap int64, b *filter.Bound) []table.ScanOption {
 	var opts []table.ScanOption
 	if snap != 0 {
 		opts = append(opts, table.WithSnapshotID(snap))
 	}
-	if len(o.Columns) > 0 {
+	if b != nil {
+		opts = append(opts, table.WithRowFilter(b.Pushed))
+	} else if len(o.Columns) > 0 {
 		opts = append(opts, table.WithSelectedFields(o.Columns...))
 	}
 	return opts

@@ -33,6 +33,9 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&asOf, "as-of-timestamp", "", "read the snapshot current at this time: epoch milliseconds or RFC 3339 (2024-01-01T10:00:00Z)")
 	fs.StringVar(&o.Branch, "branch", "", "read the head of this branch")
 	fs.StringVar(&o.Tag, "tag", "", "read the snapshot of this tag")
+	fs.StringVar(&o.Filter, "filter", "", "SQL-like row filter, e.g. \"id > 5 AND status = 'ACTIVE'\"; prunes files by partition and statistics")
+	explain := fs.Bool("explain", false, "print what the scan would read (files and bytes planned of the total, pushed and residual filters) instead of rows")
+	asJSON := fs.Bool("json", false, "with --explain: print it as JSON")
 	fs.StringVar(&keep, "keep", "", "comma-separated columns to read, nested as a.b")
 	fs.StringVar(&drop, "drop", "", "comma-separated columns to leave out, nested as a.b")
 	pos, err := parseInterleaved(fs, args)
@@ -66,6 +69,29 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tbl, err := loadTable(ctx, cf, pos[0])
 	if err != nil {
 		return err
+	}
+	if *explain {
+		plan, err := floe.ExplainScan(ctx, tbl, o)
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", pos[0], err)
+		}
+		if *asJSON {
+			return writeJSON(stdout, plan)
+		}
+		pct := func(a, b int64) float64 {
+			if b == 0 {
+				return 0
+			}
+			return 100 * float64(a) / float64(b)
+		}
+		fmt.Fprintf(stdout, "snapshot %d: %d of %d files (%.0f%%), %d of %d bytes (%.0f%%)\n", plan.SnapshotID,
+			plan.FilesPlanned, plan.FilesTotal, pct(int64(plan.FilesPlanned), int64(plan.FilesTotal)),
+			plan.BytesPlanned, plan.BytesTotal, pct(plan.BytesPlanned, plan.BytesTotal))
+		fmt.Fprintf(stdout, "pushed filter:   %s\nresidual filter: %s\n", orNone(plan.PushedFilter), orNone(plan.ResidualFilter))
+		return nil
+	}
+	if *asJSON {
+		return usagef("--json goes with --explain; use --format jsonl for rows")
 	}
 	if *count {
 		// floe.CountRows applies deletes; manifest counts alone would not.
@@ -290,4 +316,11 @@ func parseTimeMs(s string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%q is neither epoch milliseconds nor an RFC 3339 time such as 2024-01-01T10:00:00Z", s)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
