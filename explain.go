@@ -24,7 +24,7 @@ func ExplainScan(ctx context.Context, tbl *table.Table, o ScanOptions) (ScanPlan
 	if err != nil {
 		return ScanPlan{}, err
 	}
-	bound, err := o.bind(tbl, snap)
+	bound, err := o.bind(ctx, tbl, snap)
 	if err != nil {
 		return ScanPlan{}, err
 	}

@@ -62,7 +62,7 @@ func ScanTable(ctx context.Context, tbl *table.Table, o ScanOptions) (*arrow.Sch
 	if err != nil {
 		return nil, nil, err
 	}
-	bound, err := o.bind(tbl, snap)
+	bound, err := o.bind(ctx, tbl, snap)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package floe
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ type ScanOptions struct {
 
 // bind parses and binds the filter against the schema of the snapshot
 // read; nil without a filter.
-func (o ScanOptions) bind(tbl *table.Table, snap int64) (*filter.Bound, error) {
+func (o ScanOptions) bind(ctx context.Context, tbl *table.Table, snap int64) (*filter.Bound, error) {
 	if o.Filter == "" {
 		return nil, nil
 	}
@@ -53,7 +54,45 @@ func (o ScanOptions) bind(tbl *table.Table, snap int64) (*filter.Bound, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	lost, err := lostLowerBound(ctx, tbl, snap)
+	if err != nil {
+		return nil, err
+	}
+	if lost {
+		// Pruning would skip partitions that match: check every row.
+		b = b.Unpushed()
+	}
 	return b, nil
+}
+
+// lostLowerBound tells whether a manifest of the snapshot summarises a
+// partition field as holding no nulls and no lower bound. No manifest can
+// truly be so (each file has a value or a null); iceberg-go 0.7 writes or
+// reads an empty-string lower bound that way, and its manifest pruning
+// then skips those partitions for any predicate an empty string could
+// satisfy.
+func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64) (bool, error) {
+	s := snapshotOf(tbl, snap)
+	if s == nil || tbl.Spec().IsUnpartitioned() && len(tbl.Metadata().PartitionSpecs()) <= 1 {
+		return false, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return false, err
+	}
+	manifests, err := s.Manifests(fs)
+	if err != nil {
+		return false, planError(ctx, tbl, snap, err)
+	}
+	for _, m := range manifests {
+		for _, p := range m.Partitions() {
+			nanOnly := p.ContainsNaN != nil && *p.ContainsNaN
+			if !p.ContainsNull && p.LowerBound == nil && !nanOnly {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // snapshot resolves the options to a snapshot id; 0 means the current

@@ -164,3 +164,10 @@ func andOf(l, r node) node {
 	}
 	return andNode{l, r}
 }
+
+// Unpushed is b with nothing pushed down: every row is checked against the
+// whole filter. It is for tables whose statistics cannot be trusted to
+// prune.
+func (b *Bound) Unpushed() *Bound {
+	return &Bound{Pushed: iceberg.AlwaysTrue{}, Residual: b.Filter, Filter: b.Filter, root: b.root, residual: b.root}
+}
