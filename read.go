@@ -237,15 +237,7 @@ func CountRows(ctx context.Context, tbl *table.Table, o ScanOptions) (int64, err
 		if err != nil {
 			return 0, err
 		}
-		var n int64
-		for rec, err := range recs {
-			if err != nil {
-				return 0, err
-			}
-			n += rec.NumRows()
-			rec.Release()
-		}
-		return n, nil
+		return countRecords(recs)
 	}
 	opts := o.scanOptions(snap, nil)
 	rt, err := newReadTable(tbl)
@@ -298,13 +290,24 @@ func CountRows(ctx context.Context, tbl *table.Table, o ScanOptions) (int64, err
 		if err != nil {
 			return 0, err
 		}
-		for rec, err := range recs {
-			if err != nil {
-				return 0, err
-			}
-			n += rec.NumRows()
-			rec.Release()
+		read, err := countRecords(recs)
+		if err != nil {
+			return 0, err
 		}
+		n += read
+	}
+	return n, nil
+}
+
+// countRecords drains recs, counting and releasing the records.
+func countRecords(recs iter.Seq2[arrow.RecordBatch, error]) (int64, error) {
+	var n int64
+	for rec, err := range recs {
+		if err != nil {
+			return 0, err
+		}
+		n += rec.NumRows()
+		rec.Release()
 	}
 	return n, nil
 }

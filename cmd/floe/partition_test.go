@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -231,13 +230,7 @@ func firstKey(m map[string]any) string {
 // dates and timestamps, nil for null).
 func columnValues(t *testing.T, path, col string) []any {
 	t.Helper()
-	path = strings.TrimPrefix(path, "file://")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tbl, err := fixture.ReadParquet(f)
+	tbl, err := fixture.ReadParquetFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

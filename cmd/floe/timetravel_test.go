@@ -3,7 +3,6 @@ package main_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,12 +119,7 @@ func TestScanToParquet(t *testing.T) {
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.out", "--checkpoint", e.ckpt)
 	path := filepath.Join(e.dir, "out.parquet")
 	e.ok("scan", "db.out", "--format", "parquet", "--output", path, "--keep", "id")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tbl, err := fixture.ReadParquet(f)
+	tbl, err := fixture.ReadParquetFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
