@@ -322,3 +322,33 @@ func TestManagedDocExample(t *testing.T) {
 	check(t, "table", p.Sink.Table, "db.events_{region}")
 	check(t, "partition", p.Sink.PartitionFields, []string{"day(ts)", "region"})
 }
+
+func TestManagedRead(t *testing.T) {
+	r, err := config.ParseManagedRead([]byte(`table: db.events
+catalog_name: floe
+catalog_properties:
+  type: hadoop
+  warehouse: /data/wh
+config_properties:
+  fs.s3a.endpoint: http://127.0.0.1:9000
+filter: "id > 5 AND status = 'ACTIVE'"
+keep: [id, status]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Table != "db.events" || r.Catalog.Type != "hadoop" || r.Catalog.Warehouse != "/data/wh" ||
+		r.Catalog.Properties["s3.endpoint"] != "http://127.0.0.1:9000" || r.Filter != "id > 5 AND status = 'ACTIVE'" ||
+		len(r.Keep) != 2 {
+		t.Fatalf("translated %+v", r)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"catalog_name: x\n", "table"},
+		{"table: db.t\nkeep: [a]\ndrop: [b]\n", "mutually exclusive"},
+		{"table: db.t\nfliter: a = 1\n", `did you mean "filter"`},
+	} {
+		if _, err := config.ParseManagedRead([]byte(c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+}

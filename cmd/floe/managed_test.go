@@ -135,3 +135,32 @@ func TestWriteFormatRefused(t *testing.T) {
 		t.Fatalf("want a configuration error naming write-format, got %s", r)
 	}
 }
+
+// A Managed I/O read config, with its filter and keep, is what floe scan
+// reads; flags still override it.
+func TestManagedIOReadConfig(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 100)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.read", "--checkpoint", e.ckpt)
+	cfg := `table: db.read
+catalog_name: floe
+catalog_properties:
+  type: jdbc
+  uri: jdbc:sqlite:` + filepath.Join(e.warehouse, "catalog.db") + `
+  warehouse: ` + e.warehouse + `
+filter: "id >= 90 AND v LIKE 'v9%'"
+keep: [id]
+`
+	path := filepath.Join(e.dir, "read.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := e.ok("scan", path, "--format", "csv").stdout
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "id" || len(lines) != 11 {
+		t.Fatalf("scan of the read config printed %q, want the 10 ids 90-99 alone", out)
+	}
+	if n := strings.TrimSpace(e.ok("scan", path, "--count", "--filter", "id < 10").stdout); n != "10" {
+		t.Fatalf("--filter over the config's: %s rows, want 10", n)
+	}
+}

@@ -16,7 +16,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
 )
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -66,7 +69,12 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	default:
 		return usagef("--format %q is not known; use table, csv, jsonl or parquet", *format)
 	}
-	tbl, err := loadTable(ctx, cf, pos[0])
+	var tbl *table.Table
+	if isConfigFile(pos[0]) {
+		tbl, err = loadManagedRead(ctx, cf, pos[0], &o, stderr)
+	} else {
+		tbl, err = loadTable(ctx, cf, pos[0])
+	}
 	if err != nil {
 		return err
 	}
@@ -323,4 +331,45 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// isConfigFile tells a Managed I/O read config (floe scan read.yaml) from a
+// table name or location.
+func isConfigFile(arg string) bool {
+	return strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml")
+}
+
+// loadManagedRead opens the table a Managed I/O read config names, taking
+// its filter, keep and drop where the flags give none.
+func loadManagedRead(ctx context.Context, cf catalogFlags, path string, o *floe.ScanOptions, stderr io.Writer) (*table.Table, error) {
+	if err := cf.check(); err != nil {
+		return nil, err
+	}
+	r, err := config.LoadManagedRead(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if o.Filter == "" {
+		o.Filter = r.Filter
+	}
+	if len(o.Columns) == 0 && len(o.Drop) == 0 {
+		o.Columns, o.Drop = r.Keep, r.Drop
+	}
+	cf.apply(&r.Catalog)
+	cat, err := floe.OpenCatalog(ctx, r.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	ident, err := floe.ParseIdent(r.Table)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s (from %s): %w", r.Table, path, err)
+	}
+	return tbl, nil
 }
