@@ -43,6 +43,8 @@ type Options struct {
 	// batch, before the next table's and before the checkpoint records the
 	// batch; an error stops the run there.
 	AfterTableCommit func(table string, batchID, snapshotID int64) error
+	// Stdout receives the rows of a console sink; os.Stdout when nil.
+	Stdout io.Writer
 }
 
 // Pipeline is one streaming query: a source, a table and a checkpoint.
@@ -110,7 +112,11 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		p.closeCatalog()
 		return nil, err
 	}
-	ck, _, err := OpenCheckpoint(ckptDir, cfg.Sink.Table, src.Description())
+	sinkName := cfg.Sink.Table
+	if cfg.Sink.Console() {
+		sinkName = "console"
+	}
+	ck, _, err := OpenCheckpoint(ckptDir, sinkName, src.Description())
 	if err != nil {
 		_ = src.Close()
 		p.closeCatalog()
@@ -422,6 +428,9 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End,
 		NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
 	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table)
+	if p.cfg.Sink.Console() {
+		prog.Sink.Description = "ConsoleSink"
+	}
 	prog.Sink.NumOutputRows = res.Rows
 	prog.Sink.DataFiles = len(res.Files)
 	prog.Sink.PeakOpenFiles = res.PeakOpenFiles
@@ -463,13 +472,19 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 			return WriteResult{}, nil, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
 		}
 		var res WriteResult
-		if s, err := p.alreadyCommitted(ctx, entry.BatchID); err != nil || s != nil {
-			return WriteResult{}, s, err
-		}
-		if err = p.prepareSchema(ctx, parts); err == nil {
-			w := p.writer(entry.BatchID)
-			if res, err = w.Write(ctx, parts); err == nil {
+		if p.cfg.Sink.Console() {
+			if res, err = p.print(ctx, parts); err == nil {
 				return res, nil, nil
+			}
+		} else {
+			if s, err := p.alreadyCommitted(ctx, entry.BatchID); err != nil || s != nil {
+				return WriteResult{}, s, err
+			}
+			if err = p.prepareSchema(ctx, parts); err == nil {
+				w := p.writer(entry.BatchID)
+				if res, err = w.Write(ctx, parts); err == nil {
+					return res, nil, nil
+				}
 			}
 		}
 		var uf *UnstableFileError

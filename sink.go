@@ -39,6 +39,10 @@ type sink struct {
 func newSink(cfg *config.Sink) (*sink, error) {
 	s := &sink{cfg: cfg, tables: map[string]*table.Table{}, committers: map[string]*Committer{}, evolved: map[string]int64{},
 		conform: conformOptionsFor(cfg)}
+	if cfg.Console() {
+		s.project = newProjection(cfg.Keep, cfg.Drop, cfg.Only)
+		return s, nil
+	}
 	if cfg.IsTemplate() {
 		t, err := parseTemplate(cfg.Table)
 		if err != nil {

@@ -127,6 +127,9 @@ type CSVOptions struct {
 
 // Sink is the Iceberg table written to.
 type Sink struct {
+	// Type is "iceberg" (the table) or "console" (JSON lines on stdout,
+	// for looking at a stream).
+	Type string `yaml:"type"`
 	// Table is "namespace.table"; nested namespaces add parts.
 	Table string `yaml:"table"`
 	// Mode is "append" or "complete".
@@ -175,6 +178,9 @@ type Sink struct {
 	// not a valid name; empty fails the batch instead.
 	DeadLetterTable string `yaml:"dead-letter-table,omitempty"`
 }
+
+// Console reports whether the sink prints rows instead of writing a table.
+func (s *Sink) Console() bool { return s.Type == "console" }
 
 // Fanout reports whether the fanout writer is on (the default).
 func (s *Sink) Fanout() bool { return s.FanoutEnabled == nil || *s.FanoutEnabled }

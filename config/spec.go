@@ -190,6 +190,11 @@ var specs = []fieldSpec{
 	},
 
 	{
+		path: "sink.type", def: "iceberg", allowed: []string{"iceberg", "console"},
+		doc: "`iceberg` writes the table. `console` prints each batch's rows as JSON lines on standard output instead, " +
+			"to look at a stream; it writes no table, and a batch that a crash interrupts is printed again on restart.",
+	},
+	{
 		path:     "sink.table",
 		required: `the Iceberg table to write, e.g. "db.events"`,
 		doc:      "Table identifier: namespace and table name separated by dots. Nested namespaces add parts: `analytics.raw.events`.",

@@ -59,6 +59,13 @@ func (p *Pipeline) validate() problems {
 }
 
 func (s *Sink) validate(ps *problems) {
+	ps.oneOf("sink.type", s.Type)
+	if s.Console() {
+		if s.Mode == "complete" {
+			ps.add("sink.mode", 0, "complete replaces a table, and the console sink has none; use mode: append")
+		}
+		return
+	}
 	ps.required("sink.table", s.Table)
 	if t := s.Table; t != "" {
 		checkTableName(ps, "sink.table", t)

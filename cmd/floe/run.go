@@ -129,6 +129,7 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := floe.Options{
+		Stdout:     stdout,
 		Logger:     logger,
 		OnProgress: out.progress,
 		OnWarning:  func(msg string) { out.warning(msg) },
@@ -163,7 +164,11 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	}()
 
 	sum, err := p.Run(ctx)
-	out.done(sum, cfg.Sink.Table)
+	target := cfg.Sink.Table
+	if cfg.Sink.Console() {
+		target = "the console"
+	}
+	out.done(sum, target)
 	return err
 }
 

@@ -17,6 +17,7 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&cfg.Source.Path, "source", "", "landing directory to read (required)")
 	fs.StringVar(&cfg.Source.Format, "format", "", "input format: parquet, csv or json (JSON lines) (required)")
 	fs.StringVar(&cfg.Sink.Table, "table", "", "table to write, NAMESPACE.TABLE, or a template such as db.events_{region} that routes each row by its values (required)")
+	fs.StringVar(&cfg.Sink.Type, "sink", "", "iceberg (default: write --table) or console (print each batch's rows as JSON lines on stdout, writing no table)")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", "", "checkpoint directory; one per query (required)")
 	fs.StringVar(&trigger, "trigger", "available-now", "available-now (drain the backlog, then stop), once (one batch), or an interval such as 1s or processing-time=1m")
 	fs.StringVar(&cfg.Sink.Mode, "mode", "append", "output mode: append, or complete (each batch replaces the table's contents)")
