@@ -2,11 +2,14 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -265,4 +268,47 @@ func TestTemplateRerunKeepsBatch(t *testing.T) {
 		name := "db.events_" + reg
 		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 1000, reg))
 	}
+}
+
+// Crash safety through a table template into partitioned tables: SIGKILL at
+// random moments, restart, repeat; every table holds each of its rows
+// exactly once.
+func TestCrashSafetyTemplates(t *testing.T) {
+	e := newEnv(t)
+	const files, rows = 30, 400
+	for i := range int64(files) {
+		writeRegions(t, filepath.Join(e.landing, fmt.Sprintf("f-%03d.parquet", i)), i*rows, rows, nil)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.crash_{region}",
+		"--partition-field", "bucket(id, 4)", "--checkpoint", e.ckpt, "--max-files-per-trigger", "3"}
+	kills, finished, next := 0, 0, int64(files)
+	for kills < max(1, *crashKills/2) {
+		var stderr syncBuffer
+		cmd := e.startFloe(&stderr, args...)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if code := exitCode(err); code != 0 {
+				t.Fatalf("floe failed on restart after %d kills (exit %d):\n%s", kills, code, stderr.String())
+			}
+			finished++
+			for range 6 {
+				writeRegions(t, filepath.Join(e.landing, fmt.Sprintf("g-%03d.parquet", next)), next*rows, rows, nil)
+				next++
+			}
+		case <-time.After(time.Duration(rng.IntN(600)) * time.Millisecond):
+			_ = cmd.Process.Kill()
+			<-done
+			kills++
+		}
+	}
+	e.ok(args...)
+	total := next * rows
+	for _, reg := range regions {
+		name := "db.crash_" + reg
+		sameIDs(t, name, e.ids(name), wantRegionIDs(0, total, reg))
+	}
+	t.Logf("%d kills, %d runs that finished, %d rows in 5 tables exactly once", kills, finished, total)
 }
