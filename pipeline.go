@@ -107,7 +107,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		p.closeCatalog()
 		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
 	}
-	src, err := newSource(cfg.Source, filepath.Join(ckptDir, "sources", "0"))
+	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(ckptDir, "sources", "0"), Catalog: cat})
 	if err != nil {
 		p.closeCatalog()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/floe-io/floe/config"
 )
@@ -88,9 +89,16 @@ type WarningSource interface {
 	Warnings() []string
 }
 
-// SourceFactory builds a source from its configuration. stateDir is the
-// source's private directory inside the checkpoint.
-type SourceFactory func(cfg config.Source, stateDir string) (Source, error)
+// SourceEnv is what a source gets besides its configuration.
+type SourceEnv struct {
+	// StateDir is the source's private directory inside the checkpoint.
+	StateDir string
+	// Catalog is the pipeline's catalog, for sources that read tables.
+	Catalog catalog.Catalog
+}
+
+// SourceFactory builds a source from its configuration.
+type SourceFactory func(cfg config.Source, env SourceEnv) (Source, error)
 
 var (
 	sourcesMu sync.RWMutex
@@ -105,7 +113,7 @@ func RegisterSource(name string, f SourceFactory) {
 	sources[name] = f
 }
 
-func newSource(cfg config.Source, stateDir string) (Source, error) {
+func newSource(cfg config.Source, env SourceEnv) (Source, error) {
 	sourcesMu.RLock()
 	f, ok := sources[cfg.Type]
 	names := make([]string, 0, len(sources))
@@ -117,5 +125,5 @@ func newSource(cfg config.Source, stateDir string) (Source, error) {
 		sort.Strings(names)
 		return nil, fmt.Errorf("%w: source type %q is not registered (known: %v); import its package", ErrConfig, cfg.Type, names)
 	}
-	return f(cfg, stateDir)
+	return f(cfg, env)
 }

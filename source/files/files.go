@@ -22,8 +22,8 @@ import (
 )
 
 func init() {
-	floe.RegisterSource("files", func(cfg config.Source, stateDir string) (floe.Source, error) {
-		return New(cfg, stateDir)
+	floe.RegisterSource("files", func(cfg config.Source, env floe.SourceEnv) (floe.Source, error) {
+		return New(cfg, env.StateDir)
 	})
 }
 
