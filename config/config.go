@@ -71,9 +71,15 @@ type Catalog struct {
 // source (maxFilesPerTrigger, latestFirst, maxFileAge, cleanSource, ...) so
 // that users migrating from Spark find what they expect.
 type Source struct {
-	// Type is "files", the only source so far; it exists so that other
-	// sources can be added without changing the meaning of old files.
+	// Type is "files" (a landing directory) or "iceberg" (an Iceberg
+	// table of the pipeline's catalog, read as a stream of appends).
 	Type string `yaml:"type"`
+	// Table is the Iceberg table to read when Type is "iceberg".
+	Table string `yaml:"table,omitempty"`
+	// Options are the iceberg source's read options, with Spark's names
+	// and values verbatim (stream-from-timestamp,
+	// streaming-max-files-per-micro-batch, ...).
+	Options map[string]string `yaml:"options,omitempty"`
 	// Path is the directory or object-store prefix to read.
 	Path string `yaml:"path"`
 	// Format is "parquet", "csv" or "json" (newline-delimited).

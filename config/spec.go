@@ -102,7 +102,26 @@ var specs = []fieldSpec{
 			"REST `credential` or `token`, `sql.dialect`, and so on. Values are strings; quote them if YAML would read a number.",
 	},
 
-	{path: "source.type", def: "files", allowed: []string{"files"}, doc: "Kind of source. Only `files` exists so far."},
+	{
+		path: "source.type", def: "files", allowed: []string{"files", "iceberg"},
+		doc: "Kind of source: `files` reads the files of a landing directory; `iceberg` reads the appends of an Iceberg " +
+			"table of the pipeline's catalog, as Spark's Iceberg streaming source does. The keys below `table` and `options` " +
+			"are for `files`.",
+	},
+	{
+		path:     "source.table",
+		required: `when source.type is "iceberg": the table to read, e.g. "db.events"`,
+		doc: "Table to read with `type: iceberg`, in the pipeline's catalog. Each data file appended to it is read once; " +
+			"compactions (`replace` snapshots) are skipped, and overwrite or delete snapshots stop the query unless " +
+			"`options` says to skip them. Not allowed with `type: files`.",
+	},
+	{
+		path: "source.options", typ: "map of string to string",
+		doc: "Read options of `type: iceberg`, with Spark's names and values: `stream-from-timestamp` (epoch milliseconds: " +
+			"start at the first snapshot committed at or after it), `streaming-max-files-per-micro-batch`, " +
+			"`streaming-max-rows-per-micro-batch` (soft: whole files), `streaming-skip-overwrite-snapshots` and " +
+			"`streaming-skip-delete-snapshots` (`\"true\"` skips such snapshots instead of failing). Not allowed with `type: files`.",
+	},
 	{
 		path:     "source.path",
 		required: `the directory to read landing files from, e.g. "s3://bucket/landing/events/" or "./landing"`,

@@ -162,6 +162,16 @@ func CheckTemplate(t string) error {
 
 func (s *Source) validate(ps *problems) {
 	ps.oneOf("source.type", s.Type)
+	if s.Type == "iceberg" {
+		s.validateIceberg(ps)
+		return
+	}
+	if s.Table != "" {
+		ps.add("source.table", 0, "set, but source.type is %q; table is only read by type: iceberg; remove it, or set type: iceberg", s.typeName())
+	}
+	if len(s.Options) > 0 {
+		ps.add("source.options", 0, "set, but source.type is %q; options are only read by type: iceberg; remove them, or set type: iceberg", s.typeName())
+	}
 	ps.required("source.path", s.Path)
 	ps.required("source.format", s.Format)
 	ps.oneOf("source.format", s.Format)
@@ -236,6 +246,65 @@ func (s *Source) validate(ps *problems) {
 	}
 	if s.CSV.Header != nil && !*s.CSV.Header && s.Format == "csv" && len(s.Schema) == 0 {
 		ps.add("source.schema", 0, "required when source.csv.header is false: headerless CSV files have no column names, so list the columns in file order")
+	}
+}
+
+func (s *Source) typeName() string {
+	if s.Type == "" {
+		return specFor("source.type").def
+	}
+	return s.Type
+}
+
+// icebergOptions are the read options the iceberg source understands,
+// with Spark's names.
+var icebergOptions = []string{
+	"stream-from-timestamp",
+	"streaming-max-files-per-micro-batch",
+	"streaming-max-rows-per-micro-batch",
+	"streaming-skip-overwrite-snapshots",
+	"streaming-skip-delete-snapshots",
+}
+
+// validateIceberg checks a source of type iceberg: a table, none of the
+// landing-directory keys, and options with Spark's names and value forms.
+func (s *Source) validateIceberg(ps *problems) {
+	ps.required("source.table", s.Table)
+	if s.Path != "" {
+		ps.add("source.path", 0, "set, but source.type is iceberg, which reads source.table, not a directory; remove path")
+	}
+	if s.Format != "" {
+		ps.add("source.format", 0, "set, but source.type is iceberg, whose data files carry their own format; remove format")
+	}
+	keys := make([]string, 0, len(s.Options))
+	for k := range s.Options {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := s.Options[k]
+		p := "source.options." + k
+		switch k {
+		case "stream-from-timestamp", "streaming-max-files-per-micro-batch", "streaming-max-rows-per-micro-batch":
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 || (n == 0 && k != "stream-from-timestamp") {
+				what := "a positive whole number"
+				if k == "stream-from-timestamp" {
+					what = "epoch milliseconds, e.g. \"1700000000000\""
+				}
+				ps.add(p, 0, "%q is not valid; use %s", v, what)
+			}
+		case "streaming-skip-overwrite-snapshots", "streaming-skip-delete-snapshots":
+			if b := strings.ToLower(strings.TrimSpace(v)); b != "true" && b != "false" {
+				ps.add(p, 0, "%q is not valid; use \"true\" or \"false\"", v)
+			}
+		default:
+			if hint := closest(k, icebergOptions); hint != "" {
+				ps.add(p, 0, "unknown iceberg source option; did you mean %q? (known: %s)", hint, strings.Join(icebergOptions, ", "))
+			} else {
+				ps.add(p, 0, "unknown iceberg source option (known: %s)", strings.Join(icebergOptions, ", "))
+			}
+		}
 	}
 }
 

@@ -1,0 +1,33 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/floe-io/floe/config"
+)
+
+func TestIcebergSourceConfig(t *testing.T) {
+	const base = "sink:\n  table: db.out\ncheckpoint: ./ck\n"
+	p, err := config.Parse([]byte("source:\n  type: iceberg\n  table: db.in\n  options:\n    streaming-max-files-per-micro-batch: \"2\"\n" + base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Source.Table != "db.in" || p.Source.Options["streaming-max-files-per-micro-batch"] != "2" {
+		t.Fatalf("parsed %+v", p.Source)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"  type: iceberg\n", "source.table: required"},
+		{"  type: iceberg\n  table: db.in\n  path: ./landing\n", "source.path: set, but source.type is iceberg"},
+		{"  type: iceberg\n  table: db.in\n  format: parquet\n", "source.format: set, but source.type is iceberg"},
+		{"  type: iceberg\n  table: db.in\n  options:\n    streaming-max-files-per-micro-batch: \"x\"\n", "is not valid; use a positive whole number"},
+		{"  type: iceberg\n  table: db.in\n  options:\n    streaming-skip-delete-snapshot: \"true\"\n", `did you mean "streaming-skip-delete-snapshots"`},
+		{"  path: ./landing\n  format: parquet\n  table: db.in\n", `source.table: set, but source.type is "files"`},
+		{"  type: files\n  table: db.in\n", "source.path: required"},
+	} {
+		_, err := config.Parse([]byte("source:\n" + tc.src + base))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("source:\n%s: got %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
