@@ -1,0 +1,152 @@
+package iceberg_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/fixture"
+	_ "github.com/floe-io/floe/source/files"
+	_ "github.com/floe-io/floe/source/iceberg"
+)
+
+type env struct {
+	t       *testing.T
+	dir     string
+	cat     catalog.Catalog
+	landing string
+	nfiles  int
+}
+
+func newEnv(t *testing.T) *env {
+	dir := t.TempDir()
+	cat, err := floe.OpenCatalog(context.Background(), config.Catalog{Warehouse: filepath.Join(dir, "warehouse")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, dir: dir, cat: cat, landing: filepath.Join(dir, "landing")}
+}
+
+// run runs an available-now pipeline and returns its batches' row counts.
+func (e *env) run(src config.Source, sink, ckpt string) []int64 {
+	e.t.Helper()
+	cfg := &config.Pipeline{
+		Source:     src,
+		Sink:       config.Sink{Table: sink},
+		Checkpoint: filepath.Join(e.dir, ckpt),
+	}
+	cfg.SetDefaults()
+	ctx := context.Background()
+	var batches []int64
+	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: e.cat, OnProgress: func(pr floe.Progress) {
+		batches = append(batches, pr.NumInputRows)
+	}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Run(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	return batches
+}
+
+// appendA lands n files of 100 rows each in table db.a, one append per file.
+func (e *env) appendA(n int) {
+	e.t.Helper()
+	for range n {
+		i := int64(e.nfiles)
+		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("part-%03d.parquet", i)), i*100, 100); err != nil {
+			e.t.Fatal(err)
+		}
+		e.nfiles++
+	}
+	e.run(config.Source{Path: e.landing, Format: "parquet", MaxFilesPerTrigger: 1}, "db.a", "ck-a")
+}
+
+// ids returns the sorted ids of a table.
+func (e *env) ids(name string) []int64 {
+	e.t.Helper()
+	ctx := context.Background()
+	ident, _ := floe.ParseIdent(name)
+	tbl, err := e.cat.LoadTable(ctx, ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, recs, err := floe.ScanTable(ctx, tbl, floe.ScanOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var ids []int64
+	for rec, err := range recs {
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		col := rec.Column(int(rec.Schema().FieldIndices("id")[0])).(*array.Int64)
+		ids = append(ids, col.Int64Values()...)
+		rec.Release()
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (e *env) level(a, b string) {
+	e.t.Helper()
+	ia, ib := e.ids(a), e.ids(b)
+	if !slices.Equal(ia, ib) {
+		e.t.Fatalf("%s has %d rows, %s has %d; ids differ", a, len(ia), b, len(ib))
+	}
+}
+
+func TestIcebergSourceExactlyOnce(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(3)
+	if n := len(e.ids("db.a")); n != 300 {
+		t.Fatalf("table a has %d rows, want 300", n)
+	}
+	src := config.Source{Type: "iceberg", Table: "db.a"}
+	if got := e.run(src, "db.b", "ck-b"); !slices.Equal(got, []int64{300}) {
+		t.Fatalf("first run batches %v, want [300]", got)
+	}
+	e.level("db.a", "db.b")
+	if got := e.run(src, "db.b", "ck-b"); len(got) != 0 {
+		t.Fatalf("re-run batches %v, want none", got)
+	}
+	e.level("db.a", "db.b")
+	e.appendA(1)
+	if got := e.run(src, "db.b", "ck-b"); !slices.Equal(got, []int64{100}) {
+		t.Fatalf("run after a fourth append: batches %v, want [100]", got)
+	}
+	e.level("db.a", "db.b")
+	if n := len(e.ids("db.b")); n != 400 {
+		t.Fatalf("table b has %d rows, want 400", n)
+	}
+}
+
+func TestIcebergSourceMaxFilesPerMicroBatch(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(3)
+	src := config.Source{Type: "iceberg", Table: "db.a", Options: map[string]string{"streaming-max-files-per-micro-batch": "1"}}
+	if got := e.run(src, "db.b", "ck-b"); !slices.Equal(got, []int64{100, 100, 100}) {
+		t.Fatalf("batches %v, want [100 100 100]", got)
+	}
+	e.level("db.a", "db.b")
+}
+
+func TestIcebergSourceMaxRowsPerMicroBatch(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(3)
+	// Soft: the file crossing the limit is included.
+	src := config.Source{Type: "iceberg", Table: "db.a", Options: map[string]string{"streaming-max-rows-per-micro-batch": "150"}}
+	if got := e.run(src, "db.b", "ck-b"); !slices.Equal(got, []int64{200, 100}) {
+		t.Fatalf("batches %v, want [200 100]", got)
+	}
+	e.level("db.a", "db.b")
+}
