@@ -19,7 +19,8 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
-	_ "github.com/floe-io/floe/source/files" // registers the "files" source
+	_ "github.com/floe-io/floe/source/files"   // registers the "files" source
+	_ "github.com/floe-io/floe/source/iceberg" // registers the "iceberg" source
 )
 
 // Exit codes, documented in the package comment and `floe --help`.

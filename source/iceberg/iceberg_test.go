@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -149,4 +150,49 @@ func TestIcebergSourceMaxRowsPerMicroBatch(t *testing.T) {
 		t.Fatalf("batches %v, want [200 100]", got)
 	}
 	e.level("db.a", "db.b")
+}
+
+func TestIcebergSourceOverwriteSnapshot(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(1)
+	// A complete-mode run replaces a's rows: not an append.
+	if err := fixture.WriteIDFile(filepath.Join(e.dir, "full", "all.parquet"), 1000, 10); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Pipeline{
+		Source:     config.Source{Path: filepath.Join(e.dir, "full"), Format: "parquet"},
+		Sink:       config.Sink{Table: "db.a", Mode: "complete"},
+		Checkpoint: filepath.Join(e.dir, "ck-full"),
+	}
+	cfg.SetDefaults()
+	ctx := context.Background()
+	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: e.cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+
+	src := config.Source{Type: "iceberg", Table: "db.a"}
+	cfg = &config.Pipeline{Source: src, Sink: config.Sink{Table: "db.b"}, Checkpoint: filepath.Join(e.dir, "ck-b")}
+	cfg.SetDefaults()
+	p, err = floe.Open(ctx, cfg, floe.Options{Catalog: e.cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Run(ctx)
+	p.Close()
+	if err == nil || !strings.Contains(err.Error(), "streaming-skip-overwrite-snapshots") {
+		t.Fatalf("overwrite snapshot without the skip option: got %v, want an error naming streaming-skip-overwrite-snapshots", err)
+	}
+	// With the option the overwrite is skipped whole: b gets a's first append.
+	src.Options = map[string]string{"streaming-skip-overwrite-snapshots": "true"}
+	if got := e.run(src, "db.b", "ck-b"); !slices.Equal(got, []int64{100}) {
+		t.Fatalf("batches %v, want [100]", got)
+	}
+	if ids := e.ids("db.b"); len(ids) != 100 || ids[0] != 0 || ids[99] != 99 {
+		t.Fatalf("table b has %d rows, want ids 0..99", len(ids))
+	}
 }
