@@ -196,3 +196,27 @@ func TestIcebergSourceOverwriteSnapshot(t *testing.T) {
 		t.Fatalf("table b has %d rows, want ids 0..99", len(ids))
 	}
 }
+
+func TestIcebergSourceStreamFromTimestamp(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(3)
+	ident, _ := floe.ParseIdent("db.a")
+	tbl, err := e.cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := tbl.Metadata().Snapshots()
+	if len(snaps) != 3 {
+		t.Fatalf("table a has %d snapshots, want 3", len(snaps))
+	}
+	from := snaps[1].TimestampMs
+	if snaps[0].TimestampMs == from {
+		t.Skip("the first two snapshots share a millisecond")
+	}
+	src := config.Source{Type: "iceberg", Table: "db.a", Options: map[string]string{"stream-from-timestamp": fmt.Sprint(from)}}
+	e.run(src, "db.b", "ck-b")
+	ids := e.ids("db.b")
+	if len(ids) != 200 || ids[0] != 100 {
+		t.Fatalf("table b has %d rows from id %v, want the 200 rows of the last two appends", len(ids), ids[:min(1, len(ids))])
+	}
+}
