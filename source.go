@@ -127,3 +127,20 @@ func newSource(cfg config.Source, env SourceEnv) (Source, error) {
 	}
 	return f(cfg, env)
 }
+
+// EncodeOffset is a source's offset as JSON, the form the checkpoint keeps.
+// Offsets are plain structs of numbers and strings, which always encode.
+func EncodeOffset(v any) Offset {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// DecodeOffset reads an offset EncodeOffset wrote; source names the source
+// in the error.
+func DecodeOffset[T any](o Offset, source string) (T, error) {
+	var v T
+	if err := json.Unmarshal(o, &v); err != nil {
+		return v, fmt.Errorf("%s offset %s is not valid: %w", source, string(o), err)
+	}
+	return v, nil
+}

@@ -5,7 +5,6 @@ package files
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -431,15 +430,6 @@ func (s *Files) clean(f fileEntry) error {
 // Close has nothing to release: every file handle is owned by its part.
 func (s *Files) Close() error { return nil }
 
-func encode(o offset) floe.Offset {
-	b, _ := json.Marshal(o)
-	return b
-}
+func encode(o offset) floe.Offset { return floe.EncodeOffset(o) }
 
-func decode(o floe.Offset) (offset, error) {
-	var v offset
-	if err := json.Unmarshal(o, &v); err != nil {
-		return v, fmt.Errorf("file source offset %s is not valid: %w", string(o), err)
-	}
-	return v, nil
-}
+func decode(o floe.Offset) (offset, error) { return floe.DecodeOffset[offset](o, "file source") }

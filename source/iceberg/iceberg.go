@@ -11,7 +11,6 @@ package iceberg
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -424,15 +423,6 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 	return rr, nil
 }
 
-func encode(o offset) floe.Offset {
-	b, _ := json.Marshal(o)
-	return b
-}
+func encode(o offset) floe.Offset { return floe.EncodeOffset(o) }
 
-func decode(o floe.Offset) (offset, error) {
-	var v offset
-	if err := json.Unmarshal(o, &v); err != nil {
-		return v, fmt.Errorf("iceberg source offset %s is not valid: %w", string(o), err)
-	}
-	return v, nil
-}
+func decode(o floe.Offset) (offset, error) { return floe.DecodeOffset[offset](o, "iceberg source") }
