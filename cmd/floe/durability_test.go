@@ -90,6 +90,11 @@ func TestProcessingTimeAndGracefulStop(t *testing.T) {
 	cmd := e.startFloe(&stderr, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.live",
 		"--checkpoint", e.ckpt, "--trigger", "processing-time=1s", "--progress=json")
 	defer cmd.Process.Kill()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("floe's stderr:\n%s", stderr.String())
+		}
+	})
 	waitFor(t, 20*time.Second, "the first file", func() bool {
 		r := e.run("scan", "db.live", "--count")
 		return r.code == 0 && r.stdout == "1000\n"
