@@ -107,7 +107,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		p.closeCatalog()
 		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
 	}
-	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(ckptDir, "sources", "0"), Catalog: cat})
+	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(ckptDir, "sources", "0"), Catalog: cat, Logger: p.opts.Logger})
 	if err != nil {
 		p.closeCatalog()
 		return nil, err
@@ -171,7 +171,8 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	limit := ReadLimit{MaxFiles: p.cfg.Source.MaxFilesPerTrigger, MaxBytes: p.cfg.Source.MaxBytesPerTrigger}
+	var limit ReadLimit
+	limit.MaxFiles, limit.MaxBytes, limit.MaxRows = p.cfg.Source.ReadLimits()
 	trig := p.cfg.Trigger
 	switch trig.Kind {
 	case "once":

@@ -28,8 +28,6 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
-
-	"github.com/floe-io/floe/filter"
 )
 
 // This file is floe's reading layer. iceberg-go plans the scan and applies
@@ -66,156 +64,15 @@ func ScanTable(ctx context.Context, tbl *table.Table, o ScanOptions) (*arrow.Sch
 	if err != nil {
 		return nil, nil, err
 	}
-	rt, err := newReadTable(tbl)
+	r, err := newTableReader(ctx, tbl, o, snap, bound)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := o.scanOptions(snap, bound)
-	scan := rt.tbl.Scan(opts...)
-	tasks, err := scan.PlanFiles(ctx)
+	tasks, err := r.scan.PlanFiles(ctx)
 	if err != nil {
-		return nil, nil, planError(ctx, rt.tbl, snap, err)
+		return nil, nil, planError(ctx, r.rt.tbl, snap, err)
 	}
-	limit := o.Limit
-	inner := limit // what the reads below stop at
-	if bound != nil && bound.Residual != nil {
-		inner = 0 // rows the residual drops must not count
-	}
-	proj, err := scan.Projection()
-	if err != nil {
-		return nil, nil, err
-	}
-	// An empty scan still yields the schema (iceberg-go computes it).
-	schema, first, err := scan.ReadTasks(ctx, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	for range first {
-	}
-	// Files that need no fix are read in one call, which iceberg-go reads
-	// concurrently; the others one by one, each with its own fixes.
-	var plain []table.FileScanTask
-	type fixedTask struct {
-		task      table.FileScanTask
-		fixes     []fix
-		plainUUID bool // read through rt.uuidTbl, then re-typed
-	}
-	var fixed []fixedTask
-	for _, task := range tasks {
-		fixes, plainUUID, err := rt.fixesFor(ctx, task, proj)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(fixes) == 0 && !plainUUID {
-			plain = append(plain, task)
-		} else {
-			fixed = append(fixed, fixedTask{task, fixes, plainUUID})
-		}
-	}
-	seq := func(yield func(arrow.RecordBatch, error) bool) {
-		var n int64
-		// emit yields one record; false means stop.
-		emit := func(rec arrow.RecordBatch) bool {
-			n += rec.NumRows()
-			return yield(rec, nil) && (inner <= 0 || n < inner)
-		}
-		if len(plain) > 0 {
-			_, recs, err := scan.ReadTasks(ctx, plain)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for rec, err := range recs {
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				if !emit(rec) {
-					return
-				}
-			}
-		}
-		for _, ft := range fixed {
-			sc := scan
-			if ft.plainUUID {
-				sc = rt.uuidTbl.Scan(opts...)
-			}
-			_, recs, err := sc.ReadTasks(ctx, []table.FileScanTask{ft.task})
-			if err != nil {
-				yield(nil, fmt.Errorf("read %s: %w", ft.task.File.FilePath(), err))
-				return
-			}
-			for rec, err := range recs {
-				if err == nil && ft.plainUUID {
-					rec, err = retypeRecord(rec, schema)
-				}
-				if err == nil {
-					rec, err = applyFixes(rec, ft.fixes)
-				}
-				if err != nil {
-					yield(nil, fmt.Errorf("read %s: %w", ft.task.File.FilePath(), err))
-					return
-				}
-				if !emit(rec) {
-					return
-				}
-			}
-		}
-	}
-	var residual *filter.Matcher
-	if bound != nil && bound.Residual != nil {
-		if residual, err = bound.ResidualMatcher(schema); err != nil {
-			return nil, nil, err
-		}
-	}
-	var post *projection
-	switch {
-	case len(o.Drop) > 0:
-		post = newProjection(nil, o.Drop, "")
-	case bound != nil && len(o.Columns) > 0:
-		post = newProjection(o.Columns, nil, "")
-	}
-	if residual == nil && post == nil {
-		return schema, seq, nil
-	}
-	out := schema
-	if post != nil {
-		if out, err = post.schema(schema); err != nil {
-			return nil, nil, err
-		}
-	}
-	// The limit counts rows after the residual filter.
-	finished := func(yield func(arrow.RecordBatch, error) bool) {
-		var n int64
-		for rec, err := range seq {
-			if err == nil && residual != nil {
-				in := rec
-				rec, err = residual.Filter(ctx, in)
-				in.Release()
-			}
-			if err == nil && post != nil {
-				in := rec
-				rec, err = post.apply(in)
-				in.Release()
-			}
-			if err == nil && rec.NumRows() == 0 {
-				rec.Release()
-				continue
-			}
-			if err == nil && limit > 0 && n+rec.NumRows() > limit {
-				in := rec
-				rec = in.NewSlice(0, limit-n)
-				in.Release()
-			}
-			if err == nil {
-				n += rec.NumRows()
-			}
-			if !yield(rec, err) || err != nil || (limit > 0 && n >= limit) {
-				return
-			}
-		}
-	}
-	return out, finished, nil
+	return r.out, r.read(ctx, tasks, o.Limit), nil
 }
 
 // CountRows counts the live rows of the snapshot the options select: from

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 
@@ -95,6 +96,10 @@ type SourceEnv struct {
 	StateDir string
 	// Catalog is the pipeline's catalog, for sources that read tables.
 	Catalog catalog.Catalog
+	// Logger receives what a source does in the background (a
+	// planner's failed poll); warnings about the data go through
+	// WarningSource.
+	Logger *slog.Logger
 }
 
 // SourceFactory builds a source from its configuration.

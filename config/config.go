@@ -80,6 +80,11 @@ type Source struct {
 	// and values verbatim (stream-from-timestamp,
 	// streaming-max-files-per-micro-batch, ...).
 	Options map[string]string `yaml:"options,omitempty"`
+	// Filter, Keep and Drop shape what the iceberg source reads: a SQL-like
+	// row filter (package filter) and the columns to read or leave out.
+	Filter string   `yaml:"filter,omitempty"`
+	Keep   []string `yaml:"keep,omitempty"`
+	Drop   []string `yaml:"drop,omitempty"`
 	// Path is the directory or object-store prefix to read.
 	Path string `yaml:"path"`
 	// Format is "parquet", "csv" or "json" (newline-delimited).

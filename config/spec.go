@@ -120,7 +120,24 @@ var specs = []fieldSpec{
 		doc: "Read options of `type: iceberg`, with Spark's names and values: `stream-from-timestamp` (epoch milliseconds: " +
 			"start at the first snapshot committed at or after it), `streaming-max-files-per-micro-batch`, " +
 			"`streaming-max-rows-per-micro-batch` (soft: whole files), `streaming-skip-overwrite-snapshots` and " +
-			"`streaming-skip-delete-snapshots` (`\"true\"` skips such snapshots instead of failing). Not allowed with `type: files`.",
+			"`streaming-skip-delete-snapshots` (`\"true\"` skips such snapshots instead of failing), " +
+			"`async-micro-batch-planning-enabled` (`\"true\"` plans batches ahead in the background), " +
+			"`streaming-snapshot-polling-interval-ms` (30000: how often the background planner looks for new snapshots), " +
+			"`async-queue-preload-file-limit` (100) and `async-queue-preload-row-limit` (100000: how far it plans ahead). " +
+			"`once` triggers ignore the two limits. Not allowed with `type: files`.",
+	},
+	{
+		path: "source.filter",
+		doc: "Row filter of `type: iceberg`, in SQL-like syntax (`id > 5 AND status = 'ACTIVE'`, see docs/reads.md): only " +
+			"matching rows are read. Row groups whose statistics rule the filter out are skipped.",
+	},
+	{
+		path: "source.keep", typ: "list of column names",
+		doc: "Columns of `type: iceberg` to read, nested as `a.b`; the others are not read at all. Exclusive with `drop`.",
+	},
+	{
+		path: "source.drop", typ: "list of column names",
+		doc: "Columns of `type: iceberg` to leave out. Exclusive with `keep`.",
 	},
 	{
 		path:     "source.path",

@@ -172,6 +172,14 @@ func (s *Source) validate(ps *problems) {
 	if len(s.Options) > 0 {
 		ps.add("source.options", 0, "set, but source.type is %q; options are only read by type: iceberg; remove them, or set type: iceberg", s.typeName())
 	}
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"filter", s.Filter != ""}, {"keep", len(s.Keep) > 0}, {"drop", len(s.Drop) > 0}} {
+		if k.set {
+			ps.add("source."+k.key, 0, "set, but source.type is %q; %s is only read by type: iceberg; shape the rows written with sink.keep, sink.drop or sink.only instead", s.typeName(), k.key)
+		}
+	}
 	ps.required("source.path", s.Path)
 	ps.required("source.format", s.Format)
 	ps.oneOf("source.format", s.Format)
@@ -264,6 +272,24 @@ var icebergOptions = []string{
 	"streaming-max-rows-per-micro-batch",
 	"streaming-skip-overwrite-snapshots",
 	"streaming-skip-delete-snapshots",
+	"async-micro-batch-planning-enabled",
+	"streaming-snapshot-polling-interval-ms",
+	"async-queue-preload-file-limit",
+	"async-queue-preload-row-limit",
+}
+
+// ReadLimits are the per-batch limits the source's configuration sets:
+// max-files-per-trigger and max-bytes-per-trigger for files, the
+// streaming-max-*-per-micro-batch options for iceberg. Zero is no limit.
+func (s *Source) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
+	if s.Type != "iceberg" {
+		return s.MaxFilesPerTrigger, s.MaxBytesPerTrigger, 0
+	}
+	num := func(k string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(s.Options[k]), 10, 64)
+		return max(n, 0)
+	}
+	return int(num("streaming-max-files-per-micro-batch")), 0, num("streaming-max-rows-per-micro-batch")
 }
 
 // validateIceberg checks a source of type iceberg: a table, none of the
@@ -276,6 +302,12 @@ func (s *Source) validateIceberg(ps *problems) {
 	if s.Format != "" {
 		ps.add("source.format", 0, "set, but source.type is iceberg, whose data files carry their own format; remove format")
 	}
+	if len(s.Keep) > 0 && len(s.Drop) > 0 {
+		ps.add("source.drop", 0, "keep and drop are mutually exclusive; keep one of them")
+	}
+	if s.MaxFilesPerTrigger != 0 || s.MaxBytesPerTrigger != 0 {
+		ps.add("source.max-files-per-trigger", 0, "set, but source.type is iceberg, whose limits are the options streaming-max-files-per-micro-batch and streaming-max-rows-per-micro-batch")
+	}
 	keys := make([]string, 0, len(s.Options))
 	for k := range s.Options {
 		keys = append(keys, k)
@@ -285,7 +317,8 @@ func (s *Source) validateIceberg(ps *problems) {
 		v := s.Options[k]
 		p := "source.options." + k
 		switch k {
-		case "stream-from-timestamp", "streaming-max-files-per-micro-batch", "streaming-max-rows-per-micro-batch":
+		case "stream-from-timestamp", "streaming-max-files-per-micro-batch", "streaming-max-rows-per-micro-batch",
+			"streaming-snapshot-polling-interval-ms", "async-queue-preload-file-limit", "async-queue-preload-row-limit":
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil || n < 0 || (n == 0 && k != "stream-from-timestamp") {
 				what := "a positive whole number"
@@ -294,7 +327,7 @@ func (s *Source) validateIceberg(ps *problems) {
 				}
 				ps.add(p, 0, "%q is not valid; use %s", v, what)
 			}
-		case "streaming-skip-overwrite-snapshots", "streaming-skip-delete-snapshots":
+		case "streaming-skip-overwrite-snapshots", "streaming-skip-delete-snapshots", "async-micro-batch-planning-enabled":
 			if b := strings.ToLower(strings.TrimSpace(v)); b != "true" && b != "false" {
 				ps.add(p, 0, "%q is not valid; use \"true\" or \"false\"", v)
 			}

@@ -12,15 +12,14 @@ package iceberg
 import (
 	"context"
 	"fmt"
-	"slices"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe"
@@ -29,18 +28,30 @@ import (
 
 func init() {
 	floe.RegisterSource("iceberg", func(cfg config.Source, env floe.SourceEnv) (floe.Source, error) {
-		return New(cfg, env.Catalog)
+		return New(cfg, env)
 	})
 }
 
-// Spark's read option names.
+// Spark's read option names. The per-batch limits
+// (streaming-max-files-per-micro-batch, streaming-max-rows-per-micro-batch)
+// reach the source as the engine's floe.ReadLimit, so that a once trigger
+// can ignore them.
 const (
 	OptStreamFromTimestamp = "stream-from-timestamp"
-	OptMaxFilesPerBatch    = "streaming-max-files-per-micro-batch"
-	OptMaxRowsPerBatch     = "streaming-max-rows-per-micro-batch"
 	OptSkipOverwriteSnaps  = "streaming-skip-overwrite-snapshots"
 	OptSkipDeleteSnapshots = "streaming-skip-delete-snapshots"
+	OptAsyncPlanning       = "async-micro-batch-planning-enabled"
+	OptPollingIntervalMs   = "streaming-snapshot-polling-interval-ms"
+	OptPreloadFileLimit    = "async-queue-preload-file-limit"
+	OptPreloadRowLimit     = "async-queue-preload-row-limit"
 	noSnapshot             = -1
+)
+
+// Spark's defaults for the asynchronous planner.
+const (
+	defaultPollingInterval  = 30 * time.Second
+	defaultPreloadFileLimit = 100
+	defaultPreloadRowLimit  = 100_000
 )
 
 // Source reads the appends of one table.
@@ -48,10 +59,12 @@ type Source struct {
 	name  string
 	ident table.Identifier
 	cat   catalog.Catalog
+	log   *slog.Logger
+	// read holds the filter and the columns to read (Filter, Columns,
+	// Drop).
+	read floe.ScanOptions
 
 	fromTimestamp int64 // epoch ms; 0 means from the first snapshot
-	maxFiles      int
-	maxRows       int64
 	skipOverwrite bool
 	skipDelete    bool
 
@@ -59,37 +72,63 @@ type Source struct {
 	// run started: later snapshots wait for the next run. noSnapshot when
 	// the table had none; nil outside available-now.
 	capSnapshot *int64
+
+	async *planner // nil unless async planning is on
+
+	mu sync.Mutex
+	// tbl is the table as last loaded (or polled, with async planning).
+	tbl *table.Table
+	// added caches the data files each snapshot added: a snapshot never
+	// changes, so its manifests are read once per query, not once per
+	// batch.
+	added    map[int64]addedFiles
+	reader   *floe.FileReader
+	readerAt string // the schema and specs reader was built for
+	warnings []string
+	warned   map[int64]bool // expired start snapshots already reported
 }
 
 var (
 	_ floe.Source             = (*Source)(nil)
 	_ floe.AvailableNowSource = (*Source)(nil)
+	_ floe.WarningSource      = (*Source)(nil)
 )
 
 // offset is the position: every unit up to and including the first
 // Position added data files (in manifest order) of snapshot SnapshotID has
 // been read. SnapshotID -1 is before the first snapshot (or before the
-// first one at or after stream-from-timestamp).
+// first one at or after stream-from-timestamp). TimestampMs is the
+// snapshot's commit time, which tells where to go on if the snapshot is
+// expired before the query resumes.
 type offset struct {
-	SnapshotID int64 `json:"snapshot_id"`
-	Position   int   `json:"position"`
+	SnapshotID  int64 `json:"snapshot_id"`
+	Position    int   `json:"position"`
+	TimestampMs int64 `json:"timestamp_ms,omitempty"`
 }
 
 // New builds the source; the table is loaded when batches are planned, so
 // it need not exist yet.
-func New(cfg config.Source, cat catalog.Catalog) (*Source, error) {
-	if cat == nil {
+func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
+	if env.Catalog == nil {
 		return nil, fmt.Errorf("%w: the iceberg source needs the pipeline's catalog", floe.ErrConfig)
 	}
 	ident, err := floe.ParseIdent(cfg.Table)
 	if err != nil {
 		return nil, fmt.Errorf("%w: source.table: %v", floe.ErrConfig, err)
 	}
-	s := &Source{name: cfg.Table, ident: ident, cat: cat}
-	num := func(k string) (int64, error) {
+	log := env.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Source{
+		name: cfg.Table, ident: ident, cat: env.Catalog, log: log,
+		read:  floe.ScanOptions{Filter: cfg.Filter, Columns: cfg.Keep, Drop: cfg.Drop},
+		added: map[int64]addedFiles{}, warned: map[int64]bool{},
+	}
+	num := func(k string, def int64) (int64, error) {
 		v, ok := cfg.Options[k]
 		if !ok {
-			return 0, nil
+			return def, nil
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
@@ -97,19 +136,26 @@ func New(cfg config.Source, cat catalog.Catalog) (*Source, error) {
 		}
 		return n, nil
 	}
-	if s.fromTimestamp, err = num(OptStreamFromTimestamp); err != nil {
+	flag := func(k string) bool { return strings.EqualFold(strings.TrimSpace(cfg.Options[k]), "true") }
+	if s.fromTimestamp, err = num(OptStreamFromTimestamp, 0); err != nil {
 		return nil, err
 	}
-	n, err := num(OptMaxFilesPerBatch)
-	if err != nil {
-		return nil, err
+	s.skipOverwrite, s.skipDelete = flag(OptSkipOverwriteSnaps), flag(OptSkipDeleteSnapshots)
+	if flag(OptAsyncPlanning) {
+		ms, err := num(OptPollingIntervalMs, defaultPollingInterval.Milliseconds())
+		if err != nil {
+			return nil, err
+		}
+		files, err := num(OptPreloadFileLimit, defaultPreloadFileLimit)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := num(OptPreloadRowLimit, defaultPreloadRowLimit)
+		if err != nil {
+			return nil, err
+		}
+		s.async = newPlanner(s, time.Duration(max(ms, 1))*time.Millisecond, int(files), rows)
 	}
-	s.maxFiles = int(n)
-	if s.maxRows, err = num(OptMaxRowsPerBatch); err != nil {
-		return nil, err
-	}
-	s.skipOverwrite = strings.EqualFold(strings.TrimSpace(cfg.Options[OptSkipOverwriteSnaps]), "true")
-	s.skipDelete = strings.EqualFold(strings.TrimSpace(cfg.Options[OptSkipDeleteSnapshots]), "true")
 	return s, nil
 }
 
@@ -135,19 +181,38 @@ func (s *Source) PrepareForAvailableNow(ctx context.Context) error {
 	return nil
 }
 
+// load loads the table from the catalog and remembers it.
 func (s *Source) load(ctx context.Context) (*table.Table, error) {
 	tbl, err := s.cat.LoadTable(ctx, s.ident)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg source: load table %s: %w", s.name, err)
 	}
+	s.mu.Lock()
+	s.tbl = tbl
+	s.mu.Unlock()
 	return tbl, nil
 }
 
-// unit is one added data file of an append snapshot.
-type unit struct {
-	snapshot int64
-	pos      int // 1-based position within the snapshot's added files
-	file     iceberg.DataFile
+// table is the table a batch is planned on: loaded now, or, with async
+// planning, the planner's latest poll.
+func (s *Source) table(ctx context.Context) (*table.Table, error) {
+	if s.async == nil {
+		return s.load(ctx)
+	}
+	return s.async.table(ctx)
+}
+
+// tableWith is a table whose metadata knows snapshot id: the last one
+// loaded if it does (so a batch is read from the metadata it was planned
+// on), else a fresh load.
+func (s *Source) tableWith(ctx context.Context, id int64) (*table.Table, error) {
+	s.mu.Lock()
+	tbl := s.tbl
+	s.mu.Unlock()
+	if tbl != nil && (id == noSnapshot || tbl.Metadata().SnapshotByID(id) != nil) {
+		return tbl, nil
+	}
+	return s.load(ctx)
 }
 
 // LatestOffset walks the snapshots after start and takes their added data
@@ -157,20 +222,19 @@ func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := s.load(ctx)
+	tbl, err := s.table(ctx)
 	if err != nil {
 		return nil, err
 	}
-	maxFiles := minPositive(s.maxFiles, limit.MaxFiles)
-	maxRows := minPositive(s.maxRows, limit.MaxRows)
 	var picked []unit
 	var rows, bytes int64
 	err = s.walk(ctx, tbl, st, func(u unit) bool {
-		if maxFiles > 0 && len(picked) >= maxFiles {
+		if limit.MaxFiles > 0 && len(picked) >= limit.MaxFiles {
 			return false
 		}
-		if len(picked) > 0 && ((maxRows > 0 && rows >= maxRows) || (limit.MaxBytes > 0 && bytes >= limit.MaxBytes)) {
-			return false
+		if len(picked) > 0 && ((limit.MaxRows > 0 && (rows >= limit.MaxRows || u.file.Count() > limit.MaxRows)) ||
+			(limit.MaxBytes > 0 && bytes >= limit.MaxBytes)) {
+			return false // a file larger than the row limit is a batch alone
 		}
 		picked = append(picked, u)
 		rows += u.file.Count()
@@ -184,139 +248,11 @@ func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe
 		return start, nil
 	}
 	last := picked[len(picked)-1]
-	return encode(offset{SnapshotID: last.snapshot, Position: last.pos}), nil
-}
-
-// walk calls f for each unit after st in commit order, until f returns
-// false.
-func (s *Source) walk(ctx context.Context, tbl *table.Table, st offset, f func(unit) bool) error {
-	snaps, err := s.after(tbl, st.SnapshotID)
-	if err != nil {
-		return err
+	end := offset{SnapshotID: last.snapshot, Position: last.pos, TimestampMs: last.timestampMs}
+	if s.async != nil {
+		s.async.advance(end)
 	}
-	fio, err := tbl.FS(ctx)
-	if err != nil {
-		return fmt.Errorf("iceberg source: table %s: %w", s.name, err)
-	}
-	for _, snap := range snaps {
-		files, err := s.units(fio, snap)
-		if err != nil {
-			return err
-		}
-		skip := 0
-		if snap.SnapshotID == st.SnapshotID {
-			skip = st.Position
-		}
-		for i := skip; i < len(files); i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if !f(unit{snapshot: snap.SnapshotID, pos: i + 1, file: files[i]}) {
-				return nil
-			}
-		}
-	}
-	return nil
-}
-
-// after returns, oldest first, the snapshots from start (included, since
-// part of its files may be left) to the end of the backlog: the current
-// snapshot, or the one fixed by an available-now run.
-func (s *Source) after(tbl *table.Table, start int64) ([]*table.Snapshot, error) {
-	var end *table.Snapshot
-	if s.capSnapshot != nil {
-		if *s.capSnapshot == noSnapshot {
-			return nil, nil
-		}
-		if end = tbl.SnapshotByID(*s.capSnapshot); end == nil {
-			return nil, fmt.Errorf("iceberg source: snapshot %d of table %s, the end of this available-now run, is gone (expired?)", *s.capSnapshot, s.name)
-		}
-	} else if end = tbl.CurrentSnapshot(); end == nil {
-		return nil, nil
-	}
-	var chain []*table.Snapshot
-	found := false
-	for snap := end; snap != nil; {
-		if start != noSnapshot && snap.SnapshotID == start {
-			chain = append(chain, snap)
-			found = true
-			break
-		}
-		if start == noSnapshot && s.fromTimestamp > 0 && snap.TimestampMs < s.fromTimestamp {
-			found = true
-			break
-		}
-		chain = append(chain, snap)
-		if snap.ParentSnapshotID == nil {
-			break
-		}
-		snap = tbl.SnapshotByID(*snap.ParentSnapshotID)
-	}
-	if start != noSnapshot && !found {
-		return nil, fmt.Errorf("iceberg source: snapshot %d of table %s, where the query stopped, is not an ancestor of snapshot %d: "+
-			"it was expired or the table was rolled back; the query cannot resume exactly once (start a new checkpoint)", start, s.name, end.SnapshotID)
-	}
-	slices.Reverse(chain)
-	return chain, nil
-}
-
-// units returns the data files a snapshot added, in manifest order, or
-// none for snapshots that are skipped. Overwrite and delete snapshots are
-// errors unless their skip option is set.
-func (s *Source) units(fio icebergio.IO, snap *table.Snapshot) ([]iceberg.DataFile, error) {
-	op := table.OpAppend
-	if snap.Summary != nil {
-		op = snap.Summary.Operation
-	}
-	switch op {
-	case table.OpAppend:
-	case table.OpReplace:
-		return nil, nil
-	case table.OpOverwrite:
-		if s.skipOverwrite {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d is an overwrite, which a stream of appends cannot read; "+
-			"set source.options.%s: \"true\" to skip such snapshots", s.name, snap.SnapshotID, OptSkipOverwriteSnaps)
-	case table.OpDelete:
-		if s.skipDelete {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d is a delete, which a stream of appends cannot read; "+
-			"set source.options.%s: \"true\" to skip such snapshots", s.name, snap.SnapshotID, OptSkipDeleteSnapshots)
-	default:
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d has operation %q, which the iceberg source does not know", s.name, snap.SnapshotID, op)
-	}
-	manifests, err := snap.Manifests(fio)
-	if err != nil {
-		return nil, fmt.Errorf("iceberg source: table %s: manifests of snapshot %d: %w", s.name, snap.SnapshotID, err)
-	}
-	var files []iceberg.DataFile
-	for _, m := range manifests {
-		if m.ManifestContent() != iceberg.ManifestContentData || m.SnapshotID() != snap.SnapshotID {
-			continue // a manifest written by another snapshot adds nothing here
-		}
-		for e, err := range m.Entries(fio, true) {
-			if err != nil {
-				return nil, fmt.Errorf("iceberg source: table %s: manifest %s of snapshot %d: %w", s.name, m.FilePath(), snap.SnapshotID, err)
-			}
-			if e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == snap.SnapshotID && e.DataFile().ContentType() == iceberg.EntryContentData {
-				files = append(files, e.DataFile())
-			}
-		}
-	}
-	return files, nil
-}
-
-func minPositive[T int | int64](a, b T) T {
-	switch {
-	case a <= 0:
-		return b
-	case b <= 0:
-		return a
-	default:
-		return min(a, b)
-	}
+	return encode(end), nil
 }
 
 // Read plans one part per data file of (start, end].
@@ -329,9 +265,13 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := s.load(ctx)
+	tbl, err := s.tableWith(ctx, en.SnapshotID)
 	if err != nil {
 		return nil, err
+	}
+	if tbl.Metadata().SnapshotByID(en.SnapshotID) == nil {
+		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d, where batch %s ends, was expired before the batch was committed; "+
+			"its files cannot be read again, so the query cannot go on exactly once (start a new checkpoint)", s.name, en.SnapshotID, end)
 	}
 	var units []unit
 	reached := false
@@ -352,75 +292,94 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	if !reached && len(units) > 0 {
 		return nil, fmt.Errorf("iceberg source: table %s: batch end %s is not after %s in the table's history", s.name, end, start)
 	}
-	// Plan each snapshot once; parts pick their file's tasks.
-	scans := map[int64]*table.Scan{}
-	tasks := map[int64]map[string][]table.FileScanTask{}
-	parts := make([]floe.Part, 0, len(units))
-	for _, u := range units {
-		if _, ok := scans[u.snapshot]; !ok {
-			scan := tbl.Scan(table.WithSnapshotID(u.snapshot))
-			planned, err := scan.PlanFiles(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("iceberg source: table %s: plan snapshot %d: %w", s.name, u.snapshot, err)
-			}
-			byPath := map[string][]table.FileScanTask{}
-			for _, t := range planned {
-				byPath[t.File.FilePath()] = append(byPath[t.File.FilePath()], t)
-			}
-			scans[u.snapshot], tasks[u.snapshot] = scan, byPath
-		}
-		ts := tasks[u.snapshot][u.file.FilePath()]
-		if len(ts) == 0 {
-			return nil, fmt.Errorf("iceberg source: table %s: data file %s of snapshot %d is not in the snapshot's scan plan", s.name, u.file.FilePath(), u.snapshot)
-		}
-		parts = append(parts, &part{scan: scans[u.snapshot], tasks: ts, file: u.file})
+	if len(units) == 0 {
+		return nil, nil
+	}
+	rd, err := s.fileReader(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]floe.Part, len(units))
+	for i, u := range units {
+		// An appended file has no deletes at its snapshot: the snapshot
+		// added data files only, and older deletes never apply to newer
+		// data (as in Spark's MicroBatches).
+		task := table.FileScanTask{File: u.file, Start: 0, Length: u.file.FileSizeBytes()}
+		parts[i] = &part{reader: rd, task: task}
 	}
 	return parts, nil
 }
 
-// Commit has nothing to clean up: the table is not the source's to change.
-func (s *Source) Commit(ctx context.Context, end floe.Offset) error { return nil }
+// fileReader is the reader for tbl's current schema and specs, kept while
+// they do not change.
+func (s *Source) fileReader(ctx context.Context, tbl *table.Table) (*floe.FileReader, error) {
+	md := tbl.Metadata()
+	key := fmt.Sprintf("%d/%d", md.CurrentSchema().ID, len(md.PartitionSpecs()))
+	s.mu.Lock()
+	rd := s.reader
+	ok := rd != nil && s.readerAt == key
+	s.mu.Unlock()
+	if ok {
+		return rd, nil
+	}
+	rd, err := floe.NewFileReader(ctx, tbl, s.read)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg source: table %s: %w", s.name, err)
+	}
+	s.mu.Lock()
+	s.reader, s.readerAt = rd, key
+	s.mu.Unlock()
+	return rd, nil
+}
 
-// Close releases nothing: the catalog belongs to the pipeline.
-func (s *Source) Close() error { return nil }
+// Commit forgets the cached files of snapshots before end: the table is
+// not the source's to change.
+func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
+	en, err := decode(end)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at, ok := s.added[en.SnapshotID]; ok {
+		for id, a := range s.added {
+			if a.seq < at.seq {
+				delete(s.added, id)
+			}
+		}
+	}
+	return nil
+}
+
+// Close stops the background planner; the catalog belongs to the pipeline.
+func (s *Source) Close() error {
+	if s.async != nil {
+		s.async.close()
+	}
+	return nil
+}
+
+// Warnings returns what planning found since the last call.
+func (s *Source) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.warnings
+	s.warnings = nil
+	return w
+}
 
 // part is one data file.
 type part struct {
-	scan  *table.Scan
-	tasks []table.FileScanTask
-	file  iceberg.DataFile
+	reader *floe.FileReader
+	task   table.FileScanTask
 }
 
-func (p *part) Name() string     { return p.file.FilePath() }
-func (p *part) SizeBytes() int64 { return p.file.FileSizeBytes() }
+func (p *part) Name() string     { return p.task.File.FilePath() }
+func (p *part) SizeBytes() int64 { return p.task.File.FileSizeBytes() }
 
-// Open reads the file's rows through iceberg-go, with the deletes that
-// apply to it at its snapshot. For now the records are collected in memory
-// and replayed; a streaming reader is a next step.
+// Open streams the file's rows, with the source's filter and columns.
 func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
-	schema, recs, err := p.scan.ReadTasks(ctx, p.tasks)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p.file.FilePath(), err)
-	}
-	var got []arrow.RecordBatch
-	release := func() {
-		for _, r := range got {
-			r.Release()
-		}
-	}
-	for rec, err := range recs {
-		if err != nil {
-			release()
-			return nil, fmt.Errorf("read %s: %w", p.file.FilePath(), err)
-		}
-		got = append(got, rec)
-	}
-	rr, err := array.NewRecordReader(schema, got)
-	release() // the reader holds its own references
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p.file.FilePath(), err)
-	}
-	return rr, nil
+	return p.reader.Open(ctx, []table.FileScanTask{p.task}), nil
 }
 
 func encode(o offset) floe.Offset { return floe.EncodeOffset(o) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
@@ -24,6 +25,7 @@ type env struct {
 	cat     catalog.Catalog
 	landing string
 	nfiles  int
+	nextID  int64
 }
 
 func newEnv(t *testing.T) *env {
@@ -38,38 +40,68 @@ func newEnv(t *testing.T) *env {
 // run runs an available-now pipeline and returns its batches' row counts.
 func (e *env) run(src config.Source, sink, ckpt string) []int64 {
 	e.t.Helper()
+	batches, _, err := e.runWith(src, sink, ckpt, config.Trigger{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return batches
+}
+
+// runWith runs a pipeline with the trigger (available-now when zero) and
+// returns its batches' row counts and its warnings.
+func (e *env) runWith(src config.Source, sink, ckpt string, trig config.Trigger) (batches []int64, warnings []string, err error) {
 	cfg := &config.Pipeline{
 		Source:     src,
 		Sink:       config.Sink{Table: sink},
 		Checkpoint: filepath.Join(e.dir, ckpt),
+		Trigger:    trig,
 	}
 	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
 	ctx := context.Background()
-	var batches []int64
-	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: e.cat, OnProgress: func(pr floe.Progress) {
-		batches = append(batches, pr.NumInputRows)
-	}})
+	p, err := floe.Open(ctx, cfg, floe.Options{
+		Catalog:    e.cat,
+		OnProgress: func(pr floe.Progress) { batches = append(batches, pr.NumInputRows) },
+		OnWarning:  func(w string) { warnings = append(warnings, w) },
+	})
 	if err != nil {
-		e.t.Fatal(err)
+		return nil, nil, err
 	}
 	defer p.Close()
-	if _, err := p.Run(ctx); err != nil {
-		e.t.Fatal(err)
-	}
-	return batches
+	_, err = p.Run(ctx)
+	return batches, warnings, err
 }
 
 // appendA lands n files of 100 rows each in table db.a, one append per file.
 func (e *env) appendA(n int) {
 	e.t.Helper()
 	for range n {
-		i := int64(e.nfiles)
-		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("part-%03d.parquet", i)), i*100, 100); err != nil {
-			e.t.Fatal(err)
-		}
-		e.nfiles++
+		e.appendRows(100)
 	}
+}
+
+// appendRows appends one file of n rows to db.a, its ids following the
+// previous file's.
+func (e *env) appendRows(n int64) {
+	e.t.Helper()
+	if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("part-%03d.parquet", e.nfiles)), e.nextID, n); err != nil {
+		e.t.Fatal(err)
+	}
+	e.nfiles++
+	e.nextID += n
 	e.run(config.Source{Path: e.landing, Format: "parquet", MaxFilesPerTrigger: 1}, "db.a", "ck-a")
+}
+
+func (e *env) table(name string) *table.Table {
+	e.t.Helper()
+	ident, _ := floe.ParseIdent(name)
+	tbl, err := e.cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tbl
 }
 
 // ids returns the sorted ids of a table.
