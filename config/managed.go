@@ -94,6 +94,8 @@ func managedForm(root *yaml.Node) string {
 		case k.Kind != yaml.ScalarNode:
 		case k.Value == "pipeline":
 			return "beam"
+		case k.Value == "filter":
+			return "managed-read" // a key of the read config alone
 		case slices.Contains(managedKeys, k.Value):
 			form = "managed"
 		}
@@ -147,9 +149,16 @@ func parseManaged(root *yaml.Node, complete func(*Pipeline)) (*Pipeline, []strin
 		t.beam(root)
 	case "managed":
 		t.config = root
+	case "managed-read":
+		rt := &managedTranslation{w: newWalker()}
+		t.icebergRead = rt.read(root)
+		t.w.probs, t.probs, t.warnings = rt.w.probs, rt.probs, rt.warnings
 	default:
 		t.probs.add("", 0, "not a Managed I/O config: it has none of the keys %s", strings.Join(managedKeys, ", "))
 		return nil, nil, t.probs.err()
+	}
+	if t.config == nil && t.icebergRead != nil {
+		return t.readToConsole(complete)
 	}
 	if t.config == nil {
 		return nil, nil, t.probs.err()
@@ -166,7 +175,7 @@ func parseManaged(root *yaml.Node, complete func(*Pipeline)) (*Pipeline, []strin
 	applyDefaults(p, func(path string) bool { return t.w.present[t.path(path)] })
 
 	all := append(t.w.probs, t.probs...)
-	if p.Source.Path == "" && p.Source.Format == "" && !t.w.broken(t.path("source")) {
+	if p.Source.Path == "" && p.Source.Format == "" && p.Source.Type != "iceberg" && !t.w.broken(t.path("source")) {
 		msg := "the Managed I/O config names no source; add a `source:` mapping (path, format) next to its keys, or pass --source DIR --format csv to floe run"
 		if t.unreadable != "" {
 			msg += fmt.Sprintf(" (floe reads files, not the pipeline's %s)", t.unreadable)
@@ -204,6 +213,11 @@ type managedTranslation struct {
 	prefix string
 	// beamSource is a source taken from a Beam YAML read transform.
 	beamSource *Source
+	// icebergRead is a Managed I/O read: a ReadFromIceberg transform, or
+	// the file itself when it is a read config.
+	icebergRead *ManagedRead
+	// readCatalogSet tells that the read names its catalog.
+	readCatalogSet bool
 	// typeKey is the catalog property that chose the catalog type
 	// ("type" or "catalog-impl"), where catalog.type problems point.
 	typeKey string
@@ -267,6 +281,16 @@ func (t *managedTranslation) translate(m *managedFile) *Pipeline {
 			t.fail("source", "set, but the pipeline's read transform already gives the source; remove one of them")
 		}
 		p.Source = *t.beamSource
+	}
+	if r := t.icebergRead; r != nil {
+		if t.w.present[t.path("source")] {
+			t.fail("source", "set, but the pipeline's ReadFromIceberg transform already gives the source; remove one of them")
+		}
+		p.Source = r.source()
+		if t.readCatalogSet && !reflect.DeepEqual(r.Catalog, p.Catalog) {
+			t.fail("catalog_properties", "differs from the ReadFromIceberg transform's catalog, but a floe pipeline reads and writes through one catalog; "+
+				"give both transforms the same catalog_name and catalog_properties, or leave them out of ReadFromIceberg")
+		}
 	}
 	if tf := t.path("triggering_frequency_seconds"); t.w.present[tf] && !t.w.broken(tf) {
 		if s := m.TriggeringFrequencySeconds; s <= 0 {
@@ -531,7 +555,7 @@ func (t *managedTranslation) beam(root *yaml.Node) {
 			paths = append(paths, "pipeline."+key)
 		}
 	}
-	var writes, reads []int
+	var writes, reads, icebergReads []int
 	var others []string
 	for i, n := range transforms {
 		typ := ""
@@ -541,14 +565,41 @@ func (t *managedTranslation) beam(root *yaml.Node) {
 		switch {
 		case typ == "WriteToIceberg":
 			writes = append(writes, i)
+		case typ == "ReadFromIceberg":
+			icebergReads = append(icebergReads, i)
 		case beamSourceFormats[typ] != "":
 			reads = append(reads, i)
 		case strings.HasPrefix(typ, "Read"):
 			others = append(others, fmt.Sprintf("%s (line %d)", typ, n.Line))
 		}
 	}
+	switch {
+	case len(icebergReads) > 1:
+		t.probs.add(paths[icebergReads[1]], transforms[icebergReads[1]].Line, "the Beam YAML pipeline reads from more than one transform, but a floe pipeline has one source; keep one")
+		return
+	case len(icebergReads) == 1 && len(reads) > 0:
+		t.probs.add(paths[reads[0]], transforms[reads[0]].Line, "the Beam YAML pipeline reads from ReadFromIceberg and from files, but a floe pipeline has one source; keep one")
+		return
+	case len(icebergReads) == 1:
+		at := paths[icebergReads[0]]
+		cfg := mappingValue(transforms[icebergReads[0]], "config")
+		if cfg == nil {
+			t.probs.add(at, transforms[icebergReads[0]].Line, "the ReadFromIceberg transform has no config; give it table and catalog_properties")
+			return
+		}
+		rt := &managedTranslation{w: newWalker(), prefix: at + ".config"}
+		rt.w.lines[rt.prefix] = cfg.Line
+		t.icebergRead = rt.read(cfg)
+		t.readCatalogSet = mappingValue(cfg, "catalog_properties") != nil || mappingValue(cfg, "catalog_name") != nil
+		t.w.probs = append(t.w.probs, rt.w.probs...)
+		t.probs = append(t.probs, rt.probs...)
+		t.warnings = append(t.warnings, rt.warnings...)
+	}
 	switch len(writes) {
 	case 0:
+		if t.icebergRead != nil {
+			return // the rows go to the console (see readToConsole)
+		}
 		t.probs.add("pipeline", root.Line, "the Beam YAML pipeline has no WriteToIceberg transform, so there is no table for floe to write")
 		return
 	case 1:
@@ -573,7 +624,7 @@ func (t *managedTranslation) beam(root *yaml.Node) {
 		t.unreadable = strings.Join(others, ", ")
 		t.warnings = append(t.warnings, fmt.Sprintf("ignored the pipeline's read transform %s: floe reads files only, from ReadFromCsv, ReadFromParquet or ReadFromJson, or from a source: mapping in the WriteToIceberg config", t.unreadable))
 	}
-	if len(transforms) > len(writes)+len(reads)+len(others) {
+	if len(transforms) > len(writes)+len(reads)+len(icebergReads)+len(others) {
 		t.warnings = append(t.warnings, "ignored the pipeline's other transforms: floe writes the source's rows as they are, shaped only by keep, drop and only")
 	}
 }
@@ -621,4 +672,31 @@ func mappingValue(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// readToConsole makes a Managed I/O read with no write (a read config run
+// by itself, or a Beam YAML pipeline with ReadFromIceberg alone) a
+// pipeline that prints the table's rows as JSON lines, as Beam's
+// LogForTesting would.
+func (t *managedTranslation) readToConsole(complete func(*Pipeline)) (*Pipeline, []string, error) {
+	r := t.icebergRead
+	p := &Pipeline{Catalog: r.Catalog, Source: r.source(), Sink: Sink{Type: "console"}}
+	if complete != nil {
+		complete(p)
+	}
+	if p.Checkpoint == "" && r.Table != "" {
+		p.Checkpoint = defaultCheckpoint(r.Table) + ".console"
+	}
+	applyDefaults(p, func(string) bool { return false })
+	all := append(t.w.probs, t.probs...)
+	if len(all) == 0 {
+		for _, vp := range p.validate() {
+			all = append(all, vp)
+		}
+	}
+	if len(all) > 0 {
+		return nil, nil, all.err()
+	}
+	p.Warnings = t.warnings
+	return p, t.warnings, nil
 }

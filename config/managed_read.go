@@ -63,8 +63,19 @@ func ParseManagedRead(data []byte) (*ManagedRead, error) {
 		return nil, probs.err()
 	}
 	t := &managedTranslation{w: newWalker(), config: root}
+	r := t.read(root)
+	all := append(t.w.probs, t.probs...)
+	if len(all) > 0 {
+		return nil, all.err()
+	}
+	r.Warnings = t.warnings
+	return r, nil
+}
+
+// read decodes the Managed read config at node, under t.prefix.
+func (t *managedTranslation) read(node *yaml.Node) *ManagedRead {
 	m := new(managedReadFile)
-	t.w.walk(root, "", reflect.ValueOf(m).Elem())
+	t.w.walk(node, t.prefix, reflect.ValueOf(m).Elem())
 	r := &ManagedRead{
 		Catalog: t.catalog(&managedFile{CatalogName: m.CatalogName, CatalogProperties: m.CatalogProperties, ConfigProperties: m.ConfigProperties}),
 		Table:   m.Table,
@@ -72,16 +83,16 @@ func ParseManagedRead(data []byte) (*ManagedRead, error) {
 		Keep:    m.Keep,
 		Drop:    m.Drop,
 	}
-	all := append(t.w.probs, t.probs...)
-	if m.Table == "" && !t.w.broken("table") {
-		all.add("table", 0, "required: the table to read, e.g. db.events")
+	if m.Table == "" && !t.w.broken(t.path("table")) {
+		t.fail("table", "required: the table to read, e.g. db.events")
 	}
 	if len(m.Keep) > 0 && len(m.Drop) > 0 {
-		all.add("drop", t.w.lineOf("drop"), "keep and drop are mutually exclusive; keep one of them")
+		t.fail("drop", "keep and drop are mutually exclusive; keep one of them")
 	}
-	if len(all) > 0 {
-		return nil, all.err()
-	}
-	r.Warnings = t.warnings
-	return r, nil
+	return r
+}
+
+// source is the read as a floe source: the table's appends, streamed.
+func (r *ManagedRead) source() Source {
+	return Source{Type: "iceberg", Table: r.Table, Filter: r.Filter, Keep: r.Keep, Drop: r.Drop}
 }

@@ -352,3 +352,67 @@ keep: [id, status]
 		}
 	}
 }
+
+// TestManagedIcebergRead covers Managed I/O reads in pipeline files: a
+// Beam YAML ReadFromIceberg feeding WriteToIceberg, ReadFromIceberg alone,
+// and a bare read config (told by its filter key).
+func TestManagedIcebergRead(t *testing.T) {
+	const cat = "catalog_properties: {type: jdbc, uri: 'jdbc:sqlite:/d/cat.db', warehouse: /d/wh}"
+	pipeline := func(read, write string) string {
+		s := "pipeline:\n  transforms:\n    - type: ReadFromIceberg\n      config: {" + read + "}\n"
+		if write != "" {
+			s += "    - type: WriteToIceberg\n      input: ReadFromIceberg\n      config: {" + write + "}\n"
+		}
+		return s
+	}
+	type read struct {
+		Type, Table, Filter string
+		Keep                []string
+	}
+	wantSource := read{"iceberg", "db.in", "id > 5", []string{"id"}}
+	readOf := func(s config.Source) read { return read{s.Type, s.Table, s.Filter, s.Keep} }
+	t.Run("read and write", func(t *testing.T) {
+		p, _, err := config.ParseManaged([]byte(pipeline("table: db.in, filter: 'id > 5', keep: [id]", "table: db.out, "+cat)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, "source", readOf(p.Source), wantSource)
+		check(t, "sink", p.Sink.Table, "db.out")
+		check(t, "catalog", p.Catalog.URI, "file:/d/cat.db")
+	})
+	t.Run("same catalog on both sides", func(t *testing.T) {
+		if _, _, err := config.ParseManaged([]byte(pipeline("table: db.in, "+cat, "table: db.out, "+cat))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("catalogs differ", func(t *testing.T) {
+		_, _, err := config.ParseManaged([]byte(pipeline("table: db.in, catalog_properties: {type: rest, uri: 'http://h:8181'}", "table: db.out, "+cat)))
+		if err == nil || !strings.Contains(err.Error(), "one catalog") {
+			t.Fatalf("got %v, want an error saying floe reads and writes through one catalog", err)
+		}
+	})
+	t.Run("read alone prints", func(t *testing.T) {
+		p, _, err := config.ParseManaged([]byte(pipeline("table: db.in, filter: 'id > 5', keep: [id], "+cat, "")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, "source", readOf(p.Source), wantSource)
+		check(t, "sink", p.Sink.Type, "console")
+		check(t, "checkpoint", p.Checkpoint, "checkpoints/db.in.console")
+		check(t, "catalog", p.Catalog.URI, "file:/d/cat.db")
+	})
+	t.Run("bare read config", func(t *testing.T) {
+		p, _, err := config.ParseManaged([]byte("table: db.in\nfilter: 'id > 5'\nkeep: [id]\n" + cat + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, "source", readOf(p.Source), wantSource)
+		check(t, "sink", p.Sink.Type, "console")
+	})
+	t.Run("read errors name the transform", func(t *testing.T) {
+		_, _, err := config.ParseManaged([]byte(pipeline("filter: 'id > 5', keep: [id], drop: [v]", "table: db.out")))
+		if err == nil || !strings.Contains(err.Error(), "pipeline.transforms[0].config.table") || !strings.Contains(err.Error(), "mutually exclusive") {
+			t.Fatalf("got %v, want errors at pipeline.transforms[0].config for the missing table and keep with drop", err)
+		}
+	})
+}

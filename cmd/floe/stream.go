@@ -8,7 +8,7 @@ import (
 )
 
 func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stream", "stream --source DIR --format parquet|csv|json --table NS.TABLE --checkpoint DIR --trigger available-now|once|<duration> [flags]", stderr)
+	fs := newFlagSet("stream", "stream (--source DIR --format parquet|csv|json | --source-table NS.TABLE [-o KEY=VALUE ...]) (--table NS.TABLE | --sink console) --checkpoint DIR --trigger available-now|once|<duration> [flags]", stderr)
 	var rf runFlags
 	rf.register(fs)
 	var cfg config.Pipeline
@@ -16,6 +16,10 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	createTable := true
 	fs.StringVar(&cfg.Source.Path, "source", "", "landing directory to read (required)")
 	fs.StringVar(&cfg.Source.Format, "format", "", "input format: parquet, csv or json (JSON lines) (required)")
+	var readOpts propsFlag
+	fs.StringVar(&cfg.Source.Table, "source-table", "", "Iceberg table of the catalog to read instead of --source: each data file appended to it is read once, as Spark's Iceberg streaming source does")
+	fs.Var(&readOpts, "o", "KEY=VALUE read option of --source-table, with Spark's names (repeatable): stream-from-timestamp, streaming-max-files-per-micro-batch, streaming-max-rows-per-micro-batch, streaming-skip-overwrite-snapshots, streaming-skip-delete-snapshots, async-micro-batch-planning-enabled, ...")
+	fs.StringVar(&cfg.Source.Filter, "filter", "", "with --source-table: read only rows matching this SQL-like filter, e.g. \"id > 5 AND status = 'ACTIVE'\"")
 	fs.StringVar(&cfg.Sink.Table, "table", "", "table to write, NAMESPACE.TABLE, or a template such as db.events_{region} that routes each row by its values (required)")
 	fs.StringVar(&cfg.Sink.Type, "sink", "", "iceberg (default: write --table) or console (print each batch's rows as JSON lines on stdout, writing no table)")
 	fs.StringVar(&cfg.Checkpoint, "checkpoint", "", "checkpoint directory; one per query (required)")
@@ -45,6 +49,9 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := sf.apply(&cfg.Sink); err != nil {
 		return err
 	}
+	if err := readFlags(&cfg, readOpts); err != nil {
+		return err
+	}
 	cfg.SetDefaults()
 	if trigger != "" {
 		t, err := config.ParseTrigger(trigger)
@@ -71,4 +78,27 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	return runPipeline(ctx, &cfg, rf, stdout, stderr)
+}
+
+// readFlags makes --source-table an iceberg source, with the -o options
+// and --filter, and --keep and --drop pushed into the read: columns that
+// are not written are not read either.
+func readFlags(cfg *config.Pipeline, opts propsFlag) error {
+	src := &cfg.Source
+	if opts.malformed > 0 {
+		return usagef("-o takes KEY=VALUE, e.g. -o streaming-max-files-per-micro-batch=10")
+	}
+	if src.Table == "" {
+		if len(opts.values) > 0 || src.Filter != "" {
+			return usagef("-o and --filter are read options of --source-table; for a landing directory, see floe stream --help")
+		}
+		return nil
+	}
+	if src.Path != "" || src.Format != "" {
+		return usagef("give --source-table or --source with --format, not both")
+	}
+	src.Type, src.Options = "iceberg", opts.values
+	src.Keep, src.Drop = cfg.Sink.Keep, cfg.Sink.Drop
+	cfg.Sink.Keep, cfg.Sink.Drop = nil, nil
+	return nil
 }

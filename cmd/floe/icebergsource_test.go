@@ -1,0 +1,246 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+)
+
+// contents counts a table's rows and sums a hash of each (its JSON line),
+// a checksum that does not depend on the order of rows or files.
+func (e *env) contents(name string) (rows int64, sum uint64) {
+	e.t.Helper()
+	r := e.ok("scan", name, "--format", "jsonl")
+	for line := range strings.Lines(r.stdout) {
+		h := fnv.New64a()
+		h.Write([]byte(strings.TrimSpace(line)))
+		sum += h.Sum64()
+		rows++
+	}
+	return rows, sum
+}
+
+func (e *env) sameContents(a, b string) {
+	e.t.Helper()
+	na, sa := e.contents(a)
+	nb, sb := e.contents(b)
+	if na != nb || sa != sb {
+		e.t.Fatalf("%s has %d rows (checksum %x), %s has %d rows (checksum %x)", a, na, sa, b, nb, sb)
+	}
+}
+
+func (e *env) catalog(ctx context.Context) catalog.Catalog {
+	e.t.Helper()
+	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: e.warehouse})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return cat
+}
+
+func (e *env) loadTable(ctx context.Context, cat catalog.Catalog, name string) *table.Table {
+	e.t.Helper()
+	ident, _ := floe.ParseIdent(name)
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tbl
+}
+
+// batchRows parses --progress=json output into each batch's input rows.
+func batchRows(t *testing.T, stderr string) []int64 {
+	t.Helper()
+	var out []int64
+	for line := range strings.Lines(stderr) {
+		var p struct {
+			BatchID      *int64 `json:"batchId"`
+			NumInputRows int64  `json:"numInputRows"`
+		}
+		if json.Unmarshal([]byte(line), &p) == nil && p.BatchID != nil {
+			out = append(out, p.NumInputRows)
+		}
+	}
+	return out
+}
+
+// TestStreamIcebergToIceberg: a pipeline appends to table A from a landing
+// directory while a second one streams A into B, and A is compacted in
+// the middle. After both stop, B holds exactly A's rows.
+func TestStreamIcebergToIceberg(t *testing.T) {
+	e := newEnv(t)
+	const files, rows = 24, 100
+	e.writeIDs("f-000.parquet", 0, rows)
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.a", "--checkpoint", e.ckpt+"-a", "--trigger", "once")
+
+	var errA, errB syncBuffer
+	writer := e.startFloe(&errA, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.a",
+		"--checkpoint", e.ckpt+"-a", "--trigger", "100ms", "--max-files-per-trigger", "1")
+	defer writer.Process.Kill()
+	reader := e.startFloe(&errB, "stream", "--source-table", "db.a", "--table", "db.b",
+		"--checkpoint", e.ckpt+"-b", "--trigger", "150ms", "-o", "streaming-max-files-per-micro-batch=3", "--progress=json")
+	defer reader.Process.Kill()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("writer's stderr:\n%s\nreader's stderr:\n%s", errA.String(), errB.String())
+		}
+	})
+
+	ctx := context.Background()
+	cat := e.catalog(ctx)
+	compacted := false
+	for i := int64(1); i < files; i++ {
+		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
+		time.Sleep(60 * time.Millisecond)
+		if i == files/2 {
+			// The writer commits to A meanwhile: retry on conflict.
+			waitFor(t, 20*time.Second, "a compaction of table a", func() bool {
+				tbl := e.loadTable(ctx, cat, "db.a")
+				tasks, err := tbl.Scan().PlanFiles(ctx)
+				if err != nil || len(tasks) < 2 {
+					return false
+				}
+				_, err = tbl.RewriteDataFiles(ctx, []table.CompactionTaskGroup{{Tasks: tasks}}, table.RewriteDataFilesOptions{})
+				return err == nil
+			})
+			compacted = true
+		}
+	}
+	waitFor(t, 30*time.Second, "every file in table a", func() bool { return e.count("db.a") == files*rows })
+	if err := writer.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(writer.Wait()); code != 0 {
+		t.Fatalf("writer exited %d", code)
+	}
+	waitFor(t, 30*time.Second, "table b to catch up", func() bool { return e.count("db.b") >= files*rows })
+	if err := reader.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(reader.Wait()); code != 0 {
+		t.Fatalf("reader exited %d", code)
+	}
+	if !compacted {
+		t.Fatal("table a was not compacted")
+	}
+	ops := map[string]int{}
+	for _, s := range e.snapshots("db.a") {
+		ops[s.Operation]++
+	}
+	if ops["replace"] != 1 {
+		t.Fatalf("table a's snapshots by operation: %v, want one replace", ops)
+	}
+	e.sameContents("db.a", "db.b")
+	if n := len(e.ids("db.b")); n != files*rows {
+		t.Fatalf("table b has %d distinct ids, want %d", n, files*rows)
+	}
+	for _, n := range batchRows(t, errB.String()) {
+		if n > 3*rows {
+			t.Fatalf("a batch of %d rows: more than 3 files", n)
+		}
+	}
+}
+
+func TestStreamSourceTableOptions(t *testing.T) {
+	e := newEnv(t)
+	for i := range int64(10) {
+		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*100, 100)
+	}
+	e.stream("db.a", "--max-files-per-trigger", "1")
+
+	t.Run("two files per batch", func(t *testing.T) {
+		r := e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b",
+			"-o", "streaming-max-files-per-micro-batch=2", "--progress=json")
+		if got := batchRows(t, r.stderr); fmt.Sprint(got) != "[200 200 200 200 200]" {
+			t.Fatalf("batches %v, want 5 of 200", got)
+		}
+		e.sameContents("db.a", "db.b")
+	})
+	t.Run("filter and keep", func(t *testing.T) {
+		e.ok("stream", "--source-table", "db.a", "--table", "db.c", "--checkpoint", e.ckpt+"-c",
+			"--filter", "id BETWEEN 250 AND 349", "--keep", "id")
+		r := e.ok("scan", "db.c", "--format", "csv")
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if lines[0] != "id" || len(lines) != 101 {
+			t.Fatalf("table c: header %q and %d rows, want id alone and 100 rows", lines[0], len(lines)-1)
+		}
+		if ids := e.ids("db.c"); !ids[250] || !ids[349] || ids[249] || ids[350] {
+			t.Fatalf("table c holds the wrong ids")
+		}
+	})
+	t.Run("console", func(t *testing.T) {
+		r := e.ok("stream", "--source-table", "db.a", "--sink", "console", "--checkpoint", e.ckpt+"-console", "--filter", "id < 3")
+		if got := strings.Count(r.stdout, "\n"); got != 3 || !strings.Contains(r.stdout, `"id":2`) {
+			t.Fatalf("console printed:\n%s\nwant the 3 rows with id < 3", r.stdout)
+		}
+	})
+	t.Run("bad option", func(t *testing.T) {
+		r := e.run("stream", "--source-table", "db.a", "--table", "db.x", "--checkpoint", e.ckpt+"-x", "-o", "streaming-max-file-per-micro-batch=2")
+		if r.code == 0 || !strings.Contains(r.stderr, `did you mean "streaming-max-files-per-micro-batch"`) {
+			t.Fatalf("misspelt option: %s", r)
+		}
+		r = e.run("stream", "--source-table", "db.a", "--source", e.landing, "--format", "parquet", "--table", "db.x", "--checkpoint", e.ckpt+"-x")
+		if r.code == 0 || !strings.Contains(r.stderr, "not both") {
+			t.Fatalf("--source-table with --source: %s", r)
+		}
+		r = e.run("stream", "--source-table", "db.a", "--table", "db.x", "--checkpoint", e.ckpt+"-x", "--filter", "id >")
+		if r.code == 0 || !strings.Contains(r.stderr, "^") {
+			t.Fatalf("bad filter: %s", r)
+		}
+	})
+}
+
+func TestStreamSourceTableOverwriteAndExpiry(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("f-000.parquet", 0, 100)
+	e.stream("db.a")
+	e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b")
+
+	// A complete-mode write replaces a's rows: an overwrite snapshot.
+	full := e.dir + "/full"
+	if err := writeIDsTo(full+"/all.parquet", 1000, 50); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("stream", "--source", full, "--format", "parquet", "--table", "db.a", "--checkpoint", e.ckpt+"-full", "--mode", "complete")
+	r := e.run("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b")
+	if r.code == 0 || !strings.Contains(r.stderr, "is an overwrite") || !strings.Contains(r.stderr, "streaming-skip-overwrite-snapshots") {
+		t.Fatalf("overwrite snapshot: %s\nwant an error naming the snapshot and the option", r)
+	}
+	e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b", "-o", "streaming-skip-overwrite-snapshots=true")
+	if n := e.count("db.b"); n != 100 {
+		t.Fatalf("table b has %d rows after skipping the overwrite, want 100", n)
+	}
+
+	// Expire every snapshot but the newest two, the query's start among them.
+	e.writeIDs("f-001.parquet", 100, 100)
+	e.stream("db.a")
+	e.writeIDs("f-002.parquet", 200, 100)
+	e.stream("db.a")
+	ctx := context.Background()
+	cat := e.catalog(ctx)
+	tx := e.loadTable(ctx, cat, "db.a").NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithOlderThan(0), table.WithRetainLast(2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r = e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b", "-o", "streaming-skip-overwrite-snapshots=true")
+	if !strings.Contains(r.stderr, "was expired") {
+		t.Fatalf("no warning about the expired start snapshot:\n%s", r.stderr)
+	}
+	if n := e.count("db.b"); n != 300 {
+		t.Fatalf("table b has %d rows, want 300: its first 100 and the two appends after the expired snapshot", n)
+	}
+}
