@@ -163,4 +163,40 @@ keep: [id]
 	if n := strings.TrimSpace(e.ok("scan", path, "--count", "--filter", "id < 10").stdout); n != "10" {
 		t.Fatalf("--filter over the config's: %s rows, want 10", n)
 	}
+
+	// floe run prints what the read config selects, once per checkpoint.
+	r := e.ok("run", path, "--checkpoint", filepath.Join(e.dir, "ck-console"))
+	if got := strings.Count(r.stdout, "\n"); got != 10 || !strings.Contains(r.stdout, `{"id":95}`) {
+		t.Fatalf("floe run of the read config printed:\n%s\nwant the 10 rows of ids 90-99, id alone", r.stdout)
+	}
+	if r = e.ok("run", path, "--checkpoint", filepath.Join(e.dir, "ck-console")); r.stdout != "" {
+		t.Fatalf("second run printed %q, want nothing new", r.stdout)
+	}
+
+	// A Beam YAML pipeline reading the table and writing another.
+	beam := `pipeline:
+  transforms:
+    - type: ReadFromIceberg
+      config:
+        table: db.read
+        filter: "id < 50"
+        drop: [v]
+    - type: WriteToIceberg
+      input: ReadFromIceberg
+      config:
+        table: db.copy
+        catalog_properties:
+          type: jdbc
+          uri: jdbc:sqlite:` + filepath.Join(e.warehouse, "catalog.db") + `
+          warehouse: ` + e.warehouse + `
+`
+	path = filepath.Join(e.dir, "copy.yaml")
+	if err := os.WriteFile(path, []byte(beam), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("run", path, "--checkpoint", filepath.Join(e.dir, "ck-copy"))
+	out = e.ok("scan", "db.copy", "--format", "csv").stdout
+	if lines = strings.Split(strings.TrimSpace(out), "\n"); lines[0] != "id" || len(lines) != 51 {
+		t.Fatalf("db.copy holds %q, want ids 0-49 without v", out)
+	}
 }
