@@ -622,7 +622,7 @@ func (t *managedTranslation) beam(root *yaml.Node) {
 		t.probs.add(paths[reads[1]], transforms[reads[1]].Line, "the Beam YAML pipeline reads from more than one transform, but a floe pipeline has one source; keep one")
 	case len(others) > 0:
 		t.unreadable = strings.Join(others, ", ")
-		t.warnings = append(t.warnings, fmt.Sprintf("ignored the pipeline's read transform %s: floe reads files only, from ReadFromCsv, ReadFromParquet or ReadFromJson, or from a source: mapping in the WriteToIceberg config", t.unreadable))
+		t.warnings = append(t.warnings, fmt.Sprintf("ignored the pipeline's read transform %s: floe reads files, from ReadFromCsv, ReadFromParquet or ReadFromJson, an Iceberg table from ReadFromIceberg, or a source: mapping in the WriteToIceberg config", t.unreadable))
 	}
 	if len(transforms) > len(writes)+len(reads)+len(icebergReads)+len(others) {
 		t.warnings = append(t.warnings, "ignored the pipeline's other transforms: floe writes the source's rows as they are, shaped only by keep, drop and only")

@@ -167,6 +167,31 @@ func TestStreamSourceTableOptions(t *testing.T) {
 		}
 		e.sameContents("db.a", "db.b")
 	})
+	t.Run("soft row limit", func(t *testing.T) {
+		// The file crossing 150 rows is included; with 50, every file is
+		// larger than the limit and a batch alone.
+		for limit, want := range map[string]string{"150": "[200 200 200 200 200]", "50": "[100 100 100 100 100 100 100 100 100 100]"} {
+			ck := e.ckpt + "-rows" + limit
+			r := e.ok("stream", "--source-table", "db.a", "--table", "db.rows"+limit, "--checkpoint", ck,
+				"-o", "streaming-max-rows-per-micro-batch="+limit, "--progress=json")
+			if got := fmt.Sprint(batchRows(t, r.stderr)); got != want {
+				t.Fatalf("row limit %s: batches %s, want %s", limit, got, want)
+			}
+			e.sameContents("db.a", "db.rows"+limit)
+		}
+	})
+	t.Run("async planning", func(t *testing.T) {
+		var got []string
+		for _, async := range []string{"false", "true"} {
+			r := e.ok("stream", "--source-table", "db.a", "--table", "db.async_"+async, "--checkpoint", e.ckpt+"-async-"+async,
+				"-o", "streaming-max-files-per-micro-batch=3", "-o", "async-micro-batch-planning-enabled="+async, "--progress=json")
+			got = append(got, fmt.Sprint(batchRows(t, r.stderr)))
+			e.sameContents("db.a", "db.async_"+async)
+		}
+		if got[0] != got[1] || got[0] != "[300 300 300 100]" {
+			t.Fatalf("batches without async planning %s, with %s; want both [300 300 300 100]", got[0], got[1])
+		}
+	})
 	t.Run("filter and keep", func(t *testing.T) {
 		e.ok("stream", "--source-table", "db.a", "--table", "db.c", "--checkpoint", e.ckpt+"-c",
 			"--filter", "id BETWEEN 250 AND 349", "--keep", "id")
