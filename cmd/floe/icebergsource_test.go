@@ -219,6 +219,10 @@ func TestStreamSourceTableOptions(t *testing.T) {
 		if r.code == 0 || !strings.Contains(r.stderr, "not both") {
 			t.Fatalf("--source-table with --source: %s", r)
 		}
+		r = e.run("stream", "--source-table", "db.nope", "--table", "db.x", "--checkpoint", e.ckpt+"-nope")
+		if r.code == 0 || !strings.Contains(r.stderr, "table db.nope does not exist") {
+			t.Fatalf("missing source table: %s", r)
+		}
 		r = e.run("stream", "--source-table", "db.a", "--table", "db.x", "--checkpoint", e.ckpt+"-x", "--filter", "id >")
 		if r.code == 0 || !strings.Contains(r.stderr, "^") {
 			t.Fatalf("bad filter: %s", r)

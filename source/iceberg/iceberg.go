@@ -11,6 +11,7 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -184,6 +185,9 @@ func (s *Source) PrepareForAvailableNow(ctx context.Context) error {
 // load loads the table from the catalog and remembers it.
 func (s *Source) load(ctx context.Context) (*table.Table, error) {
 	tbl, err := s.cat.LoadTable(ctx, s.ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, fmt.Errorf("iceberg source: table %s does not exist in the catalog; check source.table (--source-table) and the catalog settings (`floe table list` shows the tables): %w", s.name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("iceberg source: load table %s: %w", s.name, err)
 	}
