@@ -70,7 +70,7 @@ func ScanTable(ctx context.Context, tbl *table.Table, o ScanOptions) (*arrow.Sch
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := o.scanOptions(snap, bound)
+	opts := o.scanOptions(snap, bound, schemaOf(rt.tbl, snap))
 	scan := rt.tbl.Scan(opts...)
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
@@ -239,7 +239,7 @@ func CountRows(ctx context.Context, tbl *table.Table, o ScanOptions) (int64, err
 		}
 		return countRecords(recs)
 	}
-	opts := o.scanOptions(snap, nil)
+	opts := o.scanOptions(snap, nil, nil)
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return 0, err
