@@ -45,7 +45,7 @@ func ExplainScan(ctx context.Context, tbl *table.Table, o ScanOptions) (ScanPlan
 		}
 		return len(tasks), bytes, nil
 	}
-	if plan.FilesTotal, plan.BytesTotal, err = count(o.scanOptions(snap, nil)); err != nil {
+	if plan.FilesTotal, plan.BytesTotal, err = count(o.scanOptions(snap, nil, nil)); err != nil {
 		return plan, err
 	}
 	plan.FilesPlanned, plan.BytesPlanned = plan.FilesTotal, plan.BytesTotal
@@ -56,6 +56,6 @@ func ExplainScan(ctx context.Context, tbl *table.Table, o ScanOptions) (ScanPlan
 	if bound.Residual != nil {
 		plan.ResidualFilter = bound.Residual.String()
 	}
-	plan.FilesPlanned, plan.BytesPlanned, err = count(o.scanOptions(snap, bound))
+	plan.FilesPlanned, plan.BytesPlanned, err = count(o.scanOptions(snap, bound, schemaOf(tbl, snap)))
 	return plan, err
 }

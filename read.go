@@ -96,7 +96,7 @@ func CountRows(ctx context.Context, tbl *table.Table, o ScanOptions) (int64, err
 		}
 		return countRecords(recs)
 	}
-	opts := o.scanOptions(snap, nil)
+	opts := o.scanOptions(snap, nil, nil)
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return 0, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/filter"
@@ -42,15 +43,7 @@ func (o ScanOptions) bind(ctx context.Context, tbl *table.Table, snap int64) (*f
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	sc := tbl.Schema()
-	if s := snapshotOf(tbl, snap); s != nil && s.SchemaID != nil {
-		for _, old := range tbl.Metadata().Schemas() {
-			if old.ID == *s.SchemaID {
-				sc = old
-			}
-		}
-	}
-	b, err := filter.Bind(e, sc)
+	b, err := filter.Bind(e, schemaOf(tbl, snap))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
@@ -161,20 +154,62 @@ func (o ScanOptions) snapshot(tbl *table.Table) (int64, error) {
 	return 0, nil
 }
 
-// scanOptions are the iceberg-go options for o; snap is from o.snapshot
-// and b from o.bind. With a filter the columns are selected after the rows
-// are (see ScanTable), since the filter may read others.
-func (o ScanOptions) scanOptions(snap int64, b *filter.Bound) []table.ScanOption {
+// scanOptions are the iceberg-go options for o; snap is from o.snapshot,
+// b from o.bind and sc the schema they read (schemaOf).
+func (o ScanOptions) scanOptions(snap int64, b *filter.Bound, sc *iceberg.Schema) []table.ScanOption {
 	var opts []table.ScanOption
 	if snap != 0 {
 		opts = append(opts, table.WithSnapshotID(snap))
 	}
 	if b != nil {
 		opts = append(opts, table.WithRowFilter(b.Pushed))
-	} else if len(o.Columns) > 0 {
-		opts = append(opts, table.WithSelectedFields(o.Columns...))
+	}
+	if cols := o.readColumns(b, sc); len(cols) > 0 {
+		opts = append(opts, table.WithSelectedFields(cols...))
 	}
 	return opts
+}
+
+// readColumns are the columns a scan reads for o, nil for all: the kept
+// columns plus those of the residual filter, which floe checks on the rows
+// read and ScanTable then drops (iceberg-go reads the pushed filter's
+// columns itself). With a filter on a schema that has nested columns every
+// column is read: iceberg-go 0.7.0 fails ("invalid") filtering rows when a
+// struct column is left out of the selection.
+func (o ScanOptions) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
+	if len(o.Columns) == 0 {
+		return nil
+	}
+	if b == nil {
+		return o.Columns
+	}
+	for _, f := range sc.Fields() {
+		if _, nested := f.Type.(iceberg.NestedType); nested {
+			return nil
+		}
+	}
+	cols := slices.Clone(o.Columns)
+	if b.Residual != nil {
+		for _, c := range filter.Columns(b.Residual) {
+			if name := strings.Join(c.Path, "."); !slices.Contains(cols, name) {
+				cols = append(cols, name)
+			}
+		}
+	}
+	return cols
+}
+
+// schemaOf is the schema a scan at snap reads: the snapshot's own.
+func schemaOf(tbl *table.Table, snap int64) *iceberg.Schema {
+	sc := tbl.Schema()
+	if s := snapshotOf(tbl, snap); s != nil && s.SchemaID != nil {
+		for _, old := range tbl.Metadata().Schemas() {
+			if old.ID == *s.SchemaID {
+				sc = old
+			}
+		}
+	}
+	return sc
 }
 
 // snapshotOf is the snapshot a scan at snap reads: the current one for 0.

@@ -33,7 +33,7 @@ func newTableReader(ctx context.Context, tbl *table.Table, o ScanOptions, snap i
 	if err != nil {
 		return nil, err
 	}
-	r := &tableReader{rt: rt, opts: o.scanOptions(snap, bound)}
+	r := &tableReader{rt: rt, opts: o.scanOptions(snap, bound, schemaOf(rt.tbl, snap))}
 	r.scan = rt.tbl.Scan(r.opts...)
 	if r.proj, err = r.scan.Projection(); err != nil {
 		return nil, err

@@ -1,8 +1,11 @@
 package bench_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ var report bench.Report
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	scanTable.close()
 	report.Write(os.Stdout)
 	os.Exit(code)
 }
@@ -149,6 +153,137 @@ func BenchmarkCommitLatency(b *testing.B) {
 			record(b, l)
 		}
 	})
+}
+
+// scanTable is BenchmarkScan's table, made once per process so that
+// -count N ingests once; TestMain removes it.
+var scanTable sharedScan
+
+type sharedScan struct {
+	once sync.Once
+	dir  string
+	fx   *bench.ScanFixture
+	err  error
+}
+
+// get ingests events5 into the scan table the first time; the set-up is
+// not measured.
+func (s *sharedScan) get(b *testing.B) *bench.ScanFixture {
+	b.Helper()
+	ds := dataset(b, bench.Events5)
+	s.once.Do(func() {
+		t0 := time.Now()
+		if s.dir, s.err = os.MkdirTemp("", "floe-bench-scan-"); s.err != nil {
+			return
+		}
+		s.fx, s.err = bench.NewScanFixture(b.Context(), ds, s.dir)
+		if s.err == nil {
+			b.Logf("scan table ready in %s: %d data files", time.Since(t0).Round(time.Millisecond), len(s.fx.DataFiles))
+		}
+	})
+	if s.err != nil {
+		b.Fatal(s.err)
+	}
+	return s.fx
+}
+
+func (s *sharedScan) close() {
+	if s.fx != nil {
+		s.fx.Close()
+	}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+// BenchmarkScan answers each query of bench.ScanQueries over events5,
+// ingested once by floe into a table partitioned by bench.PartitionFields,
+// with floe's ScanTable, iceberg-go's scanner and DuckDB (skipped, with the
+// reason, when node or @duckdb/node-api is missing). Every answer is
+// checked against the brute-force one. Run it as BenchmarkIngest.
+func BenchmarkScan(b *testing.B) {
+	fx := scanTable.get(b)
+	duck, duckErr := bench.FindDuckDB(".")
+	contenders := append([]bench.ScanContender(nil), bench.ScanContenders...)
+	contenders = append(contenders, bench.ScanContender{Name: "duckdb", Run: func(ctx context.Context, fx *bench.ScanFixture, q bench.ScanQuery) (bench.ScanResult, error) {
+		if duckErr != nil {
+			return bench.ScanResult{}, duckErr
+		}
+		return duck.Scan(ctx, fx, q)
+	}})
+	for _, q := range fx.Queries {
+		for _, c := range contenders {
+			b.Run(q.Name+"/"+c.Name, func(b *testing.B) {
+				var wall, cpu time.Duration
+				var files int
+				for range b.N {
+					r, err := c.Run(b.Context(), fx, q)
+					if errors.Is(err, bench.ErrNoDuckDB) {
+						// -v alone would show the skip; the note puts it
+						// under the table.
+						report.NoteScan(fmt.Sprintf("%s skipped: %v", c.Name, err))
+						b.Skip(err)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := r.Check(fx.Want[q.Name]); err != nil {
+						b.Fatalf("%s %s: %v", c.Name, q.Name, err)
+					}
+					report.AddScan(fx.Dataset.Spec, q, r)
+					wall += r.Wall
+					cpu += r.CPU
+					files += r.Files
+				}
+				// ns/op is the measured run alone, as in benchIngest.
+				b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N), "ns/op")
+				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric(float64(fx.Dataset.Rows())*float64(b.N)/wall.Seconds(), "rows/s")
+				b.ReportMetric(float64(files)/float64(b.N), "files/op")
+			})
+		}
+	}
+}
+
+// TestScan runs every scan contender on a tiny dataset and checks each
+// answer against the brute-force one; DuckDB only where it is installed.
+func TestScan(t *testing.T) {
+	ds, err := bench.Ensure(t.TempDir(), bench.Spec{Name: "tiny-scan", Files: 3, RowsPerFile: 2000, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := bench.NewScanFixture(t.Context(), ds, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fx.Close()
+	if len(fx.DataFiles) != bench.Partitions {
+		t.Errorf("scan table has %d data files, want one per partition (%d)", len(fx.DataFiles), bench.Partitions)
+	}
+	contenders := bench.ScanContenders
+	if duck, err := bench.FindDuckDB("."); err == nil {
+		contenders = append(contenders[:len(contenders):len(contenders)], bench.ScanContender{Name: "duckdb", Run: duck.Scan})
+	} else {
+		t.Log(err)
+	}
+	for _, q := range fx.Queries {
+		for _, c := range contenders {
+			r, err := c.Run(t.Context(), fx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Check(fx.Want[q.Name]); err != nil {
+				t.Errorf("%s %s: %v", c.Name, q.Name, err)
+			}
+			wantFiles := len(fx.DataFiles)
+			if q.Filter != "" && c.Name != "duckdb" {
+				wantFiles = 1 // one day, one category: one partition
+			}
+			if r.Files != wantFiles {
+				t.Errorf("%s %s: %d files planned, want %d", c.Name, q.Name, r.Files, wantFiles)
+			}
+		}
+	}
 }
 
 // TestContenders runs every contender on a tiny dataset and checks that

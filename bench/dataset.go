@@ -1,7 +1,8 @@
 // Package bench measures floe's ingest path against iceberg-go's own
 // Append and against a bare arrow-go Parquet encode, on the same generated
-// input, so that floe's overhead (and its gains) are numbers rather than
-// claims. See docs/benchmarks.md for how to run it and the results.
+// input, and floe's read path against iceberg-go's scanner and DuckDB, so
+// that floe's overhead (and its gains) are numbers rather than claims. See
+// docs/benchmarks.md for how to run it and the results.
 //
 // The benchmarks live in bench_test.go and run only with -bench; plain
 // `go test ./bench` runs a small correctness test on a tiny dataset.

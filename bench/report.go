@@ -17,6 +17,7 @@ type Report struct {
 	ingest      ingestRuns
 	partitioned ingestRuns
 	latency     []latencyRun
+	scan        scanRuns
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -68,6 +69,23 @@ func (r *Report) AddPartitioned(ds Spec, res Result) {
 	r.partitioned.add(ds, res)
 }
 
+// AddScan records one contender's run of scan query q over ds.
+func (r *Report) AddScan(ds Spec, q ScanQuery, res ScanResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.scan.add(ds, q, res)
+}
+
+// NoteScan adds a line under the scan tables, such as why a contender
+// did not run.
+func (r *Report) NoteScan(note string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.scan.notes, note) {
+		r.scan.notes = append(r.scan.notes, note)
+	}
+}
+
 // AddLatency records one latency series over ds.
 func (r *Report) AddLatency(ds Spec, l Latency) {
 	r.mu.Lock()
@@ -80,7 +98,7 @@ func (r *Report) AddLatency(ds Spec, l Latency) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -92,6 +110,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if len(r.latency) > 0 {
 		r.writeLatency(w)
+	}
+	if len(r.scan.queries) > 0 {
+		r.writeScan(w)
 	}
 }
 
@@ -236,3 +257,128 @@ func median(xs []float64) float64 {
 func millions(x float64) string { return fmt.Sprintf("%.2fM", x/1e6) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+
+// scanRuns are the runs of the scan benchmark, by query then contender.
+type scanRuns struct {
+	dataset   Spec
+	queries   []ScanQuery
+	order     []string // contenders, in the order first seen
+	results   map[string]map[string][]ScanResult
+	dataFiles int
+	notes     []string
+}
+
+func (sr *scanRuns) add(ds Spec, q ScanQuery, res ScanResult) {
+	if sr.results == nil {
+		sr.results = map[string]map[string][]ScanResult{}
+	}
+	if _, ok := sr.results[q.Name]; !ok {
+		sr.queries = append(sr.queries, q)
+		sr.results[q.Name] = map[string][]ScanResult{}
+	}
+	if !slices.Contains(sr.order, res.Contender) {
+		sr.order = append(sr.order, res.Contender)
+	}
+	sr.dataFiles = res.TableFiles
+	sr.dataset = ds
+	sr.results[q.Name][res.Contender] = append(sr.results[q.Name][res.Contender], res)
+}
+
+// scanSummary holds the medians of one contender's runs of one query.
+type scanSummary struct {
+	runs                 int
+	wall, cpu, rowsPerS  float64
+	files                float64
+	processWall, procCPU float64
+	rows                 int64
+}
+
+func summariseScan(rs []ScanResult) scanSummary {
+	s := scanSummary{runs: len(rs), rows: rs[0].Rows}
+	var wall, cpu, rps, files, pw, pc []float64
+	for _, r := range rs {
+		wall = append(wall, r.Wall.Seconds())
+		cpu = append(cpu, r.CPU.Seconds())
+		rps = append(rps, r.TableRowsPerSec())
+		files = append(files, float64(r.Files))
+		pw = append(pw, r.Process.Wall.Seconds())
+		pc = append(pc, r.Process.CPU.Seconds())
+	}
+	s.wall, s.cpu, s.rowsPerS, s.files = median(wall), median(cpu), median(rps), median(files)
+	s.processWall, s.procCPU = median(pw), median(pc)
+	return s
+}
+
+func (r *Report) writeScan(w io.Writer) {
+	sr := &r.scan
+	ds := sr.dataset
+	sums := map[string]map[string]scanSummary{}
+	runs := 0
+	for _, q := range sr.queries {
+		sums[q.Name] = map[string]scanSummary{}
+		for name, rs := range sr.results[q.Name] {
+			s := summariseScan(rs)
+			sums[q.Name][name] = s
+			runs = max(runs, s.runs)
+		}
+	}
+	fmt.Fprintf(w, "\n### Scan: %s, %d rows in %d data files, partitioned by %s (median of %d runs)\n\n",
+		ds.Name, ds.Rows(), sr.dataFiles, strings.Join(PartitionFields, ", "), runs)
+	for _, q := range sr.queries {
+		pred := "whole table"
+		if q.Filter != "" {
+			pred = "`" + q.Filter + "`"
+		}
+		fmt.Fprintf(w, "- %s: count(*), sum(v) over %s\n", q.Name, pred)
+	}
+	fmt.Fprintln(w, "\n| query | contender | runs | wall ms | CPU ms | table rows/s (wall) | files planned | rows matched |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, q := range sr.queries {
+		for _, name := range sr.order {
+			s, ok := sums[q.Name][name]
+			if !ok {
+				continue
+			}
+			files := fmt.Sprintf("%g", s.files)
+			if name == "duckdb" {
+				files += " (all given)"
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %.1f | %.1f | %s | %s | %d |\n",
+				q.Name, name, s.runs, s.wall*1e3, s.cpu*1e3, millions(s.rowsPerS), files, s.rows)
+		}
+	}
+	fmt.Fprintln(w, "\n| query | ratio | rows/s (wall) | CPU | target floe ≥ 1.0× iceberg-go rows/s |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | --- |")
+	for _, q := range sr.queries {
+		floe, ok := sums[q.Name]["floe"]
+		if !ok {
+			continue
+		}
+		for _, name := range sr.order {
+			peer, ok := sums[q.Name][name]
+			if name == "floe" || !ok {
+				continue
+			}
+			target := "–"
+			if name == "iceberg-go" {
+				target = "met"
+				if floe.rowsPerS < peer.rowsPerS {
+					target = "not met"
+				}
+			}
+			fmt.Fprintf(w, "| %s | floe / %s | %.2f× | %.2f× | %s |\n", q.Name, name, floe.rowsPerS/peer.rowsPerS, floe.cpu/peer.cpu, target)
+		}
+	}
+	var procs []string
+	for _, q := range sr.queries {
+		if s, ok := sums[q.Name]["duckdb"]; ok {
+			procs = append(procs, fmt.Sprintf("%s %.0f ms wall, %.0f CPU-ms", q.Name, s.processWall*1e3, s.procCPU*1e3))
+		}
+	}
+	if len(procs) > 0 {
+		fmt.Fprintf(w, "\nDuckDB's wall and CPU are the query's alone; its whole node process (start-up, database open, query): %s.\n", strings.Join(procs, "; "))
+	}
+	for _, n := range sr.notes {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
+}

@@ -6,6 +6,11 @@
 #   COUNT=5 bench/run.sh          # more ingest runs
 #   PARTITIONED=1 bench/run.sh    # also the partitioned ingest (about 1 minute more)
 #   PARTITIONED=only bench/run.sh # the partitioned ingest alone
+#   SCAN=1 bench/run.sh           # also the scan benchmark (under a minute more)
+#   SCAN=only bench/run.sh        # the scan benchmark alone
+#
+# The scan benchmark's DuckDB contender needs node and @duckdb/node-api
+# (`cd interop && npm ci`); without them it is skipped with the reason.
 #
 # The first run generates the datasets into bench/data/ (or $FLOE_BENCH_DATA):
 # about 370 MB of input, kept and reused. Outputs go to a temp dir and are
@@ -14,14 +19,18 @@ set -eu
 cd "$(dirname "$0")/.."
 count=${COUNT:-3}
 partitioned=${PARTITIONED:-}
+scan=${SCAN:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
 if [ -n "$partitioned" ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngestPartitioned$' -benchtime 1x -count "$count" -timeout 2h
+fi
+if [ -n "$scan" ]; then
+	go test ./bench -run '^$' -bench '^BenchmarkScan$' -benchtime 1x -count "$count" -timeout 2h
 fi

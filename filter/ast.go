@@ -123,6 +123,48 @@ func paren(e Expr, min int) string {
 	return e.String()
 }
 
+// Columns lists the columns e refers to, each once, in the order they
+// first appear.
+func Columns(e Expr) []Column {
+	var out []Column
+	seen := map[string]bool{}
+	var walk func(Expr)
+	walk = func(e Expr) {
+		var c Column
+		switch e := e.(type) {
+		case And:
+			walk(e.L)
+			walk(e.R)
+			return
+		case Or:
+			walk(e.L)
+			walk(e.R)
+			return
+		case Not:
+			walk(e.X)
+			return
+		case Compare:
+			c = e.Col
+		case In:
+			c = e.Col
+		case Between:
+			c = e.Col
+		case IsNull:
+			c = e.Col
+		case Like:
+			c = e.Col
+		default:
+			return
+		}
+		if k := c.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, c)
+		}
+	}
+	walk(e)
+	return out
+}
+
 // Column names a column; Path has one element per level of nesting (a.b is
 // {"a", "b"}).
 type Column struct{ Path []string }

@@ -202,3 +202,18 @@ func TestBindCaseInsensitiveAmbiguous(t *testing.T) {
 		}
 	}
 }
+
+// TestColumns lists each column a filter refers to once, in order.
+func TestColumns(t *testing.T) {
+	e, err := filter.Parse(`a.b = 1 AND (id > 2 OR NOT ("odd name" LIKE 'x%' AND id IN (1, 2))) AND s BETWEEN 'a' AND 'b' AND t IS NULL AND TRUE`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range filter.Columns(e) {
+		got = append(got, strings.Join(c.Path, "."))
+	}
+	if want := []string{"a.b", "id", "odd name", "s", "t"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Columns = %q, want %q", got, want)
+	}
+}

@@ -3,10 +3,12 @@ package filter_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
@@ -97,6 +99,118 @@ func TestScanWithPushedAndResidual(t *testing.T) {
 					t.Errorf("id %v: scan returned %d rows, want %d", id, got[id], n)
 				}
 			}
+			// floe's ScanTable keeping one column reads every column here
+			// (the schema has a struct), and returns the kept one alone.
+			scanKeptIDs(t, tbl, tc.filter, want)
 		})
+	}
+}
+
+// TestScanTableKeepsColumnsWithFilter scans a table without nested columns
+// with floe's ScanTable keeping id alone, which then reads id plus the
+// residual filter's columns, and checks the ids against the reference
+// evaluator for every filter on the table's columns.
+func TestScanTableKeepsColumnsWithFilter(t *testing.T) {
+	ctx := context.Background()
+	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var fields []iceberg.NestedField
+	for _, f := range testSchema.Fields() {
+		if f.Name != "a" {
+			fields = append(fields, f)
+		}
+	}
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "flat"}, iceberg.NewSchema(0, fields...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := testRows()
+	for start := 0; start < len(rows); start += 80 {
+		full := record(t, rows[start:min(start+80, len(rows))])
+		var cols []arrow.Array
+		var afs []arrow.Field
+		for i, c := range full.Columns() {
+			if f := full.Schema().Field(i); f.Name != "a" {
+				cols, afs = append(cols, c), append(afs, f)
+			}
+		}
+		rec := array.NewRecordBatch(arrow.NewSchema(afs, nil), cols, full.NumRows())
+		full.Release()
+		at := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+		tx := tbl.NewTransaction()
+		if err := tx.AppendTable(ctx, at, 1000, nil); err != nil {
+			t.Fatal(err)
+		}
+		if tbl, err = tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		at.Release()
+		rec.Release()
+	}
+	residuals := 0
+	for _, tc := range evalCases {
+		e := mustParse(t, tc.filter)
+		if slices.ContainsFunc(filter.Columns(e), func(c filter.Column) bool { return c.Path[0] == "a" }) {
+			continue
+		}
+		if !tc.exact {
+			residuals++
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			want := map[any]int{}
+			for _, r := range rows {
+				if refEval(e, r) == isTrue {
+					want[r["id"]]++
+				}
+			}
+			scanKeptIDs(t, tbl, tc.filter, want)
+		})
+	}
+	if residuals == 0 {
+		t.Error("no filter with a residual on the flat table")
+	}
+}
+
+// scanKeptIDs scans tbl with floe's ScanTable, the filter and id kept, and
+// checks that the result holds id alone, with the ids of want.
+func scanKeptIDs(t *testing.T, tbl *table.Table, filterText string, want map[any]int) {
+	t.Helper()
+	schema, recs, err := floe.ScanTable(context.Background(), tbl, floe.ScanOptions{Filter: filterText, Columns: []string{"id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if schema.NumFields() != 1 || schema.Field(0).Name != "id" {
+		t.Errorf("ScanTable keeping id returns schema %s", schema)
+	}
+	got := map[any]int{}
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.NumCols() != 1 {
+			t.Errorf("ScanTable keeping id returns records %s", rec.Schema())
+		}
+		ids := rec.Column(0).(*array.Int64)
+		for i := range ids.Len() {
+			if ids.IsNull(i) {
+				got[nil]++
+			} else {
+				got[ids.Value(i)]++
+			}
+		}
+		rec.Release()
+	}
+	if len(got) != len(want) {
+		t.Errorf("ScanTable returned %d distinct ids, want %d", len(got), len(want))
+	}
+	for id, n := range want {
+		if got[id] != n {
+			t.Errorf("id %v: ScanTable returned %d rows, want %d", id, got[id], n)
+		}
 	}
 }
