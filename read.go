@@ -339,6 +339,9 @@ func uuidFieldIDs(t iceberg.Type, into map[int]bool) {
 func newReadTable(tbl *table.Table) (*readTable, error) {
 	rt := &readTable{tbl: tbl, defaults: map[int]json.RawMessage{}, uuidIDs: map[int]bool{}}
 	uuidFieldIDs(&iceberg.StructType{FieldList: tbl.Schema().Fields()}, rt.uuidIDs)
+	if len(rt.uuidIDs) == 0 && !needsPatch(tbl.Metadata()) {
+		return rt, nil // the common case: iceberg-go reads the table as it is
+	}
 	raw, err := json.Marshal(tbl.Metadata())
 	if err != nil {
 		return rt, nil // nothing to patch; read as iceberg-go does
@@ -397,6 +400,55 @@ func newReadTable(tbl *table.Table) (*readTable, error) {
 		}
 	}
 	return rt, nil
+}
+
+// needsPatch tells whether the metadata has what newReadTable patches
+// for iceberg-go: a default anywhere in a schema, or a required source of
+// an identity partition field. Checking the parsed metadata spares most
+// reads a round trip of the metadata through JSON.
+func needsPatch(md table.Metadata) bool {
+	identity := map[int]bool{}
+	for _, spec := range md.PartitionSpecs() {
+		for _, pf := range spec.Fields() {
+			if pf.Transform.String() == "identity" {
+				identity[pf.SourceID()] = true
+			}
+		}
+	}
+	for _, sc := range md.Schemas() {
+		for _, f := range sc.Fields() {
+			if identity[f.ID] && f.Required {
+				return true
+			}
+		}
+		if hasDefault(sc.Fields()) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDefault reports an initial or write default among fields, at any
+// depth.
+func hasDefault(fields []iceberg.NestedField) bool {
+	for _, f := range fields {
+		if f.InitialDefault != nil || f.WriteDefault != nil {
+			return true
+		}
+		var sub []iceberg.NestedField
+		switch x := f.Type.(type) {
+		case *iceberg.StructType:
+			sub = x.FieldList
+		case *iceberg.ListType:
+			sub = []iceberg.NestedField{x.ElementField()}
+		case *iceberg.MapType:
+			sub = []iceberg.NestedField{x.KeyField(), x.ValueField()}
+		}
+		if hasDefault(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // relaxPartitionSources marks the source fields of identity partition

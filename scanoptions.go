@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -47,7 +48,7 @@ func (o ScanOptions) bind(ctx context.Context, tbl *table.Table, snap int64) (*f
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	lost, err := lostLowerBound(ctx, tbl, snap)
+	lost, err := lostLowerBound(ctx, tbl, snap, filterSources(e, schemaOf(tbl, snap)))
 	if err != nil {
 		return nil, err
 	}
@@ -59,33 +60,98 @@ func (o ScanOptions) bind(ctx context.Context, tbl *table.Table, snap int64) (*f
 }
 
 // lostLowerBound tells whether a manifest of the snapshot summarises a
-// partition field as holding no nulls and no lower bound. No manifest can
-// truly be so (each file has a value or a null); iceberg-go 0.7 writes or
-// reads an empty-string lower bound that way, and its manifest pruning
-// then skips those partitions for any predicate an empty string could
-// satisfy.
-func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64) (bool, error) {
+// string or binary partition field whose source the filter reads (ids in
+// sources) as holding no nulls and no lower bound. No manifest can truly
+// be so (each file has a value or a null); iceberg-go 0.7 writes or reads
+// an empty lower bound that way, and its manifest pruning then skips those
+// partitions for any predicate an empty value could satisfy. Fields the
+// filter does not read are not pruned on, whatever their summary.
+func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64, sources map[int]bool) (bool, error) {
 	s := snapshotOf(tbl, snap)
-	if s == nil || tbl.Spec().IsUnpartitioned() && len(tbl.Metadata().PartitionSpecs()) <= 1 {
-		return false, nil
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return false, err
-	}
-	manifests, err := s.Manifests(fs)
-	if err != nil {
-		return false, planError(ctx, tbl, snap, err)
-	}
-	for _, m := range manifests {
-		for _, p := range m.Partitions() {
-			nanOnly := p.ContainsNaN != nil && *p.ContainsNaN
-			if !p.ContainsNull && p.LowerBound == nil && !nanOnly {
-				return true, nil
+	md := tbl.Metadata()
+	sc := schemaOf(tbl, snap)
+	// at[spec id] holds the positions of the fields that matter.
+	at := map[int][]int{}
+	for _, spec := range md.PartitionSpecs() {
+		for i, pf := range spec.Fields() {
+			src, ok := sc.FindFieldByID(pf.SourceID())
+			if !ok || !sources[pf.SourceID()] {
+				continue
+			}
+			switch pf.Transform.ResultType(src.Type).(type) {
+			case iceberg.StringType, iceberg.BinaryType:
+				at[spec.ID()] = append(at[spec.ID()], i)
 			}
 		}
 	}
+	if s == nil || len(at) == 0 {
+		return false, nil
+	}
+	lost, err := lostBounds(ctx, tbl, s)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range lost {
+		if slices.Contains(at[l.spec], l.field) {
+			return true, nil
+		}
+	}
 	return false, nil
+}
+
+// lostBound is a partition field (spec id, position) that a manifest
+// summarises with no nulls and no lower bound.
+type lostBound struct{ spec, field int }
+
+// lostCache memoises lostBounds by manifest list: the list never changes,
+// and reading it again costs as much as planning a small scan.
+var lostCache struct {
+	sync.Mutex
+	m map[string][]lostBound
+}
+
+func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot) ([]lostBound, error) {
+	key := s.ManifestList
+	lostCache.Lock()
+	l, ok := lostCache.m[key]
+	lostCache.Unlock()
+	if ok {
+		return l, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := s.Manifests(fs)
+	if err != nil {
+		return nil, planError(ctx, tbl, s.SnapshotID, err)
+	}
+	for _, m := range manifests {
+		for i, p := range m.Partitions() {
+			nanOnly := p.ContainsNaN != nil && *p.ContainsNaN
+			if !p.ContainsNull && p.LowerBound == nil && !nanOnly {
+				l = append(l, lostBound{spec: int(m.PartitionSpecID()), field: i})
+			}
+		}
+	}
+	lostCache.Lock()
+	defer lostCache.Unlock()
+	if lostCache.m == nil || len(lostCache.m) >= 1024 {
+		lostCache.m = map[string][]lostBound{}
+	}
+	lostCache.m[key] = l
+	return l, nil
+}
+
+// filterSources are the field ids of the columns e reads.
+func filterSources(e filter.Expr, sc *iceberg.Schema) map[int]bool {
+	ids := map[int]bool{}
+	for _, c := range filter.Columns(e) {
+		if f, ok := sc.FindFieldByName(strings.Join(c.Path, ".")); ok {
+			ids[f.ID] = true
+		}
+	}
+	return ids
 }
 
 // snapshot resolves the options to a snapshot id; 0 means the current
