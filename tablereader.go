@@ -38,12 +38,10 @@ func newTableReader(ctx context.Context, tbl *table.Table, o ScanOptions, snap i
 	if r.proj, err = r.scan.Projection(); err != nil {
 		return nil, err
 	}
-	// An empty read still yields the schema (iceberg-go computes it).
-	schema, first, err := r.scan.ReadTasks(ctx, nil)
+	// The schema iceberg-go's reads yield, computed as ReadTasks does.
+	schema, err := table.SchemaToArrowSchemaWithOptions(r.proj, table.ArrowSchemaOptions{TableProperties: rt.tbl.Metadata().Properties()})
 	if err != nil {
 		return nil, err
-	}
-	for range first {
 	}
 	r.schema, r.out = schema, schema
 	if bound != nil && bound.Residual != nil {
