@@ -43,6 +43,16 @@ func (l Latency) Median(from, to int) time.Duration {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// Percentile is the p-th quantile of Times (nearest rank), or 0 for none.
+func (l Latency) Percentile(p float64) time.Duration {
+	if len(l.Times) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(l.Times))
+	i := int(p*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
 // FloeLatency runs a floe pipeline with max-files-per-trigger 1, so that
 // every input file is its own batch and snapshot, and returns one series
 // per phase of floe's progress records (millisecond resolution): first the

@@ -18,6 +18,8 @@ type Report struct {
 	partitioned ingestRuns
 	latency     []latencyRun
 	scan        scanRuns
+	planning    []Planning
+	planSpec    Spec
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -93,12 +95,20 @@ func (r *Report) AddLatency(ds Spec, l Latency) {
 	r.latency = append(r.latency, latencyRun{dataset: ds, Latency: l})
 }
 
+// AddPlanning records one streaming read of a table made from ds.
+func (r *Report) AddPlanning(ds Spec, p Planning) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.planSpec = ds
+	r.planning = append(r.planning, p)
+}
+
 // Write prints the tables; it prints nothing when nothing was recorded, so
 // that a plain go test run stays quiet.
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -114,7 +124,45 @@ func (r *Report) Write(w io.Writer) {
 	if len(r.scan.queries) > 0 {
 		r.writeScan(w)
 	}
+	if len(r.planning) > 0 {
+		r.writePlanning(w)
+	}
 }
+
+// writePlanning prints the streaming-read planning table: per mode, the
+// planning time per batch over every batch of every run, and the median
+// run wall time.
+func (r *Report) writePlanning(w io.Writer) {
+	var names []string
+	byName := map[string][]Planning{}
+	for _, p := range r.planning {
+		if _, ok := byName[p.Name]; !ok {
+			names = append(names, p.Name)
+		}
+		byName[p.Name] = append(byName[p.Name], p)
+	}
+	first := r.planning[0]
+	fmt.Fprintf(w, "\n### Streaming read of %s: %d snapshots, %d batches per run\n\n", r.planSpec.Name, r.planSpec.Files, first.Batches)
+	fmt.Fprintln(w, "| planning | runs | mean planning ms per batch | median ms | p90 ms | run wall s (median) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
+	means := map[string]float64{}
+	for _, name := range names {
+		var merged Latency
+		var walls []float64
+		for _, p := range byName[name] {
+			merged.Times = append(merged.Times, p.Times...)
+			walls = append(walls, p.Wall.Seconds())
+		}
+		means[name] = msf(Planning{Times: merged.Times}.Mean())
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.0f | %.0f | %.2f |\n", name, len(byName[name]), means[name],
+			msf(merged.Median(0, len(merged.Times))), msf(merged.Percentile(0.9)), median(walls))
+	}
+	if len(names) == 2 && means[names[1]] > 0 {
+		fmt.Fprintf(w, "\n%s / %s mean planning time: %.1f×\n", names[0], names[1], means[names[0]]/means[names[1]])
+	}
+}
+
+func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 
 // summary holds the medians of one contender's runs; each figure is the
 // median of that figure over the runs, taken independently.

@@ -8,6 +8,8 @@
 #   PARTITIONED=only bench/run.sh # the partitioned ingest alone
 #   SCAN=1 bench/run.sh           # also the scan benchmark (under a minute more)
 #   SCAN=only bench/run.sh        # the scan benchmark alone
+#   PLANNING=1 bench/run.sh       # also the streaming-read planning benchmark (about 2 minutes more)
+#   PLANNING=only bench/run.sh    # that benchmark alone
 #
 # The scan benchmark's DuckDB contender needs node and @duckdb/node-api
 # (`cd interop && npm ci`); without them it is skipped with the reason.
@@ -20,11 +22,12 @@ cd "$(dirname "$0")/.."
 count=${COUNT:-3}
 partitioned=${PARTITIONED:-}
 scan=${SCAN:-}
+planning=${PLANNING:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -33,4 +36,8 @@ if [ -n "$partitioned" ]; then
 fi
 if [ -n "$scan" ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkScan$' -benchtime 1x -count "$count" -timeout 2h
+fi
+if [ -n "$planning" ]; then
+	# One set-up (500 commits), then COUNT alternating runs of each mode.
+	go test ./bench -run '^$' -bench '^BenchmarkStreamPlanning$' -benchtime "${count}x" -count 1 -timeout 2h
 fi
