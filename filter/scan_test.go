@@ -78,27 +78,10 @@ func TestScanWithPushedAndResidual(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ids := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64)
-				for i, k := range keep {
-					if !k {
-						continue
-					}
-					if ids.IsNull(i) {
-						got[nil]++
-					} else {
-						got[ids.Value(i)]++
-					}
-				}
+				tally(got, rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64), keep)
 				rec.Release()
 			}
-			if len(got) != len(want) {
-				t.Errorf("scan returned %d distinct ids, want %d", len(got), len(want))
-			}
-			for id, n := range want {
-				if got[id] != n {
-					t.Errorf("id %v: scan returned %d rows, want %d", id, got[id], n)
-				}
-			}
+			compareIDs(t, "scan", got, want)
 			// floe's ScanTable keeping one column reads every column here
 			// (the schema has a struct), and returns the kept one alone.
 			scanKeptIDs(t, tbl, tc.filter, want)
@@ -195,22 +178,34 @@ func scanKeptIDs(t *testing.T, tbl *table.Table, filterText string, want map[any
 		if rec.NumCols() != 1 {
 			t.Errorf("ScanTable keeping id returns records %s", rec.Schema())
 		}
-		ids := rec.Column(0).(*array.Int64)
-		for i := range ids.Len() {
-			if ids.IsNull(i) {
-				got[nil]++
-			} else {
-				got[ids.Value(i)]++
-			}
-		}
+		tally(got, rec.Column(0).(*array.Int64), nil)
 		rec.Release()
 	}
+	compareIDs(t, "ScanTable", got, want)
+}
+
+// tally counts the ids of the rows keep selects (all rows when keep is
+// nil), nulls under the key nil.
+func tally(got map[any]int, ids *array.Int64, keep []bool) {
+	for i := range ids.Len() {
+		switch {
+		case keep != nil && !keep[i]:
+		case ids.IsNull(i):
+			got[nil]++
+		default:
+			got[ids.Value(i)]++
+		}
+	}
+}
+
+func compareIDs(t *testing.T, reader string, got, want map[any]int) {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Errorf("ScanTable returned %d distinct ids, want %d", len(got), len(want))
+		t.Errorf("%s returned %d distinct ids, want %d", reader, len(got), len(want))
 	}
 	for id, n := range want {
 		if got[id] != n {
-			t.Errorf("id %v: ScanTable returned %d rows, want %d", id, got[id], n)
+			t.Errorf("id %v: %s returned %d rows, want %d", id, reader, got[id], n)
 		}
 	}
 }

@@ -163,16 +163,6 @@ func TestIcebergSourceExactlyOnce(t *testing.T) {
 	}
 }
 
-func TestIcebergSourceMaxFilesPerMicroBatch(t *testing.T) {
-	e := newEnv(t)
-	e.appendA(3)
-	src := config.Source{Type: "iceberg", Table: "db.a", Options: map[string]string{"streaming-max-files-per-micro-batch": "1"}}
-	if got := e.run(src, "db.b", "ck-b"); !slices.Equal(got, []int64{100, 100, 100}) {
-		t.Fatalf("batches %v, want [100 100 100]", got)
-	}
-	e.level("db.a", "db.b")
-}
-
 func TestIcebergSourceMaxRowsPerMicroBatch(t *testing.T) {
 	e := newEnv(t)
 	e.appendA(3)
