@@ -31,3 +31,18 @@ func TestIcebergSourceConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestIcebergSourcePipelineConfig covers settings outside source: that do
+// not go with reading a table.
+func TestIcebergSourcePipelineConfig(t *testing.T) {
+	const src = "source:\n  type: iceberg\n  table: db.in\ncheckpoint: ./ck\n"
+	for _, tc := range []struct{ rest, want string }{
+		// Quarantine moves the bad file: here a data file of db.in.
+		{"sink:\n  table: db.out\non-bad-file: quarantine\n", "on-bad-file: quarantine moves a bad input file aside"},
+	} {
+		_, err := config.Parse([]byte(src + tc.rest))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.rest, err, tc.want)
+		}
+	}
+}

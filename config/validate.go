@@ -55,6 +55,11 @@ func (p *Pipeline) validate() problems {
 	}
 	ps.required("checkpoint", p.Checkpoint)
 	ps.oneOf("on-bad-file", p.OnBadFile)
+	if p.OnBadFile == "quarantine" && p.Source.Type == "iceberg" {
+		// The bad file would be a data file of the source table.
+		ps.add("on-bad-file", 0, "quarantine moves a bad input file aside, but source.type iceberg reads the data files of table %s, "+
+			"which are the table's, not floe's to move; use on-bad-file: fail and repair the table", p.Source.Table)
+	}
 	return ps
 }
 
