@@ -39,6 +39,8 @@ func TestIcebergSourcePipelineConfig(t *testing.T) {
 	for _, tc := range []struct{ rest, want string }{
 		// Quarantine moves the bad file: here a data file of db.in.
 		{"sink:\n  table: db.out\non-bad-file: quarantine\n", "on-bad-file: quarantine moves a bad input file aside"},
+		// Each batch would read back what the one before appended.
+		{"sink:\n  table: db.in\n", "sink.table: \"db.in\" is also source.table"},
 	} {
 		_, err := config.Parse([]byte(src + tc.rest))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

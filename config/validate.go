@@ -35,6 +35,10 @@ func (p *Pipeline) validate() problems {
 	p.Source.validate(&ps)
 
 	p.Sink.validate(&ps)
+	if p.Source.Type == "iceberg" && p.Source.Table != "" && p.Source.Table == p.Sink.Table && !p.Sink.Console() {
+		ps.add("sink.table", 0, "%q is also source.table, so each batch would read back the rows the batch before appended and write them again, "+
+			"without end; write to another table", p.Sink.Table)
+	}
 	if p.Sink.Mode == "complete" && (p.Source.MaxFilesPerTrigger > 0 || p.Source.MaxBytesPerTrigger > 0) {
 		// Each complete-mode batch replaces the table: with a rate limit the
 		// table would end up holding only the last slice of the input.
