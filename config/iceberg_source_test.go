@@ -36,15 +36,23 @@ func TestIcebergSourceConfig(t *testing.T) {
 // not go with reading a table.
 func TestIcebergSourcePipelineConfig(t *testing.T) {
 	const src = "source:\n  type: iceberg\n  table: db.in\ncheckpoint: ./ck\n"
-	for _, tc := range []struct{ rest, want string }{
+	const limited = "source:\n  type: iceberg\n  table: db.in\n  options: {streaming-max-rows-per-micro-batch: \"10\"}\ncheckpoint: ./ck\n"
+	for _, tc := range []struct{ doc, want string }{
 		// Quarantine moves the bad file: here a data file of db.in.
-		{"sink:\n  table: db.out\non-bad-file: quarantine\n", "on-bad-file: quarantine moves a bad input file aside"},
+		{src + "sink:\n  table: db.out\non-bad-file: quarantine\n", "on-bad-file: quarantine moves a bad input file aside"},
 		// Each batch would read back what the one before appended.
-		{"sink:\n  table: db.in\n", "sink.table: \"db.in\" is also source.table"},
+		{src + "sink:\n  table: db.in\n", "sink.table: \"db.in\" is also source.table"},
+		// Each complete-mode batch replaces the table with its slice.
+		{src + "sink:\n  table: db.out\n  mode: complete\n", ""},
+		{limited + "sink:\n  table: db.out\n  mode: complete\n",
+			"cannot be combined with source.options.streaming-max-files-per-micro-batch or source.options.streaming-max-rows-per-micro-batch"},
 	} {
-		_, err := config.Parse([]byte(src + tc.rest))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: got %v, want %q", tc.rest, err, tc.want)
+		_, err := config.Parse([]byte(tc.doc))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.doc, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want %q", tc.doc, err, tc.want)
 		}
 	}
 }

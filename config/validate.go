@@ -39,10 +39,14 @@ func (p *Pipeline) validate() problems {
 		ps.add("sink.table", 0, "%q is also source.table, so each batch would read back the rows the batch before appended and write them again, "+
 			"without end; write to another table", p.Sink.Table)
 	}
-	if p.Sink.Mode == "complete" && (p.Source.MaxFilesPerTrigger > 0 || p.Source.MaxBytesPerTrigger > 0) {
+	if files, bytes, rows := p.Source.ReadLimits(); p.Sink.Mode == "complete" && (files > 0 || bytes > 0 || rows > 0) {
 		// Each complete-mode batch replaces the table: with a rate limit the
 		// table would end up holding only the last slice of the input.
-		ps.add("sink.mode", 0, "complete replaces the table with each batch, so it cannot be combined with source.max-files-per-trigger or source.max-bytes-per-trigger (the table would hold only the last batch); remove the limit or use mode: append")
+		limits := "source.max-files-per-trigger or source.max-bytes-per-trigger"
+		if p.Source.Type == "iceberg" {
+			limits = "source.options.streaming-max-files-per-micro-batch or source.options.streaming-max-rows-per-micro-batch"
+		}
+		ps.add("sink.mode", 0, "complete replaces the table with each batch, so it cannot be combined with %s (the table would hold only the last batch); remove the limit or use mode: append", limits)
 	}
 
 	switch t := p.Trigger; t.Kind {
