@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -271,5 +272,25 @@ func TestStreamSourceTableOverwriteAndExpiry(t *testing.T) {
 	}
 	if n := e.count("db.b"); n != 300 {
 		t.Fatalf("table b has %d rows, want 300: its first 100 and the two appends after the expired snapshot", n)
+	}
+}
+
+// TestStreamSourceTableTemplateKeep: --keep shapes the rows written, but a
+// table template routes each row before keep, by a column keep leaves out.
+func TestStreamSourceTableTemplateKeep(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
+	e.stream("db.a")
+	e.ok("stream", "--source-table", "db.a", "--table", "db.t_{region}", "--keep", "id", "--checkpoint", e.ckpt+"-t")
+	var total int64
+	for _, reg := range regions {
+		total += e.count("db.t_" + reg)
+		r := e.ok("scan", "db.t_"+reg, "--format", "csv", "--limit", "1")
+		if header, _, _ := strings.Cut(r.stdout, "\n"); header != "id" {
+			t.Fatalf("table db.t_%s has columns %q, want id alone", reg, header)
+		}
+	}
+	if total != 100 {
+		t.Fatalf("the region tables hold %d rows, want 100", total)
 	}
 }
