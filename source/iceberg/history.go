@@ -19,10 +19,22 @@ type unit struct {
 }
 
 // addedFiles are the data files a snapshot added, in manifest order, or
-// none for a snapshot the stream skips; seq orders snapshots.
+// none for a snapshot the stream skips; seq and timestampMs order
+// snapshots.
 type addedFiles struct {
-	seq   int64
-	files []iceberg.DataFile
+	seq         int64
+	timestampMs int64
+	files       []iceberg.DataFile
+}
+
+// before tells whether a was committed before b: by sequence number, or by
+// commit time in v1 tables, whose snapshots have none. Only the cache
+// relies on it, and a wrong answer costs a second read of manifests.
+func (a addedFiles) before(b addedFiles) bool {
+	if a.seq != b.seq {
+		return a.seq < b.seq
+	}
+	return a.timestampMs < b.timestampMs
 }
 
 // walk calls f for each unit after st in commit order, until f returns
@@ -45,7 +57,7 @@ func (s *Source) walk(ctx context.Context, tbl *table.Table, st offset, f func(u
 				return err
 			}
 			s.mu.Lock()
-			s.added[snap.SnapshotID] = addedFiles{seq: snap.SequenceNumber, files: files}
+			s.added[snap.SnapshotID] = addedFiles{seq: snap.SequenceNumber, timestampMs: snap.TimestampMs, files: files}
 			s.mu.Unlock()
 		}
 		skip := 0

@@ -347,7 +347,7 @@ func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
 	defer s.mu.Unlock()
 	if at, ok := s.added[en.SnapshotID]; ok {
 		for id, a := range s.added {
-			if a.seq < at.seq {
+			if a.before(at) {
 				delete(s.added, id)
 			}
 		}
