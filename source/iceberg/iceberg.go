@@ -293,11 +293,11 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	if err != nil {
 		return nil, err
 	}
-	if !reached && len(units) > 0 {
-		return nil, fmt.Errorf("iceberg source: table %s: batch end %s is not after %s in the table's history", s.name, end, start)
-	}
-	if len(units) == 0 {
-		return nil, nil
+	if !reached {
+		// Read as empty, the batch would be recorded as having read files
+		// that it did not.
+		return nil, fmt.Errorf("iceberg source: table %s: batch end %s is not after %s in the table's history (was the table rolled back?); "+
+			"the batch cannot be re-run exactly once (start a new checkpoint)", s.name, end, start)
 	}
 	rd, err := s.fileReader(ctx, tbl)
 	if err != nil {
