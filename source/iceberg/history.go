@@ -131,8 +131,17 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 			return nil, fmt.Errorf("iceberg source: snapshot %d of table %s, where the query stopped, was expired, and the checkpoint does not record "+
 				"when it was committed, so the query cannot tell where to go on (start a new checkpoint)", start, s.name)
 		}
-		// Expired: keep what is newer than the start.
-		chain = slices.DeleteFunc(chain, func(snap *table.Snapshot) bool { return snap.TimestampMs <= st.TimestampMs })
+		// Expired: go on from its child, which names it as parent. Commit
+		// times tell only when that is gone too: a child may share its
+		// parent's millisecond, or have an earlier one from a writer whose
+		// clock is behind.
+		if i := slices.IndexFunc(chain, func(snap *table.Snapshot) bool {
+			return snap.ParentSnapshotID != nil && *snap.ParentSnapshotID == start
+		}); i >= 0 {
+			chain = chain[:i+1]
+		} else {
+			chain = slices.DeleteFunc(chain, func(snap *table.Snapshot) bool { return snap.TimestampMs <= st.TimestampMs })
+		}
 		s.warnExpired(st, chain)
 	}
 	slices.Reverse(chain)
