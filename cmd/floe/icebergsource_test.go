@@ -168,6 +168,14 @@ func TestStreamSourceTableOptions(t *testing.T) {
 		}
 		e.sameContents("db.a", "db.b")
 	})
+	t.Run("fail on empty", func(t *testing.T) {
+		args := []string{"stream", "--source-table", "db.a", "--table", "db.empty", "--checkpoint", e.ckpt + "-empty", "--fail-on-empty"}
+		e.ok(args...)
+		r := e.run(args...) // nothing was appended since
+		if r.code != 3 || !strings.Contains(r.stderr, "no data file was appended to db.a") || strings.Contains(r.stderr, "source.path") {
+			t.Fatalf("no new appends with --fail-on-empty: %s\nwant exit 3 and a message about the table, not about a landing directory", r)
+		}
+	})
 	t.Run("soft row limit", func(t *testing.T) {
 		// The file crossing 150 rows is included; with 50, every file is
 		// larger than the limit and a batch alone.
