@@ -22,6 +22,7 @@ func TestIcebergSourceConfig(t *testing.T) {
 		{"  type: iceberg\n  table: db.in\n  format: parquet\n", "source.format: set, but source.type is iceberg"},
 		{"  type: iceberg\n  table: db.in\n  options:\n    streaming-max-files-per-micro-batch: \"x\"\n", "is not valid; use a positive whole number"},
 		{"  type: iceberg\n  table: db.in\n  options:\n    streaming-skip-delete-snapshot: \"true\"\n", `did you mean "streaming-skip-delete-snapshots"`},
+		{"  type: iceberg\n  table: db.in\n  max-bytes-per-trigger: 1000\n", "source.max-bytes-per-trigger: set, but source.type is iceberg"},
 		{"  path: ./landing\n  format: parquet\n  table: db.in\n", `source.table: set, but source.type is "files"`},
 		{"  type: files\n  table: db.in\n", "source.path: required"},
 	} {

@@ -318,8 +318,13 @@ func (s *Source) validateIceberg(ps *problems) {
 	if len(s.Keep) > 0 && len(s.Drop) > 0 {
 		ps.add("source.drop", 0, "keep and drop are mutually exclusive; keep one of them")
 	}
-	if s.MaxFilesPerTrigger != 0 || s.MaxBytesPerTrigger != 0 {
-		ps.add("source.max-files-per-trigger", 0, "set, but source.type is iceberg, whose limits are the options streaming-max-files-per-micro-batch and streaming-max-rows-per-micro-batch")
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"max-files-per-trigger", s.MaxFilesPerTrigger != 0}, {"max-bytes-per-trigger", s.MaxBytesPerTrigger != 0}} {
+		if k.set {
+			ps.add("source."+k.key, 0, "set, but source.type is iceberg, whose limits are the options streaming-max-files-per-micro-batch and streaming-max-rows-per-micro-batch")
+		}
 	}
 	keys := make([]string, 0, len(s.Options))
 	for k := range s.Options {
