@@ -251,7 +251,7 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 // transient tells failures worth retrying from those that will fail the
 // same way again (bad input, configuration, a checkpoint owned elsewhere).
 func transient(err error) bool {
-	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, context.Canceled} {
+	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, ErrSourceCannotContinue, context.Canceled} {
 		if errors.Is(err, permanent) {
 			return false
 		}

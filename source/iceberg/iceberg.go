@@ -274,8 +274,8 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 		return nil, err
 	}
 	if tbl.Metadata().SnapshotByID(en.SnapshotID) == nil {
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d, where batch %s ends, was expired before the batch was committed; "+
-			"its files cannot be read again, so the query cannot go on exactly once (start a new checkpoint)", s.name, en.SnapshotID, end)
+		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d, where batch %s ends, was expired before the batch was committed; "+
+			"its files cannot be read again, so the query cannot go on exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, s.name, en.SnapshotID, end)
 	}
 	var units []unit
 	reached := false
@@ -296,8 +296,8 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	if !reached {
 		// Read as empty, the batch would be recorded as having read files
 		// that it did not.
-		return nil, fmt.Errorf("iceberg source: table %s: batch end %s is not after %s in the table's history (was the table rolled back?); "+
-			"the batch cannot be re-run exactly once (start a new checkpoint)", s.name, end, start)
+		return nil, fmt.Errorf("%w: iceberg source: table %s: batch end %s is not after %s in the table's history (was the table rolled back?); "+
+			"the batch cannot be re-run exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, s.name, end, start)
 	}
 	rd, err := s.fileReader(ctx, tbl)
 	if err != nil {

@@ -284,3 +284,33 @@ func TestIcebergSourceRerunAfterRollback(t *testing.T) {
 		t.Fatal("batch 1 was recorded as committed")
 	}
 }
+
+// TestIcebergSourceProcessingTimeStopsOnDelete: a snapshot the stream
+// cannot read stops a processing-time query, as it stops Spark's, instead
+// of being retried without end.
+func TestIcebergSourceProcessingTimeStopsOnDelete(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(2)
+	ctx := context.Background()
+	tx := e.table("db.a").NewTransaction()
+	if err := tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(100)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src := config.Source{Type: "iceberg", Table: "db.a"}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := e.runWith(src, "db.b", "ck-b", config.Trigger{Kind: "processing-time", Interval: 10 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "streaming-skip-delete-snapshots") {
+			t.Fatalf("got %v, want an error naming streaming-skip-delete-snapshots", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream is still retrying the delete snapshot after 10s")
+	}
+}
