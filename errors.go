@@ -18,6 +18,10 @@ var (
 	// ErrQueryConflict marks a new query whose table already holds the
 	// output of another query reading the same source.
 	ErrQueryConflict = errors.New("table already written by another query from this source")
+	// ErrSourceCannotContinue marks a source that cannot go on from the
+	// checkpoint's offset, such as a table history it cannot read: a
+	// retry fails the same way, so a stream stops.
+	ErrSourceCannotContinue = errors.New("source cannot continue")
 	// ErrBadInput marks input that cannot be ingested as it is.
 	ErrBadInput = errors.New("bad input")
 	// ErrSchemaMismatch marks input whose schema does not fit the table.

@@ -239,6 +239,10 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	}
 	p.flushWarnings()
 	if p.cfg.FailOnEmpty && sum.Rows == 0 {
+		if p.cfg.Source.Type == "iceberg" {
+			return sum, fmt.Errorf("%w: no data file was appended to %s since the last batch, or no row of those appended matches source.filter; "+
+				"check source.table and the stream-from-timestamp option", ErrNoInput, p.cfg.Source.Table)
+		}
 		return sum, fmt.Errorf("%w in %s (%s); check source.path, source.recursive and path-glob-filter", ErrNoInput, p.cfg.Source.Path, p.source.Description())
 	}
 	return sum, nil
@@ -247,7 +251,7 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 // transient tells failures worth retrying from those that will fail the
 // same way again (bad input, configuration, a checkpoint owned elsewhere).
 func transient(err error) bool {
-	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, context.Canceled} {
+	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, ErrSourceCannotContinue, context.Canceled} {
 		if errors.Is(err, permanent) {
 			return false
 		}

@@ -26,6 +26,13 @@ type tableReader struct {
 	schema, out *arrow.Schema
 	residual    *filter.Matcher
 	post        *projection
+	// A file that needs fixes is read with fixedOpts, unfiltered, and its
+	// fixed rows are checked against the whole filter (whole, nil without
+	// one): iceberg-go would test the filter on the NULLs it reads for the
+	// columns the file lacks.
+	fixedOpts []table.ScanOption
+	fixedScan *table.Scan
+	whole     *filter.Matcher
 }
 
 func newTableReader(ctx context.Context, tbl *table.Table, o ScanOptions, snap int64, bound *filter.Bound) (*tableReader, error) {
@@ -35,6 +42,11 @@ func newTableReader(ctx context.Context, tbl *table.Table, o ScanOptions, snap i
 	}
 	r := &tableReader{rt: rt, opts: o.scanOptions(snap, bound, schemaOf(rt.tbl, snap))}
 	r.scan = rt.tbl.Scan(r.opts...)
+	r.fixedOpts, r.fixedScan = r.opts, r.scan
+	if bound != nil {
+		r.fixedOpts = o.scanOptions(snap, bound.Unpushed())
+		r.fixedScan = rt.tbl.Scan(r.fixedOpts...)
+	}
 	if r.proj, err = r.scan.Projection(); err != nil {
 		return nil, err
 	}
@@ -46,6 +58,11 @@ func newTableReader(ctx context.Context, tbl *table.Table, o ScanOptions, snap i
 	r.schema, r.out = schema, schema
 	if bound != nil && bound.Residual != nil {
 		if r.residual, err = bound.ResidualMatcher(schema); err != nil {
+			return nil, err
+		}
+	}
+	if bound != nil {
+		if r.whole, err = bound.Matcher(schema); err != nil {
 			return nil, err
 		}
 	}
@@ -155,9 +172,9 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			}
 		}
 		for _, ft := range fixed {
-			sc := r.scan
+			sc := r.fixedScan
 			if ft.plainUUID {
-				sc = r.rt.uuidTbl.Scan(r.opts...)
+				sc = r.rt.uuidTbl.Scan(r.fixedOpts...)
 			}
 			_, recs, err := sc.ReadTasks(ctx, []table.FileScanTask{ft.task})
 			if err != nil {
@@ -171,9 +188,18 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 				if err == nil {
 					rec, err = applyFixes(rec, ft.fixes)
 				}
+				if err == nil && r.whole != nil {
+					in := rec
+					rec, err = r.whole.Filter(ctx, in)
+					in.Release()
+				}
 				if err != nil {
 					yield(nil, fmt.Errorf("read %s: %w", ft.task.File.FilePath(), err))
 					return
+				}
+				if rec.NumRows() == 0 {
+					rec.Release()
+					continue
 				}
 				if !emit(rec) {
 					return

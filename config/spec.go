@@ -61,7 +61,7 @@ var specs = []fieldSpec{
 		path: "on-bad-file", def: "fail", allowed: []string{"fail", "quarantine"},
 		doc: "What to do with a file that cannot be read or converted. `fail` stops the run before the batch commits, " +
 			"so the table is unchanged and the file is retried next time. `quarantine` sets the file aside, records why, " +
-			"and carries on with the rest.",
+			"and carries on with the rest; not with `source.type: iceberg`, whose files are the source table's.",
 	},
 	{
 		path: "allow-new-query", def: "false",

@@ -35,10 +35,18 @@ func (p *Pipeline) validate() problems {
 	p.Source.validate(&ps)
 
 	p.Sink.validate(&ps)
-	if p.Sink.Mode == "complete" && (p.Source.MaxFilesPerTrigger > 0 || p.Source.MaxBytesPerTrigger > 0) {
+	if p.Source.Type == "iceberg" && p.Source.Table != "" && p.Source.Table == p.Sink.Table && !p.Sink.Console() {
+		ps.add("sink.table", 0, "%q is also source.table, so each batch would read back the rows the batch before appended and write them again, "+
+			"without end; write to another table", p.Sink.Table)
+	}
+	if files, bytes, rows := p.Source.ReadLimits(); p.Sink.Mode == "complete" && (files > 0 || bytes > 0 || rows > 0) {
 		// Each complete-mode batch replaces the table: with a rate limit the
 		// table would end up holding only the last slice of the input.
-		ps.add("sink.mode", 0, "complete replaces the table with each batch, so it cannot be combined with source.max-files-per-trigger or source.max-bytes-per-trigger (the table would hold only the last batch); remove the limit or use mode: append")
+		limits := "source.max-files-per-trigger or source.max-bytes-per-trigger"
+		if p.Source.Type == "iceberg" {
+			limits = "source.options.streaming-max-files-per-micro-batch or source.options.streaming-max-rows-per-micro-batch"
+		}
+		ps.add("sink.mode", 0, "complete replaces the table with each batch, so it cannot be combined with %s (the table would hold only the last batch); remove the limit or use mode: append", limits)
 	}
 
 	switch t := p.Trigger; t.Kind {
@@ -55,6 +63,11 @@ func (p *Pipeline) validate() problems {
 	}
 	ps.required("checkpoint", p.Checkpoint)
 	ps.oneOf("on-bad-file", p.OnBadFile)
+	if p.OnBadFile == "quarantine" && p.Source.Type == "iceberg" {
+		// The bad file would be a data file of the source table.
+		ps.add("on-bad-file", 0, "quarantine moves a bad input file aside, but source.type iceberg reads the data files of table %s, "+
+			"which are the table's, not floe's to move; use on-bad-file: fail and repair the table", p.Source.Table)
+	}
 	return ps
 }
 
@@ -305,8 +318,13 @@ func (s *Source) validateIceberg(ps *problems) {
 	if len(s.Keep) > 0 && len(s.Drop) > 0 {
 		ps.add("source.drop", 0, "keep and drop are mutually exclusive; keep one of them")
 	}
-	if s.MaxFilesPerTrigger != 0 || s.MaxBytesPerTrigger != 0 {
-		ps.add("source.max-files-per-trigger", 0, "set, but source.type is iceberg, whose limits are the options streaming-max-files-per-micro-batch and streaming-max-rows-per-micro-batch")
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"max-files-per-trigger", s.MaxFilesPerTrigger != 0}, {"max-bytes-per-trigger", s.MaxBytesPerTrigger != 0}} {
+		if k.set {
+			ps.add("source."+k.key, 0, "set, but source.type is iceberg, whose limits are the options streaming-max-files-per-micro-batch and streaming-max-rows-per-micro-batch")
+		}
 	}
 	keys := make([]string, 0, len(s.Options))
 	for k := range s.Options {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -167,6 +168,14 @@ func TestStreamSourceTableOptions(t *testing.T) {
 		}
 		e.sameContents("db.a", "db.b")
 	})
+	t.Run("fail on empty", func(t *testing.T) {
+		args := []string{"stream", "--source-table", "db.a", "--table", "db.empty", "--checkpoint", e.ckpt + "-empty", "--fail-on-empty"}
+		e.ok(args...)
+		r := e.run(args...) // nothing was appended since
+		if r.code != 3 || !strings.Contains(r.stderr, "no data file was appended to db.a") || strings.Contains(r.stderr, "source.path") {
+			t.Fatalf("no new appends with --fail-on-empty: %s\nwant exit 3 and a message about the table, not about a landing directory", r)
+		}
+	})
 	t.Run("soft row limit", func(t *testing.T) {
 		// The file crossing 150 rows is included; with 50, every file is
 		// larger than the limit and a batch alone.
@@ -271,5 +280,25 @@ func TestStreamSourceTableOverwriteAndExpiry(t *testing.T) {
 	}
 	if n := e.count("db.b"); n != 300 {
 		t.Fatalf("table b has %d rows, want 300: its first 100 and the two appends after the expired snapshot", n)
+	}
+}
+
+// TestStreamSourceTableTemplateKeep: --keep shapes the rows written, but a
+// table template routes each row before keep, by a column keep leaves out.
+func TestStreamSourceTableTemplateKeep(t *testing.T) {
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
+	e.stream("db.a")
+	e.ok("stream", "--source-table", "db.a", "--table", "db.t_{region}", "--keep", "id", "--checkpoint", e.ckpt+"-t")
+	var total int64
+	for _, reg := range regions {
+		total += e.count("db.t_" + reg)
+		r := e.ok("scan", "db.t_"+reg, "--format", "csv", "--limit", "1")
+		if header, _, _ := strings.Cut(r.stdout, "\n"); header != "id" {
+			t.Fatalf("table db.t_%s has columns %q, want id alone", reg, header)
+		}
+	}
+	if total != 100 {
+		t.Fatalf("the region tables hold %d rows, want 100", total)
 	}
 }

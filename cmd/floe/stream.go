@@ -82,7 +82,9 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // readFlags makes --source-table an iceberg source, with the -o options
 // and --filter, and --keep and --drop pushed into the read: columns that
-// are not written are not read either.
+// are not written are not read either. A table template routes rows before
+// keep and drop, by columns they may leave out, so with one they stay on
+// the sink.
 func readFlags(cfg *config.Pipeline, opts propsFlag) error {
 	src := &cfg.Source
 	if opts.malformed > 0 {
@@ -98,7 +100,9 @@ func readFlags(cfg *config.Pipeline, opts propsFlag) error {
 		return usagef("give --source-table or --source with --format, not both")
 	}
 	src.Type, src.Options = "iceberg", opts.values
-	src.Keep, src.Drop = cfg.Sink.Keep, cfg.Sink.Drop
-	cfg.Sink.Keep, cfg.Sink.Drop = nil, nil
+	if !cfg.Sink.IsTemplate() {
+		src.Keep, src.Drop = cfg.Sink.Keep, cfg.Sink.Drop
+		cfg.Sink.Keep, cfg.Sink.Drop = nil, nil
+	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	iceberg "github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe"
 )
 
 // unit is one added data file of an append snapshot.
@@ -19,10 +21,22 @@ type unit struct {
 }
 
 // addedFiles are the data files a snapshot added, in manifest order, or
-// none for a snapshot the stream skips; seq orders snapshots.
+// none for a snapshot the stream skips; seq and timestampMs order
+// snapshots.
 type addedFiles struct {
-	seq   int64
-	files []iceberg.DataFile
+	seq         int64
+	timestampMs int64
+	files       []iceberg.DataFile
+}
+
+// before tells whether a was committed before b: by sequence number, or by
+// commit time in v1 tables, whose snapshots have none. Only the cache
+// relies on it, and a wrong answer costs a second read of manifests.
+func (a addedFiles) before(b addedFiles) bool {
+	if a.seq != b.seq {
+		return a.seq < b.seq
+	}
+	return a.timestampMs < b.timestampMs
 }
 
 // walk calls f for each unit after st in commit order, until f returns
@@ -45,7 +59,7 @@ func (s *Source) walk(ctx context.Context, tbl *table.Table, st offset, f func(u
 				return err
 			}
 			s.mu.Lock()
-			s.added[snap.SnapshotID] = addedFiles{seq: snap.SequenceNumber, files: files}
+			s.added[snap.SnapshotID] = addedFiles{seq: snap.SequenceNumber, timestampMs: snap.TimestampMs, files: files}
 			s.mu.Unlock()
 		}
 		skip := 0
@@ -86,7 +100,7 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 			return nil, nil
 		}
 		if end = tbl.SnapshotByID(*s.capSnapshot); end == nil {
-			return nil, fmt.Errorf("iceberg source: snapshot %d of table %s, the end of this available-now run, is gone (expired?)", *s.capSnapshot, s.name)
+			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, the end of this available-now run, is gone (expired?)", floe.ErrSourceCannotContinue, *s.capSnapshot, s.name)
 		}
 	} else if end = tbl.CurrentSnapshot(); end == nil {
 		return nil, nil
@@ -112,15 +126,24 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 	}
 	if start != noSnapshot && !found {
 		if tbl.SnapshotByID(start) != nil {
-			return nil, fmt.Errorf("iceberg source: snapshot %d of table %s, where the query stopped, is not an ancestor of snapshot %d: "+
-				"the table was rolled back; the query cannot resume exactly once (start a new checkpoint)", start, s.name, end.SnapshotID)
+			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, where the query stopped, is not an ancestor of snapshot %d: "+
+				"the table was rolled back; the query cannot resume exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, start, s.name, end.SnapshotID)
 		}
 		if st.TimestampMs == 0 {
-			return nil, fmt.Errorf("iceberg source: snapshot %d of table %s, where the query stopped, was expired, and the checkpoint does not record "+
-				"when it was committed, so the query cannot tell where to go on (start a new checkpoint)", start, s.name)
+			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, where the query stopped, was expired, and the checkpoint does not record "+
+				"when it was committed, so the query cannot tell where to go on (start a new checkpoint)", floe.ErrSourceCannotContinue, start, s.name)
 		}
-		// Expired: keep what is newer than the start.
-		chain = slices.DeleteFunc(chain, func(snap *table.Snapshot) bool { return snap.TimestampMs <= st.TimestampMs })
+		// Expired: go on from its child, which names it as parent. Commit
+		// times tell only when that is gone too: a child may share its
+		// parent's millisecond, or have an earlier one from a writer whose
+		// clock is behind.
+		if i := slices.IndexFunc(chain, func(snap *table.Snapshot) bool {
+			return snap.ParentSnapshotID != nil && *snap.ParentSnapshotID == start
+		}); i >= 0 {
+			chain = chain[:i+1]
+		} else {
+			chain = slices.DeleteFunc(chain, func(snap *table.Snapshot) bool { return snap.TimestampMs <= st.TimestampMs })
+		}
 		s.warnExpired(st, chain)
 	}
 	slices.Reverse(chain)
@@ -159,16 +182,16 @@ func (s *Source) units(fio icebergio.IO, snap *table.Snapshot) ([]iceberg.DataFi
 		if s.skipOverwrite {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d is an overwrite, which a stream of appends cannot read; "+
-			"set source.options.%s: \"true\" to skip such snapshots", s.name, snap.SnapshotID, OptSkipOverwriteSnaps)
+		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d is an overwrite, which a stream of appends cannot read; "+
+			"set source.options.%s: \"true\" to skip such snapshots", floe.ErrSourceCannotContinue, s.name, snap.SnapshotID, OptSkipOverwriteSnaps)
 	case table.OpDelete:
 		if s.skipDelete {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d is a delete, which a stream of appends cannot read; "+
-			"set source.options.%s: \"true\" to skip such snapshots", s.name, snap.SnapshotID, OptSkipDeleteSnapshots)
+		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d is a delete, which a stream of appends cannot read; "+
+			"set source.options.%s: \"true\" to skip such snapshots", floe.ErrSourceCannotContinue, s.name, snap.SnapshotID, OptSkipDeleteSnapshots)
 	default:
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d has operation %q, which the iceberg source does not know", s.name, snap.SnapshotID, op)
+		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d has operation %q, which the iceberg source does not know", floe.ErrSourceCannotContinue, s.name, snap.SnapshotID, op)
 	}
 	manifests, err := snap.Manifests(fio)
 	if err != nil {

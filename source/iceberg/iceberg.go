@@ -274,8 +274,8 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 		return nil, err
 	}
 	if tbl.Metadata().SnapshotByID(en.SnapshotID) == nil {
-		return nil, fmt.Errorf("iceberg source: table %s: snapshot %d, where batch %s ends, was expired before the batch was committed; "+
-			"its files cannot be read again, so the query cannot go on exactly once (start a new checkpoint)", s.name, en.SnapshotID, end)
+		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d, where batch %s ends, was expired before the batch was committed; "+
+			"its files cannot be read again, so the query cannot go on exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, s.name, en.SnapshotID, end)
 	}
 	var units []unit
 	reached := false
@@ -293,11 +293,11 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	if err != nil {
 		return nil, err
 	}
-	if !reached && len(units) > 0 {
-		return nil, fmt.Errorf("iceberg source: table %s: batch end %s is not after %s in the table's history", s.name, end, start)
-	}
-	if len(units) == 0 {
-		return nil, nil
+	if !reached {
+		// Read as empty, the batch would be recorded as having read files
+		// that it did not.
+		return nil, fmt.Errorf("%w: iceberg source: table %s: batch end %s is not after %s in the table's history (was the table rolled back?); "+
+			"the batch cannot be re-run exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, s.name, end, start)
 	}
 	rd, err := s.fileReader(ctx, tbl)
 	if err != nil {
@@ -347,7 +347,7 @@ func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
 	defer s.mu.Unlock()
 	if at, ok := s.added[en.SnapshotID]; ok {
 		for id, a := range s.added {
-			if a.seq < at.seq {
+			if a.before(at) {
 				delete(s.added, id)
 			}
 		}

@@ -2,6 +2,8 @@ package iceberg_test
 
 import (
 	"context"
+	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -227,4 +229,88 @@ func TestIcebergSourceAsyncPlanningSameResult(t *testing.T) {
 	<-done
 	p.Close()
 	e.level("db.a", "db.async")
+}
+
+// TestIcebergSourceRerunAfterRollback: a batch planned up to a snapshot
+// that a rollback then took out of the table's history is not re-run as
+// an empty batch, which would record its files as read.
+func TestIcebergSourceRerunAfterRollback(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(2)
+	ctx := context.Background()
+	cfg := &config.Pipeline{
+		Source:     config.Source{Type: "iceberg", Table: "db.a", Options: map[string]string{"streaming-max-files-per-micro-batch": "1"}},
+		Sink:       config.Sink{Table: "db.b"},
+		Checkpoint: e.dir + "/ck-b",
+	}
+	cfg.SetDefaults()
+	run := func(fail bool) error {
+		opts := floe.Options{Catalog: e.cat}
+		if fail {
+			opts.ForEachBatch = func(_ context.Context, batch int64, _ []floe.DataFile) error {
+				if batch == 1 {
+					return errors.New("stop before batch 1 commits")
+				}
+				return nil
+			}
+		}
+		p, err := floe.Open(ctx, cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		_, err = p.Run(ctx)
+		return err
+	}
+	if err := run(true); err == nil {
+		t.Fatal("the hook did not stop batch 1")
+	}
+	// Back to the first append: batch 1 ends at a snapshot that is no
+	// longer an ancestor of the current one.
+	tbl := e.table("db.a")
+	first := tbl.Metadata().Snapshots()[0].SnapshotID
+	tx := tbl.NewTransaction()
+	if err := tx.RollbackToSnapshot(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := run(false)
+	if err == nil || !strings.Contains(err.Error(), "batch end") {
+		t.Fatalf("re-run of batch 1 after the rollback: got %v, want an error saying its end is not in the table's history", err)
+	}
+	if _, err := os.Stat(e.dir + "/ck-b/commits/1"); err == nil {
+		t.Fatal("batch 1 was recorded as committed")
+	}
+}
+
+// TestIcebergSourceProcessingTimeStopsOnDelete: a snapshot the stream
+// cannot read stops a processing-time query, as it stops Spark's, instead
+// of being retried without end.
+func TestIcebergSourceProcessingTimeStopsOnDelete(t *testing.T) {
+	e := newEnv(t)
+	e.appendA(2)
+	ctx := context.Background()
+	tx := e.table("db.a").NewTransaction()
+	if err := tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(100)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src := config.Source{Type: "iceberg", Table: "db.a"}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := e.runWith(src, "db.b", "ck-b", config.Trigger{Kind: "processing-time", Interval: 10 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "streaming-skip-delete-snapshots") {
+			t.Fatalf("got %v, want an error naming streaming-skip-delete-snapshots", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream is still retrying the delete snapshot after 10s")
+	}
 }

@@ -1,0 +1,72 @@
+package iceberg
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	iceberg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// history builds a table's metadata whose main branch is the chain of
+// snapshots given, oldest first; only the snapshots' ids, parents and times
+// matter to the planning of where a stream resumes.
+func history(t *testing.T, snaps ...table.Snapshot) *table.Table {
+	t.Helper()
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	md, err := table.NewMetadata(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///wh/db/a", iceberg.Properties{"format-version": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := table.MetadataBuilderFromBase(md, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range snaps {
+		snaps[i].SequenceNumber = int64(i + 1)
+		snaps[i].Summary = &table.Summary{Operation: table.OpAppend}
+		if err := b.AddSnapshot(&snaps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.SetSnapshotRef(table.MainBranch, snaps[len(snaps)-1].SnapshotID, table.BranchRef); err != nil {
+		t.Fatal(err)
+	}
+	if md, err = b.Build(); err != nil {
+		t.Fatal(err)
+	}
+	return table.New(table.Identifier{"db", "a"}, md, "", nil, nil)
+}
+
+// TestResumeAfterExpiredStartSnapshot: when the snapshot a query stopped
+// at was expired, the stream goes on from its child, found by its parent
+// id, even when the child's commit time is not later than its parent's
+// (the same millisecond, or a writer's clock behind).
+func TestResumeAfterExpiredStartSnapshot(t *testing.T) {
+	const expired = int64(10)
+	parent := func(id int64) *int64 { return &id }
+	at := time.Now().UnixMilli() // the expired snapshot's commit time
+	for _, tc := range []struct {
+		name    string
+		childTs int64
+	}{{"later", 1}, {"same millisecond", 0}, {"clock behind", -10}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := history(t,
+				table.Snapshot{SnapshotID: 11, ParentSnapshotID: parent(expired), TimestampMs: at + tc.childTs},
+				table.Snapshot{SnapshotID: 12, ParentSnapshotID: parent(11), TimestampMs: at + 1000})
+			s := &Source{name: "db.a", added: map[int64]addedFiles{}, warned: map[int64]bool{}}
+			chain, err := s.after(tbl, offset{SnapshotID: expired, Position: 1, TimestampMs: at})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for _, snap := range chain {
+				ids = append(ids, snap.SnapshotID)
+			}
+			if !slices.Equal(ids, []int64{11, 12}) {
+				t.Fatalf("the stream goes on with snapshots %v, want [11 12]: the expired snapshot's child and what follows", ids)
+			}
+		})
+	}
+}
