@@ -237,9 +237,10 @@ func (o ScanOptions) scanOptions(snap int64, b *filter.Bound, sc *iceberg.Schema
 }
 
 // readColumns are the columns a scan reads for o, nil for all: the kept
-// columns plus those of the residual filter, which floe checks on the rows
-// read and ScanTable then drops (iceberg-go reads the pushed filter's
-// columns itself). With a filter on a schema that has nested columns every
+// columns plus those of the filter, which floe may check on the rows read
+// (the residual, or the whole filter for files it fixes) and then drops;
+// reading them costs little, since iceberg-go reads them to filter anyway,
+// and keeps one projection for every file. With a filter on a schema that has nested columns every
 // column is read: iceberg-go 0.7.0 fails ("invalid") filtering rows when a
 // struct column is left out of the selection.
 func (o ScanOptions) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
@@ -255,11 +256,9 @@ func (o ScanOptions) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
 		}
 	}
 	cols := slices.Clone(o.Columns)
-	if b.Residual != nil {
-		for _, c := range filter.Columns(b.Residual) {
-			if name := strings.Join(c.Path, "."); !slices.Contains(cols, name) {
-				cols = append(cols, name)
-			}
+	for _, c := range filter.Columns(b.Filter) {
+		if name := strings.Join(c.Path, "."); !slices.Contains(cols, name) {
+			cols = append(cols, name)
 		}
 	}
 	return cols

@@ -44,7 +44,7 @@ func newTableReader(ctx context.Context, tbl *table.Table, o ScanOptions, snap i
 	r.scan = rt.tbl.Scan(r.opts...)
 	r.fixedOpts, r.fixedScan = r.opts, r.scan
 	if bound != nil {
-		r.fixedOpts = o.scanOptions(snap, bound.Unpushed())
+		r.fixedOpts = o.scanOptions(snap, bound.Unpushed(), schemaOf(rt.tbl, snap))
 		r.fixedScan = rt.tbl.Scan(r.fixedOpts...)
 	}
 	if r.proj, err = r.scan.Projection(); err != nil {
