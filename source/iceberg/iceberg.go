@@ -197,13 +197,13 @@ func (s *Source) load(ctx context.Context) (*table.Table, error) {
 	return tbl, nil
 }
 
-// table is the table a batch is planned on: loaded now, or, with async
-// planning, the planner's latest poll.
-func (s *Source) table(ctx context.Context) (*table.Table, error) {
+// table is the table a batch starting at start is planned on: loaded now,
+// or, with async planning, the planner's latest poll.
+func (s *Source) table(ctx context.Context, start offset) (*table.Table, error) {
 	if s.async == nil {
 		return s.load(ctx)
 	}
-	return s.async.table(ctx)
+	return s.async.table(ctx, start)
 }
 
 // tableWith is a table whose metadata knows snapshot id: the last one
@@ -226,7 +226,7 @@ func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := s.table(ctx)
+	tbl, err := s.table(ctx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -43,8 +43,8 @@ func newPlanner(s *Source, interval time.Duration, files int, rows int64) *plann
 }
 
 // table is the latest polled table. The first call loads it and starts
-// the poller.
-func (p *planner) table(ctx context.Context) (*table.Table, error) {
+// the poller, reading ahead from start, where the query is.
+func (p *planner) table(ctx context.Context, start offset) (*table.Table, error) {
 	p.mu.Lock()
 	tbl := p.tbl
 	p.mu.Unlock()
@@ -54,7 +54,7 @@ func (p *planner) table(ctx context.Context) (*table.Table, error) {
 			return nil, err
 		}
 		p.mu.Lock()
-		p.tbl = tbl
+		p.tbl, p.from = tbl, start
 		p.mu.Unlock()
 	}
 	p.start.Do(func() {
