@@ -216,8 +216,10 @@ type managedTranslation struct {
 	// icebergRead is a Managed I/O read: a ReadFromIceberg transform, or
 	// the file itself when it is a read config.
 	icebergRead *ManagedRead
-	// readCatalogSet tells that the read names its catalog.
-	readCatalogSet bool
+	// readCatalogProps tells that the read gives catalog_properties;
+	// readCatalogName is its catalog_name, if any.
+	readCatalogProps bool
+	readCatalogName  string
 	// typeKey is the catalog property that chose the catalog type
 	// ("type" or "catalog-impl"), where catalog.type problems point.
 	typeKey string
@@ -287,9 +289,12 @@ func (t *managedTranslation) translate(m *managedFile) *Pipeline {
 			t.fail("source", "set, but the pipeline's ReadFromIceberg transform already gives the source; remove one of them")
 		}
 		p.Source = r.source()
-		if t.readCatalogSet && !reflect.DeepEqual(r.Catalog, p.Catalog) {
-			t.fail("catalog_properties", "differs from the ReadFromIceberg transform's catalog, but a floe pipeline reads and writes through one catalog; "+
-				"give both transforms the same catalog_name and catalog_properties, or leave them out of ReadFromIceberg")
+		const one = "a floe pipeline reads and writes through one catalog; give both transforms the same catalog_name and catalog_properties, or leave them out of ReadFromIceberg"
+		switch {
+		case t.readCatalogProps && !reflect.DeepEqual(r.Catalog, p.Catalog):
+			t.fail("catalog_properties", "differs from the ReadFromIceberg transform's catalog, but %s", one)
+		case !t.readCatalogProps && t.readCatalogName != "" && t.readCatalogName != p.Catalog.Name:
+			t.fail("catalog_name", "%q differs from the ReadFromIceberg transform's %q, but %s", p.Catalog.Name, t.readCatalogName, one)
 		}
 	}
 	if tf := t.path("triggering_frequency_seconds"); t.w.present[tf] && !t.w.broken(tf) {
@@ -590,7 +595,10 @@ func (t *managedTranslation) beam(root *yaml.Node) {
 		rt := &managedTranslation{w: newWalker(), prefix: at + ".config"}
 		rt.w.lines[rt.prefix] = cfg.Line
 		t.icebergRead = rt.read(cfg)
-		t.readCatalogSet = mappingValue(cfg, "catalog_properties") != nil || mappingValue(cfg, "catalog_name") != nil
+		t.readCatalogProps = mappingValue(cfg, "catalog_properties") != nil
+		if n := mappingValue(cfg, "catalog_name"); n != nil && n.Kind == yaml.ScalarNode {
+			t.readCatalogName = n.Value
+		}
 		t.w.probs = append(t.w.probs, rt.w.probs...)
 		t.probs = append(t.probs, rt.probs...)
 		t.warnings = append(t.warnings, rt.warnings...)

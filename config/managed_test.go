@@ -385,6 +385,15 @@ func TestManagedIcebergRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("catalog name alone", func(t *testing.T) {
+		if _, _, err := config.ParseManaged([]byte(pipeline("table: db.in, catalog_name: lake", "table: db.out, catalog_name: lake, "+cat))); err != nil {
+			t.Fatalf("the write's catalog_name on the read: %v", err)
+		}
+		_, _, err := config.ParseManaged([]byte(pipeline("table: db.in, catalog_name: other", "table: db.out, catalog_name: lake, "+cat)))
+		if err == nil || !strings.Contains(err.Error(), "catalog_name") || !strings.Contains(err.Error(), "one catalog") {
+			t.Fatalf("another catalog_name on the read: got %v, want an error at catalog_name", err)
+		}
+	})
 	t.Run("catalogs differ", func(t *testing.T) {
 		_, _, err := config.ParseManaged([]byte(pipeline("table: db.in, catalog_properties: {type: rest, uri: 'http://h:8181'}", "table: db.out, "+cat)))
 		if err == nil || !strings.Contains(err.Error(), "one catalog") {
