@@ -37,16 +37,7 @@ func TestScanWithPushedAndResidual(t *testing.T) {
 	rows := testRows()
 	for start := 0; start < len(rows); start += 80 {
 		rec := record(t, rows[start:min(start+80, len(rows))])
-		at := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
-		tx := tbl.NewTransaction()
-		if err := tx.AppendTable(ctx, at, 1000, nil); err != nil {
-			t.Fatal(err)
-		}
-		if tbl, err = tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		at.Release()
-		rec.Release()
+		tbl = appendRecord(t, tbl, rec)
 	}
 	for _, tc := range evalCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,16 +115,7 @@ func TestScanTableKeepsColumnsWithFilter(t *testing.T) {
 		}
 		rec := array.NewRecordBatch(arrow.NewSchema(afs, nil), cols, full.NumRows())
 		full.Release()
-		at := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
-		tx := tbl.NewTransaction()
-		if err := tx.AppendTable(ctx, at, 1000, nil); err != nil {
-			t.Fatal(err)
-		}
-		if tbl, err = tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		at.Release()
-		rec.Release()
+		tbl = appendRecord(t, tbl, rec)
 	}
 	residuals := 0
 	for _, tc := range evalCases {
@@ -208,4 +190,21 @@ func compareIDs(t *testing.T, reader string, got, want map[any]int) {
 			t.Errorf("id %v: %s returned %d rows, want %d", id, reader, got[id], n)
 		}
 	}
+}
+
+// appendRecord commits rec to tbl as one append and releases it.
+func appendRecord(t *testing.T, tbl *table.Table, rec arrow.RecordBatch) *table.Table {
+	t.Helper()
+	defer rec.Release()
+	at := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+	defer at.Release()
+	tx := tbl.NewTransaction()
+	if err := tx.AppendTable(context.Background(), at, 1000, nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }

@@ -57,14 +57,7 @@ func TestIcebergSourceDeleteSnapshot(t *testing.T) {
 	e := newEnv(t)
 	e.appendA(2)
 	ctx := context.Background()
-	tx := e.table("db.a").NewTransaction()
-	// The whole first file: a delete snapshot that drops it.
-	if err := tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(100)), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.deleteFirstFile()
 	if op := e.table("db.a").CurrentSnapshot().Summary.Operation; op != table.OpDelete {
 		t.Fatalf("the delete made a %q snapshot, want delete", op)
 	}
@@ -291,14 +284,7 @@ func TestIcebergSourceRerunAfterRollback(t *testing.T) {
 func TestIcebergSourceProcessingTimeStopsOnDelete(t *testing.T) {
 	e := newEnv(t)
 	e.appendA(2)
-	ctx := context.Background()
-	tx := e.table("db.a").NewTransaction()
-	if err := tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(100)), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.deleteFirstFile()
 	src := config.Source{Type: "iceberg", Table: "db.a"}
 	done := make(chan error, 1)
 	go func() {
@@ -312,5 +298,19 @@ func TestIcebergSourceProcessingTimeStopsOnDelete(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream is still retrying the delete snapshot after 10s")
+	}
+}
+
+// deleteFirstFile deletes the rows of db.a's first file (ids 0-99): a
+// delete snapshot that drops the file.
+func (e *env) deleteFirstFile() {
+	e.t.Helper()
+	ctx := context.Background()
+	tx := e.table("db.a").NewTransaction()
+	if err := tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(100)), nil); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		e.t.Fatal(err)
 	}
 }
