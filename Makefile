@@ -1,6 +1,7 @@
 # The test command that README.md and .ci/run name. It installs what the
 # interoperability tests need first: the pinned npm packages of interop/ and
-# the versitygw S3 server. Long suites are opt-in:
+# the versitygw S3 server, and ends with a 10-second fuzz run of the filter
+# parser. Long suites are opt-in:
 #   go test ./cmd/floe -run TestCrashSafety -crash-kills=300
 #   bench/run.sh
 .PHONY: test test-deps build
@@ -11,6 +12,7 @@ test: test-deps
 	go vet ./...
 	go vet -tags floetest ./cmd/floe
 	go test -timeout 20m ./...
+	go test ./filter -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
 
 test-deps: interop/node_modules/.package-lock.json
 	@command -v versitygw >/dev/null || test -x "$$(go env GOPATH)/bin/versitygw" || go install $(VERSITYGW)
