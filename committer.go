@@ -226,14 +226,17 @@ func (c *Committer) OtherQuery(tbl *table.Table) string {
 	return ""
 }
 
-type retryPolicy struct {
-	retries  int
-	minWait  time.Duration
-	maxWait  time.Duration
-	deadline time.Time
+// CommitRetry is a table's commit retry policy, from its commit.retry.*
+// properties with Iceberg's defaults: 4 retries, waits from 100 ms
+// doubling to 60 s, 30 minutes in all.
+type CommitRetry struct {
+	Retries          int
+	MinWait, MaxWait time.Duration
+	Deadline         time.Time
 }
 
-func (c *Committer) policy(tbl *table.Table) retryPolicy {
+// CommitRetryOf reads tbl's policy; the deadline starts now.
+func CommitRetryOf(tbl *table.Table) CommitRetry {
 	get := func(key string, def int64) int64 {
 		v := tbl.Properties()[key]
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
@@ -241,12 +244,26 @@ func (c *Committer) policy(tbl *table.Table) retryPolicy {
 		}
 		return def
 	}
-	return retryPolicy{
-		retries:  int(get(RetryNumRetriesKey, 4)),
-		minWait:  time.Duration(get(RetryMinWaitKey, 100)) * time.Millisecond,
-		maxWait:  time.Duration(get(RetryMaxWaitKey, 60_000)) * time.Millisecond,
-		deadline: time.Now().Add(time.Duration(get(RetryTotalTimeoutKey, 1_800_000)) * time.Millisecond),
+	return CommitRetry{
+		Retries:  int(get(RetryNumRetriesKey, 4)),
+		MinWait:  time.Duration(get(RetryMinWaitKey, 100)) * time.Millisecond,
+		MaxWait:  time.Duration(get(RetryMaxWaitKey, 60_000)) * time.Millisecond,
+		Deadline: time.Now().Add(time.Duration(get(RetryTotalTimeoutKey, 1_800_000)) * time.Millisecond),
 	}
+}
+
+func defaultCommitRetry() CommitRetry {
+	return CommitRetry{Retries: 4, MinWait: 100 * time.Millisecond, MaxWait: time.Minute, Deadline: time.Now().Add(30 * time.Minute)}
+}
+
+// Wait is how long to wait before retrying after the given failed attempt
+// (from 1), with jitter; false when the policy allows no more attempts.
+func (p CommitRetry) Wait(attempt int) (time.Duration, bool) {
+	if attempt > p.Retries || time.Now().After(p.Deadline) {
+		return 0, false
+	}
+	wait := min(p.MinWait<<(attempt-1), p.MaxWait)
+	return wait/2 + rand.N(wait/2+1), true
 }
 
 // Commit adds the batch's files in one snapshot, or finds that an earlier
@@ -266,7 +283,7 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 		files[i] = f.File
 	}
 
-	var pol *retryPolicy
+	var pol *CommitRetry
 	base := req.Base
 	// ambiguous is set once any attempt reached the catalog and failed in a
 	// way that does not prove the commit was refused (a timeout, a reset
@@ -279,27 +296,26 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 		if err == nil {
 			return CommitResult{SnapshotID: snap.SnapshotID, Existing: snap.existing, Attempts: attempt, Table: snap.table}, nil
 		}
-		if snap.committing && !refused(err) {
+		if snap.committing && !IsCommitConflict(err) {
 			ambiguous = true
 		}
 		if ctx.Err() != nil {
 			return CommitResult{}, ctx.Err()
 		}
 		if pol == nil {
-			p := retryPolicy{retries: 4, minWait: 100 * time.Millisecond, maxWait: time.Minute, deadline: time.Now().Add(30 * time.Minute)}
+			p := defaultCommitRetry()
 			if snap.table != nil {
-				p = c.policy(snap.table)
+				p = CommitRetryOf(snap.table)
 			}
 			pol = &p
 		}
-		if attempt > pol.retries || time.Now().After(pol.deadline) {
+		wait, again := pol.Wait(attempt)
+		if !again {
 			if !ambiguous {
 				c.deleteIfAbsent(ctx, req)
 			}
 			return CommitResult{}, fmt.Errorf("%w: table %s batch %d after %d attempts: %w", ErrCommit, c.Name(), req.BatchID, attempt, err)
 		}
-		wait := min(pol.minWait<<(attempt-1), pol.maxWait)
-		wait = wait/2 + rand.N(wait/2+1)
 		c.logger().Debug("commit conflict, retrying", "table", c.Name(), "batch", req.BatchID, "attempt", attempt, "wait", wait, "err", err)
 		select {
 		case <-time.After(wait):
@@ -309,9 +325,10 @@ func (c *Committer) Commit(ctx context.Context, req CommitRequest) (CommitResult
 	}
 }
 
-// refused tells a commit the catalog definitely rejected (a lost race, a
-// failed requirement) from one whose outcome is unknown.
-func refused(err error) bool {
+// IsCommitConflict tells a commit the catalog definitely rejected (a lost
+// race, a failed requirement), which a retry on fresh metadata may win,
+// from one whose outcome is unknown.
+func IsCommitConflict(err error) bool {
 	if errors.Is(err, rest.ErrCommitStateUnknown) {
 		return false
 	}

@@ -197,7 +197,7 @@ func evolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in
 		if err == nil {
 			return out, nil
 		}
-		if !refused(err) {
+		if !IsCommitConflict(err) {
 			return nil, fmt.Errorf("%w: schema change of table %s: %w", ErrCommit, name, err)
 		}
 		lastErr = err

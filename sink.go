@@ -192,7 +192,7 @@ func evolveSpec(ctx context.Context, c *Committer, tbl *table.Table, fields []Pa
 				return out, nil
 			}
 		}
-		if attempt >= 4 || !refused(err) {
+		if attempt >= 4 || !IsCommitConflict(err) {
 			return nil, fmt.Errorf("evolve the partition spec of table %s to [%s]: %w", c.Name(), joinExprs(fields), err)
 		}
 		if tbl, err = c.Catalog.LoadTable(ctx, c.Ident); err != nil {

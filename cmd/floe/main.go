@@ -42,6 +42,7 @@ var commands = []command{
 	{"stream", "stream a landing directory into a table, configured by flags", cmdStream},
 	{"scan", "print or count a table's rows", cmdScan},
 	{"table", "list, describe and inspect tables (list, describe, snapshots, files, history)", cmdTable},
+	{"maintain", "keep a table fast: expire-snapshots, rewrite-data-files, rewrite-manifests, remove-orphan-files", cmdMaintain},
 	{"checkpoint", "inspect a checkpoint (show)", cmdCheckpoint},
 	{"version", "print floe's version", cmdVersion},
 }

@@ -1,0 +1,10 @@
+// Package maintenance keeps Iceberg tables fast to read and cheap to commit
+// to: expiring snapshots, compacting data files, rewriting manifests,
+// removing orphan files, reporting a table's health, and scheduling all of
+// it between a pipeline's batches.
+//
+// Every operation that commits does so against freshly loaded metadata and
+// retries a lost race (Commit), so it may run beside a streaming writer:
+// a compaction validated against the appends that happened meanwhile never
+// loses or duplicates rows.
+package maintenance
