@@ -1,0 +1,413 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/filter"
+)
+
+// Rewrite strategies, with Spark's names (rewrite_data_files).
+const (
+	StrategyBinpack = "binpack"
+	StrategySort    = "sort"
+)
+
+// RewriteOptions configure RewriteDataFiles, after Spark's
+// rewrite_data_files procedure.
+type RewriteOptions struct {
+	// TargetFileSize is the size output files roll at; 0 takes the
+	// table's write.target-file-size-bytes (default 512 MiB). Files from
+	// 75% to 180% of it are left alone, as in Iceberg.
+	TargetFileSize int64
+	// MinInputFiles is the fewest files worth rewriting together in a
+	// partition; 0 means Iceberg's default, 5.
+	MinInputFiles int
+	// Where limits the rewrite to files that may hold rows matching this
+	// filter (package filter's syntax); the files are rewritten whole.
+	Where string
+	// Strategy is StrategyBinpack (default) or StrategySort, which orders
+	// each partition's rows by SortBy before writing them, so that files
+	// hold disjoint ranges of the first sort column.
+	Strategy string
+	SortBy   []string
+	// PartialProgress commits each file group on its own, so that a
+	// failing group (a conflict with another compaction) does not undo
+	// the others.
+	PartialProgress bool
+	// DryRun plans without writing or committing anything.
+	DryRun bool
+}
+
+// RewriteResult reports a rewrite, in counts and bytes.
+type RewriteResult struct {
+	Groups             int     `json:"groups"`
+	RewrittenDataFiles int     `json:"rewritten_data_files"`
+	RewrittenBytes     int64   `json:"rewritten_bytes"`
+	AddedDataFiles     int     `json:"added_data_files"`
+	AddedBytes         int64   `json:"added_bytes"`
+	RemovedDeleteFiles int     `json:"removed_delete_files"`
+	FailedGroups       int     `json:"failed_groups"`
+	SkippedFiles       int     `json:"skipped_files"`
+	Snapshots          []int64 `json:"snapshot_ids"`
+	DryRun             bool    `json:"dry_run"`
+}
+
+// RewriteDataFiles compacts the current snapshot's small data files (and
+// files with many deletes) into files of the target size: binpack
+// concatenates them, sort orders their rows first. Deletes are applied
+// while reading, and delete files that no longer apply to any data file
+// are removed in the same commit.
+//
+// Files are written once; the commit is then validated against the table
+// as it is at commit time and retried on a lost race, so appends that
+// happen meanwhile are kept, and a group whose files another commit
+// removed fails without changing anything. Files of a failed commit are
+// deleted.
+func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o RewriteOptions) (RewriteResult, error) {
+	res := RewriteResult{DryRun: o.DryRun}
+	if o.Strategy == "" {
+		o.Strategy = StrategyBinpack
+	}
+	switch o.Strategy {
+	case StrategyBinpack:
+		if len(o.SortBy) > 0 {
+			return res, fmt.Errorf("%w: sort columns need the sort strategy", floe.ErrConfig)
+		}
+	case StrategySort:
+		if len(o.SortBy) == 0 {
+			return res, fmt.Errorf("%w: the sort strategy needs the columns to sort by", floe.ErrConfig)
+		}
+	default:
+		return res, fmt.Errorf("%w: strategy %q is not known; use binpack or sort", floe.ErrConfig, o.Strategy)
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return res, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	if tbl.CurrentSnapshot() == nil {
+		return res, nil
+	}
+	if o.Strategy == StrategySort && tbl.Metadata().Version() >= 3 {
+		return res, fmt.Errorf("%w: table %s is format v3, whose row lineage a sort would lose; use the binpack strategy", floe.ErrConfig, strings.Join(ident, "."))
+	}
+	target := o.TargetFileSize
+	if target <= 0 {
+		target = int64(tbl.Properties().GetInt(floe.TargetFileSizeKey, table.WriteTargetFileSizeBytesDefault))
+	}
+	groups, skipped, err := planRewrite(ctx, tbl, o, target)
+	if err != nil {
+		return res, err
+	}
+	res.Groups, res.SkippedFiles = len(groups), skipped
+	for _, g := range groups {
+		res.RewrittenDataFiles += len(g.Tasks)
+		res.RewrittenBytes += g.TotalSizeBytes
+	}
+	if o.DryRun || len(groups) == 0 {
+		return res, nil
+	}
+	res.RewrittenDataFiles, res.RewrittenBytes = 0, 0
+	var done []table.CompactionGroupResult
+	fail := func(err error) (RewriteResult, error) {
+		discard(ctx, tbl, done)
+		return res, err
+	}
+	for _, g := range groups {
+		gr, err := rewriteGroup(ctx, tbl, g, o, target)
+		done = append(done, gr)
+		if err != nil {
+			return fail(fmt.Errorf("rewrite table %s, partition %s: %w", strings.Join(ident, "."), partitionName(g), err))
+		}
+	}
+	commit := func(grs []table.CompactionGroupResult) error {
+		committed, err := Commit(ctx, cat, ident, func(tbl *table.Table) (*table.Transaction, error) {
+			return rewriteTransaction(ctx, tbl, grs, o.PartialProgress)
+		})
+		if err != nil {
+			return err
+		}
+		res.Snapshots = append(res.Snapshots, committed.CurrentSnapshot().SnapshotID)
+		for _, gr := range grs {
+			res.RewrittenDataFiles += len(gr.OldDataFiles)
+			res.RewrittenBytes += gr.BytesBefore
+			res.AddedDataFiles += len(gr.NewDataFiles)
+			res.AddedBytes += gr.BytesAfter
+			res.RemovedDeleteFiles += len(gr.SafePosDeletes) + len(gr.SafeDeletionVectors)
+		}
+		if s := committed.CurrentSnapshot(); s != nil && s.Summary != nil {
+			if n, err := strconv.Atoi(s.Summary.Properties["removed-equality-delete-files"]); err == nil {
+				res.RemovedDeleteFiles += n
+			}
+		}
+		return nil
+	}
+	if !o.PartialProgress {
+		if err := commit(done); err != nil {
+			return fail(err)
+		}
+		return res, nil
+	}
+	var errs []error
+	for _, gr := range done {
+		if err := commit([]table.CompactionGroupResult{gr}); err != nil {
+			discard(ctx, tbl, []table.CompactionGroupResult{gr})
+			res.FailedGroups++
+			errs = append(errs, fmt.Errorf("partition %s: %w", gr.PartitionKey, err))
+		}
+	}
+	if len(errs) == len(done) {
+		return res, errors.Join(errs...)
+	}
+	return res, nil
+}
+
+// planRewrite picks the files to rewrite, grouped by partition as
+// Iceberg's bin-pack planner does (compaction.Config); the sort strategy
+// sorts each partition's picked files together.
+func planRewrite(ctx context.Context, tbl *table.Table, o RewriteOptions, target int64) ([]table.CompactionTaskGroup, int, error) {
+	var scanOpts []table.ScanOption
+	if o.Where != "" {
+		e, err := filter.Parse(o.Where)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: where: %v", floe.ErrConfig, err)
+		}
+		b, err := filter.Bind(e, tbl.Schema())
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: where: %v", floe.ErrConfig, err)
+		}
+		scanOpts = append(scanOpts, table.WithRowFilter(b.Pushed))
+	}
+	tasks, err := tbl.Scan(scanOpts...).PlanFiles(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("plan the files of table %s: %w", strings.Join(tbl.Identifier(), "."), err)
+	}
+	if o.Where != "" {
+		// The filter's residual on a task is the rest of the filter, not
+		// a delete: rewrite every row of the picked files.
+		for i := range tasks {
+			tasks[i].Residual = nil
+		}
+	}
+	if o.Strategy == StrategySort {
+		// Sorting re-clusters whole partitions, whatever their files'
+		// sizes (Spark's rewrite-all): a file of the right size still
+		// overlaps the others' ranges.
+		return partitionGroups(tasks), 0, nil
+	}
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes = target
+	cfg.MinFileSizeBytes = target * 3 / 4
+	cfg.MaxFileSizeBytes = target * 9 / 5
+	if o.MinInputFiles > 0 {
+		cfg.MinInputFiles = uint(o.MinInputFiles)
+	}
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return nil, 0, err
+	}
+	groups := make([]table.CompactionTaskGroup, len(plan.Groups))
+	for i, g := range plan.Groups {
+		groups[i] = table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
+	}
+	return groups, plan.SkippedFiles, nil
+}
+
+// partitionGroups groups tasks by partition (spec and values), one group
+// per partition with more than one file, in order of first appearance.
+func partitionGroups(tasks []table.FileScanTask) []table.CompactionTaskGroup {
+	var groups []table.CompactionTaskGroup
+	at := map[string]int{}
+	for _, t := range tasks {
+		part := t.File.Partition()
+		ids := slices.Sorted(maps.Keys(part))
+		var key strings.Builder
+		fmt.Fprintf(&key, "spec %d", t.File.SpecID())
+		for _, id := range ids {
+			fmt.Fprintf(&key, " %d=%v", id, part[id])
+		}
+		i, ok := at[key.String()]
+		if !ok {
+			i = len(groups)
+			at[key.String()] = i
+			groups = append(groups, table.CompactionTaskGroup{PartitionKey: key.String()})
+		}
+		groups[i].Tasks = append(groups[i].Tasks, t)
+		groups[i].TotalSizeBytes += t.File.FileSizeBytes()
+	}
+	return slices.DeleteFunc(groups, func(g table.CompactionTaskGroup) bool { return len(g.Tasks) < 2 })
+}
+
+// rewriteGroup writes a group's rows into new files. Binpack on format v3
+// goes through iceberg-go's executor, which keeps row lineage; everything
+// else is read through floe's file reader, which also fixes what
+// iceberg-go reads wrong in other engines' files (identity-partition
+// columns the files lack, initial defaults).
+func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskGroup, o RewriteOptions, target int64) (table.CompactionGroupResult, error) {
+	if o.Strategy == StrategyBinpack && tbl.Metadata().Version() >= 3 {
+		return table.ExecuteCompactionGroup(ctx, tbl, g, table.WithCompactionTargetFileSize(target))
+	}
+	gr := table.CompactionGroupResult{PartitionKey: g.PartitionKey, BytesBefore: g.TotalSizeBytes}
+	rd, err := floe.NewFileReader(ctx, tbl, floe.ScanOptions{})
+	if err != nil {
+		return gr, err
+	}
+	rdr := rd.Open(ctx, g.Tasks)
+	defer rdr.Release()
+	records := readerSeq(rdr)
+	writeOpts := []table.WriteRecordOption{table.WithClusteredWrite(), table.WithTargetFileSize(target)}
+	if o.Strategy == StrategySort {
+		var recs []arrow.RecordBatch
+		defer func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		}()
+		for rec, err := range records {
+			if err != nil {
+				return gr, err
+			}
+			recs = append(recs, rec)
+		}
+		sorted, err := sortRecords(ctx, rd.Schema(), recs, o.SortBy)
+		if err != nil {
+			return gr, err
+		}
+		defer sorted.Release()
+		step := sliceRows(g, target)
+		records = slicesOf(sorted, step)
+		// The writer measures a file by its flushed row groups: end one
+		// with each slice, so that files roll near the target.
+		writeOpts = append(writeOpts, table.WithParquetRowGroupLimit(int(step)))
+	}
+	for df, err := range table.WriteRecords(ctx, tbl, rd.Schema(), records, writeOpts...) {
+		if err != nil {
+			return gr, fmt.Errorf("write: %w", err)
+		}
+		gr.NewDataFiles = append(gr.NewDataFiles, df)
+		gr.BytesAfter += df.FileSizeBytes()
+	}
+	for _, t := range g.Tasks {
+		gr.OldDataFiles = append(gr.OldDataFiles, t.File)
+	}
+	gr.SafePosDeletes = table.CollectSafePositionDeletes(g.Tasks)
+	gr.SafeDeletionVectors = table.CollectSafeDeletionVectors(g.Tasks)
+	return gr, nil
+}
+
+// rewriteTransaction stages the groups' replacement on a fresh table,
+// with the equality deletes that no longer apply to any surviving data
+// file (unless partial, where one group cannot tell).
+func rewriteTransaction(ctx context.Context, tbl *table.Table, grs []table.CompactionGroupResult, partial bool) (*table.Transaction, error) {
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(iceberg.Properties{"floe.maintenance": "rewrite-data-files"})
+	rewritten := map[string]struct{}{}
+	staged := map[string]bool{}
+	for _, gr := range grs {
+		rw.ApplyResult(gr)
+		for _, f := range gr.OldDataFiles {
+			rewritten[f.FilePath()] = struct{}{}
+		}
+		for _, f := range gr.SafePosDeletes {
+			staged[f.FilePath()] = true
+		}
+		for _, f := range gr.SafeDeletionVectors {
+			staged[f.FilePath()] = true
+		}
+	}
+	if !partial {
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		dead, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), tbl.CurrentSnapshot(), rewritten)
+		if err != nil {
+			return nil, fmt.Errorf("find dead equality deletes: %w", err)
+		}
+		for _, df := range dead {
+			if !staged[df.FilePath()] {
+				rw.DeleteFile(df)
+			}
+		}
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("stage the rewrite: %w", err)
+	}
+	return tx, nil
+}
+
+// discard deletes the files groups wrote for a rewrite that will not be
+// committed.
+func discard(ctx context.Context, tbl *table.Table, grs []table.CompactionGroupResult) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	for _, gr := range grs {
+		for _, f := range gr.NewDataFiles {
+			_ = fs.Remove(f.FilePath())
+		}
+	}
+}
+
+func partitionName(g table.CompactionTaskGroup) string {
+	if g.PartitionKey == "" {
+		return "(unpartitioned)"
+	}
+	return g.PartitionKey
+}
+
+// readerSeq yields rdr's records, each retained for the consumer.
+func readerSeq(rdr array.RecordReader) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			rec.Retain()
+			if !yield(rec, nil) {
+				return
+			}
+		}
+		if err := rdr.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// sliceRows is how many sorted rows to hand the writer at a time: about a
+// quarter of the target size, judged by the input files' bytes per row,
+// since the writer rolls files only between records.
+func sliceRows(g table.CompactionTaskGroup, target int64) int64 {
+	var rows int64
+	for _, t := range g.Tasks {
+		rows += t.File.Count()
+	}
+	if rows == 0 || g.TotalSizeBytes == 0 {
+		return 1 << 16
+	}
+	return min(max(target/4*rows/g.TotalSizeBytes, 1<<10), 1<<20)
+}
+
+// slicesOf yields rec in slices of step rows.
+func slicesOf(rec arrow.RecordBatch, step int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for off := int64(0); off < rec.NumRows(); off += step {
+			if !yield(rec.NewSlice(off, min(off+step, rec.NumRows())), nil) {
+				return
+			}
+		}
+	}
+}
