@@ -102,6 +102,11 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 	if tbl.CurrentSnapshot() == nil {
 		return res, nil
 	}
+	for _, c := range o.SortBy {
+		if _, ok := tbl.Schema().FindFieldByName(c); !ok || strings.Contains(c, ".") {
+			return res, fmt.Errorf("%w: sort column %q is not a top-level column of table %s", floe.ErrConfig, c, strings.Join(ident, "."))
+		}
+	}
 	if o.Strategy == StrategySort && tbl.Metadata().Version() >= 3 {
 		return res, fmt.Errorf("%w: table %s is format v3, whose row lineage a sort would lose; use the binpack strategy", floe.ErrConfig, strings.Join(ident, "."))
 	}

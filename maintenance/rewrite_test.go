@@ -292,3 +292,29 @@ func TestRewriteBesideAStream(t *testing.T) {
 		t.Fatalf("%d ids, want %d", len(got), files*50)
 	}
 }
+
+func TestRewriteManifests(t *testing.T) {
+	e := newRWEnv(t)
+	for i := range int64(15) {
+		e.land(idRange(i*10, i*10+10))
+	}
+	e.ingest()
+	ctx := context.Background()
+	res, err := maintenance.RewriteManifests(ctx, e.cat, table.Identifier{"db", "t"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ManifestsBefore != 15 || res.ManifestsAfter != 1 || res.AlreadyOptimal {
+		t.Fatalf("rewrite manifests: %+v; want 15 manifests into 1", res)
+	}
+	if got := e.ids(); !slices.Equal(got, idRange(0, 150)) {
+		t.Fatalf("%d ids after the rewrite, want 150", len(got))
+	}
+	if op := e.table().CurrentSnapshot().Summary.Operation; op != table.OpReplace {
+		t.Fatalf("rewrite made a %q snapshot, want replace", op)
+	}
+	res, err = maintenance.RewriteManifests(ctx, e.cat, table.Identifier{"db", "t"}, 0)
+	if err != nil || !res.AlreadyOptimal || res.ManifestsAfter != 1 {
+		t.Fatalf("second rewrite: %+v, %v; want already optimal", res, err)
+	}
+}
