@@ -288,8 +288,19 @@ func (o CreateOptions) properties() iceberg.Properties {
 		v = 2
 	}
 	tp := iceberg.Properties{"format-version": strconv.Itoa(v)}
+	maps.Copy(tp, metadataRetention)
 	maps.Copy(tp, o.Properties)
 	return tp
+}
+
+// metadataRetention bounds the metadata files of the tables floe creates:
+// every commit writes a new metadata file, one per batch for a stream, and
+// without these Iceberg keeps them all. Old metadata files serve only
+// readers that pinned an old metadata location; 25 of them cover minutes
+// of a fast trigger. Table properties given in the pipeline override them.
+var metadataRetention = iceberg.Properties{
+	"write.metadata.delete-after-commit.enabled": "true",
+	"write.metadata.previous-versions-max":       "25",
 }
 
 // withIdentifiers marks the identifier fields, which must be required

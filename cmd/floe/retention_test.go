@@ -1,0 +1,51 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMetadataRetention: a table floe creates keeps a bounded number of
+// metadata files however many batches commit, and a table property given
+// at creation overrides the bound.
+func TestMetadataRetention(t *testing.T) {
+	e := newEnv(t)
+	for i := range int64(40) {
+		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*10, 10)
+	}
+	e.stream("db.kept", "--max-files-per-trigger", "1")
+	if n := metadataFiles(t, e, "kept"); n > 26 {
+		t.Fatalf("%d metadata files after 40 commits, want at most 26 (the current one and 25 previous)", n)
+	}
+	r := e.ok("table", "describe", "db.kept", "--json")
+	for _, p := range []string{`"write.metadata.delete-after-commit.enabled": "true"`, `"write.metadata.previous-versions-max": "25"`} {
+		if !strings.Contains(r.stdout, p) {
+			t.Errorf("table properties lack %s:\n%s", p, r.stdout)
+		}
+	}
+	if n := e.count("db.kept"); n != 400 {
+		t.Fatalf("%d rows, want 400", n)
+	}
+
+	e.ckpt += "-all"
+	e.stream("db.all", "--max-files-per-trigger", "4", "--table-property", "write.metadata.delete-after-commit.enabled=false")
+	if n := metadataFiles(t, e, "all"); n < 11 {
+		t.Fatalf("%d metadata files after 10 commits with deletion off, want them all", n)
+	}
+}
+
+func metadataFiles(t *testing.T, e *env, name string) int {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(e.warehouse, "db.db", name, "metadata", "*.metadata.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(matches) == 0 {
+		entries, _ := os.ReadDir(e.warehouse)
+		t.Fatalf("no metadata files found for %s (warehouse holds %v)", name, entries)
+	}
+	return len(matches)
+}
