@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -309,5 +310,36 @@ func TestExpireOptionsValidate(t *testing.T) {
 	}
 	if err := maintenance.NewExpireOptions().Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Data files an overwrite removed go with the last snapshot that read them.
+func TestExpireDeletesDataFilesOfExpiredSnapshots(t *testing.T) {
+	e := newEnv(t)
+	e.land("a", 3)
+	e.mustRun("a")
+	tbl := e.table()
+	q := tbl.CurrentSnapshot().Summary.Properties[floe.SummaryQueryID]
+	// Rows 0..99 are the whole first file: the delete drops the file.
+	if _, err := tbl.Delete(context.Background(), iceberg.LessThan(iceberg.Reference("id"), int64(100)), nil); err != nil {
+		t.Fatal(err)
+	}
+	ids := e.ids()
+	filesBefore := e.files()
+	opts := maintenance.NewExpireOptions()
+	opts.OlderThan, opts.ReleaseQueries = 0, []string{q}
+	res := expire(t, e, opts)
+	if res.ExpiredCount != 3 || res.Files.DataFiles.Count != 1 || res.Files.DataFiles.Bytes == 0 {
+		t.Fatalf("expired %d snapshots and %d data files, want 3 and 1: %+v", res.ExpiredCount, res.Files.DataFiles.Count, res.Files)
+	}
+	gone := localPath(res.Files.DataFiles.Paths[0])
+	if _, ok := filesBefore[gone]; !ok {
+		t.Fatalf("deleted %s, not a file of the table", gone)
+	}
+	if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("data file %s is still there", gone)
+	}
+	if got := e.ids(); !slices.Equal(got, ids) {
+		t.Fatalf("%d rows after expiry, %d before", len(got), len(ids))
 	}
 }
