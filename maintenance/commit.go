@@ -23,8 +23,44 @@ var ErrCommit = errors.New("maintenance commit failed")
 // outside the transaction that a retry would repeat. It returns the
 // committed table.
 func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, change func(*table.Table) (*table.Transaction, error)) (*table.Table, error) {
+	return retryCommit(ctx, cat, ident, func(tbl *table.Table) (*table.Table, bool, error) {
+		tx, err := change(tbl)
+		if err != nil || tx == nil {
+			return tbl, false, err
+		}
+		committed, err := tx.Commit(ctx)
+		return committed, true, err
+	})
+}
+
+// CommitUpdates is Commit for changes a Transaction cannot stage (removing
+// chosen snapshots): change returns the requirements and updates to send
+// to the catalog as they are (no updates: nothing to commit). It returns
+// the table reloaded after the commit.
+func CommitUpdates(ctx context.Context, cat catalog.Catalog, ident table.Identifier, change func(*table.Table) ([]table.Requirement, []table.Update, error)) (*table.Table, error) {
+	return retryCommit(ctx, cat, ident, func(tbl *table.Table) (*table.Table, bool, error) {
+		reqs, updates, err := change(tbl)
+		if err != nil || len(updates) == 0 {
+			return tbl, false, err
+		}
+		if _, _, err := cat.CommitTable(ctx, ident, reqs, updates); err != nil {
+			return nil, true, err
+		}
+		committed, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			// The commit landed; only the reload failed.
+			return nil, false, fmt.Errorf("reload table %s after commit: %w", strings.Join(ident, "."), err)
+		}
+		return committed, false, nil
+	})
+}
+
+// retryCommit is the loop shared by Commit and CommitUpdates. attempt
+// reports whether its error came from the commit itself, which a retry on
+// fresh metadata may win when it was a lost race.
+func retryCommit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(*table.Table) (*table.Table, bool, error)) (*table.Table, error) {
 	var pol *floe.CommitRetry
-	for attempt := 1; ; attempt++ {
+	for n := 1; ; n++ {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
 			return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
@@ -33,17 +69,13 @@ func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, ch
 			p := floe.CommitRetryOf(tbl)
 			pol = &p
 		}
-		tx, err := change(tbl)
-		if err != nil || tx == nil {
-			return tbl, err
+		committed, tried, err := attempt(tbl)
+		if err == nil || !tried {
+			return committed, err
 		}
-		committed, err := tx.Commit(ctx)
-		if err == nil {
-			return committed, nil
-		}
-		wait, again := pol.Wait(attempt)
+		wait, again := pol.Wait(n)
 		if !floe.IsCommitConflict(err) || !again {
-			return nil, fmt.Errorf("%w: table %s after %d attempts: %w", ErrCommit, strings.Join(ident, "."), attempt, err)
+			return nil, fmt.Errorf("%w: table %s after %d attempts: %w", ErrCommit, strings.Join(ident, "."), n, err)
 		}
 		select {
 		case <-time.After(wait):
