@@ -68,6 +68,10 @@ type Pipeline struct {
 	// evolution is on: tables are evolved to it before any file is written.
 	batchSchema *arrow.Schema
 
+	// maintainer runs the maintenance: block between batches; nil when
+	// it is off.
+	maintainer Maintainer
+
 	mu       sync.Mutex
 	progress []Progress
 }
@@ -123,6 +127,9 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		return nil, err
 	}
 	p.source, p.checkpoint = src, ck
+	if cfg.Maintenance.On() && !cfg.Sink.Console() {
+		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
+	}
 	return p, nil
 }
 
@@ -454,6 +461,9 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	p.mu.Unlock()
 	if p.opts.OnProgress != nil {
 		p.opts.OnProgress(*prog)
+	}
+	if p.maintainer != nil && len(commit.Snapshots) > 0 {
+		p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: commit.Snapshots})
 	}
 	return nil
 }

@@ -44,6 +44,8 @@ type Pipeline struct {
 	AllowNewQuery bool `yaml:"allow-new-query"`
 	// FailOnEmpty makes a run that finds no new files an error.
 	FailOnEmpty bool `yaml:"fail-on-empty"`
+	// Maintenance runs between batches on the tables written.
+	Maintenance Maintenance `yaml:"maintenance"`
 	// Warnings are notes from reading the file that do not stop the run,
 	// such as Hadoop properties of a Managed I/O config that floe ignores;
 	// the CLI prints them. They are not part of the file.

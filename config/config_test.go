@@ -114,6 +114,13 @@ func TestGoodFixtureValues(t *testing.T) {
 				Trigger:    config.Trigger{Kind: config.TriggerAvailableNow},
 				Checkpoint: "./checkpoints/events",
 				OnBadFile:  "fail",
+				Maintenance: config.Maintenance{
+					Enabled: ptr(true), Budget: config.Duration(10 * time.Second),
+					ExpireSnapshots:   config.ExpireMaintenance{Enabled: ptr(true), MaxSnapshots: 100, RetainLast: 25},
+					RewriteDataFiles:  config.RewriteMaintenance{Enabled: ptr(true), EveryCommits: 50, MinInputFiles: 5},
+					RewriteManifests:  config.ManifestMaintenance{Enabled: ptr(true), MaxManifests: 20},
+					RemoveOrphanFiles: config.OrphanMaintenance{Enabled: ptr(true), Interval: config.Duration(24 * time.Hour), OlderThan: config.Duration(72 * time.Hour)},
+				},
 			}
 			if !reflect.DeepEqual(*p, want) {
 				t.Errorf("got  %+v\nwant %+v", *p, want)

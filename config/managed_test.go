@@ -214,6 +214,9 @@ func TestManagedFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.want.Warnings = tt.warnings
+			var defaults config.Pipeline
+			defaults.SetDefaults()
+			tt.want.Maintenance = defaults.Maintenance
 			if !reflect.DeepEqual(*p, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", *p, tt.want)
 			}

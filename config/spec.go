@@ -41,6 +41,11 @@ var specs = []fieldSpec{
 	{path: "catalog", doc: "The Iceberg catalog that owns the sink table."},
 	{path: "source", doc: "The landing files to read."},
 	{path: "sink", doc: "The Iceberg table to write."},
+	{path: "maintenance", doc: "Table maintenance between batches (docs/maintenance.md); on by default."},
+	{path: "maintenance.expire-snapshots", doc: "When to expire snapshots, and what to keep."},
+	{path: "maintenance.rewrite-data-files", doc: "When to compact small data files."},
+	{path: "maintenance.rewrite-manifests", doc: "When to merge manifests."},
+	{path: "maintenance.remove-orphan-files", doc: "When to remove orphan files."},
 	{
 		path: "trigger", def: "available-now",
 		allowed: []string{"available-now", "once", "processing-time=<duration>", "<duration>"},
@@ -75,6 +80,30 @@ var specs = []fieldSpec{
 			"usually means the producer upstream has failed.",
 	},
 
+	{
+		path: "maintenance.enabled", def: "true",
+		doc: "Run table maintenance between batches, on every table the pipeline writes: expire snapshots, merge " +
+			"manifests, compact small files, remove orphan files, each when its triggers fire. See docs/maintenance.md.",
+	},
+	{path: "maintenance.budget", def: "10s", doc: "Most time one maintenance run takes between two batches; a task still running then is abandoned and tried again later."},
+	{path: "maintenance.expire-snapshots.enabled", def: "true", doc: "Expire snapshots automatically."},
+	{path: "maintenance.expire-snapshots.max-snapshots", def: "100", defNote: "0: no count trigger", doc: "Expire when the table holds more snapshots than this."},
+	{path: "maintenance.expire-snapshots.every-commits", defNote: "0: off", doc: "Also expire every this many commits."},
+	{path: "maintenance.expire-snapshots.interval", defNote: "0: off", doc: "Also expire at least this often."},
+	{path: "maintenance.expire-snapshots.retain-last", def: "25", doc: "Newest snapshots an expiry keeps. The newest snapshot of every floe query writing the table, and the snapshots after it, are always kept: its restart needs them to skip batches already committed."},
+	{path: "maintenance.expire-snapshots.older-than", defNote: "0: any age beyond retain-last", doc: "Keep snapshots younger than this too (time travel)."},
+	{path: "maintenance.rewrite-data-files.enabled", def: "true", doc: "Compact small data files automatically (binpack)."},
+	{path: "maintenance.rewrite-data-files.every-commits", def: "50", defNote: "0: off", doc: "Plan a compaction every this many commits; it runs when a partition has min-input-files small files."},
+	{path: "maintenance.rewrite-data-files.interval", defNote: "0: off", doc: "Also plan one at least this often."},
+	{path: "maintenance.rewrite-data-files.target-file-size-bytes", defNote: "0: the table's write.target-file-size-bytes", doc: "Size of the compacted files."},
+	{path: "maintenance.rewrite-data-files.min-input-files", def: "5", doc: "Fewest small files in a partition worth compacting together."},
+	{path: "maintenance.rewrite-manifests.enabled", def: "true", doc: "Merge manifests automatically."},
+	{path: "maintenance.rewrite-manifests.max-manifests", def: "20", defNote: "0: no count trigger", doc: "Merge when the current snapshot has more manifests than this (each append adds one)."},
+	{path: "maintenance.rewrite-manifests.every-commits", defNote: "0: off", doc: "Also merge every this many commits."},
+	{path: "maintenance.rewrite-manifests.interval", defNote: "0: off", doc: "Also merge at least this often."},
+	{path: "maintenance.remove-orphan-files.enabled", def: "true", doc: "Remove orphan files (left by killed writers) automatically."},
+	{path: "maintenance.remove-orphan-files.interval", def: "24h", doc: "How often to look for orphan files."},
+	{path: "maintenance.remove-orphan-files.older-than", def: "3d", doc: "Only files older than this are orphans, as in Spark: younger ones may belong to a commit in progress."},
 	{
 		path: "catalog.type", def: "sql", allowed: []string{"sql", "rest", "hadoop", "glue"},
 		doc: "Catalog implementation. `sql` keeps the catalog in a SQL database (SQLite unless `properties` say otherwise) " +

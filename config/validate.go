@@ -35,6 +35,7 @@ func (p *Pipeline) validate() problems {
 	p.Source.validate(&ps)
 
 	p.Sink.validate(&ps)
+	p.Maintenance.validate(&ps)
 	if p.Source.Type == "iceberg" && p.Source.Table != "" && p.Source.Table == p.Sink.Table && !p.Sink.Console() {
 		ps.add("sink.table", 0, "%q is also source.table, so each batch would read back the rows the batch before appended and write them again, "+
 			"without end; write to another table", p.Sink.Table)

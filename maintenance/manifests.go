@@ -77,4 +77,3 @@ func manifestCount(ctx context.Context, tbl *table.Table) (int, error) {
 	}
 	return len(ms), nil
 }
-

@@ -1,0 +1,203 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+)
+
+func init() {
+	floe.RegisterMaintainer(func(cfg config.Maintenance, cat catalog.Catalog, log *slog.Logger) floe.Maintainer {
+		return NewScheduler(cfg, cat, log)
+	})
+}
+
+// Task names, as the maintenance: block and the CLI spell them.
+const (
+	TaskExpireSnapshots   = "expire-snapshots"
+	TaskRewriteManifests  = "rewrite-manifests"
+	TaskRewriteDataFiles  = "rewrite-data-files"
+	TaskRemoveOrphanFiles = "remove-orphan-files"
+)
+
+// Defaults for fields a Go-built configuration leaves zero where zero
+// means nothing useful.
+const (
+	defaultBudget     = 10 * time.Second
+	defaultRetainLast = 25
+)
+
+// Scheduler carries out a pipeline's maintenance: block. After each
+// committed batch it checks, table by table, which tasks are due (cheap
+// checks on metadata already loaded) and runs them in order of cost,
+// expiry first, within the budget.
+type Scheduler struct {
+	cfg   config.Maintenance
+	cat   catalog.Catalog
+	log   *slog.Logger
+	start time.Time
+
+	// OnRun, when set, is called after each task run (tests, progress).
+	OnRun func(Run)
+
+	mu     sync.Mutex
+	tables map[string]*tableState
+}
+
+// Run is one task run on one table.
+type Run struct {
+	Table string
+	Task  string
+	// Result is the task's result (ExpireResult, ManifestsResult,
+	// RewriteResult or OrphanResult).
+	Result   any
+	Err      error
+	Duration time.Duration
+}
+
+// tableState counts commits since each task last ran, and when it ran.
+type tableState struct {
+	since map[string]int
+	at    map[string]time.Time
+}
+
+// NewScheduler builds the scheduler for cfg.
+func NewScheduler(cfg config.Maintenance, cat catalog.Catalog, log *slog.Logger) *Scheduler {
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Budget <= 0 {
+		cfg.Budget = config.Duration(defaultBudget)
+	}
+	if cfg.ExpireSnapshots.RetainLast <= 0 {
+		cfg.ExpireSnapshots.RetainLast = defaultRetainLast
+	}
+	if cfg.RemoveOrphanFiles.OlderThan <= 0 {
+		cfg.RemoveOrphanFiles.OlderThan = config.Duration(DefaultOrphanOlderThan)
+	}
+	return &Scheduler{cfg: cfg, cat: cat, log: log, start: time.Now(), tables: map[string]*tableState{}}
+}
+
+// AfterBatch runs the tasks due on the batch's tables, in name order,
+// until the budget is spent. Failures are logged: the next batch goes on,
+// and the task is tried again when next due.
+func (s *Scheduler) AfterBatch(ctx context.Context, b floe.BatchCommitted) {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.Budget))
+	defer cancel()
+	for _, name := range slices.Sorted(maps.Keys(b.Tables)) {
+		st := s.state(name)
+		for task := range st.since {
+			st.since[task]++
+		}
+		if ctx.Err() != nil {
+			continue // out of budget: the counts carry over
+		}
+		if err := s.maintain(ctx, name, st); err != nil {
+			s.log.Warn("maintenance: could not check table", "table", name, "err", err)
+		}
+	}
+}
+
+func (s *Scheduler) state(name string) *tableState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.tables[name]
+	if !ok {
+		st = &tableState{since: map[string]int{}, at: map[string]time.Time{}}
+		for _, t := range []string{TaskExpireSnapshots, TaskRewriteManifests, TaskRewriteDataFiles, TaskRemoveOrphanFiles} {
+			st.since[t], st.at[t] = 1, s.start
+		}
+		s.tables[name] = st
+	}
+	return st
+}
+
+// maintain runs the due tasks on one table.
+func (s *Scheduler) maintain(ctx context.Context, name string, st *tableState) error {
+	ident, err := floe.ParseIdent(name)
+	if err != nil {
+		return err
+	}
+	tbl, err := s.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return err
+	}
+	c := s.cfg
+	due := func(task string, enabled *bool, every int, interval config.Duration, over bool) bool {
+		if !config.TaskOn(enabled) {
+			return false
+		}
+		return over || (every > 0 && st.since[task] >= every) || (interval > 0 && time.Since(st.at[task]) >= time.Duration(interval))
+	}
+	run := func(task string, f func() (any, error)) {
+		if ctx.Err() != nil {
+			return
+		}
+		t0 := time.Now()
+		res, err := f()
+		r := Run{Table: name, Task: task, Result: res, Err: err, Duration: time.Since(t0)}
+		if err != nil {
+			s.log.Warn("maintenance failed; it is tried again when next due", "table", name, "task", task, "err", err)
+		} else {
+			st.since[task], st.at[task] = 0, time.Now()
+			s.log.Info("maintenance", "table", name, "task", task, "took", r.Duration.Round(time.Millisecond))
+		}
+		if s.OnRun != nil {
+			s.OnRun(r)
+		}
+	}
+	e := c.ExpireSnapshots
+	if due(TaskExpireSnapshots, e.Enabled, e.EveryCommits, e.Interval, e.MaxSnapshots > 0 && len(tbl.Metadata().Snapshots()) > e.MaxSnapshots) {
+		run(TaskExpireSnapshots, func() (any, error) {
+			return ExpireSnapshots(ctx, s.cat, ident, ExpireOptions{OlderThan: time.Duration(e.OlderThan), RetainLast: e.RetainLast})
+		})
+	}
+	m := c.RewriteManifests
+	over := false
+	if config.TaskOn(m.Enabled) && m.MaxManifests > 0 {
+		n, err := manifestCount(ctx, tbl)
+		if err != nil {
+			return err
+		}
+		over = n > m.MaxManifests
+	}
+	if due(TaskRewriteManifests, m.Enabled, m.EveryCommits, m.Interval, over) {
+		run(TaskRewriteManifests, func() (any, error) { return RewriteManifests(ctx, s.cat, ident, 0) })
+	}
+	r := c.RewriteDataFiles
+	if due(TaskRewriteDataFiles, r.Enabled, r.EveryCommits, r.Interval, false) {
+		run(TaskRewriteDataFiles, func() (any, error) {
+			return RewriteDataFiles(ctx, s.cat, ident, RewriteOptions{TargetFileSize: r.TargetFileSizeBytes, MinInputFiles: r.MinInputFiles, PartialProgress: true})
+		})
+	}
+	o := c.RemoveOrphanFiles
+	if due(TaskRemoveOrphanFiles, o.Enabled, 0, o.Interval, false) {
+		run(TaskRemoveOrphanFiles, func() (any, error) {
+			fresh, err := s.cat.LoadTable(ctx, ident)
+			if err != nil {
+				return nil, err
+			}
+			return RemoveOrphanFiles(ctx, fresh, OrphanOptions{OlderThan: time.Duration(o.OlderThan)})
+		})
+	}
+	return nil
+}
+
+// String names a run in logs and test failures.
+func (r Run) String() string {
+	if r.Err != nil {
+		return fmt.Sprintf("%s on %s failed after %v: %v", r.Task, r.Table, r.Duration, r.Err)
+	}
+	return fmt.Sprintf("%s on %s in %v", r.Task, r.Table, r.Duration)
+}
+
+var _ floe.Maintainer = (*Scheduler)(nil)
