@@ -392,9 +392,9 @@ func recommend(r Report, props iceberg.Properties) []Recommendation {
 	}
 	fastRate := r.Snapshots >= MinSnapshotsForRate && r.SnapshotsPerDay > MaxHealthySnapshotsPerDay
 	if r.Snapshots > MaxHealthySnapshots || fastRate {
-		add("expire-snapshots", "%s snapshots in %s (%s a day: about one every %s); "+
+		add("expire-snapshots", "%s snapshots in %s (about one every %s: %s a day); "+
 			"set maintenance.expire-snapshots in the pipeline (or run `floe maintain expire-snapshots %s --older-than 5d --retain-last 100`)",
-			Count(int64(r.Snapshots)), Duration(r.HistoryMs), Count(int64(r.SnapshotsPerDay+0.5)), Duration(int64(86_400_000/max(r.SnapshotsPerDay, 1e-9))), name)
+			Count(int64(r.Snapshots)), Duration(r.HistoryMs), Duration(int64(86_400_000/max(r.SnapshotsPerDay, 1e-9))), Count(int64(r.SnapshotsPerDay+0.5)), name)
 	}
 	if r.SmallDataFiles >= MinSmallFilesToCompact && r.SmallFileShare > MaxHealthySmallFileShare {
 		add("rewrite-data-files", "%d%% of data files (%s of %s) are smaller than a quarter of the target size %s (%s); mean size %s: run `floe maintain rewrite-data-files %s`",

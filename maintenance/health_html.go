@@ -111,7 +111,11 @@ func buildHistogram(buckets []SizeBucket) histogramChart {
 	slot := float64(chartPlotW) / float64(len(buckets))
 	for i, b := range buckets {
 		x := float64(chartLeft) + float64(i)*slot
-		c.Ticks = append(c.Ticks, tick{X: x + slot/2, Label: Bytes(b.MinBytes) + "–"})
+		label := Bytes(b.MinBytes) + "–"
+		if b.MinBytes == 0 {
+			label = "< " + Bytes(b.MaxBytes)
+		}
+		c.Ticks = append(c.Ticks, tick{X: x + slot/2, Label: label})
 		if b.Files == 0 {
 			continue
 		}
