@@ -22,7 +22,7 @@ func init() {
 // tableHealth reports a table's snapshots, metadata, manifests and files
 // and recommends the maintenance it needs.
 func tableHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("table health", "table health NS.TABLE|TABLE_DIR|METADATA_FILE [--json] [--html FILE]", stderr)
+	fs := newFlagSet("table health", "table health NS.TABLE|TABLE_DIR|METADATA_FILE [--json] [--html FILE] [--plan-runs N]", stderr)
 	var cf catalogFlags
 	cf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
