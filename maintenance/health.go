@@ -66,6 +66,9 @@ const (
 const (
 	metadataDeleteAfterCommitKey = "write.metadata.delete-after-commit.enabled"
 	metadataPreviousVersionsKey  = "write.metadata.previous-versions-max"
+	// defaultPreviousVersionsMax is Iceberg's default for
+	// write.metadata.previous-versions-max.
+	defaultPreviousVersionsMax = 100
 )
 
 // HealthOptions tune Health. The zero value measures against the clock,
@@ -101,6 +104,9 @@ type Report struct {
 	// metadata log.
 	MetadataFiles int   `json:"metadata_files"`
 	MetadataBytes int64 `json:"metadata_bytes"`
+	// MetadataLogEntries is the length of the metadata log, capped by
+	// write.metadata.previous-versions-max.
+	MetadataLogEntries int `json:"metadata_log_entries"`
 
 	// Manifests of the current snapshot.
 	Manifests       int   `json:"manifests"`
@@ -245,6 +251,7 @@ func history(snaps []table.Snapshot) []SnapshotPoint {
 func (r *Report) countMetadataFiles(tbl *table.Table, fs icebergio.IO) error {
 	paths := []string{tbl.MetadataLocation()}
 	for e := range tbl.Metadata().PreviousFiles() {
+		r.MetadataLogEntries++
 		if !slices.Contains(paths, e.MetadataFile) {
 			paths = append(paths, e.MetadataFile)
 		}
@@ -408,9 +415,19 @@ func recommend(r Report, props iceberg.Properties) []Recommendation {
 		add("rewrite-manifests", "%s manifests (%s) are read to plan every scan: run `floe maintain rewrite-manifests %s`",
 			Count(int64(r.Manifests)), Bytes(r.ManifestBytes), name)
 	}
-	if r.MetadataFiles > MaxHealthyMetadataFiles && props[metadataDeleteAfterCommitKey] != "true" {
-		add("metadata-retention", "%s metadata files (%s) are kept; set %s=true and %s=%d so that old ones are deleted at commit",
-			Count(int64(r.MetadataFiles)), Bytes(r.MetadataBytes), metadataDeleteAfterCommitKey, metadataPreviousVersionsKey, MaxHealthyMetadataFiles)
+	logCap, err := strconv.Atoi(props[metadataPreviousVersionsKey])
+	if err != nil || logCap < 1 {
+		logCap = defaultPreviousVersionsMax
+	}
+	if props[metadataDeleteAfterCommitKey] != "true" {
+		switch {
+		case r.MetadataLogEntries >= logCap:
+			add("metadata-retention", "the metadata log is full (%s entries, %s=%d): every commit now drops the oldest from the log but leaves its file on storage; "+
+				"set %s=true so that it is deleted", Count(int64(r.MetadataLogEntries)), metadataPreviousVersionsKey, logCap, metadataDeleteAfterCommitKey)
+		case r.MetadataFiles > MaxHealthyMetadataFiles:
+			add("metadata-retention", "%s metadata files (%s) are kept; set %s=true and %s=%d so that old ones are deleted at commit",
+				Count(int64(r.MetadataFiles)), Bytes(r.MetadataBytes), metadataDeleteAfterCommitKey, metadataPreviousVersionsKey, MaxHealthyMetadataFiles)
+		}
 	}
 	if r.PlanMs > SlowPlanMs {
 		add("plan", "planning a full scan takes %s; fewer manifests and data files (the steps above) make it faster", Duration(int64(r.PlanMs)))

@@ -45,6 +45,12 @@ func newHealthEnv(t *testing.T) *healthEnv {
 // file (a pipeline with max-files-per-trigger 1).
 func (e *healthEnv) appendFiles(n int, rows int64) {
 	e.t.Helper()
+	e.appendFilesWith(n, rows, nil)
+}
+
+// appendFilesWith is appendFiles creating db.t with the table properties.
+func (e *healthEnv) appendFilesWith(n int, rows int64, props map[string]string) {
+	e.t.Helper()
 	for range n {
 		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("part-%03d.parquet", e.nfiles)), e.nextID, rows); err != nil {
 			e.t.Fatal(err)
@@ -54,7 +60,7 @@ func (e *healthEnv) appendFiles(n int, rows int64) {
 	}
 	cfg := &config.Pipeline{
 		Source:     config.Source{Path: e.landing, Format: "parquet", MaxFilesPerTrigger: 1},
-		Sink:       config.Sink{Table: "db.t"},
+		Sink:       config.Sink{Table: "db.t", TableProperties: props},
 		Checkpoint: filepath.Join(e.dir, "ckpt"),
 	}
 	cfg.SetDefaults()
@@ -190,6 +196,37 @@ func TestHealthTargetSize(t *testing.T) {
 	}
 	if len(r.Recommendations) != 0 {
 		t.Fatalf("recommendations: %+v", r.Recommendations)
+	}
+}
+
+func TestHealthMetadataLogFull(t *testing.T) {
+	e := newHealthEnv(t)
+	e.appendFilesWith(6, 100, map[string]string{"write.metadata.previous-versions-max": "3"})
+	// A target the files meet, so that metadata is the only thing wrong.
+	opts := maintenance.HealthOptions{PlanRuns: -1, TargetFileSizeBytes: 1600}
+	r, err := maintenance.Health(context.Background(), e.table(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MetadataLogEntries != 3 || r.MetadataFiles != 4 {
+		t.Fatalf("metadata log %d entries, %d files; want 3, 4", r.MetadataLogEntries, r.MetadataFiles)
+	}
+	if got := strings.Join(kinds(r), ","); got != "metadata-retention" {
+		t.Fatalf("recommendations %+v; want metadata-retention alone", r.Recommendations)
+	}
+	if !strings.Contains(r.Recommendations[0].Message, "write.metadata.delete-after-commit.enabled=true") {
+		t.Errorf("message: %s", r.Recommendations[0].Message)
+	}
+
+	// With deletion after commit the full log is the steady state.
+	e2 := newHealthEnv(t)
+	e2.appendFilesWith(6, 100, map[string]string{"write.metadata.previous-versions-max": "3", "write.metadata.delete-after-commit.enabled": "true"})
+	r, err = maintenance.Health(context.Background(), e2.table(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Recommendations) != 0 || r.MetadataFiles != 4 {
+		t.Fatalf("%d metadata files, recommendations %+v", r.MetadataFiles, r.Recommendations)
 	}
 }
 
