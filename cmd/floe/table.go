@@ -23,10 +23,10 @@ import (
 func cmdTable(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"list": tableList, "describe": tableDescribe, "snapshots": tableSnapshots,
-		"files": tableFiles, "history": tableHistory,
+		"files": tableFiles, "history": tableHistory, "health": tableHealth,
 	}
 	if len(args) == 0 || subs[args[0]] == nil {
-		return usagef("table needs a subcommand: list [NS], describe|snapshots|files|history NS.TABLE (each with --json)")
+		return usagef("table needs a subcommand: list [NS], describe|snapshots|files|history|health NS.TABLE (each with --json)")
 	}
 	return subs[args[0]](ctx, args[1:], stdout, stderr)
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/floe-io/floe/maintenance"
+)
+
+func init() {
+	examples["table health"] = []string{
+		"floe table health db.events",
+		"floe table health db.events --json",
+		"floe table health db.events --html health.html",
+	}
+}
+
+// tableHealth reports a table's snapshots, metadata, manifests and files
+// and recommends the maintenance it needs.
+func tableHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("table health", "table health NS.TABLE|TABLE_DIR|METADATA_FILE [--json] [--html FILE] [--plan-runs N]", stderr)
+	var cf catalogFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	htmlFile := fs.String("html", "", "also write the report as a self-contained HTML page with charts to `FILE`")
+	planRuns := fs.Int("plan-runs", 3, "time this many full-scan plans and report the median (0: do not plan)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("table health takes one table, e.g. floe table health db.events")
+	}
+	if *planRuns < 0 {
+		return usagef("--plan-runs is %d; use 0 to skip planning or a positive count", *planRuns)
+	}
+	tbl, err := loadTable(ctx, cf, pos[0])
+	if err != nil {
+		return err
+	}
+	opts := maintenance.HealthOptions{PlanRuns: *planRuns}
+	if *planRuns == 0 {
+		opts.PlanRuns = -1
+	}
+	r, err := maintenance.Health(ctx, tbl, opts)
+	if err != nil {
+		return fmt.Errorf("health of %s: %w", pos[0], err)
+	}
+	if r.Table == "" {
+		r.Table = pos[0]
+	}
+	if *htmlFile != "" {
+		var page bytes.Buffer
+		if err := maintenance.WriteHTML(&page, r); err != nil {
+			return fmt.Errorf("render health page: %w", err)
+		}
+		if err := os.WriteFile(*htmlFile, page.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write health page: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", *htmlFile)
+	}
+	if *asJSON {
+		return writeJSON(stdout, r)
+	}
+	printHealth(stdout, r)
+	return nil
+}
+
+func printHealth(w io.Writer, r maintenance.Report) {
+	fmt.Fprintf(w, "table %s\n", r.Table)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(label, format string, args ...any) {
+		fmt.Fprintf(tw, "  %s\t"+format+"\n", append([]any{label}, args...)...)
+	}
+	c := func(n int) string { return maintenance.Count(int64(n)) }
+	row("snapshots", "%s over %s (%s a day)", c(r.Snapshots), maintenance.Duration(r.HistoryMs), maintenance.Count(int64(r.SnapshotsPerDay+0.5)))
+	if r.CurrentSnapshotID != nil {
+		row("last commit", "%s ago (snapshot %d)", maintenance.Duration(r.LastCommitAgeMs), *r.CurrentSnapshotID)
+	} else {
+		row("last commit", "none")
+	}
+	row("metadata files", "%s, %s", c(r.MetadataFiles), maintenance.Bytes(r.MetadataBytes))
+	row("manifests", "%s (%s data, %s delete), %s", c(r.Manifests), c(r.DataManifests), c(r.DeleteManifests), maintenance.Bytes(r.ManifestBytes))
+	row("data files", "%s, %s, %s records", c(r.DataFiles), maintenance.Bytes(r.DataBytes), maintenance.Count(r.DataRecords))
+	row("mean data file", "%s (target %s)", maintenance.Bytes(r.MeanDataFileBytes), maintenance.Bytes(r.TargetFileSizeBytes))
+	row("small data files", "%s (%.0f%%) below %s", c(r.SmallDataFiles), r.SmallFileShare*100, maintenance.Bytes(r.SmallFileThresholdBytes))
+	row("delete files", "%s, %s (%d position, %d equality, %d deletion vectors)", c(r.DeleteFiles), maintenance.Bytes(r.DeleteBytes),
+		r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)
+	if r.PlanMs > 0 || r.PlanTasks > 0 {
+		row("full-scan plan", "%.1f ms, %s tasks", r.PlanMs, c(r.PlanTasks))
+	}
+	tw.Flush()
+	if len(r.Recommendations) == 0 {
+		fmt.Fprintln(w, "\nno recommendation: the table is healthy")
+		return
+	}
+	fmt.Fprintln(w, "\nrecommendations:")
+	for _, rec := range r.Recommendations {
+		fmt.Fprintf(w, "  - %s\n", rec.Message)
+	}
+}
