@@ -322,7 +322,7 @@ func expiredFiles(ctx context.Context, pre *table.Table, expired []int64, retain
 			continue
 		}
 		if !retainedLists[s.ManifestList] && s.ManifestList != "" {
-			out.ManifestLists.add(s.ManifestList, fileSize(fs, s.ManifestList))
+			out.ManifestLists.add(s.ManifestList, sizeOrZero(fs, s.ManifestList))
 		}
 		mans, err := s.Manifests(fs)
 		if err != nil {
@@ -407,20 +407,13 @@ func deleteExpiredFiles(fs icebergio.IO, files ExpiredFiles) error {
 	return errors.Join(errs...)
 }
 
-func fileSize(fs icebergio.IO, path string) int64 {
-	f, err := fs.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
 // gcEnabled reads gc.enabled as Iceberg does: only "false" turns it off.
 func gcEnabled(tbl *table.Table) bool {
 	return !strings.EqualFold(tbl.Properties()["gc.enabled"], "false")
+}
+
+// sizeOrZero is a file's size for reports, 0 when it cannot be read.
+func sizeOrZero(fs icebergio.IO, path string) int64 {
+	n, _ := fileSize(fs, path)
+	return n
 }

@@ -149,7 +149,7 @@ func (s *Scheduler) maintain(ctx context.Context, name string, st *tableState) e
 			s.log.Warn("maintenance failed; it is tried again when next due", "table", name, "task", task, "err", err)
 		} else {
 			st.since[task], st.at[task] = 0, time.Now()
-			s.log.Info("maintenance", "table", name, "task", task, "took", r.Duration.Round(time.Millisecond))
+			s.log.Debug("maintenance", "table", name, "task", task, "took", r.Duration.Round(time.Millisecond))
 		}
 		if s.OnRun != nil {
 			s.OnRun(r)
