@@ -66,6 +66,8 @@ func (e *rwEnv) pipeline(trigger config.Trigger, partitionFields ...string) *con
 		Checkpoint: filepath.Join(e.dir, "ck"),
 		Trigger:    trigger,
 	}
+	off := false
+	cfg.Maintenance.Enabled = &off // tests run maintenance themselves
 	cfg.SetDefaults()
 	return cfg
 }

@@ -57,7 +57,7 @@ func healthTable(t *testing.T, n int) *env {
 		e.writeIDs(fmt.Sprintf("part-%03d.parquet", i), int64(i*10), 10)
 	}
 	e.writeIDs("part-999.parquet", 100_000, 20_000)
-	if r := e.stream("db.t", "--max-files-per-trigger", "1"); r.code != 0 {
+	if r := e.stream("db.t", "--max-files-per-trigger", "1", "--maintenance=false"); r.code != 0 {
 		t.Fatal(r)
 	}
 	return e
@@ -133,7 +133,7 @@ func TestTableHealth(t *testing.T) {
 func TestTableHealthHealthy(t *testing.T) {
 	e := newEnv(t)
 	e.writeIDs("a.parquet", 0, 100)
-	if r := e.stream("db.t"); r.code != 0 {
+	if r := e.stream("db.t", "--maintenance=false"); r.code != 0 {
 		t.Fatal(r)
 	}
 	text := e.ok("table", "health", "db.t").stdout

@@ -36,6 +36,8 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&cfg.Source.ArchiveDir, "source-archive-dir", "", "where clean-source=archive moves committed files")
 	fs.StringVar(&cfg.OnBadFile, "on-bad-file", "", "fail (default: stop with an error) or quarantine (move the file to <checkpoint>/quarantine/ and go on)")
 	fs.BoolVar(&createTable, "create-table", true, "create the table from the input schema on first write")
+	maintain := true
+	fs.BoolVar(&maintain, "maintenance", true, "maintain the table between batches (expire snapshots, merge manifests, compact small files, remove orphans; docs/maintenance.md); --maintenance=false leaves it alone")
 	var sf sinkFlags
 	sf.register(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -46,6 +48,7 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("stream takes no positional arguments (got %q); see floe stream --help", pos[0])
 	}
 	cfg.Sink.CreateTable = &createTable
+	cfg.Maintenance.Enabled = &maintain
 	if err := sf.apply(&cfg.Sink); err != nil {
 		return err
 	}
