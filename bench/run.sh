@@ -10,6 +10,8 @@
 #   SCAN=only bench/run.sh        # the scan benchmark alone
 #   PLANNING=1 bench/run.sh       # also the streaming-read planning benchmark (about 2 minutes more)
 #   PLANNING=only bench/run.sh    # that benchmark alone
+#   MAINTAINED=1 bench/run.sh     # also 2,000 one-file batches with and without maintenance (several minutes)
+#   MAINTAINED=only bench/run.sh  # that benchmark alone
 #
 # The scan benchmark's DuckDB contender needs node and @duckdb/node-api
 # (`cd interop && npm ci`); without them it is skipped with the reason.
@@ -23,11 +25,12 @@ count=${COUNT:-3}
 partitioned=${PARTITIONED:-}
 scan=${SCAN:-}
 planning=${PLANNING:-}
+maintained=${MAINTAINED:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -40,4 +43,7 @@ fi
 if [ -n "$planning" ]; then
 	# One set-up (500 commits), then COUNT alternating runs of each mode.
 	go test ./bench -run '^$' -bench '^BenchmarkStreamPlanning$' -benchtime "${count}x" -count 1 -timeout 2h
+fi
+if [ -n "$maintained" ]; then
+	go test ./bench -run '^$' -bench '^BenchmarkMaintainedCommits$' -benchtime 1x -count 1 -timeout 2h
 fi

@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/floe-io/floe"
+	_ "github.com/floe-io/floe/maintenance" // carries out the pipelines' maintenance: block
+)
+
+// Commit2000 is 2,000 files of 100 rows: the stream of the "week three"
+// scenario, one snapshot per batch.
+var Commit2000 = Spec{Name: "commit2000", Files: 2000, RowsPerFile: 100, Seed: 2000}
+
+// Maintained is a run of one batch per input file, with the commit phase
+// of each batch and the most snapshots the table held after a commit.
+type Maintained struct {
+	Latency
+	PeakSnapshots int
+	Wall          time.Duration
+}
+
+// MaintainedLatency streams ds one file per batch, with the default
+// maintenance policy when maintain is set and with none otherwise.
+func MaintainedLatency(ctx context.Context, ds Dataset, work string, maintain bool) (Maintained, error) {
+	cfg, err := floeConfig(ds, work, 1)
+	if err != nil {
+		return Maintained{}, err
+	}
+	m := Maintained{Latency: Latency{Name: "no maintenance"}}
+	if maintain {
+		cfg.Maintenance.Enabled = nil // the default policy
+		cfg.SetDefaults()
+		m.Name = "default maintenance policy"
+	}
+	cat, err := floe.OpenCatalog(ctx, cfg.Catalog)
+	if err != nil {
+		return m, err
+	}
+	defer closeCatalog(cat)
+	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: cat, Logger: quiet, OnProgress: func(pr floe.Progress) {
+		m.Times = append(m.Times, time.Duration(pr.DurationMs.Commit)*time.Millisecond)
+		if tbl, err := cat.LoadTable(ctx, benchTable); err == nil {
+			m.PeakSnapshots = max(m.PeakSnapshots, len(tbl.Metadata().Snapshots()))
+		}
+	}})
+	if err != nil {
+		return m, err
+	}
+	t0 := time.Now()
+	_, err = p.Run(ctx)
+	m.Wall = time.Since(t0)
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return m, fmt.Errorf("floe: %w", err)
+	}
+	err = countTable(ctx, cat, &m.Latency)
+	return m, err
+}
