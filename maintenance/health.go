@@ -400,7 +400,7 @@ func recommend(r Report, props iceberg.Properties) []Recommendation {
 	fastRate := r.Snapshots >= MinSnapshotsForRate && r.SnapshotsPerDay > MaxHealthySnapshotsPerDay
 	if r.Snapshots > MaxHealthySnapshots || fastRate {
 		add("expire-snapshots", "%s snapshots in %s (about one every %s: %s a day); "+
-			"set maintenance.expire-snapshots in the pipeline (or run `floe maintain expire-snapshots %s --older-than 5d --retain-last 100`)",
+			"let the writing pipeline's maintenance expire them (its maintenance: block, on unless turned off) or run `floe maintain expire-snapshots %s --older-than 5d --retain-last 100`",
 			Count(int64(r.Snapshots)), Duration(r.HistoryMs), Duration(int64(86_400_000/max(r.SnapshotsPerDay, 1e-9))), Count(int64(r.SnapshotsPerDay+0.5)), name)
 	}
 	if r.SmallDataFiles >= MinSmallFilesToCompact && r.SmallFileShare > MaxHealthySmallFileShare {
