@@ -33,7 +33,7 @@ const (
 // means nothing useful.
 const (
 	defaultBudget     = 10 * time.Second
-	defaultRetainLast = 25
+	defaultRetainLast = 20
 )
 
 // Scheduler carries out a pipeline's maintenance: block. After each
@@ -138,10 +138,12 @@ func (s *Scheduler) maintain(ctx context.Context, name string, st *tableState) e
 		}
 		return over || (every > 0 && st.since[task] >= every) || (interval > 0 && time.Since(st.at[task]) >= time.Duration(interval))
 	}
+	committed := false // whether a task may have added a snapshot
 	run := func(task string, f func() (any, error)) {
 		if ctx.Err() != nil {
 			return
 		}
+		committed = true
 		t0 := time.Now()
 		res, err := f()
 		r := Run{Table: name, Task: task, Result: res, Err: err, Duration: time.Since(t0)}
@@ -156,11 +158,23 @@ func (s *Scheduler) maintain(ctx context.Context, name string, st *tableState) e
 		}
 	}
 	e := c.ExpireSnapshots
-	if due(TaskExpireSnapshots, e.Enabled, e.EveryCommits, e.Interval, e.MaxSnapshots > 0 && len(tbl.Metadata().Snapshots()) > e.MaxSnapshots) {
-		run(TaskExpireSnapshots, func() (any, error) {
-			return ExpireSnapshots(ctx, s.cat, ident, ExpireOptions{OlderThan: time.Duration(e.OlderThan), RetainLast: e.RetainLast})
-		})
+	expire := func(snapshots int) {
+		if due(TaskExpireSnapshots, e.Enabled, e.EveryCommits, e.Interval, e.MaxSnapshots > 0 && snapshots > e.MaxSnapshots) {
+			run(TaskExpireSnapshots, func() (any, error) {
+				return ExpireSnapshots(ctx, s.cat, ident, ExpireOptions{OlderThan: time.Duration(e.OlderThan), RetainLast: e.RetainLast})
+			})
+		}
 	}
+	expire(len(tbl.Metadata().Snapshots()))
+	defer func() {
+		// The other tasks' replace snapshots count too: the table leaves
+		// maintenance within max-snapshots.
+		if committed && e.MaxSnapshots > 0 && ctx.Err() == nil {
+			if fresh, err := s.cat.LoadTable(ctx, ident); err == nil {
+				expire(len(fresh.Metadata().Snapshots()))
+			}
+		}
+	}()
 	m := c.RewriteManifests
 	over := false
 	if config.TaskOn(m.Enabled) && m.MaxManifests > 0 {
