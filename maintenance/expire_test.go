@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -85,39 +84,10 @@ func (e *env) mustRun(q string) {
 
 var ident = table.Identifier{"db", "t"}
 
-func (e *env) table() *table.Table {
-	e.t.Helper()
-	tbl, err := e.cat.LoadTable(context.Background(), ident)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tbl
-}
+func (e *env) table() *table.Table { return loadTable(e.t, e.cat) }
 
 // ids returns the table's ids, sorted, failing on a duplicate.
-func (e *env) ids() []int64 {
-	e.t.Helper()
-	_, recs, err := floe.ScanTable(context.Background(), e.table(), floe.ScanOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var ids []int64
-	for rec, err := range recs {
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		col := rec.Column(int(rec.Schema().FieldIndices("id")[0])).(*array.Int64)
-		ids = append(ids, col.Int64Values()...)
-		rec.Release()
-	}
-	slices.Sort(ids)
-	for i := 1; i < len(ids); i++ {
-		if ids[i] == ids[i-1] {
-			e.t.Fatalf("id %d is in the table twice", ids[i])
-		}
-	}
-	return ids
-}
+func (e *env) ids() []int64 { return tableIDs(e.t, e.table()) }
 
 // files lists every file under the warehouse with its size.
 func (e *env) files() map[string]int64 {

@@ -85,38 +85,10 @@ func (e *rwEnv) ingest(partitionFields ...string) {
 	}
 }
 
-func (e *rwEnv) table() *table.Table {
-	e.t.Helper()
-	tbl, err := e.cat.LoadTable(context.Background(), table.Identifier{"db", "t"})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tbl
-}
+func (e *rwEnv) table() *table.Table { return loadTable(e.t, e.cat) }
 
 // ids returns the table's ids, sorted, failing on a duplicate.
-func (e *rwEnv) ids() []int64 {
-	e.t.Helper()
-	_, recs, err := floe.ScanTable(context.Background(), e.table(), floe.ScanOptions{Columns: []string{"id"}})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var ids []int64
-	for rec, err := range recs {
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
-		rec.Release()
-	}
-	slices.Sort(ids)
-	for i := 1; i < len(ids); i++ {
-		if ids[i] == ids[i-1] {
-			e.t.Fatalf("id %d appears twice", ids[i])
-		}
-	}
-	return ids
-}
+func (e *rwEnv) ids() []int64 { return tableIDs(e.t, e.table()) }
 
 func (e *rwEnv) dataFiles() []table.FileScanTask {
 	e.t.Helper()

@@ -85,10 +85,10 @@ func maintainRewriteData(ctx context.Context, args []string, stdout, stderr io.W
 	case res.Groups == 0:
 		fmt.Fprintf(stdout, "nothing to rewrite in %s\n", strings.Join(ident, "."))
 	case res.DryRun:
-		fmt.Fprintf(stdout, "%s %d data files (%s) in %d groups\n", verb, res.RewrittenDataFiles, byteSize(res.RewrittenBytes), res.Groups)
+		fmt.Fprintf(stdout, "%s %d data files (%s) in %d groups\n", verb, res.RewrittenDataFiles, maintenance.Bytes(res.RewrittenBytes), res.Groups)
 	default:
 		fmt.Fprintf(stdout, "%s %d data files (%s) into %d (%s) in %d groups, %d snapshots; removed %d delete files\n",
-			verb, res.RewrittenDataFiles, byteSize(res.RewrittenBytes), res.AddedDataFiles, byteSize(res.AddedBytes), res.Groups, len(res.Snapshots), res.RemovedDeleteFiles)
+			verb, res.RewrittenDataFiles, maintenance.Bytes(res.RewrittenBytes), res.AddedDataFiles, maintenance.Bytes(res.AddedBytes), res.Groups, len(res.Snapshots), res.RemovedDeleteFiles)
 		if res.FailedGroups > 0 {
 			fmt.Fprintf(stdout, "%d groups failed and were left as they were\n", res.FailedGroups)
 		}
@@ -117,18 +117,4 @@ func maintainRewriteManifests(ctx context.Context, args []string, stdout, stderr
 	}
 	fmt.Fprintf(stdout, "rewrote %d manifests into %d; %d manifests now (%d before)\n", res.RewrittenManifests, res.AddedManifests, res.ManifestsAfter, res.ManifestsBefore)
 	return nil
-}
-
-// byteSize prints n bytes in the largest binary unit that keeps it above 1.
-func byteSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n), -1
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
 }
