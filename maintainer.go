@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/config"
 )
@@ -14,11 +15,12 @@ import (
 // maintenance provides one and registers it; a program that imports it
 // gets the maintenance: block of its pipelines carried out.
 type Maintainer interface {
-	// AfterBatch is called once a batch's commit is durable, with the
-	// snapshot each table received, before the next batch is planned. It
-	// reports its own failures (maintenance never stops ingestion) and
-	// returns when done or when ctx ends.
-	AfterBatch(ctx context.Context, b BatchCommitted)
+	// AfterBatch is called once a batch's commit is durable, before the
+	// next batch is planned. It reports its own failures (maintenance
+	// never stops ingestion), returns when done or when ctx ends, and
+	// returns the tables it committed to, as they now are, which the
+	// pipeline's next commit starts from.
+	AfterBatch(ctx context.Context, b BatchCommitted) map[string]*table.Table
 }
 
 // BatchCommitted describes a committed batch to a Maintainer.
@@ -26,8 +28,9 @@ type BatchCommitted struct {
 	BatchID int64
 	// QueryID is the committing query's id (floe.query-id).
 	QueryID string
-	// Tables maps each table the batch wrote to its new snapshot.
-	Tables map[string]int64
+	// Tables maps each table the batch wrote to the table as the commit
+	// left it, or to nil when the pipeline does not hold it.
+	Tables map[string]*table.Table
 }
 
 // MaintainerFactory builds the maintainer of one pipeline.

@@ -463,7 +463,13 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		p.opts.OnProgress(*prog)
 	}
 	if p.maintainer != nil && len(commit.Snapshots) > 0 {
-		p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: commit.Snapshots})
+		tables := map[string]*table.Table{}
+		for name := range commit.Snapshots {
+			tables[name] = p.sink.tables[name]
+		}
+		for name, tbl := range p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: tables}) {
+			p.sink.tables[name] = tbl
+		}
 	}
 	return nil
 }

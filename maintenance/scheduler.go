@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
@@ -88,11 +89,14 @@ func NewScheduler(cfg config.Maintenance, cat catalog.Catalog, log *slog.Logger)
 }
 
 // AfterBatch runs the tasks due on the batch's tables, in name order,
-// until the budget is spent. Failures are logged: the next batch goes on,
-// and the task is tried again when next due.
-func (s *Scheduler) AfterBatch(ctx context.Context, b floe.BatchCommitted) {
+// until the budget is spent, and returns the tables it changed as they now
+// are, so that the pipeline's next commit starts from them instead of
+// losing a race to maintenance. Failures are logged: the next batch goes
+// on, and the task is tried again when next due.
+func (s *Scheduler) AfterBatch(ctx context.Context, b floe.BatchCommitted) map[string]*table.Table {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.Budget))
 	defer cancel()
+	changed := map[string]*table.Table{}
 	for _, name := range slices.Sorted(maps.Keys(b.Tables)) {
 		st := s.state(name)
 		for task := range st.since {
@@ -101,10 +105,15 @@ func (s *Scheduler) AfterBatch(ctx context.Context, b floe.BatchCommitted) {
 		if ctx.Err() != nil {
 			continue // out of budget: the counts carry over
 		}
-		if err := s.maintain(ctx, name, st); err != nil {
+		tbl, err := s.maintain(ctx, name, b.Tables[name], st)
+		if err != nil {
 			s.log.Warn("maintenance: could not check table", "table", name, "err", err)
 		}
+		if tbl != nil {
+			changed[name] = tbl
+		}
 	}
+	return changed
 }
 
 func (s *Scheduler) state(name string) *tableState {
@@ -121,15 +130,17 @@ func (s *Scheduler) state(name string) *tableState {
 	return st
 }
 
-// maintain runs the due tasks on one table.
-func (s *Scheduler) maintain(ctx context.Context, name string, st *tableState) error {
+// maintain runs the due tasks on one table, given as the batch left it
+// (nil: load it), and returns it as they left it, nil when none ran.
+func (s *Scheduler) maintain(ctx context.Context, name string, tbl *table.Table, st *tableState) (*table.Table, error) {
 	ident, err := floe.ParseIdent(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tbl, err := s.cat.LoadTable(ctx, ident)
-	if err != nil {
-		return err
+	if tbl == nil {
+		if tbl, err = s.cat.LoadTable(ctx, ident); err != nil {
+			return nil, err
+		}
 	}
 	c := s.cfg
 	due := func(task string, enabled *bool, every int, interval config.Duration, over bool) bool {
@@ -166,21 +177,12 @@ func (s *Scheduler) maintain(ctx context.Context, name string, st *tableState) e
 		}
 	}
 	expire(len(tbl.Metadata().Snapshots()))
-	defer func() {
-		// The other tasks' replace snapshots count too: the table leaves
-		// maintenance within max-snapshots.
-		if committed && e.MaxSnapshots > 0 && ctx.Err() == nil {
-			if fresh, err := s.cat.LoadTable(ctx, ident); err == nil {
-				expire(len(fresh.Metadata().Snapshots()))
-			}
-		}
-	}()
 	m := c.RewriteManifests
 	over := false
 	if config.TaskOn(m.Enabled) && m.MaxManifests > 0 {
 		n, err := manifestCount(ctx, tbl)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		over = n > m.MaxManifests
 	}
@@ -203,7 +205,22 @@ func (s *Scheduler) maintain(ctx context.Context, name string, st *tableState) e
 			return RemoveOrphanFiles(ctx, fresh, OrphanOptions{OlderThan: time.Duration(o.OlderThan)})
 		})
 	}
-	return nil
+	if !committed {
+		return nil, nil
+	}
+	fresh, err := s.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	// The other tasks' replace snapshots count too: the table leaves
+	// maintenance within max-snapshots.
+	if e.MaxSnapshots > 0 && len(fresh.Metadata().Snapshots()) > e.MaxSnapshots {
+		expire(len(fresh.Metadata().Snapshots()))
+		if fresh, err = s.cat.LoadTable(ctx, ident); err != nil {
+			return nil, err
+		}
+	}
+	return fresh, nil
 }
 
 // String names a run in logs and test failures.
