@@ -85,8 +85,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // testHooks is set only in binaries built with the floetest tag, for the
-// end-to-end tests that need floe to die at an exact point.
-var testHooks func(*floe.Options)
+// end-to-end tests that need floe to die at an exact point. It gets the
+// configuration so that it can open the configured catalog and wrap it.
+var testHooks func(*config.Pipeline, *floe.Options)
 
 // runPipeline runs a configured pipeline until its trigger ends or a signal
 // arrives: the first SIGINT/SIGTERM lets the running batch finish, a second
@@ -135,7 +136,7 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 		OnWarning:  func(msg string) { out.warning(msg) },
 	}
 	if testHooks != nil {
-		testHooks(&opts)
+		testHooks(cfg, &opts)
 	}
 	p, err := floe.Open(ctx, cfg, opts)
 	if err != nil {

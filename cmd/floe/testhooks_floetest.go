@@ -3,10 +3,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strconv"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
 )
 
 // CrashAfterTableCommitsEnv makes a test build exit at once, as a kill
@@ -15,18 +22,62 @@ import (
 // committed yet.
 const CrashAfterTableCommitsEnv = "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS"
 
+// CrashInCatalogCommitEnv makes a test build exit at once, as a kill
+// would, in place of that catalog commit of the run (counting from 1): the
+// commit's data files, manifests and manifest list are written, but the
+// catalog never sees the new metadata, so they are orphans.
+const CrashInCatalogCommitEnv = "FLOE_TEST_CRASH_IN_CATALOG_COMMIT"
+
 func init() {
-	testHooks = func(o *floe.Options) {
-		n, err := strconv.Atoi(os.Getenv(CrashAfterTableCommitsEnv))
-		if err != nil || n <= 0 {
-			return
-		}
-		commits := 0
-		o.AfterTableCommit = func(string, int64, int64) error {
-			if commits++; commits == n {
-				os.Exit(137)
+	testHooks = func(cfg *config.Pipeline, o *floe.Options) {
+		if n, err := strconv.Atoi(os.Getenv(CrashAfterTableCommitsEnv)); err == nil && n > 0 {
+			commits := 0
+			o.AfterTableCommit = func(string, int64, int64) error {
+				if commits++; commits == n {
+					os.Exit(137)
+				}
+				return nil
 			}
-			return nil
+		}
+		if n, err := strconv.Atoi(os.Getenv(CrashInCatalogCommitEnv)); err == nil && n > 0 {
+			// The pipeline does not close a catalog it is given; the process
+			// ends soon after anyway.
+			cat, err := floe.OpenCatalog(context.Background(), cfg.Catalog)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "test hook: open catalog:", err)
+				os.Exit(1)
+			}
+			o.Catalog = &crashingCatalog{Catalog: cat, crashAt: n}
 		}
 	}
+}
+
+// crashingCatalog exits in place of its crashAt-th CommitTable. Tables are
+// bound to it on load and create, because a table's transactions commit
+// through the catalog that made it, not through the pipeline's.
+type crashingCatalog struct {
+	catalog.Catalog
+	commits, crashAt int
+}
+
+func (c *crashingCatalog) bind(tbl *table.Table, err error) (*table.Table, error) {
+	if err != nil || tbl == nil {
+		return tbl, err
+	}
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, c), nil
+}
+
+func (c *crashingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	return c.bind(c.Catalog.LoadTable(ctx, ident))
+}
+
+func (c *crashingCatalog) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...catalog.CreateTableOpt) (*table.Table, error) {
+	return c.bind(c.Catalog.CreateTable(ctx, ident, sc, opts...))
+}
+
+func (c *crashingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	if c.commits++; c.commits == c.crashAt {
+		os.Exit(137)
+	}
+	return c.Catalog.CommitTable(ctx, ident, reqs, updates)
 }
