@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -11,6 +12,13 @@ import (
 // HistogramBarColor is the fill of the size histogram's bars, so that a
 // rendered page can be checked for them.
 const HistogramBarColor = "#1f77b4"
+
+// CommitBarColor is the fill of the commits-over-time bars.
+const CommitBarColor = "#2ca02c"
+
+// commitBins is how many time slots the commits chart divides the
+// table's history into.
+const commitBins = 40
 
 // maxHistoryRows bounds the page's snapshot table; the chart shows all.
 const maxHistoryRows = 500
@@ -34,10 +42,12 @@ type htmlPage struct {
 	Rows      [][2]string
 	Histogram histogramChart
 	History   historyChart
+	Commits   histogramChart
 	Generated string
 	// RecentHistory is the tail of R.History the snapshot table lists.
 	RecentHistory []SnapshotPoint
 	Color         string
+	CommitColor   string
 	W, H          int
 	Left          int
 	Top           int
@@ -62,10 +72,13 @@ type bar struct {
 type tick struct {
 	X, Y  float64
 	Label string
+	// Anchor is the label's text-anchor; "" is middle.
+	Anchor string
 }
 
 type historyChart struct {
 	Points string
+	// XTicks label the time axis; the commits chart shares them.
 	XTicks []tick
 	YTicks []tick
 	Empty  bool
@@ -75,9 +88,9 @@ type historyChart struct {
 // external styles or fonts, charts as inline SVG.
 func WriteHTML(w io.Writer, r Report) error {
 	p := htmlPage{
-		R: r, Rows: reportRows(r), Histogram: buildHistogram(r.Histogram), History: buildHistory(r.History),
+		R: r, Rows: reportRows(r), Histogram: buildHistogram(r.Histogram), History: buildHistory(r.History), Commits: buildCommits(r.History),
 		RecentHistory: r.History[max(0, len(r.History)-maxHistoryRows):],
-		Generated:     time.Now().UTC().Format(time.RFC3339), Color: HistogramBarColor,
+		Generated:     time.Now().UTC().Format(time.RFC3339), Color: HistogramBarColor, CommitColor: CommitBarColor,
 		W: chartWidth, H: chartHeight, Left: chartLeft, Top: chartTop, Right: chartWidth - chartRight,
 		AxisY: chartXAxisY, LabelY: chartXAxisY + chartLabelDY, TitleY: chartHeight - 6, MidX: chartLeft + chartPlotW/2,
 	}
@@ -163,8 +176,47 @@ func buildHistory(points []SnapshotPoint) historyChart {
 	}
 	if last == first {
 		c.XTicks = c.XTicks[:1]
+	} else {
+		c.XTicks[2].Anchor = "end" // a centred label would run off the page
 	}
 	c.YTicks = yTicks(len(points))
+	return c
+}
+
+// buildCommits counts the commits in equal slots of the history's time
+// span: the rate at which the table gains snapshots, which the cumulative
+// line shows only as a slope.
+func buildCommits(points []SnapshotPoint) histogramChart {
+	var c histogramChart
+	if len(points) == 0 {
+		return c
+	}
+	first, last := points[0].TimestampMs, points[len(points)-1].TimestampMs
+	bins := commitBins
+	if last == first {
+		bins = 1
+	}
+	span := max(last-first, 1)
+	counts, records := make([]int, bins), make([]int64, bins)
+	for _, p := range points {
+		i := min(int((p.TimestampMs-first)*int64(bins)/span), bins-1)
+		counts[i]++
+		records[i] += p.AddedRecords
+	}
+	most := slices.Max(counts)
+	slot := float64(chartPlotW) / float64(bins)
+	binMs := span / int64(bins)
+	for i, n := range counts {
+		if n == 0 {
+			continue
+		}
+		h := float64(chartPlotH) * float64(n) / float64(most)
+		from := first + int64(i)*binMs
+		c.Bars = append(c.Bars, bar{X: float64(chartLeft) + float64(i)*slot + slot*0.05, Y: float64(chartXAxisY) - h, W: slot * 0.9, H: h,
+			Title: fmt.Sprintf("%s commits, %s records added, from %s for %s", Count(int64(n)), Count(records[i]),
+				time.UnixMilli(from).UTC().Format("2006-01-02 15:04:05"), Duration(max(binMs, 1)))})
+	}
+	c.YTicks = yTicks(most)
 	return c
 }
 
@@ -212,11 +264,21 @@ li.rec { margin-bottom: 6px; }
 <line class="axis" x1="{{.Left}}" y1="{{.AxisY}}" x2="{{.Right}}" y2="{{.AxisY}}"/>
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.AxisY}}"/>
 <polyline points="{{.History.Points}}" fill="none" stroke="#d62728" stroke-width="2"/>
-{{range .History.XTicks}}<text x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="middle">{{.Label}}</text>
+{{range .History.XTicks}}<text x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
 {{end}}{{range .History.YTicks}}<text x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.TitleY}}" text-anchor="middle">commit time (UTC)</text>
 <text x="14" y="{{.Top}}" transform="rotate(-90 14 {{.Top}})" text-anchor="end">snapshots</text>
 </svg>{{end}}
+<h2>Commits over time</h2>
+{{if .Commits.Bars}}<svg id="commit-rate" xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="commits per time slot">
+<line class="axis" x1="{{.Left}}" y1="{{.AxisY}}" x2="{{.Right}}" y2="{{.AxisY}}"/>
+<line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.AxisY}}"/>
+{{range .Commits.Bars}}<rect class="bar" x="{{printf "%.1f" .X}}" y="{{printf "%.1f" .Y}}" width="{{printf "%.1f" .W}}" height="{{printf "%.1f" .H}}" fill="{{$.CommitColor}}"><title>{{.Title}}</title></rect>
+{{end}}{{range .History.XTicks}}<text x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
+{{end}}{{range .Commits.YTicks}}<text x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}<text x="{{.MidX}}" y="{{.TitleY}}" text-anchor="middle">commit time (UTC), snapshots still in the table</text>
+<text x="14" y="{{.Top}}" transform="rotate(-90 14 {{.Top}})" text-anchor="end">commits</text>
+</svg>{{else}}<p>No snapshots.</p>{{end}}
 <h2>Snapshots</h2>
 {{if lt (len .RecentHistory) (len .R.History)}}<p>The newest {{len .RecentHistory}} of {{len .R.History}}.</p>{{end}}
 <table class="numbers">

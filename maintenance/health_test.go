@@ -327,6 +327,26 @@ func TestWriteHTML(t *testing.T) {
 	if err := xml.Unmarshal([]byte(fragment(t, page, `<svg id="snapshot-history"`)), new(struct{})); err != nil {
 		t.Fatalf("history svg does not parse: %v", err)
 	}
+	var commits struct {
+		Rects []struct {
+			Fill  string `xml:"fill,attr"`
+			Title string `xml:"title"`
+		} `xml:"rect"`
+	}
+	if err := xml.Unmarshal([]byte(fragment(t, page, `<svg id="commit-rate"`)), &commits); err != nil {
+		t.Fatalf("commits svg does not parse: %v", err)
+	}
+	total := 0
+	for _, b := range commits.Rects {
+		var n int
+		if _, err := fmt.Sscanf(b.Title, "%d commits", &n); err != nil || b.Fill != maintenance.CommitBarColor {
+			t.Fatalf("commit bar %+v: %v", b, err)
+		}
+		total += n
+	}
+	if len(commits.Rects) == 0 || total != len(r.History) {
+		t.Errorf("%d commit bars count %d commits, want %d", len(commits.Rects), total, len(r.History))
+	}
 	rest := strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, "")
 	if strings.Contains(rest, "http://") || strings.Contains(rest, "https://") {
 		t.Error("the page references the network")

@@ -203,7 +203,7 @@ func renderInChromium(t *testing.T, page, shot string) {
 		t.Skip("-chromium: no chromium on PATH (Debian: apt-get install chromium)")
 	}
 	cmd := exec.Command(bin, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", "--user-data-dir="+t.TempDir(),
-		"--enable-logging=stderr", "--v=0", "--screenshot="+shot, "--window-size=1200,900", "file://"+page)
+		"--enable-logging=stderr", "--v=0", "--screenshot="+shot, "--window-size=1200,1500", "file://"+page)
 	done := make(chan struct{})
 	var out []byte
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
