@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +33,12 @@ type Checkpoint struct {
 	Dir      string
 	Metadata CheckpointMetadata
 	lock     *os.File
+
+	// purging is set while a purge runs, up to the newest commit in
+	// committed; Close waits on purges.
+	purging   atomic.Bool
+	committed atomic.Int64
+	purges    sync.WaitGroup
 }
 
 // CheckpointMetadata identifies the query a checkpoint belongs to.
@@ -131,8 +139,10 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// Close releases the checkpoint's lock.
+// Close waits for a purge still running, then releases the checkpoint's
+// lock.
 func (c *Checkpoint) Close() error {
+	c.purges.Wait()
 	if c.lock == nil {
 		return nil
 	}
@@ -164,7 +174,25 @@ func (c *Checkpoint) WriteCommit(e CommitEntry) error {
 	if err := c.writeEntry("commits", e.BatchID, e); err != nil {
 		return err
 	}
-	c.purge(e.BatchID)
+	// Off the batch's path, as Spark's asyncLogPurge: listing and deleting
+	// would otherwise make every batch after the hundredth slower than the
+	// first ones. One purge runs at a time, and goes again when commits
+	// arrived while it ran.
+	c.committed.Store(e.BatchID)
+	if c.purging.CompareAndSwap(false, true) {
+		c.purges.Add(1)
+		go func() {
+			defer c.purges.Done()
+			for {
+				latest := c.committed.Load()
+				c.purge(latest)
+				c.purging.Store(false)
+				if c.committed.Load() == latest || !c.purging.CompareAndSwap(false, true) {
+					return
+				}
+			}
+		}()
+	}
 	return nil
 }
 

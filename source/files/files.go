@@ -381,12 +381,20 @@ func (s *Files) Commit(ctx context.Context, end floe.Offset) error {
 	}
 	cleaned := en.LogOffset
 	s.cleaned = &cleaned
-	var maxSeen int64
-	for _, f := range s.log.seen {
-		maxSeen = max(maxSeen, f.ModTime)
-	}
+	// The newest file seen is looked for only when the log is compacted:
+	// a scan of every file seen on every commit would grow with the stream.
+	maxSeen := int64(-1)
 	keep := func(f fileEntry) bool {
-		return s.cfg.MaxFileAge <= 0 || f.ModTime >= maxSeen-time.Duration(s.cfg.MaxFileAge).Milliseconds()
+		if s.cfg.MaxFileAge <= 0 {
+			return true
+		}
+		if maxSeen < 0 {
+			maxSeen = 0
+			for _, f := range s.log.seen {
+				maxSeen = max(maxSeen, f.ModTime)
+			}
+		}
+		return f.ModTime >= maxSeen-time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
 	return s.log.compactThrough(en.LogOffset, keep)
 }

@@ -1,0 +1,48 @@
+package floe_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/floe-io/floe"
+)
+
+// The logs keep the newest entries only; the purge runs beside the batches
+// and Close waits for it, so what a run leaves is bounded.
+func TestCheckpointPurgesOldEntries(t *testing.T) {
+	dir := t.TempDir()
+	c, created, err := floe.OpenCheckpoint(dir, "db.t", "src")
+	if err != nil || !created {
+		t.Fatalf("open: %v, created %v", err, created)
+	}
+	const batches = 250
+	for id := range int64(batches) {
+		if err := c.WriteOffsets(floe.OffsetEntry{BatchID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteCommit(floe.CommitEntry{BatchID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err = floe.OpenCheckpoint(dir, "db.t", "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, log := range []string{"offsets", "commits"} {
+		ids, err := c.BatchIDs(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for id := int64(batches - 100); id < batches; id++ {
+			want = append(want, id)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s: entries %v, want the newest 100, %d…%d", log, ids, want[0], want[99])
+		}
+	}
+}
