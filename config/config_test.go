@@ -116,7 +116,7 @@ func TestGoodFixtureValues(t *testing.T) {
 				OnBadFile:  "fail",
 				Maintenance: config.Maintenance{
 					Enabled: ptr(true), Budget: config.Duration(10 * time.Second),
-					ExpireSnapshots:   config.ExpireMaintenance{Enabled: ptr(true), MaxSnapshots: 50, RetainLast: 20},
+					ExpireSnapshots:   config.ExpireMaintenance{Enabled: ptr(true), MaxSnapshots: 25, RetainLast: 10},
 					RewriteDataFiles:  config.RewriteMaintenance{Enabled: ptr(true), EveryCommits: 50, MinInputFiles: 5},
 					RewriteManifests:  config.ManifestMaintenance{Enabled: ptr(true), MaxManifests: 20},
 					RemoveOrphanFiles: config.OrphanMaintenance{Enabled: ptr(true), Interval: config.Duration(24 * time.Hour), OlderThan: config.Duration(72 * time.Hour)},

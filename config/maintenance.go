@@ -25,7 +25,8 @@ func (m *Maintenance) On() bool { return m.Enabled == nil || *m.Enabled }
 // ExpireMaintenance expires snapshots.
 type ExpireMaintenance struct {
 	Enabled *bool `yaml:"enabled"`
-	// MaxSnapshots triggers an expiry when the table holds more.
+	// MaxSnapshots bounds the snapshots the table holds: a commit that
+	// reaches it triggers an expiry down to RetainLast.
 	MaxSnapshots int `yaml:"max-snapshots"`
 	// EveryCommits and Interval trigger it too; 0 is off.
 	EveryCommits int      `yaml:"every-commits"`
@@ -48,7 +49,8 @@ type RewriteMaintenance struct {
 // ManifestMaintenance merges manifests.
 type ManifestMaintenance struct {
 	Enabled *bool `yaml:"enabled"`
-	// MaxManifests triggers a rewrite when the current snapshot has more.
+	// MaxManifests bounds the current snapshot's manifests: a commit that
+	// reaches it triggers a rewrite.
 	MaxManifests int      `yaml:"max-manifests"`
 	EveryCommits int      `yaml:"every-commits"`
 	Interval     Duration `yaml:"interval"`

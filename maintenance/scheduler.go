@@ -34,7 +34,7 @@ const (
 // means nothing useful.
 const (
 	defaultBudget     = 10 * time.Second
-	defaultRetainLast = 20
+	defaultRetainLast = 10
 )
 
 // Scheduler carries out a pipeline's maintenance: block. After each
@@ -170,7 +170,7 @@ func (s *Scheduler) maintain(ctx context.Context, name string, tbl *table.Table,
 	}
 	e := c.ExpireSnapshots
 	expire := func(snapshots int) {
-		if due(TaskExpireSnapshots, e.Enabled, e.EveryCommits, e.Interval, e.MaxSnapshots > 0 && snapshots > e.MaxSnapshots) {
+		if due(TaskExpireSnapshots, e.Enabled, e.EveryCommits, e.Interval, e.MaxSnapshots > 0 && snapshots >= e.MaxSnapshots) {
 			run(TaskExpireSnapshots, func() (any, error) {
 				return ExpireSnapshots(ctx, s.cat, ident, ExpireOptions{OlderThan: time.Duration(e.OlderThan), RetainLast: e.RetainLast})
 			})
@@ -184,7 +184,7 @@ func (s *Scheduler) maintain(ctx context.Context, name string, tbl *table.Table,
 		if err != nil {
 			return nil, err
 		}
-		over = n > m.MaxManifests
+		over = n >= m.MaxManifests
 	}
 	if due(TaskRewriteManifests, m.Enabled, m.EveryCommits, m.Interval, over) {
 		run(TaskRewriteManifests, func() (any, error) { return RewriteManifests(ctx, s.cat, ident, 0) })
@@ -213,8 +213,8 @@ func (s *Scheduler) maintain(ctx context.Context, name string, tbl *table.Table,
 		return nil, err
 	}
 	// The other tasks' replace snapshots count too: the table leaves
-	// maintenance within max-snapshots.
-	if e.MaxSnapshots > 0 && len(fresh.Metadata().Snapshots()) > e.MaxSnapshots {
+	// maintenance below max-snapshots, so the next commit cannot pass it.
+	if e.MaxSnapshots > 0 && len(fresh.Metadata().Snapshots()) >= e.MaxSnapshots {
 		expire(len(fresh.Metadata().Snapshots()))
 		if fresh, err = s.cat.LoadTable(ctx, ident); err != nil {
 			return nil, err

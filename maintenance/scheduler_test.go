@@ -48,8 +48,8 @@ func TestSchedulerBoundsAStream(t *testing.T) {
 		Budget:           config.Duration(time.Minute),
 	})
 	tbl := e.table()
-	if n := len(tbl.Metadata().Snapshots()); n > 11 {
-		t.Fatalf("with maintenance: %d snapshots, want at most 11 (10, and the one the last batch added)", n)
+	if n := len(tbl.Metadata().Snapshots()); n > 10 {
+		t.Fatalf("with maintenance: %d snapshots, want at most 10", n)
 	}
 	if n := len(e.dataFiles()); n > 12 {
 		t.Fatalf("with maintenance: %d data files, want compaction to have merged them", n)
@@ -60,7 +60,7 @@ func TestSchedulerBoundsAStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) > 6 {
-		t.Fatalf("with maintenance: %d manifests, want at most 6", len(ms))
+	if len(ms) > 5 {
+		t.Fatalf("with maintenance: %d manifests, want at most 5", len(ms))
 	}
 }
