@@ -43,9 +43,11 @@ func CommitUpdates(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		if err != nil || len(updates) == 0 {
 			return tbl, false, err
 		}
-		if _, _, err := cat.CommitTable(ctx, ident, reqs, updates); err != nil {
+		meta, _, err := cat.CommitTable(ctx, ident, reqs, updates)
+		if err != nil {
 			return nil, true, err
 		}
+		deleteOldMetadata(ctx, tbl, meta)
 		committed, err := cat.LoadTable(ctx, ident)
 		if err != nil {
 			// The commit landed; only the reload failed.
@@ -53,6 +55,31 @@ func CommitUpdates(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		}
 		return committed, false, nil
 	})
+}
+
+// deleteOldMetadata does for a raw catalog commit what a transaction's
+// commit does: with write.metadata.delete-after-commit.enabled, the
+// metadata files the commit dropped from the metadata log are deleted.
+// Without it each expiry would leave one behind for good.
+func deleteOldMetadata(ctx context.Context, base *table.Table, meta table.Metadata) {
+	if !meta.Properties().GetBool(table.MetadataDeleteAfterCommitEnabledKey, table.MetadataDeleteAfterCommitEnabledDefault) {
+		return
+	}
+	kept := map[string]bool{}
+	for e := range meta.PreviousFiles() {
+		kept[e.MetadataFile] = true
+	}
+	fs, err := base.FS(ctx)
+	if err != nil {
+		return
+	}
+	for e := range base.Metadata().PreviousFiles() {
+		if !kept[e.MetadataFile] {
+			// Already gone is fine: another writer's commit may have
+			// deleted it; anything else is left to remove-orphan-files.
+			_ = fs.Remove(e.MetadataFile)
+		}
+	}
 }
 
 // retryCommit is the loop shared by Commit and CommitUpdates. attempt

@@ -9,8 +9,9 @@ import (
 )
 
 // TestMetadataRetention: a table floe creates keeps a bounded number of
-// metadata files however many batches commit, and a table property given
-// at creation overrides the bound.
+// metadata files however many batches commit, maintenance's expiries
+// (raw catalog commits) included, and a table property given at creation
+// overrides the bound.
 func TestMetadataRetention(t *testing.T) {
 	e := newEnv(t)
 	for i := range int64(40) {
