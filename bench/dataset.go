@@ -1,10 +1,11 @@
 // Package bench measures floe's ingest path against iceberg-go's own
 // Append and against a bare arrow-go Parquet encode, on the same generated
-// input, and floe's read path against iceberg-go's scanner and DuckDB, so
-// that floe's overhead (and its gains) are numbers rather than claims. See
-// docs/benchmarks.md for how to run it and the results.
+// input, floe's read path against iceberg-go's scanner and DuckDB, and
+// floe's compaction against bare Parquet readers and writers rewriting the
+// same files, so that floe's overhead (and its gains) are numbers rather
+// than claims. See docs/benchmarks.md for how to run it and the results.
 //
-// The benchmarks live in bench_test.go and run only with -bench; plain
+// The benchmarks live in the _test.go files and run only with -bench; plain
 // `go test ./bench` runs a small correctness test on a tiny dataset.
 package bench
 

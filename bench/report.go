@@ -20,6 +20,7 @@ type Report struct {
 	scan        scanRuns
 	planning    []Planning
 	planSpec    Spec
+	compaction  compactionRuns
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -103,12 +104,19 @@ func (r *Report) AddPlanning(ds Spec, p Planning) {
 	r.planning = append(r.planning, p)
 }
 
+// AddCompaction records one contender's compaction of fx's table.
+func (r *Report) AddCompaction(fx *CompactionFixture, res CompactionResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.compaction.add(fx, res)
+}
+
 // Write prints the tables; it prints nothing when nothing was recorded, so
 // that a plain go test run stays quiet.
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -126,6 +134,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if len(r.planning) > 0 {
 		r.writePlanning(w)
+	}
+	if len(r.compaction.order) > 0 {
+		r.writeCompaction(w)
 	}
 }
 
@@ -428,5 +439,80 @@ func (r *Report) writeScan(w io.Writer) {
 	}
 	for _, n := range sr.notes {
 		fmt.Fprintf(w, "\n%s\n", n)
+	}
+}
+
+// compactionRuns are the runs of the compaction benchmark, by contender.
+type compactionRuns struct {
+	fx      *CompactionFixture
+	order   []string
+	results map[string][]CompactionResult
+}
+
+func (cr *compactionRuns) add(fx *CompactionFixture, res CompactionResult) {
+	if cr.results == nil {
+		cr.results = map[string][]CompactionResult{}
+	}
+	if _, ok := cr.results[res.Contender]; !ok {
+		cr.order = append(cr.order, res.Contender)
+	}
+	cr.fx = fx
+	cr.results[res.Contender] = append(cr.results[res.Contender], res)
+}
+
+// compactionSummary holds the medians of one contender's runs.
+type compactionSummary struct {
+	runs                    int
+	wall, cpu, mbps, mbpcpu float64
+	outFiles, outMB         float64
+}
+
+func summariseCompaction(rs []CompactionResult) compactionSummary {
+	var wall, cpu, mbps, mbpcpu, files, mb []float64
+	for _, r := range rs {
+		wall = append(wall, r.Wall.Seconds())
+		cpu = append(cpu, r.CPU.Seconds())
+		mbps = append(mbps, r.MBPerSec())
+		mbpcpu = append(mbpcpu, r.MBPerCPUSec())
+		files = append(files, float64(r.OutputFiles))
+		mb = append(mb, float64(r.OutputBytes)/1e6)
+	}
+	return compactionSummary{runs: len(rs), wall: median(wall), cpu: median(cpu), mbps: median(mbps), mbpcpu: median(mbpcpu),
+		outFiles: median(files), outMB: median(mb)}
+}
+
+func (r *Report) writeCompaction(w io.Writer) {
+	cr := &r.compaction
+	fx := cr.fx
+	sums := map[string]compactionSummary{}
+	runs := 0
+	for _, name := range cr.order {
+		sums[name] = summariseCompaction(cr.results[name])
+		runs = max(runs, sums[name].runs)
+	}
+	fmt.Fprintf(w, "\n### Compaction: %s, %d rows in %d data files of %.1f MB, one per snapshot, %d manifests (%d merged) (median of %d runs)\n\n",
+		fx.Dataset.Name, fx.Rows, len(fx.Files), float64(fx.Bytes)/1e6, fx.Manifests, fx.MergedManifests, runs)
+	fmt.Fprintln(w, "| contender | runs | wall s | CPU s | input MB/s (wall) | input MB per CPU-s | output files | output MB | rows checked |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, name := range cr.order {
+		s := sums[name]
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.1f | %.1f | %g | %.1f | %d |\n",
+			name, s.runs, s.wall, s.cpu, s.mbps, s.mbpcpu, s.outFiles, s.outMB, fx.Rows)
+	}
+	// floe against every other contender; its other variants against the
+	// raw ones.
+	fmt.Fprintln(w, "\n| ratio | MB/s (wall) | MB per CPU-s | output MB |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+	for _, f := range cr.order {
+		if !strings.HasPrefix(f, "floe") {
+			continue
+		}
+		for _, o := range cr.order {
+			if o == f || f != "floe" && strings.HasPrefix(o, "floe") {
+				continue
+			}
+			a, b := sums[f], sums[o]
+			fmt.Fprintf(w, "| %s / %s | %.2f× | %.2f× | %.2f× |\n", f, o, a.mbps/b.mbps, a.mbpcpu/b.mbpcpu, a.outMB/b.outMB)
+		}
 	}
 }

@@ -12,6 +12,8 @@
 #   PLANNING=only bench/run.sh    # that benchmark alone
 #   MAINTAINED=1 bench/run.sh     # also 2,000 one-file batches with and without maintenance (several minutes)
 #   MAINTAINED=only bench/run.sh  # that benchmark alone
+#   COMPACTION=1 bench/run.sh     # also compaction of 500 small files, floe against raw Parquet (about 2 minutes)
+#   COMPACTION=only bench/run.sh  # that benchmark alone
 #
 # The scan benchmark's DuckDB contender needs node and @duckdb/node-api
 # (`cd interop && npm ci`); without them it is skipped with the reason.
@@ -26,11 +28,12 @@ partitioned=${PARTITIONED:-}
 scan=${SCAN:-}
 planning=${PLANNING:-}
 maintained=${MAINTAINED:-}
+compaction=${COMPACTION:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -46,4 +49,8 @@ if [ -n "$planning" ]; then
 fi
 if [ -n "$maintained" ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkMaintainedCommits$' -benchtime 1x -count 1 -timeout 2h
+fi
+if [ -n "$compaction" ]; then
+	# One set-up (500 commits), then COUNT rounds of one run of each contender.
+	go test ./bench -run '^$' -bench '^BenchmarkCompaction$' -benchtime 1x -count "$count" -timeout 2h
 fi

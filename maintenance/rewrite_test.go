@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -186,6 +188,71 @@ func TestRewriteSortDisjointRanges(t *testing.T) {
 	}
 	if got := e.ids(); !slices.Equal(got, idRange(0, 16000)) {
 		t.Fatalf("%d ids after the sort, want 16000", len(got))
+	}
+}
+
+// TestRewriteRequiredPartitionSource compacts a table another writer made
+// (iceberg-go's Append) with a required identity-partition source column,
+// which floe's file reader yields as optional, with both strategies.
+func TestRewriteRequiredPartitionSource(t *testing.T) {
+	ctx := context.Background()
+	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "cat", Type: iceberg.PrimitiveTypes.String, Required: true},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "cat", Transform: iceberg.IdentityTransform{}})
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "t"}, sc, catalog.WithPartitionSpec(&spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendIDs := func(from, to int64) {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+		defer b.Release()
+		for id := from; id < to; id++ {
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.StringBuilder).Append([]string{"a", "b"}[id%2])
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Release()
+		if tbl, err = tbl.Append(ctx, rdr, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range int64(6) {
+		appendIDs(i*100, i*100+100)
+	}
+	for _, o := range []maintenance.RewriteOptions{
+		{Strategy: maintenance.StrategySort, SortBy: []string{"id"}},
+		{MinInputFiles: 2},
+	} {
+		res, err := maintenance.RewriteDataFiles(ctx, cat, table.Identifier{"db", "t"}, o)
+		if err != nil {
+			t.Fatalf("%s: %v", o.Strategy, err)
+		}
+		if res.Groups != 2 || res.AddedDataFiles != 2 {
+			t.Fatalf("%s: %+v; want each partition's files into one", o.Strategy, res)
+		}
+		if ids := tableIDs(t, loadTable(t, cat)); !slices.Equal(ids, idRange(0, int64(len(ids)))) || len(ids) < 600 {
+			t.Fatalf("%s: %d ids, want 0 to %d", o.Strategy, len(ids), len(ids))
+		}
+		tbl = loadTable(t, cat)
+		appendIDs(600, 700) // a second small file in each partition
 	}
 }
 
