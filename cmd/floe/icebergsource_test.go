@@ -86,8 +86,10 @@ func TestStreamIcebergToIceberg(t *testing.T) {
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.a", "--checkpoint", e.ckpt+"-a", "--trigger", "once")
 
 	var errA, errB syncBuffer
+	// The writer's own maintenance stays off: the one replace snapshot is
+	// the test's compaction, and no expiry runs ahead of the reader.
 	writer := e.startFloe(&errA, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.a",
-		"--checkpoint", e.ckpt+"-a", "--trigger", "100ms", "--max-files-per-trigger", "1")
+		"--checkpoint", e.ckpt+"-a", "--trigger", "100ms", "--max-files-per-trigger", "1", "--maintenance=false")
 	defer writer.Process.Kill()
 	reader := e.startFloe(&errB, "stream", "--source-table", "db.a", "--table", "db.b",
 		"--checkpoint", e.ckpt+"-b", "--trigger", "150ms", "-o", "streaming-max-files-per-micro-batch=3", "--progress=json")
