@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime"
 	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/brotli"
@@ -21,7 +19,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/encoding"
-	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/floe-io/floe/internal/pqzstd"
 )
 
 // The parquet-go encoder handles flat schemas of the types below; anything
@@ -59,7 +58,7 @@ func pqgoSupported(schema *arrow.Schema) bool {
 func pqgoCodec(name string, level int) (compress.Codec, error) {
 	switch name {
 	case "zstd":
-		return newZstdCodec(level)
+		return pqzstd.New(level)
 	case "snappy":
 		return &snappy.Codec{}, nil
 	case "gzip":
@@ -80,41 +79,6 @@ func gzipLevel(level int) int {
 	}
 	return level
 }
-
-// zstdCodec is zstd with all-literal entropy compression on: parquet-go's
-// bundled codec leaves high-entropy pages (random ids, payloads) almost raw
-// without it, measured +25% file size on events5.
-type zstdCodec struct {
-	enc *zstd.Encoder
-	dec *zstd.Decoder
-}
-
-func newZstdCodec(level int) (*zstdCodec, error) {
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
-		zstd.WithAllLitEntropyCompression(true),
-		zstd.WithZeroFrames(true),
-		zstd.WithEncoderCRC(false),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
-	if err != nil {
-		return nil, err
-	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil, err
-	}
-	return &zstdCodec{enc: enc, dec: dec}, nil
-}
-
-func (*zstdCodec) String() string                            { return "ZSTD" }
-func (*zstdCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
-
-// Encode and Decode are called by one writer goroutine at a time (each
-// data file has its own encoder); EncodeAll is safe for concurrent use anyway.
-func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
-	return c.enc.EncodeAll(src, dst[:0]), nil
-}
-func (c *zstdCodec) Decode(dst, src []byte) ([]byte, error) { return c.dec.DecodeAll(src, dst[:0]) }
 
 // pqgoEncoder writes one data file with parquet-go, column by column.
 type pqgoEncoder struct {

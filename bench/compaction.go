@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 
@@ -22,7 +21,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
 	pqcompress "github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -30,6 +28,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/pqzstd"
 	"github.com/floe-io/floe/maintenance"
 )
 
@@ -327,7 +326,7 @@ func (r *rolling) Close() error {
 func ParquetGoCompact(ctx context.Context, fx *CompactionFixture, out string) (CompactionResult, error) {
 	res := CompactionResult{Contender: "parquet-go"}
 	cost, err := timed(ctx, func() error {
-		codec, err := newZstdCodec(compactionZstd)
+		codec, err := pqzstd.New(compactionZstd)
 		if err != nil {
 			return err
 		}
@@ -495,38 +494,6 @@ func (f namedField) Name() string { return f.name }
 func (f namedField) Value(base reflect.Value) reflect.Value {
 	return base.MapIndex(reflect.ValueOf(f.name))
 }
-
-// zstdCodec is floe's parquet-go zstd codec (encoder_parquetgo.go):
-// all-literal entropy compression on, which parquet-go's bundled codec
-// lacks.
-type zstdCodec struct {
-	enc *zstd.Encoder
-	dec *zstd.Decoder
-}
-
-func newZstdCodec(level int) (*zstdCodec, error) {
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
-		zstd.WithAllLitEntropyCompression(true),
-		zstd.WithZeroFrames(true),
-		zstd.WithEncoderCRC(false),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
-	if err != nil {
-		return nil, err
-	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil, err
-	}
-	return &zstdCodec{enc: enc, dec: dec}, nil
-}
-
-func (*zstdCodec) String() string                            { return "ZSTD" }
-func (*zstdCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
-func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
-	return c.enc.EncodeAll(src, dst[:0]), nil
-}
-func (c *zstdCodec) Decode(dst, src []byte) ([]byte, error) { return c.dec.DecodeAll(src, dst[:0]) }
 
 // ArrowCompact reads the fixture's files with arrow-go's pqarrow into
 // Arrow records, as floe's file reader does, and writes them with pqarrow
