@@ -284,24 +284,14 @@ func TestCrashSafetyTemplates(t *testing.T) {
 		"--partition-field", "bucket(id, 4)", "--checkpoint", e.ckpt, "--max-files-per-trigger", "3"}
 	kills, finished, next := 0, 0, int64(files)
 	for kills < max(1, *crashKills/2) {
-		var stderr syncBuffer
-		cmd := e.startFloe(&stderr, args...)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if code := exitCode(err); code != 0 {
-				t.Fatalf("floe failed on restart after %d kills (exit %d):\n%s", kills, code, stderr.String())
-			}
-			finished++
-			for range 6 {
-				writeRegions(t, filepath.Join(e.landing, fmt.Sprintf("g-%03d.parquet", next)), next*rows, rows, nil)
-				next++
-			}
-		case <-time.After(time.Duration(rng.IntN(600)) * time.Millisecond):
-			_ = cmd.Process.Kill()
-			<-done
+		if e.runOrKill(time.Duration(rng.IntN(600))*time.Millisecond, args...) {
 			kills++
+			continue
+		}
+		finished++
+		for range 6 {
+			writeRegions(t, filepath.Join(e.landing, fmt.Sprintf("g-%03d.parquet", next)), next*rows, rows, nil)
+			next++
 		}
 	}
 	e.ok(args...)

@@ -50,6 +50,28 @@ func (e *env) startFloe(stderr *syncBuffer, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// runOrKill runs floe with args and kills it (SIGKILL) once delay has
+// passed, unless it finished first; it tells whether it killed it, and
+// fails the test when floe finished with an error.
+func (e *env) runOrKill(delay time.Duration, args ...string) bool {
+	e.t.Helper()
+	var stderr syncBuffer
+	cmd := e.startFloe(&stderr, args...)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 0 {
+			e.t.Fatalf("floe failed on a restart after kills (exit %d):\n%s", code, stderr.String())
+		}
+		return false
+	case <-time.After(delay):
+		_ = cmd.Process.Kill()
+		<-done
+		return true
+	}
+}
+
 func exitCode(err error) int {
 	if err == nil {
 		return 0
@@ -137,26 +159,15 @@ func TestCrashSafety(t *testing.T) {
 		"--checkpoint", e.ckpt, "--trigger", "available-now", "--max-files-per-trigger", "2"}
 	kills, finished := 0, 0
 	for kills < *crashKills {
-		var stderr syncBuffer
-		cmd := e.startFloe(&stderr, args...)
-		delay := time.Duration(rng.IntN(400)) * time.Millisecond
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if code := exitCode(err); code != 0 {
-				t.Fatalf("floe failed on restart after %d kills (exit %d):\n%s", kills, code, stderr.String())
-			}
-			finished++
-			// All input is in: add more so later kills still hit work.
-			base := int64(files+(finished-1)*10) * rows
-			for j := range int64(10) {
-				e.writeIDs(fmt.Sprintf("g-%03d-%02d.parquet", finished, j), base+j*rows, rows)
-			}
-		case <-time.After(delay):
-			_ = cmd.Process.Kill()
-			<-done
+		if e.runOrKill(time.Duration(rng.IntN(400))*time.Millisecond, args...) {
 			kills++
+			continue
+		}
+		finished++
+		// All input is in: add more so later kills still hit work.
+		base := int64(files+(finished-1)*10) * rows
+		for j := range int64(10) {
+			e.writeIDs(fmt.Sprintf("g-%03d-%02d.parquet", finished, j), base+j*rows, rows)
 		}
 	}
 	e.ok(args...)

@@ -276,24 +276,14 @@ func TestRemoveOrphansAfterRandomKills(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	total := int64(files * rows)
 	for k := 0; k < kills; {
-		var stderr syncBuffer
-		cmd := e.startFloe(&stderr, args...)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if code := exitCode(err); code != 0 {
-				t.Fatalf("floe failed after %d kills (exit %d):\n%s", k, code, stderr.String())
-			}
-			// All input is in: the next kill needs work to interrupt.
-			for range 4 {
-				e.writeIDs(fmt.Sprintf("g-%06d.parquet", total), total, rows)
-				total += rows
-			}
-		case <-time.After(time.Duration(150+rng.IntN(250)) * time.Millisecond):
-			_ = cmd.Process.Kill()
-			<-done
+		if e.runOrKill(time.Duration(150+rng.IntN(250))*time.Millisecond, args...) {
 			k++
+			continue
+		}
+		// All input is in: the next kill needs work to interrupt.
+		for range 4 {
+			e.writeIDs(fmt.Sprintf("g-%06d.parquet", total), total, rows)
+			total += rows
 		}
 	}
 	e.ok(args...)
