@@ -418,6 +418,13 @@ func (b *batch) reserve(s *slot) bool {
 	}
 }
 
+// release gives back slot s's place under the open-file cap; its file, if
+// it had one, is closed.
+func (b *batch) release(s *slot) {
+	s.holds.Store(false)
+	b.open.Add(-1)
+}
+
 // idleRecords is how many records a partition may miss before its file
 // counts as idle: rows spread over more partitions than the cap touch
 // most of them in every record, and closing their files would only make
@@ -480,8 +487,7 @@ func (b *batch) appendTo(d *dest, s *slot, rec arrow.RecordBatch) error {
 		f, err := b.create(d, s, rec)
 		if err != nil {
 			if counted {
-				b.open.Add(-1)
-				s.holds.Store(false)
+				b.release(s) // create closed what it opened
 			}
 			s.file = nil
 			return err
@@ -535,20 +541,25 @@ func (b *batch) roll(d *dest, s *slot, keep bool) error {
 	if f == nil {
 		return nil
 	}
-	if keep && f.counted {
+	keep = keep && f.counted
+	if keep {
 		s.file = &openFile{counted: true}
 	} else {
 		s.file = nil
-		if f.counted {
-			b.open.Add(-1)
-			s.holds.Store(false)
-		}
 	}
 	if f.enc == nil {
+		if f.counted && !keep {
+			b.release(s)
+		}
 		return nil
 	}
-	b.live.Add(-1)
 	meta, err := f.enc.Close()
+	// The place is given back only once the file is closed: given back
+	// before, another slot would open a file while this one still is.
+	b.live.Add(-1)
+	if f.counted && !keep {
+		b.release(s)
+	}
 	if err != nil {
 		_ = d.wfs.Remove(f.path)
 		return fmt.Errorf("finish data file %s: %w", f.path, err)

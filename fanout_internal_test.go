@@ -44,10 +44,12 @@ type failingFile struct {
 }
 
 func (f *failingFile) Close() error {
+	err := f.FileWriter.Close()
+	// The file is open until its Close returns: counting it closed before
+	// would hide a writer that opens the next file too early.
 	f.fs.mu.Lock()
 	f.fs.open--
 	f.fs.mu.Unlock()
-	err := f.FileWriter.Close()
 	if f.fail {
 		return errors.New("injected close failure")
 	}
@@ -68,6 +70,29 @@ func (z *failingFS) Create(name string) (icebergio.FileWriter, error) {
 }
 
 func (z *failingFS) Remove(name string) error { z.removed.Add(1); return z.WriteFileIO.Remove(name) }
+
+// peak is the most files open at once.
+func (z *failingFS) peak() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.maxOpen
+}
+
+// countingTable is tbl writing its files through a failingFS that fails
+// nothing, to count the files really open at once.
+func countingTable(tbl *table.Table) (*table.Table, *failingFS) {
+	fs := &failingFS{}
+	var once sync.Once
+	fsF := func(ctx context.Context) (icebergio.IO, error) {
+		inner, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		once.Do(func() { fs.WriteFileIO = inner.(icebergio.WriteFileIO) })
+		return fs, nil
+	}
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, nil), fs
+}
 
 var fanoutSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -227,7 +252,8 @@ func TestFanoutStress(t *testing.T) {
 				}
 				parts = append(parts, namedPart{name: "p", recs: recs})
 			}
-			w := &Writer{Table: tbl, FilePrefix: "fanout", MaxOpenFiles: maxOpen}
+			ctbl, fs := countingTable(tbl)
+			w := &Writer{Table: ctbl, FilePrefix: "fanout", MaxOpenFiles: maxOpen}
 			done := make(chan struct{})
 			var res WriteResult
 			var err error
@@ -244,12 +270,15 @@ func TestFanoutStress(t *testing.T) {
 			for _, f := range res.Files {
 				in += f.Rows
 			}
-			t.Logf("maxOpen %d: rows %d in files %d want %d, files %d, peak %d", maxOpen, res.Rows, in, want, len(res.Files), res.PeakOpenFiles)
+			t.Logf("maxOpen %d: rows %d in files %d want %d, files %d, peak %d, peak on storage %d", maxOpen, res.Rows, in, want, len(res.Files), res.PeakOpenFiles, fs.peak())
 			if in != want || res.Rows != want {
 				t.Errorf("maxOpen %d: %d rows counted, %d in files, want %d", maxOpen, res.Rows, in, want)
 			}
 			if res.PeakOpenFiles > maxOpen {
 				t.Errorf("maxOpen %d: %d files open at once", maxOpen, res.PeakOpenFiles)
+			}
+			if fs.peak() > maxOpen {
+				t.Errorf("maxOpen %d: %d files open at once on storage", maxOpen, fs.peak())
 			}
 		}
 	}
