@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,9 +16,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress/lz4"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
-	"github.com/parquet-go/parquet-go/encoding"
 
-	"github.com/floe-io/floe/internal/pqzstd"
+	"github.com/floe-io/floe/internal/pqgo"
 )
 
 // The parquet-go encoder handles flat schemas of the types below; anything
@@ -58,7 +55,7 @@ func pqgoSupported(schema *arrow.Schema) bool {
 func pqgoCodec(name string, level int) (compress.Codec, error) {
 	switch name {
 	case "zstd":
-		return pqzstd.New(level)
+		return pqgo.NewZstd(level)
 	case "snappy":
 		return &snappy.Codec{}, nil
 	case "gzip":
@@ -102,7 +99,7 @@ type pqgoEncoder struct {
 // the table's field ids. first is the file's first record: it decides which
 // string columns get a dictionary.
 func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first arrow.RecordBatch) (*pqgoEncoder, error) {
-	fields := make(orderedGroup, len(schema.Fields()))
+	fields := make(pqgo.Group, len(schema.Fields()))
 	e := &pqgoEncoder{out: out, cols: schema.Fields(), target: opts.target, rowGroup: opts.rowGroup, ratio: 0.25}
 	for i, f := range schema.Fields() {
 		node, err := pqgoLeaf(f.Type)
@@ -124,7 +121,7 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 		if !ok {
 			return nil, fmt.Errorf("column %s has no field id", f.Name)
 		}
-		fields[i] = namedField{Node: pq.FieldID(node, id), name: f.Name}
+		fields[i] = pqgo.Field(pq.FieldID(node, id), f.Name)
 	}
 	e.w = pq.NewGenericWriter[any](out,
 		pq.NewSchema("table", fields),
@@ -347,41 +344,6 @@ func (e *pqgoEncoder) Close() (*metadata.FileMetaData, error) {
 	// The sink is closed whatever happened: an unclosed object-store upload
 	// is never finished, an unclosed file keeps its descriptor.
 	return meta, errors.Join(err, e.out.Close())
-}
-
-// orderedGroup is a Parquet group that keeps its fields in the given order:
-// parquet-go's Group is a map and sorts them by name, but a data file's
-// columns should follow the table's schema.
-type orderedGroup []pq.Field
-
-func (g orderedGroup) ID() int                     { return 0 }
-func (g orderedGroup) String() string              { return "message table " + g.describe() }
-func (g orderedGroup) Type() pq.Type               { return pq.Group{}.Type() }
-func (g orderedGroup) Optional() bool              { return false }
-func (g orderedGroup) Repeated() bool              { return false }
-func (g orderedGroup) Required() bool              { return true }
-func (g orderedGroup) Leaf() bool                  { return false }
-func (g orderedGroup) Fields() []pq.Field          { return g }
-func (g orderedGroup) Encoding() encoding.Encoding { return nil }
-func (g orderedGroup) Compression() compress.Codec { return nil }
-func (g orderedGroup) GoType() reflect.Type        { return reflect.TypeOf(map[string]any{}) }
-
-func (g orderedGroup) describe() string {
-	names := make([]string, len(g))
-	for i, f := range g {
-		names[i] = f.Name()
-	}
-	return "{" + strings.Join(names, ", ") + "}"
-}
-
-type namedField struct {
-	pq.Node
-	name string
-}
-
-func (f namedField) Name() string { return f.name }
-func (f namedField) Value(base reflect.Value) reflect.Value {
-	return base.MapIndex(reflect.ValueOf(f.name))
 }
 
 var _ io.Writer = (*countingWriter)(nil)

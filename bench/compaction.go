@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime/pprof"
 	"strings"
 
@@ -22,13 +21,11 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	pq "github.com/parquet-go/parquet-go"
-	pqcompress "github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/internal/pqzstd"
+	"github.com/floe-io/floe/internal/pqgo"
 	"github.com/floe-io/floe/maintenance"
 )
 
@@ -326,7 +323,7 @@ func (r *rolling) Close() error {
 func ParquetGoCompact(ctx context.Context, fx *CompactionFixture, out string) (CompactionResult, error) {
 	res := CompactionResult{Contender: "parquet-go"}
 	cost, err := timed(ctx, func() error {
-		codec, err := pqzstd.New(compactionZstd)
+		codec, err := pqgo.NewZstd(compactionZstd)
 		if err != nil {
 			return err
 		}
@@ -453,7 +450,7 @@ func copyColumn(w *pq.ColumnWriter, chunk pq.ColumnChunk, buf []pq.Value) ([]pq.
 // writer's applies.
 func rawSchema(root *pq.Column) *pq.Schema {
 	cols := root.Columns()
-	fields := make(orderedGroup, len(cols))
+	fields := make(pqgo.Group, len(cols))
 	for i, c := range cols {
 		node := pq.Leaf(c.Type())
 		if e := c.Encoding(); e != nil && (e.Encoding() == format.RLEDictionary || e.Encoding() == format.PlainDictionary) {
@@ -464,35 +461,9 @@ func rawSchema(root *pq.Column) *pq.Schema {
 		} else {
 			node = pq.Required(node)
 		}
-		fields[i] = namedField{Node: pq.FieldID(node, c.ID()), name: c.Name()}
+		fields[i] = pqgo.Field(pq.FieldID(node, c.ID()), c.Name())
 	}
 	return pq.NewSchema(root.Name(), fields)
-}
-
-// orderedGroup keeps its fields in the given order (parquet-go's Group
-// sorts them by name), as floe's encoder does.
-type orderedGroup []pq.Field
-
-func (g orderedGroup) ID() int                       { return 0 }
-func (g orderedGroup) String() string                { return "message table" }
-func (g orderedGroup) Type() pq.Type                 { return pq.Group{}.Type() }
-func (g orderedGroup) Optional() bool                { return false }
-func (g orderedGroup) Repeated() bool                { return false }
-func (g orderedGroup) Required() bool                { return true }
-func (g orderedGroup) Leaf() bool                    { return false }
-func (g orderedGroup) Fields() []pq.Field            { return g }
-func (g orderedGroup) Encoding() encoding.Encoding   { return nil }
-func (g orderedGroup) Compression() pqcompress.Codec { return nil }
-func (g orderedGroup) GoType() reflect.Type          { return reflect.TypeOf(map[string]any{}) }
-
-type namedField struct {
-	pq.Node
-	name string
-}
-
-func (f namedField) Name() string { return f.name }
-func (f namedField) Value(base reflect.Value) reflect.Value {
-	return base.MapIndex(reflect.ValueOf(f.name))
 }
 
 // ArrowCompact reads the fixture's files with arrow-go's pqarrow into
