@@ -2,169 +2,29 @@ package floe
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	_ "github.com/apache/iceberg-go/catalog/glue"   // registers "glue"
-	_ "github.com/apache/iceberg-go/catalog/hadoop" // registers "hadoop"
-	_ "github.com/apache/iceberg-go/catalog/rest"   // registers "rest"
-	sqlcat "github.com/apache/iceberg-go/catalog/sql"
-	_ "github.com/apache/iceberg-go/io/gocloud" // s3://, gs://, abfs:// storage
-	_ "modernc.org/sqlite"                      // pure-Go SQLite driver "sqlite"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/catalogs"
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // WarehouseEnv overrides the default warehouse directory.
-const WarehouseEnv = "FLOE_WAREHOUSE"
+const WarehouseEnv = catalogs.WarehouseEnv
 
 // ResolveWarehouse applies floe's precedence: an explicit value, then
 // $FLOE_WAREHOUSE, then ./warehouse. Local paths are made absolute, since
 // table locations recorded in the catalog must not depend on the working
 // directory.
-func ResolveWarehouse(explicit string) (string, error) {
-	wh := explicit
-	if wh == "" {
-		wh = os.Getenv(WarehouseEnv)
-	}
-	if wh == "" {
-		wh = "warehouse"
-	}
-	if isURL(wh) {
-		if strings.HasPrefix(wh, "file://") {
-			return strings.TrimPrefix(wh, "file://"), nil
-		}
-		return wh, nil
-	}
-	return filepath.Abs(wh)
-}
-
-func isURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && len(u.Scheme) > 1
-}
+func ResolveWarehouse(explicit string) (string, error) { return catalogs.ResolveWarehouse(explicit) }
 
 // OpenCatalog opens the configured catalog. The embedded default is an
 // SQLite catalog at <warehouse>/catalog.db with tables under <warehouse>,
 // in the standard JDBC catalog schema, so other engines can open it.
 func OpenCatalog(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
-	wh, err := ResolveWarehouse(c.Warehouse)
-	if err != nil {
-		return nil, fmt.Errorf("%w: warehouse %q: %v", ErrConfig, c.Warehouse, err)
-	}
-	name := c.Name
-	if name == "" {
-		name = "floe"
-	}
-	typ := c.Type
-	if typ == "" {
-		typ = "sql"
-	}
-	props := iceberg.Properties{}
-	for k, v := range c.Properties {
-		props[k] = v
-	}
-	local := !isURL(wh)
-	whURL := wh
-	if local {
-		whURL = "file://" + wh
-	}
-	switch typ {
-	case "sql":
-		uri := c.URI
-		if uri == "" {
-			if !local {
-				return nil, fmt.Errorf("%w: the embedded SQLite catalog keeps its database on local disk, and warehouse %s is not local; pass --catalog-uri with the catalog database, e.g. --catalog-uri ./catalog.db", ErrConfig, wh)
-			}
-			if err := os.MkdirAll(wh, 0o755); err != nil {
-				return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
-			}
-			uri = filepath.Join(wh, "catalog.db")
-		}
-		driver := props.Get(sqlcat.DriverKey, "sqlite")
-		if driver == "sqlite" {
-			if uri, err = sqliteURI(uri); err != nil {
-				return nil, err
-			}
-		}
-		setDefault(props, "uri", uri)
-		setDefault(props, sqlcat.DriverKey, driver)
-		setDefault(props, sqlcat.DialectKey, string(sqlcat.SQLite))
-		setDefault(props, "init_catalog_tables", "true")
-		setDefault(props, "warehouse", whURL)
-	case "hadoop":
-		if local {
-			if err := os.MkdirAll(wh, 0o755); err != nil {
-				return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
-			}
-		}
-		setDefault(props, "warehouse", wh)
-	case "rest", "glue":
-		if c.URI != "" {
-			setDefault(props, "uri", c.URI)
-		}
-		if c.Warehouse != "" {
-			setDefault(props, "warehouse", c.Warehouse)
-		}
-	default:
-		return nil, fmt.Errorf("%w: catalog type %q is not supported; use sql, rest, hadoop or glue", ErrConfig, typ)
-	}
-	props["type"] = typ
-	cat, err := catalog.Load(ctx, name, props)
-	if err != nil {
-		return nil, fmt.Errorf("open %s catalog %q: %w", typ, name, err)
-	}
-	return cat, nil
-}
-
-// sqliteURI turns a database path (or file: URI) into the driver's URI with
-// a busy timeout and the WAL journal: several floe processes may share one
-// catalog, and they must wait for the lock instead of failing, while readers
-// run beside a writer.
-func sqliteURI(uri string) (string, error) {
-	if strings.Contains(uri, "_pragma=") {
-		return uri, nil // the caller chose its own settings
-	}
-	path := strings.TrimPrefix(uri, "file:")
-	if q := strings.IndexByte(path, '?'); q >= 0 {
-		path = path[:q]
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", fmt.Errorf("%w: catalog database %q: %v", ErrConfig, uri, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return "", fmt.Errorf("create directory for catalog database %s: %w", abs, err)
-	}
-	sep := "?"
-	if strings.Contains(uri, "?") {
-		sep = "&"
-		abs = abs + uri[strings.IndexByte(uri, '?'):]
-	}
-	return "file:" + abs + sep + "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)", nil
-}
-
-func setDefault(p iceberg.Properties, k, v string) {
-	if _, ok := p[k]; !ok {
-		p[k] = v
-	}
+	return catalogs.Open(ctx, c)
 }
 
 // ParseIdent splits "ns.table" (or "a.b.table") into an identifier.
-func ParseIdent(s string) ([]string, error) {
-	parts := strings.Split(s, ".")
-	if len(parts) < 2 {
-		return nil, fmt.Errorf("%w: table %q must be NAMESPACE.TABLE, e.g. db.events", ErrConfig, s)
-	}
-	for _, p := range parts {
-		if p == "" {
-			return nil, fmt.Errorf("%w: table %q has an empty name part; use NAMESPACE.TABLE, e.g. db.events", ErrConfig, s)
-		}
-	}
-	return parts, nil
-}
+func ParseIdent(s string) ([]string, error) { return ingest.ParseIdent(s) }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -153,6 +154,50 @@ func (c *Checkpoint) Close() error {
 
 // QuarantineDir holds input files set aside by --on-bad-file quarantine.
 func (c *Checkpoint) QuarantineDir() string { return filepath.Join(c.Dir, "quarantine") }
+
+// Quarantine moves a bad input file into QuarantineDir and returns where
+// it went; a name already taken there gets a timestamp prefix.
+func (c *Checkpoint) Quarantine(path string) (string, error) {
+	dir := c.QuarantineDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(path))
+	if _, err := os.Stat(dst); err == nil {
+		dst = filepath.Join(dir, fmt.Sprintf("%d-%s", time.Now().UnixNano(), filepath.Base(path)))
+	}
+	if err := os.Rename(path, dst); err != nil {
+		// Across file systems a rename fails: copy, then remove.
+		if cerr := copyFile(path, dst); cerr != nil {
+			return "", cerr
+		}
+		if rerr := os.Remove(path); rerr != nil {
+			return "", rerr
+		}
+	}
+	return dst, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
 
 // WriteOffsets records batch N's range before it runs.
 func (c *Checkpoint) WriteOffsets(e OffsetEntry) error {

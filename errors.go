@@ -2,62 +2,49 @@ package floe
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // Sentinel errors. Callers test them with errors.Is; messages name the
-// thing, the cause and the fix.
+// thing, the cause and the fix. Those the stages share are declared once,
+// in package ingest, and named here by alias, so errors.Is holds whichever
+// package wrapped them.
 var (
 	// ErrConfig marks an invalid pipeline configuration.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = ingest.ErrConfig
+	// ErrBadInput marks input that cannot be ingested as it is.
+	ErrBadInput = ingest.ErrBadInput
+	// ErrSchemaMismatch marks input whose schema does not fit the table.
+	ErrSchemaMismatch = ingest.ErrSchemaMismatch
+	// ErrCommit marks a table commit that failed after all retries.
+	ErrCommit = ingest.ErrCommit
+	// ErrQueryConflict marks a new query whose table already holds the
+	// output of another query reading the same source.
+	ErrQueryConflict = ingest.ErrQueryConflict
+	// ErrUnstableFile marks a file that changed while it was read: it is
+	// still being written and is left for a later batch.
+	ErrUnstableFile = ingest.ErrUnstableFile
+
 	// ErrCheckpointMismatch marks a checkpoint that belongs to another sink
 	// or source than the pipeline using it.
 	ErrCheckpointMismatch = errors.New("checkpoint does not match pipeline")
 	// ErrCheckpointInUse marks a checkpoint another run holds.
 	ErrCheckpointInUse = errors.New("checkpoint in use")
-	// ErrQueryConflict marks a new query whose table already holds the
-	// output of another query reading the same source.
-	ErrQueryConflict = errors.New("table already written by another query from this source")
 	// ErrSourceCannotContinue marks a source that cannot go on from the
 	// checkpoint's offset, such as a table history it cannot read: a
 	// retry fails the same way, so a stream stops.
 	ErrSourceCannotContinue = errors.New("source cannot continue")
-	// ErrBadInput marks input that cannot be ingested as it is.
-	ErrBadInput = errors.New("bad input")
-	// ErrSchemaMismatch marks input whose schema does not fit the table.
-	ErrSchemaMismatch = fmt.Errorf("%w: schema mismatch", ErrBadInput)
 	// ErrNoInput marks a run that found nothing to ingest when the caller
 	// asked for that to be an error (--fail-on-empty).
 	ErrNoInput = errors.New("no input found")
-	// ErrCommit marks a table commit that failed after all retries.
-	ErrCommit = errors.New("commit failed")
-	// ErrUnstableFile marks a file that changed while it was read: it is
-	// still being written and is left for a later batch.
-	ErrUnstableFile = errors.New("file changed while being read")
 )
 
 // BadFileError reports an input file that cannot be ingested: corrupt,
-// empty, unreadable, or not matching the table. Path names the file.
-type BadFileError struct {
-	Path string
-	Err  error
-}
+// empty, unreadable, or not matching the table. Path names the file;
+// errors.Is(err, ErrBadInput) holds for every BadFileError.
+type BadFileError = ingest.BadFileError
 
-func (e *BadFileError) Error() string { return fmt.Sprintf("bad input file %s: %v", e.Path, e.Err) }
-
-// Unwrap exposes the cause; errors.Is(err, ErrBadInput) holds for every
-// BadFileError.
-func (e *BadFileError) Unwrap() []error { return []error{ErrBadInput, e.Err} }
-
-// UnstableFileError reports a file that is still being written.
-type UnstableFileError struct {
-	Path   string
-	Reason string
-}
-
-func (e *UnstableFileError) Error() string {
-	return fmt.Sprintf("file %s is still being written (%s); left for a later batch", e.Path, e.Reason)
-}
-
-// Unwrap makes errors.Is(err, ErrUnstableFile) hold.
-func (e *UnstableFileError) Unwrap() error { return ErrUnstableFile }
+// UnstableFileError reports a file that is still being written;
+// errors.Is(err, ErrUnstableFile) holds for it.
+type UnstableFileError = ingest.UnstableFileError

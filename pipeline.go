@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/internal/conform"
+	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/write"
 )
 
 // Options are the parts of a pipeline that are not configuration.
@@ -39,10 +42,6 @@ type Options struct {
 	// ForEachBatch, when set, is called with each batch's data files after
 	// they are written and before they are committed.
 	ForEachBatch func(ctx context.Context, batchID int64, files []DataFile) error
-	// AfterTableCommit, when set, is called after each table's commit of a
-	// batch, before the next table's and before the checkpoint records the
-	// batch; an error stops the run there.
-	AfterTableCommit func(table string, batchID, snapshotID int64) error
 	// Stdout receives the rows of a console sink; os.Stdout when nil.
 	Stdout io.Writer
 }
@@ -54,19 +53,19 @@ type Pipeline struct {
 	cat        catalog.Catalog
 	source     Source
 	checkpoint *Checkpoint
-	sink       *sink
 	ownsCat    bool
 	runID      string
 	stopping   atomic.Bool
 	stopCh     chan struct{}
 	stopOnce   sync.Once
 
-	// newQuery is set while a new checkpoint must not write a table that
-	// holds another query's output from the same source.
-	newQuery bool
-	// batchSchema is the union of the batch's input schemas when schema
-	// evolution is on: tables are evolved to it before any file is written.
-	batchSchema *arrow.Schema
+	// The write side: the tables (nil for the console sink), the fixed
+	// table's name ("" with a template, which route applies), and keep,
+	// drop or only.
+	tables  *commit.Tables
+	fixed   string
+	route   *write.Router
+	project *conform.Projection
 
 	// maintainer runs the maintenance: block between batches; nil when
 	// it is off.
@@ -89,17 +88,31 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	snk, err := newSink(&cfg.Sink)
-	if err != nil {
-		return nil, err
+	p := &Pipeline{cfg: cfg, opts: opts, ownsCat: opts.Catalog == nil, runID: uuid.NewString(), stopCh: make(chan struct{}),
+		project: conform.NewProjection(cfg.Sink.Keep, cfg.Sink.Drop, cfg.Sink.Only)}
+	var partition []write.PartitionField
+	if !cfg.Sink.Console() {
+		var err error
+		if cfg.Sink.IsTemplate() {
+			p.route, err = write.NewRouter(cfg.Sink.Table, cfg.Sink.DeadLetterTable)
+		} else if _, err = ingest.ParseIdent(cfg.Sink.Table); err == nil {
+			p.fixed = cfg.Sink.Table
+		}
+		if err != nil {
+			return nil, err
+		}
+		if partition, err = write.ParsePartitionFields(cfg.Sink.PartitionFields); err != nil {
+			return nil, err
+		}
 	}
 	cat := opts.Catalog
+	var err error
 	if cat == nil {
 		if cat, err = OpenCatalog(ctx, cfg.Catalog); err != nil {
 			return nil, err
 		}
 	}
-	p := &Pipeline{cfg: cfg, opts: opts, cat: cat, sink: snk, ownsCat: opts.Catalog == nil, runID: uuid.NewString(), stopCh: make(chan struct{})}
+	p.cat = cat
 	if p.opts.Logger == nil {
 		p.opts.Logger = slog.Default()
 	}
@@ -127,6 +140,24 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		return nil, err
 	}
 	p.source, p.checkpoint = src, ck
+	if !cfg.Sink.Console() {
+		p.tables = commit.NewTables(cat, commit.TablesOptions{
+			QueryID: ck.Metadata.ID, Source: src.Description(), Checkpoint: ck.Dir,
+			Create: cfg.Sink.CreateTable == nil || *cfg.Sink.CreateTable,
+			CreateOptions: commit.CreateOptions{
+				Properties:       cfg.Sink.TableProperties,
+				PartitionFields:  partition,
+				IdentifierFields: cfg.Sink.IdentifierFields,
+				FormatVersion:    cfg.Sink.FormatVersion,
+			},
+			SpecEvolution:   cfg.Sink.PartitionSpecEvolution,
+			SchemaEvolution: cfg.Sink.SchemaEvolution == "add-columns",
+			DeadLetter:      cfg.Sink.DeadLetterTable,
+			Overwrite:       cfg.Sink.Mode == "complete",
+			Properties:      cfg.Sink.SnapshotProperties,
+			Logger:          p.opts.Logger,
+		})
+	}
 	if cfg.Maintenance.On() && !cfg.Sink.Console() {
 		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
 	}
@@ -275,9 +306,13 @@ func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.newQuery = last < 0 && !p.cfg.AllowNewQuery
-	if p.newQuery && p.sink.fixed != nil {
-		_, err = p.loadTable(ctx, p.cfg.Sink.Table)
+	if p.tables == nil {
+		return nil
+	}
+	newQuery := last < 0 && !p.cfg.AllowNewQuery
+	p.tables.RefuseOtherQueries(newQuery)
+	if newQuery && p.fixed != "" {
+		_, err = p.tables.Load(ctx, p.fixed)
 	}
 	return err
 }
@@ -354,7 +389,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		Timestamp: began.UTC().Format("2006-01-02T15:04:05.000Z")}
 	// A re-run batch of a table template may be in some of its tables
 	// already: which, only its rows can tell.
-	mayBeCommitted := rerun && p.sink.route != nil
+	mayBeCommitted := rerun && p.route != nil
 	res, existing, err := p.writeBatch(ctx, entry, prog, mayBeCommitted)
 	if err != nil {
 		// Forget the batch only on bad input: then nothing of it reached the
@@ -379,49 +414,47 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	addMs := time.Since(t).Milliseconds()
 
 	t = time.Now()
-	commit := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows}
+	done := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows}
 	switch {
 	case existing != nil:
-		commit.Snapshots = map[string]int64{p.cfg.Sink.Table: existing.SnapshotID}
+		done.Snapshots = map[string]int64{p.cfg.Sink.Table: existing.SnapshotID}
 		prog.Sink.SnapshotID = existing.SnapshotID
-		if existing.Summary != nil {
-			// The batch was committed by the run that stopped: count its rows.
-			res.Rows, _ = strconv.ParseInt(existing.Summary.Properties["added-records"], 10, 64)
-			commit.Rows = res.Rows
-		}
+		// The batch was committed by the run that stopped: count its rows.
+		res.Rows = commit.AddedRows(existing)
+		done.Rows = res.Rows
 	case len(res.Files) > 0:
 		if p.opts.ForEachBatch != nil {
 			if err := p.opts.ForEachBatch(ctx, entry.BatchID, res.Files); err != nil {
-				p.deleteWritten(ctx, res)
+				res.Remove(ctx)
 				return fmt.Errorf("batch %d: for-each-batch hook: %w", entry.BatchID, err)
 			}
 		}
-		tcs, err := p.commitTables(ctx, entry.BatchID, res)
+		tcs, err := p.tables.Commit(ctx, entry.BatchID, res.Files, res.Tables)
 		if err != nil {
 			return err
 		}
-		commit.Snapshots = map[string]int64{}
+		done.Snapshots = map[string]int64{}
 		res.Rows = 0
 		for _, tc := range tcs {
-			commit.Snapshots[tc.Table] = tc.SnapshotID
+			done.Snapshots[tc.Table] = tc.SnapshotID
 			res.Rows += tc.Rows
-			if !tc.existing {
+			if !tc.Existing {
 				sum.Snapshots++
 			}
 		}
-		commit.Rows = res.Rows
+		done.Rows = res.Rows
 		if len(tcs) == 1 {
 			prog.Sink.SnapshotID = tcs[0].SnapshotID
 		}
-		if p.sink.route != nil {
+		if p.route != nil {
 			prog.Sink.Tables = make([]TableProgress, len(tcs))
 			for i, tc := range tcs {
 				prog.Sink.Tables[i] = TableProgress{Table: tc.Table, SnapshotID: tc.SnapshotID, NumOutputRows: tc.Rows, DataFiles: tc.DataFiles}
 			}
 		}
 	}
-	commit.TimestampMs = time.Now().UnixMilli()
-	if err := p.checkpoint.WriteCommit(commit); err != nil {
+	done.TimestampMs = time.Now().UnixMilli()
+	if err := p.checkpoint.WriteCommit(done); err != nil {
 		return err
 	}
 	if err := p.source.Commit(ctx, entry.End); err != nil {
@@ -462,14 +495,12 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	if p.opts.OnProgress != nil {
 		p.opts.OnProgress(*prog)
 	}
-	if p.maintainer != nil && len(commit.Snapshots) > 0 {
+	if p.maintainer != nil && len(done.Snapshots) > 0 {
 		tables := map[string]*table.Table{}
-		for name := range commit.Snapshots {
-			tables[name] = p.sink.tables[name]
+		for name := range done.Snapshots {
+			tables[name] = p.tables.Cached(name)
 		}
-		for name, tbl := range p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: tables}) {
-			p.sink.tables[name] = tbl
-		}
+		p.tables.Adopt(p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: tables}))
 	}
 	return nil
 }
@@ -478,32 +509,41 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 // being written are dropped from the batch and retried later; with
 // on-bad-file quarantine, bad files are moved aside and the batch goes on
 // without them. The snapshot is set when the table already holds the batch.
-func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress, mayBeCommitted bool) (WriteResult, *table.Snapshot, error) {
+func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress, mayBeCommitted bool) (write.Result, *table.Snapshot, error) {
 	// Each turn drops one file from the batch, so the loop ends; the bound
 	// guards against a source that fails to drop it.
 	for turn := 0; ; turn++ {
 		parts, err := p.source.Read(ctx, entry.Start, entry.End)
 		if err != nil {
-			return WriteResult{}, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
+			return write.Result{}, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
 		}
 		if len(parts) == 0 {
-			return WriteResult{}, nil, nil
+			return write.Result{}, nil, nil
 		}
 		if turn > len(parts)+1 {
-			return WriteResult{}, nil, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
+			return write.Result{}, nil, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
 		}
-		var res WriteResult
-		if p.cfg.Sink.Console() {
-			if res, err = p.print(ctx, parts); err == nil {
+		var res write.Result
+		if p.tables == nil {
+			if res.Rows, err = write.Print(ctx, p.stdout(), parts, p.project); err == nil {
 				return res, nil, nil
 			}
 		} else {
-			if s, err := p.alreadyCommitted(ctx, entry.BatchID); err != nil || s != nil {
-				return WriteResult{}, s, err
+			if p.fixed != "" {
+				// A re-run of a batch the stopped run committed is found
+				// before anything is read; a template's tables are known
+				// only once rows are routed, and each commit checks its own.
+				if s, err := p.tables.FindBatch(ctx, p.fixed, entry.BatchID); err != nil || s != nil {
+					return write.Result{}, s, err
+				}
 			}
-			if err = p.prepareSchema(ctx, parts); err == nil {
-				w := p.writer(entry.BatchID)
-				if res, err = w.Write(ctx, parts); err == nil {
+			var schema *arrow.Schema
+			if p.cfg.Sink.SchemaEvolution == "add-columns" {
+				schema, err = conform.PartsSchema(ctx, parts, p.project)
+			}
+			if err == nil {
+				p.tables.StartBatch(schema)
+				if res, err = p.writer(entry.BatchID).Write(ctx, parts); err == nil {
 					return res, nil, nil
 				}
 			}
@@ -514,25 +554,25 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 		case errors.As(err, &uf) && mayBeCommitted:
 			// Leaving the file for a later batch would ingest it twice into
 			// the tables that already hold this one.
-			return WriteResult{}, nil, fmt.Errorf("batch %d, re-run after a stop, may already be committed to some of the tables of %s, but %s changed since it was planned: %w; restore the file as it was, or move it aside with on-bad-file: quarantine", entry.BatchID, p.cfg.Sink.Table, uf.Path, err)
+			return write.Result{}, nil, fmt.Errorf("batch %d, re-run after a stop, may already be committed to some of the tables of %s, but %s changed since it was planned: %w; restore the file as it was, or move it aside with on-bad-file: quarantine", entry.BatchID, p.cfg.Sink.Table, uf.Path, err)
 		case errors.As(err, &uf):
 			p.warn(uf.Error())
 			prog.Deferred = append(prog.Deferred, uf.Path)
 			if err := p.exclude(ctx, entry, uf.Path); err != nil {
-				return WriteResult{}, nil, err
+				return write.Result{}, nil, err
 			}
 		case errors.As(err, &bf) && p.cfg.OnBadFile == "quarantine":
-			moved, qerr := p.quarantine(bf.Path)
+			moved, qerr := p.checkpoint.Quarantine(bf.Path)
 			if qerr != nil {
-				return WriteResult{}, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
+				return write.Result{}, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
 			}
 			p.warn(fmt.Sprintf("quarantined %s to %s: %v", bf.Path, moved, bf.Err))
 			prog.Quarantined = append(prog.Quarantined, QuarantinedFile{Path: bf.Path, MovedTo: moved, Reason: bf.Err.Error()})
 			if err := p.exclude(ctx, entry, bf.Path); err != nil {
-				return WriteResult{}, nil, err
+				return write.Result{}, nil, err
 			}
 		default:
-			return WriteResult{}, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
+			return write.Result{}, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
 		}
 	}
 }
@@ -545,116 +585,27 @@ func (p *Pipeline) exclude(ctx context.Context, entry OffsetEntry, name string) 
 	return ex.Exclude(ctx, entry.End, []string{name})
 }
 
-// quarantine moves a bad input file into <checkpoint>/quarantine/.
-func (p *Pipeline) quarantine(path string) (string, error) {
-	dir := p.checkpoint.QuarantineDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	dst := filepath.Join(dir, filepath.Base(path))
-	if _, err := os.Stat(dst); err == nil {
-		dst = filepath.Join(dir, fmt.Sprintf("%d-%s", time.Now().UnixNano(), filepath.Base(path)))
-	}
-	if err := os.Rename(path, dst); err != nil {
-		// Across file systems a rename fails: copy, then remove.
-		if cerr := copyFile(path, dst); cerr != nil {
-			return "", cerr
-		}
-		if rerr := os.Remove(path); rerr != nil {
-			return "", rerr
-		}
-	}
-	return dst, nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// alreadyCommitted finds the batch in a fixed table before anything is
-// read (a re-run of a batch the stopped run committed). With a template the
-// tables are known only once rows are routed; each commit checks its table.
-func (p *Pipeline) alreadyCommitted(ctx context.Context, batchID int64) (*table.Snapshot, error) {
-	if p.sink.fixed == nil {
-		return nil, nil
-	}
-	tbl, err := p.loadTable(ctx, p.cfg.Sink.Table)
-	if err != nil || tbl == nil {
-		return nil, err
-	}
-	c, err := p.committer(p.cfg.Sink.Table)
-	if err != nil {
-		return nil, err
-	}
-	return c.FindBatch(tbl, batchID), nil
-}
-
-// prepareSchema computes the union of the batch's input schemas when schema
-// evolution is on, so that every table is evolved once, before writing.
-func (p *Pipeline) prepareSchema(ctx context.Context, parts []Part) error {
-	p.batchSchema = nil
-	if p.cfg.Sink.SchemaEvolution != "add-columns" {
-		return nil
-	}
-	schemas := make([]*arrow.Schema, 0, len(parts))
-	for _, part := range parts {
-		rdr, err := part.Open(ctx)
-		if err != nil {
-			return err
-		}
-		s := rdr.Schema()
-		rdr.Release()
-		if p.sink.project != nil {
-			if s, err = p.sink.project.schema(s); err != nil {
-				return &BadFileError{Path: part.Name(), Err: err}
-			}
-		}
-		schemas = append(schemas, s)
-	}
-	u, err := unionSchemas(schemas)
-	if err != nil {
-		return fmt.Errorf("%w: the batch's input files disagree: %w", ErrBadInput, err)
-	}
-	p.batchSchema = u
-	return nil
-}
-
 // writer is the batch's writer, routing rows through the sink's template
 // when there is one.
-func (p *Pipeline) writer(batchID int64) *Writer {
-	w := &Writer{
+func (p *Pipeline) writer(batchID int64) *write.Writer {
+	return &write.Writer{
+		Tables:         p.tables,
+		Name:           p.fixed,
+		Route:          p.route,
 		FilePrefix:     fmt.Sprintf("%s-%05d", p.checkpoint.Metadata.ID[:8], batchID),
-		Route:          p.sink.route,
-		Project:        p.sink.project,
-		Conform:        p.sink.conform,
+		Project:        p.project,
+		Conform:        conform.OptionsFor(&p.cfg.Sink),
 		TargetFileSize: p.cfg.Sink.TargetFileSizeBytes,
 		MaxOpenFiles:   p.cfg.Sink.MaxOpenFiles,
 		Clustered:      !p.cfg.Sink.Fanout(),
-		Open: func(ctx context.Context, name string, in *arrow.Schema) (*table.Table, error) {
-			return p.openTable(ctx, batchID, name, in)
-		},
 	}
-	if w.Route == nil {
-		w.Name = p.cfg.Sink.Table
+}
+
+func (p *Pipeline) stdout() io.Writer {
+	if p.opts.Stdout != nil {
+		return p.opts.Stdout
 	}
-	return w
+	return os.Stdout
 }
 
 func (p *Pipeline) warn(msg string) {
@@ -669,17 +620,6 @@ func (p *Pipeline) flushWarnings() {
 	if ws, ok := p.source.(WarningSource); ok {
 		for _, w := range ws.Warnings() {
 			p.warn(w)
-		}
-	}
-}
-
-// deleteWritten removes a batch's files that will not be committed.
-func (p *Pipeline) deleteWritten(ctx context.Context, res WriteResult) {
-	for _, f := range res.Files {
-		if tbl := res.Tables[f.Table]; tbl != nil {
-			if fs, err := tbl.FS(ctx); err == nil {
-				_ = fs.Remove(f.Path)
-			}
 		}
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // Offset is a source position, opaque to the engine and stored verbatim in
@@ -48,17 +48,22 @@ type Source interface {
 }
 
 // Part is one independently readable piece of a batch, such as one file.
-// Parts are read in parallel, each by one writer goroutine.
-type Part interface {
-	// Name identifies the part in errors and progress (a file path).
-	Name() string
-	// SizeBytes is the part's size as stored, or -1 when unknown; the
-	// writer sizes its parallelism by it.
-	SizeBytes() int64
-	// Open starts reading the part. The reader's Err reports a failure or
-	// an instability detected while reading; Release closes the part.
-	Open(ctx context.Context) (array.RecordReader, error)
-}
+// Parts are read in parallel, each by one writer goroutine: Name
+// identifies it in errors and progress, SizeBytes is its stored size (-1
+// when unknown) by which the writer sizes its parallelism, and Open starts
+// reading it.
+type Part = ingest.Part
+
+// SchemaPart is implemented by parts that can tell their schema without
+// reading their rows (a Parquet footer, a CSV header and its inference),
+// remembering it for the Open that follows: with schema evolution on, the
+// pipeline reads every part's schema before it writes.
+type SchemaPart = ingest.SchemaPart
+
+// DataFile is what the writer hands the committer for one file: the
+// table, the location, the size, the rows and the Iceberg data-file
+// descriptor with its statistics. Options.ForEachBatch receives them.
+type DataFile = ingest.DataFile
 
 // AvailableNowSource is implemented by sources that can fix the end of the
 // backlog when an available-now run starts, so that data arriving during the

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/internal/catalogs"
 )
 
 // ErrNoMetadata marks a location where no Iceberg table metadata was found.
@@ -53,7 +54,7 @@ func LoadTableAt(ctx context.Context, location string, props iceberg.Properties,
 		if metaPath, err = FindMetadata(location); err != nil {
 			return nil, err
 		}
-	} else if err != nil && !isURL(location) {
+	} else if err != nil && !catalogs.IsURL(location) {
 		return nil, fmt.Errorf("table location %s: %w", location, err)
 	}
 	pio := &prefixIO{rules: prefixes, props: props, remote: map[string]icebergio.IO{}}
@@ -67,7 +68,7 @@ func LoadTableAt(ctx context.Context, location string, props iceberg.Properties,
 		}
 		return nil, fmt.Errorf("read table metadata %s: %w", metaPath, err)
 	}
-	if !isURL(metaPath) {
+	if !catalogs.IsURL(metaPath) {
 		// Last resort: the table as recorded is the table as found.
 		pio.rules = append(pio.rules, PathPrefix{From: tbl.Location(), To: root})
 	}

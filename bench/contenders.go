@@ -27,6 +27,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/write"
 	_ "github.com/floe-io/floe/source/files" // registers the "files" source
 )
 
@@ -171,7 +172,7 @@ func Floe(ctx context.Context, ds Dataset, work string) (Result, error) {
 // what the encoder alone is worth.
 func FloeArrow(ctx context.Context, ds Dataset, work string) (Result, error) {
 	return floeIngest(ctx, "floe-arrow", ds, work, func(s *config.Sink) {
-		s.TableProperties = map[string]string{floe.ParquetEncoderKey: "arrow"}
+		s.TableProperties = map[string]string{write.ParquetEncoderKey: "arrow"}
 	})
 }
 

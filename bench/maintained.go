@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/faults"
 	_ "github.com/floe-io/floe/maintenance" // carries out the pipelines' maintenance: block
 )
 
@@ -54,7 +55,9 @@ func MaintainedLatency(ctx context.Context, ds Dataset, work string, maintain bo
 		m.TableCommit.Times = append(m.TableCommit.Times, time.Since(began))
 		return nil
 	}
-	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: cat, Logger: quiet, ForEachBatch: forEach, AfterTableCommit: afterCommit, OnProgress: func(pr floe.Progress) {
+	faults.AfterTableCommit = afterCommit
+	defer func() { faults.AfterTableCommit = nil }()
+	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: cat, Logger: quiet, ForEachBatch: forEach, OnProgress: func(pr floe.Progress) {
 		m.Times = append(m.Times, time.Duration(pr.DurationMs.Commit)*time.Millisecond)
 		if tbl, err := cat.LoadTable(ctx, benchTable); err == nil {
 			m.PeakSnapshots = max(m.PeakSnapshots, len(tbl.Metadata().Snapshots()))

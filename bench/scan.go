@@ -18,8 +18,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/scan"
 )
 
 // ScanQuery is one query of the scan benchmark: count(*) and sum(v) over
@@ -255,10 +254,10 @@ var ScanContenders = []ScanContender{
 // summing v. The planned file count comes from ExplainScan, outside the
 // measured run.
 func FloeScan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, error) {
-	opts := floe.ScanOptions{Filter: q.Filter, Columns: []string{"v"}}
+	opts := scan.Options{Filter: q.Filter, Columns: []string{"v"}}
 	var ans ScanAnswer
 	cost, err := measure(func() error {
-		_, recs, err := floe.ScanTable(ctx, fx.Table, opts)
+		_, recs, err := scan.Table(ctx, fx.Table, opts)
 		if err != nil {
 			return err
 		}
@@ -268,7 +267,7 @@ func FloeScan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, er
 	if err != nil {
 		return ScanResult{}, fmt.Errorf("floe %s: %w", q.Name, err)
 	}
-	plan, err := floe.ExplainScan(ctx, fx.Table, opts)
+	plan, err := scan.Explain(ctx, fx.Table, opts)
 	if err != nil {
 		return ScanResult{}, fmt.Errorf("floe %s: explain: %w", q.Name, err)
 	}

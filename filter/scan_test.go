@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/filter"
+	"github.com/floe-io/floe/scan"
 )
 
 // TestScanWithPushedAndResidual scans a real table (SQLite catalog, one
@@ -145,7 +146,7 @@ func TestScanTableKeepsColumnsWithFilter(t *testing.T) {
 // checks that the result holds id alone, with the ids of want.
 func scanKeptIDs(t *testing.T, tbl *table.Table, filterText string, want map[any]int) {
 	t.Helper()
-	schema, recs, err := floe.ScanTable(context.Background(), tbl, floe.ScanOptions{Filter: filterText, Columns: []string{"id"}})
+	schema, recs, err := scan.Table(context.Background(), tbl, scan.Options{Filter: filterText, Columns: []string{"id"}})
 	if err != nil {
 		t.Fatal(err)
 	}

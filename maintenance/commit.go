@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/commit"
 )
 
 // ErrCommit wraps a maintenance commit that failed after its retries.
@@ -23,13 +22,12 @@ var ErrCommit = errors.New("maintenance commit failed")
 // outside the transaction that a retry would repeat. It returns the
 // committed table.
 func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, change func(*table.Table) (*table.Transaction, error)) (*table.Table, error) {
-	return retryCommit(ctx, cat, ident, func(tbl *table.Table) (*table.Table, bool, error) {
+	return retryCommit(ctx, cat, ident, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 		tx, err := change(tbl)
 		if err != nil || tx == nil {
-			return tbl, false, err
+			return tbl, commit.Final(err)
 		}
-		committed, err := tx.Commit(ctx)
-		return committed, true, err
+		return tx.Commit(ctx)
 	})
 }
 
@@ -38,22 +36,22 @@ func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, ch
 // to the catalog as they are (no updates: nothing to commit). It returns
 // the table reloaded after the commit.
 func CommitUpdates(ctx context.Context, cat catalog.Catalog, ident table.Identifier, change func(*table.Table) ([]table.Requirement, []table.Update, error)) (*table.Table, error) {
-	return retryCommit(ctx, cat, ident, func(tbl *table.Table) (*table.Table, bool, error) {
+	return retryCommit(ctx, cat, ident, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 		reqs, updates, err := change(tbl)
 		if err != nil || len(updates) == 0 {
-			return tbl, false, err
+			return tbl, commit.Final(err)
 		}
 		meta, _, err := cat.CommitTable(ctx, ident, reqs, updates)
 		if err != nil {
-			return nil, true, err
+			return nil, err
 		}
 		deleteOldMetadata(ctx, tbl, meta)
 		committed, err := cat.LoadTable(ctx, ident)
 		if err != nil {
 			// The commit landed; only the reload failed.
-			return nil, false, fmt.Errorf("reload table %s after commit: %w", strings.Join(ident, "."), err)
+			return nil, commit.Final(fmt.Errorf("reload table %s after commit: %w", strings.Join(ident, "."), err))
 		}
-		return committed, false, nil
+		return committed, nil
 	})
 }
 
@@ -82,32 +80,20 @@ func deleteOldMetadata(ctx context.Context, base *table.Table, meta table.Metada
 	}
 }
 
-// retryCommit is the loop shared by Commit and CommitUpdates. attempt
-// reports whether its error came from the commit itself, which a retry on
-// fresh metadata may win when it was a lost race.
-func retryCommit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(*table.Table) (*table.Table, bool, error)) (*table.Table, error) {
-	var pol *floe.CommitRetry
-	for n := 1; ; n++ {
+// retryCommit runs a maintenance change through floe's commit loop, each
+// attempt on a freshly loaded table, so that the change is planned again
+// against whatever another writer committed in between.
+func retryCommit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt commit.Attempt) (*table.Table, error) {
+	load := func(ctx context.Context) (*table.Table, error) {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+			return nil, commit.Final(fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err))
 		}
-		if pol == nil {
-			p := floe.CommitRetryOf(tbl)
-			pol = &p
-		}
-		committed, tried, err := attempt(tbl)
-		if err == nil || !tried {
-			return committed, err
-		}
-		wait, again := pol.Wait(n)
-		if !floe.IsCommitConflict(err) || !again {
-			return nil, fmt.Errorf("%w: table %s after %d attempts: %w", ErrCommit, strings.Join(ident, "."), n, err)
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return tbl, nil
 	}
+	committed, n, err := commit.Retry(ctx, load, nil, attempt)
+	if err != nil && ctx.Err() == nil && !commit.IsFinal(err) {
+		return nil, fmt.Errorf("%w: table %s after %d attempts: %w", ErrCommit, strings.Join(ident, "."), n, err)
+	}
+	return committed, err
 }

@@ -14,8 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/commit"
 )
 
 // Iceberg's defaults for history.expire.max-snapshot-age-ms and
@@ -237,7 +236,7 @@ func planExpiry(tbl *table.Table, opts ExpireOptions, now time.Time) ExpireResul
 		if s.Summary == nil {
 			continue
 		}
-		q := s.Summary.Properties[floe.SummaryQueryID]
+		q := s.Summary.Properties[commit.SummaryQueryID]
 		if q == "" || slices.Contains(opts.ReleaseQueries, q) {
 			continue
 		}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/internal/faults"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/maintenance"
 	_ "github.com/floe-io/floe/source/files"
@@ -212,7 +214,10 @@ func TestExpiryNeverRemovesNewestSnapshotOfLiveQuery(t *testing.T) {
 	e.land("a", 1)
 	crash := errors.New("crash")
 	var aSnap int64
-	err := e.run("a", floe.Options{AfterTableCommit: func(_ string, _ int64, id int64) error { aSnap = id; return crash }})
+	// The hook is global: this test must not run in parallel with others.
+	faults.AfterTableCommit = func(_ string, _ int64, id int64) error { aSnap = id; return crash }
+	err := e.run("a", floe.Options{})
+	faults.AfterTableCommit = nil
 	if !errors.Is(err, crash) {
 		t.Fatalf("run a: %v", err)
 	}
@@ -262,7 +267,7 @@ func TestExpiryNeverRemovesNewestSnapshotOfLiveQuery(t *testing.T) {
 	// Released, b's snapshot goes too.
 	var b string
 	for _, s := range e.table().Metadata().Snapshots() {
-		if q := s.Summary.Properties[floe.SummaryQueryID]; q != tbl.SnapshotByID(aSnap).Summary.Properties[floe.SummaryQueryID] {
+		if q := s.Summary.Properties[commit.SummaryQueryID]; q != tbl.SnapshotByID(aSnap).Summary.Properties[commit.SummaryQueryID] {
 			b = q
 		}
 	}
@@ -289,7 +294,7 @@ func TestExpireDeletesDataFilesOfExpiredSnapshots(t *testing.T) {
 	e.land("a", 3)
 	e.mustRun("a")
 	tbl := e.table()
-	q := tbl.CurrentSnapshot().Summary.Properties[floe.SummaryQueryID]
+	q := tbl.CurrentSnapshot().Summary.Properties[commit.SummaryQueryID]
 	// Rows 0..99 are the whole first file: the delete drops the file.
 	if _, err := tbl.Delete(context.Background(), iceberg.LessThan(iceberg.Reference("id"), int64(100)), nil); err != nil {
 		t.Fatal(err)

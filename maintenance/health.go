@@ -14,8 +14,6 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/floe-io/floe"
 )
 
 // Thresholds behind the recommendations. A table below all of them gets
@@ -225,7 +223,7 @@ func targetFileSize(tbl *table.Table, opts HealthOptions) int64 {
 	if opts.TargetFileSizeBytes > 0 {
 		return opts.TargetFileSizeBytes
 	}
-	if n, err := strconv.ParseInt(tbl.Properties()[floe.TargetFileSizeKey], 10, 64); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(tbl.Properties()[table.WriteTargetFileSizeBytesKey], 10, 64); err == nil && n > 0 {
 		return n
 	}
 	return DefaultTargetFileSizeBytes

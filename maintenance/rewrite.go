@@ -16,8 +16,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/filter"
+	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/write"
+	"github.com/floe-io/floe/scan"
 )
 
 // Rewrite strategies, with Spark's names (rewrite_data_files).
@@ -85,14 +87,14 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 	switch o.Strategy {
 	case StrategyBinpack:
 		if len(o.SortBy) > 0 {
-			return res, fmt.Errorf("%w: sort columns need the sort strategy", floe.ErrConfig)
+			return res, fmt.Errorf("%w: sort columns need the sort strategy", ingest.ErrConfig)
 		}
 	case StrategySort:
 		if len(o.SortBy) == 0 {
-			return res, fmt.Errorf("%w: the sort strategy needs the columns to sort by", floe.ErrConfig)
+			return res, fmt.Errorf("%w: the sort strategy needs the columns to sort by", ingest.ErrConfig)
 		}
 	default:
-		return res, fmt.Errorf("%w: strategy %q is not known; use binpack or sort", floe.ErrConfig, o.Strategy)
+		return res, fmt.Errorf("%w: strategy %q is not known; use binpack or sort", ingest.ErrConfig, o.Strategy)
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
@@ -103,15 +105,15 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 	}
 	for _, c := range o.SortBy {
 		if _, ok := tbl.Schema().FindFieldByName(c); !ok || strings.Contains(c, ".") {
-			return res, fmt.Errorf("%w: sort column %q is not a top-level column of table %s", floe.ErrConfig, c, strings.Join(ident, "."))
+			return res, fmt.Errorf("%w: sort column %q is not a top-level column of table %s", ingest.ErrConfig, c, strings.Join(ident, "."))
 		}
 	}
 	if o.Strategy == StrategySort && tbl.Metadata().Version() >= 3 {
-		return res, fmt.Errorf("%w: table %s is format v3, whose row lineage a sort would lose; use the binpack strategy", floe.ErrConfig, strings.Join(ident, "."))
+		return res, fmt.Errorf("%w: table %s is format v3, whose row lineage a sort would lose; use the binpack strategy", ingest.ErrConfig, strings.Join(ident, "."))
 	}
 	target := o.TargetFileSize
 	if target <= 0 {
-		target = int64(tbl.Properties().GetInt(floe.TargetFileSizeKey, table.WriteTargetFileSizeBytesDefault))
+		target = int64(tbl.Properties().GetInt(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault))
 	}
 	groups, skipped, err := planRewrite(ctx, tbl, o, target)
 	if err != nil {
@@ -188,11 +190,11 @@ func planRewrite(ctx context.Context, tbl *table.Table, o RewriteOptions, target
 	if o.Where != "" {
 		e, err := filter.Parse(o.Where)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: where: %v", floe.ErrConfig, err)
+			return nil, 0, fmt.Errorf("%w: where: %v", ingest.ErrConfig, err)
 		}
 		b, err := filter.Bind(e, tbl.Schema())
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: where: %v", floe.ErrConfig, err)
+			return nil, 0, fmt.Errorf("%w: where: %v", ingest.ErrConfig, err)
 		}
 		scanOpts = append(scanOpts, table.WithRowFilter(b.Pushed))
 	}
@@ -268,7 +270,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskG
 		return table.ExecuteCompactionGroup(ctx, tbl, g, table.WithCompactionTargetFileSize(target))
 	}
 	gr := table.CompactionGroupResult{PartitionKey: g.PartitionKey, BytesBefore: g.TotalSizeBytes}
-	rd, err := floe.NewFileReader(ctx, tbl, floe.ScanOptions{})
+	rd, err := scan.NewFileReader(ctx, tbl, scan.Options{})
 	if err != nil {
 		return gr, err
 	}
@@ -286,15 +288,15 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskG
 		step := sliceRows(g, target)
 		part.open = func(context.Context) (array.RecordReader, error) { return slicesOf(sorted, step) }
 	}
-	w := &floe.Writer{Table: tbl, FilePrefix: "rewrite", TargetFileSize: target}
+	w := &write.Writer{Table: tbl, FilePrefix: "rewrite", TargetFileSize: target}
 	// The file reader yields a required identity-partition source as
 	// optional (it fills it for files that lack it): check the values.
 	w.Conform.AllowNullable = true
-	res, err := w.Write(ctx, []floe.Part{part})
+	res, err := w.Write(ctx, []ingest.Part{part})
 	if err != nil {
 		// The part is the group, not an input file: the reader's own
 		// error names the file.
-		if bf, ok := errors.AsType[*floe.BadFileError](err); ok && bf.Path == part.name {
+		if bf, ok := errors.AsType[*ingest.BadFileError](err); ok && bf.Path == part.name {
 			err = bf.Err
 		}
 		return gr, fmt.Errorf("write: %w", err)
@@ -318,14 +320,14 @@ type groupPart struct {
 	open func(ctx context.Context) (array.RecordReader, error)
 }
 
-var _ floe.Part = groupPart{}
+var _ ingest.Part = groupPart{}
 
 func (p groupPart) Name() string                                         { return p.name }
 func (p groupPart) SizeBytes() int64                                     { return p.size }
 func (p groupPart) Open(ctx context.Context) (array.RecordReader, error) { return p.open(ctx) }
 
 // sortGroup reads the group's rows and sorts them into one record.
-func sortGroup(ctx context.Context, rd *floe.FileReader, g table.CompactionTaskGroup, keys []string) (arrow.RecordBatch, error) {
+func sortGroup(ctx context.Context, rd *scan.FileReader, g table.CompactionTaskGroup, keys []string) (arrow.RecordBatch, error) {
 	rdr := rd.Open(ctx, g.Tasks)
 	defer rdr.Release()
 	var recs []arrow.RecordBatch

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/scan"
 )
 
 // loadTable loads db.t, the table every test here writes.
@@ -25,7 +25,7 @@ func loadTable(t *testing.T, cat catalog.Catalog) *table.Table {
 // tableIDs returns the table's ids, sorted, failing on a duplicate.
 func tableIDs(t *testing.T, tbl *table.Table) []int64 {
 	t.Helper()
-	_, recs, err := floe.ScanTable(context.Background(), tbl, floe.ScanOptions{Columns: []string{"id"}})
+	_, recs, err := scan.Table(context.Background(), tbl, scan.Options{Columns: []string{"id"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/scan"
 )
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -30,7 +31,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	format := fs.String("format", "table", "output format: table, csv, jsonl, or parquet (with --output)")
 	output := fs.String("output", "", "with --format parquet: the file to write")
 	limit := fs.Int64("limit", 0, "print at most N rows (0: all)")
-	var o floe.ScanOptions
+	var o scan.Options
 	var asOf, keep, drop string
 	fs.Int64Var(&o.SnapshotID, "snapshot-id", 0, "read this snapshot (time travel; see floe table snapshots)")
 	fs.StringVar(&asOf, "as-of-timestamp", "", "read the snapshot current at this time: epoch milliseconds or RFC 3339 (2024-01-01T10:00:00Z)")
@@ -79,7 +80,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *explain {
-		plan, err := floe.ExplainScan(ctx, tbl, o)
+		plan, err := scan.Explain(ctx, tbl, o)
 		if err != nil {
 			return fmt.Errorf("scan %s: %w", pos[0], err)
 		}
@@ -102,17 +103,17 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--json goes with --explain; use --format jsonl for rows")
 	}
 	if *count {
-		// floe.CountRows applies deletes; manifest counts alone would not.
-		n, err := floe.CountRows(ctx, tbl, o)
+		// scan.Count applies deletes; manifest counts alone would not.
+		n, err := scan.Count(ctx, tbl, o)
 		if err != nil {
 			return fmt.Errorf("scan %s: %w", pos[0], err)
 		}
 		fmt.Fprintln(stdout, n)
 		return nil
 	}
-	// floe.ScanTable fills what iceberg-go reads as NULL for other engines'
+	// scan.Table fills what iceberg-go reads as NULL for other engines'
 	// tables: partition values of absent columns, initial defaults.
-	schema, recs, err := floe.ScanTable(ctx, tbl, o)
+	schema, recs, err := scan.Table(ctx, tbl, o)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", pos[0], err)
 	}
@@ -341,7 +342,7 @@ func isConfigFile(arg string) bool {
 
 // loadManagedRead opens the table a Managed I/O read config names, taking
 // its filter, keep and drop where the flags give none.
-func loadManagedRead(ctx context.Context, cf catalogFlags, path string, o *floe.ScanOptions, stderr io.Writer) (*table.Table, error) {
+func loadManagedRead(ctx context.Context, cf catalogFlags, path string, o *scan.Options, stderr io.Writer) (*table.Table, error) {
 	if err := cf.check(); err != nil {
 		return nil, err
 	}

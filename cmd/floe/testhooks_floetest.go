@@ -14,6 +14,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/faults"
 )
 
 // CrashAfterTableCommitsEnv makes a test build exit at once, as a kill
@@ -32,7 +33,7 @@ func init() {
 	testHooks = func(cfg *config.Pipeline, o *floe.Options) {
 		if n, err := strconv.Atoi(os.Getenv(CrashAfterTableCommitsEnv)); err == nil && n > 0 {
 			commits := 0
-			o.AfterTableCommit = func(string, int64, int64) error {
+			faults.AfterTableCommit = func(string, int64, int64) error {
 				if commits++; commits == n {
 					os.Exit(137)
 				}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/scan"
 )
 
 func init() {
@@ -63,7 +64,7 @@ type Source struct {
 	log   *slog.Logger
 	// read holds the filter and the columns to read (Filter, Columns,
 	// Drop).
-	read floe.ScanOptions
+	read scan.Options
 
 	fromTimestamp int64 // epoch ms; 0 means from the first snapshot
 	skipOverwrite bool
@@ -83,7 +84,7 @@ type Source struct {
 	// changes, so its manifests are read once per query, not once per
 	// batch.
 	added    map[int64]addedFiles
-	reader   *floe.FileReader
+	reader   *scan.FileReader
 	readerAt string // the schema and specs reader was built for
 	warnings []string
 	warned   map[int64]bool // expired start snapshots already reported
@@ -123,7 +124,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 	}
 	s := &Source{
 		name: cfg.Table, ident: ident, cat: env.Catalog, log: log,
-		read:  floe.ScanOptions{Filter: cfg.Filter, Columns: cfg.Keep, Drop: cfg.Drop},
+		read:  scan.Options{Filter: cfg.Filter, Columns: cfg.Keep, Drop: cfg.Drop},
 		added: map[int64]addedFiles{}, warned: map[int64]bool{},
 	}
 	num := func(k string, def int64) (int64, error) {
@@ -316,7 +317,7 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 
 // fileReader is the reader for tbl's current schema and specs, kept while
 // they do not change.
-func (s *Source) fileReader(ctx context.Context, tbl *table.Table) (*floe.FileReader, error) {
+func (s *Source) fileReader(ctx context.Context, tbl *table.Table) (*scan.FileReader, error) {
 	md := tbl.Metadata()
 	key := fmt.Sprintf("%d/%d", md.CurrentSchema().ID, len(md.PartitionSpecs()))
 	s.mu.Lock()
@@ -326,7 +327,7 @@ func (s *Source) fileReader(ctx context.Context, tbl *table.Table) (*floe.FileRe
 	if ok {
 		return rd, nil
 	}
-	rd, err := floe.NewFileReader(ctx, tbl, s.read)
+	rd, err := scan.NewFileReader(ctx, tbl, s.read)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg source: table %s: %w", s.name, err)
 	}
@@ -374,7 +375,7 @@ func (s *Source) Warnings() []string {
 
 // part is one data file.
 type part struct {
-	reader *floe.FileReader
+	reader *scan.FileReader
 	task   table.FileScanTask
 }
 

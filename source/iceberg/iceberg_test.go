@@ -15,6 +15,7 @@ import (
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/scan"
 	_ "github.com/floe-io/floe/source/files"
 	_ "github.com/floe-io/floe/source/iceberg"
 )
@@ -113,7 +114,7 @@ func (e *env) ids(name string) []int64 {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	_, recs, err := floe.ScanTable(ctx, tbl, floe.ScanOptions{})
+	_, recs, err := scan.Table(ctx, tbl, scan.Options{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

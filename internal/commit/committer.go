@@ -1,0 +1,262 @@
+// Package commit owns every commit floe makes to a table: the one retry
+// loop they all go through (Retry), the idempotent batch commit of
+// ingestion (Committer), a query's destination tables with their creation
+// and their schema and partition spec evolution (Tables), and partition
+// specs from partition-fields.
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/ingest"
+)
+
+// Snapshot summary keys that make commits idempotent: every snapshot floe
+// commits names its query, batch and source.
+const (
+	SummaryQueryID = "floe.query-id"
+	SummaryBatchID = "floe.batch-id"
+	SummarySource  = "floe.source"
+)
+
+// Committer commits one table's batches: each batch at most once, found in
+// the table's ancestry when an earlier attempt or run already committed it.
+type Committer struct {
+	Catalog catalog.Catalog
+	Ident   table.Identifier
+	QueryID string
+	Source  string
+	Logger  *slog.Logger
+}
+
+// Request is one batch's change to the table.
+type Request struct {
+	BatchID int64
+	Files   []ingest.DataFile
+	// Overwrite replaces the table's contents (complete mode).
+	Overwrite  bool
+	Properties map[string]string
+	// Base, when set, is a freshly loaded table for the first attempt, which
+	// saves reading the metadata again when nobody else committed since.
+	Base *table.Table
+}
+
+// Result tells which snapshot holds the batch.
+type Result struct {
+	SnapshotID int64
+	// Existing is true when the batch was found already committed (a run
+	// that stopped between the table commit and the commits log).
+	Existing bool
+	Attempts int
+	// Table is the table as the commit left it, or as it was found holding
+	// the batch, for the next batch to start from.
+	Table *table.Table
+}
+
+// Name is the table's dotted name.
+func (c *Committer) Name() string { return ingest.JoinIdent(c.Ident) }
+
+// Load returns the table, or nil when it does not exist.
+func (c *Committer) Load(ctx context.Context) (*table.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", c.Name(), err)
+	}
+	return tbl, nil
+}
+
+// FindBatch walks the table's ancestry from the current snapshot back to
+// this query's previous batch, looking for batch id. It closes the window
+// between a table commit and the commits-log write: a re-run batch that is
+// already in the table is not committed twice.
+func (c *Committer) FindBatch(tbl *table.Table, batchID int64) *table.Snapshot {
+	for s := tbl.CurrentSnapshot(); s != nil; {
+		if s.Summary != nil && s.Summary.Properties[SummaryQueryID] == c.QueryID {
+			b, err := strconv.ParseInt(s.Summary.Properties[SummaryBatchID], 10, 64)
+			if err == nil {
+				if b == batchID {
+					return s
+				}
+				if b < batchID {
+					return nil
+				}
+			}
+		}
+		if s.ParentSnapshotID == nil {
+			return nil
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return nil
+}
+
+// OtherQuery returns the id of another floe query that wrote the table from
+// the same source, or "" when there is none.
+func (c *Committer) OtherQuery(tbl *table.Table) string {
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary == nil {
+			continue
+		}
+		p := s.Summary.Properties
+		if q := p[SummaryQueryID]; q != "" && q != c.QueryID && p[SummarySource] == c.Source {
+			return q
+		}
+	}
+	return ""
+}
+
+// Commit adds the batch's files in one snapshot, or finds that an earlier
+// attempt already did. When it finally fails the files are deleted, unless
+// the catalog could not tell whether the commit happened: then they are kept
+// and the ancestry check decides on the next run.
+func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
+	props := iceberg.Properties{}
+	for k, v := range req.Properties {
+		props[k] = v
+	}
+	props[SummaryQueryID] = c.QueryID
+	props[SummaryBatchID] = strconv.FormatInt(req.BatchID, 10)
+	props[SummarySource] = c.Source
+	files := make([]iceberg.DataFile, len(req.Files))
+	for i, f := range req.Files {
+		files[i] = f.File
+	}
+	// ambiguous is set once any attempt reached the catalog and failed in a
+	// way that does not prove the commit was refused (a timeout, a reset
+	// connection, a server error): the commit may be in the table, so its
+	// files must survive, and the ancestry check decides on the next run.
+	ambiguous, existing := false, false
+	out, attempts, err := Retry(ctx, c.load, req.Base, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+		if s := c.FindBatch(tbl, req.BatchID); s != nil {
+			existing = true
+			return tbl, nil
+		}
+		out, sent, err := c.attempt(ctx, tbl, req, files, props)
+		if err != nil {
+			if sent && !IsConflict(err) {
+				ambiguous = true
+			}
+			c.logger().Debug("commit attempt failed", "table", c.Name(), "batch", req.BatchID, "err", err)
+		}
+		return out, err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, err
+		}
+		if !ambiguous {
+			c.deleteIfAbsent(ctx, req)
+		}
+		return Result{}, fmt.Errorf("%w: table %s batch %d after %d attempts: %w", ingest.ErrCommit, c.Name(), req.BatchID, attempts, err)
+	}
+	res := Result{Existing: existing, Attempts: attempts, Table: out}
+	if existing {
+		res.SnapshotID = c.FindBatch(out, req.BatchID).SnapshotID
+	} else {
+		res.SnapshotID = out.CurrentSnapshot().SnapshotID
+	}
+	return res, nil
+}
+
+func (c *Committer) load(ctx context.Context) (*table.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", c.Name(), err)
+	}
+	return tbl, nil
+}
+
+// deleteIfAbsent deletes the batch's files after a refused commit, once a
+// fresh look at the table confirms the batch is not there.
+func (c *Committer) deleteIfAbsent(ctx context.Context, req Request) {
+	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
+	if err != nil || c.FindBatch(tbl, req.BatchID) != nil {
+		return
+	}
+	if fs, err := tbl.FS(ctx); err == nil {
+		ingest.RemoveFiles(fs, req.Files)
+	}
+}
+
+// attempt stages the batch's snapshot on tbl and commits it; sent reports
+// that the commit reached the catalog.
+func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, files []iceberg.DataFile, props iceberg.Properties) (out *table.Table, sent bool, err error) {
+	txn := tbl.NewTransaction()
+	if req.Overwrite && tbl.Metadata().Version() >= 3 {
+		return nil, false, Final(fmt.Errorf("%w: complete mode does not write format-version 3 tables yet; use format-version 2 or mode append", ingest.ErrConfig))
+	}
+	if req.Overwrite && tbl.CurrentSnapshot() != nil {
+		existing, err := liveDataFiles(ctx, tbl)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := txn.ReplaceDataFilesWithDataFiles(ctx, existing, files, props, table.WithoutDuplicateCheck()); err != nil {
+			return nil, false, err
+		}
+	} else if tbl.Metadata().Version() >= 3 {
+		// A v3 append through AddDataFiles needs each file's first row id
+		// set by the writer; a row delta assigns them by inheritance, which
+		// stays right when a retry lands on a newer snapshot.
+		if err := txn.NewRowDelta(props).AddRows(files...).Commit(ctx); err != nil {
+			return nil, false, err
+		}
+	} else if err := txn.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {
+		return nil, false, err
+	}
+	out, err = txn.Commit(ctx)
+	return out, true, err
+}
+
+// liveDataFiles lists the data files of the current snapshot.
+func liveDataFiles(ctx context.Context, tbl *table.Table) ([]iceberg.DataFile, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := tbl.CurrentSnapshot().Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("read manifests of table %s: %w", ingest.JoinIdent(tbl.Identifier()), err)
+	}
+	var out []iceberg.DataFile
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			out = append(out, e.DataFile())
+		}
+	}
+	return out, nil
+}
+
+func (c *Committer) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// AddedRows is the number of rows a snapshot added, from its summary; 0
+// when the summary does not say.
+func AddedRows(s *table.Snapshot) int64 {
+	if s == nil || s.Summary == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(s.Summary.Properties["added-records"], 10, 64)
+	return n
+}

@@ -1,0 +1,169 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/write"
+)
+
+// Create makes the table from an input schema (every column optional, as
+// Spark creates them, identifier fields excepted), creating the namespace
+// when needed. A concurrent creator winning the race is fine: its table is
+// loaded instead.
+func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts CreateOptions) (*table.Table, error) {
+	sc, err := icebergSchema(schema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot create table %s from the input schema: %v", ingest.ErrSchemaMismatch, c.Name(), err)
+	}
+	if sc, err = withIdentifiers(sc, opts.IdentifierFields); err != nil {
+		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+	}
+	createOpts := []catalog.CreateTableOpt{catalog.WithProperties(opts.properties())}
+	if len(opts.PartitionFields) > 0 {
+		spec, err := write.NewPartitionSpec(sc, opts.PartitionFields)
+		if err != nil {
+			return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+		}
+		createOpts = append(createOpts, catalog.WithPartitionSpec(&spec))
+	}
+	ns := c.Ident[:len(c.Ident)-1]
+	if len(ns) > 0 {
+		if exists, err := c.Catalog.CheckNamespaceExists(ctx, ns); err != nil {
+			return nil, fmt.Errorf("check namespace %s: %w", ingest.JoinIdent(ns), err)
+		} else if !exists {
+			if err := c.Catalog.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+				return nil, fmt.Errorf("create namespace %s: %w", ingest.JoinIdent(ns), err)
+			}
+		}
+	}
+	tbl, err := c.Catalog.CreateTable(ctx, c.Ident, sc, createOpts...)
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return c.Catalog.LoadTable(ctx, c.Ident)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+	}
+	return tbl, nil
+}
+
+// icebergSchema converts an input schema into a table schema with fresh
+// field ids. Types Iceberg lacks are mapped to their nearest kin.
+func icebergSchema(s *arrow.Schema) (*iceberg.Schema, error) {
+	fields := make([]arrow.Field, len(s.Fields()))
+	for i, f := range s.Fields() {
+		f.Type = tableType(f.Type)
+		f.Metadata = arrow.Metadata{}
+		fields[i] = f
+	}
+	return table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), true)
+}
+
+func tableType(t arrow.DataType) arrow.DataType {
+	switch t.ID() {
+	case arrow.NULL:
+		return arrow.BinaryTypes.String // a column only ever null so far
+	case arrow.DICTIONARY:
+		return tableType(t.(*arrow.DictionaryType).ValueType)
+	case arrow.UINT32, arrow.UINT64:
+		return arrow.PrimitiveTypes.Int64
+	case arrow.FLOAT16:
+		return arrow.PrimitiveTypes.Float32
+	case arrow.TIMESTAMP:
+		ts := t.(*arrow.TimestampType)
+		if ts.TimeZone != "" {
+			return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+		}
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	case arrow.DATE64:
+		return arrow.FixedWidthTypes.Date32
+	case arrow.TIME32:
+		return arrow.FixedWidthTypes.Time64us
+	case arrow.STRUCT:
+		st := t.(*arrow.StructType)
+		fs := make([]arrow.Field, st.NumFields())
+		for i, f := range st.Fields() {
+			f.Type = tableType(f.Type)
+			f.Metadata = arrow.Metadata{}
+			fs[i] = f
+		}
+		return arrow.StructOf(fs...)
+	case arrow.LIST, arrow.LARGE_LIST:
+		lt := t.(arrow.ListLikeType)
+		return arrow.ListOf(tableType(lt.Elem()))
+	case arrow.MAP:
+		mt := t.(*arrow.MapType)
+		return arrow.MapOf(tableType(mt.KeyType()), tableType(mt.ItemType()))
+	}
+	return t
+}
+
+// CreateOptions are what a table floe creates gets besides its schema.
+type CreateOptions struct {
+	Properties       map[string]string
+	PartitionFields  []write.PartitionField
+	IdentifierFields []string
+	// FormatVersion defaults to 2.
+	FormatVersion int
+}
+
+func (o CreateOptions) properties() iceberg.Properties {
+	v := o.FormatVersion
+	if v == 0 {
+		v = 2
+	}
+	tp := iceberg.Properties{"format-version": strconv.Itoa(v)}
+	maps.Copy(tp, metadataRetention)
+	maps.Copy(tp, o.Properties)
+	return tp
+}
+
+// metadataRetention bounds the metadata files of the tables floe creates:
+// every commit writes a new metadata file, one per batch for a stream, and
+// without these Iceberg keeps them all. Old metadata files serve only
+// readers that pinned an old metadata location; 25 of them cover minutes
+// of a fast trigger. Table properties given in the pipeline override them.
+var metadataRetention = iceberg.Properties{
+	"write.metadata.delete-after-commit.enabled": "true",
+	"write.metadata.previous-versions-max":       "25",
+}
+
+// withIdentifiers marks the identifier fields, which must be required
+// top-level primitive columns.
+func withIdentifiers(sc *iceberg.Schema, names []string) (*iceberg.Schema, error) {
+	if len(names) == 0 {
+		return sc, nil
+	}
+	fields := slices.Clone(sc.Fields())
+	var ids []int
+	for _, n := range names {
+		i := slices.IndexFunc(fields, func(f iceberg.NestedField) bool { return f.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: identifier field %q is not a top-level column of the input (it has %s)", ingest.ErrConfig, n, icebergFieldNames(fields))
+		}
+		if _, ok := fields[i].Type.(iceberg.PrimitiveType); !ok {
+			return nil, fmt.Errorf("%w: identifier field %q is %s; identifier fields must be primitive columns", ingest.ErrConfig, n, fields[i].Type)
+		}
+		fields[i].Required = true
+		ids = append(ids, fields[i].ID)
+	}
+	return iceberg.NewSchemaWithIdentifiers(sc.ID, ids, fields...), nil
+}
+
+func icebergFieldNames(fs []iceberg.NestedField) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}

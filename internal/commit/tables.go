@@ -1,0 +1,253 @@
+package commit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/faults"
+	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/write"
+)
+
+// TablesOptions say how a query's destination tables are made and kept.
+type TablesOptions struct {
+	// QueryID and Source name the query in its snapshots' summaries.
+	QueryID, Source string
+	// Checkpoint names the query's checkpoint in errors.
+	Checkpoint string
+	// Create makes missing tables from the first rows' schema, with
+	// CreateOptions.
+	Create        bool
+	CreateOptions CreateOptions
+	// SpecEvolution evolves an existing table's partition spec to
+	// CreateOptions.PartitionFields instead of refusing the difference.
+	SpecEvolution bool
+	// SchemaEvolution adds the batch's new columns and widens columns
+	// before any of its rows are written.
+	SchemaEvolution bool
+	// DeadLetter is the table of rows a template cannot route; it keeps
+	// the input's columns as they are, so it is not evolved to the batch.
+	DeadLetter string
+	// Overwrite replaces a table's contents with each batch (complete
+	// mode); Properties go into every snapshot summary.
+	Overwrite  bool
+	Properties map[string]string
+	Logger     *slog.Logger
+}
+
+// Tables are one query's destination tables, kept as its last commits left
+// them: a commit returns the new metadata, so the next batch needs no
+// catalog read, and a stale copy (another writer committed since) only
+// costs one commit retry. The writer reaches them through Table, one table
+// at a time; a batch's commit goes through Commit.
+type Tables struct {
+	cat  catalog.Catalog
+	opts TablesOptions
+
+	tables     map[string]*table.Table
+	committers map[string]*Committer
+	// refuseOthers is set while a new checkpoint must not write a table
+	// that holds another query's output from the same source.
+	refuseOthers bool
+	// batchSchema is the union of the batch's input schemas, which every
+	// table is evolved to once in the batch (evolved).
+	batchSchema *arrow.Schema
+	evolved     map[string]bool
+}
+
+// NewTables starts a query's set of tables.
+func NewTables(cat catalog.Catalog, opts TablesOptions) *Tables {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Tables{cat: cat, opts: opts, tables: map[string]*table.Table{}, committers: map[string]*Committer{}, evolved: map[string]bool{}}
+}
+
+// RefuseOtherQueries makes Load refuse a table that holds another floe
+// query's output from the same source: a new checkpoint would ingest that
+// input a second time.
+func (t *Tables) RefuseOtherQueries(on bool) { t.refuseOthers = on }
+
+// StartBatch begins a batch whose input schemas unite into schema (nil
+// when schema evolution is off): each table is evolved to it once, when
+// the writer first asks for the table.
+func (t *Tables) StartBatch(schema *arrow.Schema) {
+	t.batchSchema = schema
+	clear(t.evolved)
+}
+
+// Cached is the table as this query last saw it, or nil.
+func (t *Tables) Cached(name string) *table.Table { return t.tables[name] }
+
+// Adopt takes tables another committer (maintenance) left newer than the
+// query's copies.
+func (t *Tables) Adopt(tables map[string]*table.Table) { maps.Copy(t.tables, tables) }
+
+// committer returns the committer of one destination table.
+func (t *Tables) committer(name string) (*Committer, error) {
+	if c, ok := t.committers[name]; ok {
+		return c, nil
+	}
+	ident, err := ingest.ParseIdent(name)
+	if err != nil {
+		return nil, err
+	}
+	c := &Committer{Catalog: t.cat, Ident: ident, QueryID: t.opts.QueryID, Source: t.opts.Source, Logger: t.opts.Logger}
+	t.committers[name] = c
+	return c, nil
+}
+
+// Load returns a destination table, or nil when it does not exist.
+func (t *Tables) Load(ctx context.Context, name string) (*table.Table, error) {
+	if tbl, ok := t.tables[name]; ok {
+		return tbl, nil
+	}
+	c, err := t.committer(name)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := c.Load(ctx)
+	if err != nil || tbl == nil {
+		return nil, err
+	}
+	if t.refuseOthers {
+		if other := c.OtherQuery(tbl); other != "" {
+			return nil, fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint, or pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, name, other, t.opts.Source, t.opts.Checkpoint)
+		}
+	}
+	t.tables[name] = tbl
+	return tbl, nil
+}
+
+// FindBatch returns the snapshot of table name that holds the batch, or
+// nil: a re-run batch that the stopped run committed is found before
+// anything is read.
+func (t *Tables) FindBatch(ctx context.Context, name string, batchID int64) (*table.Snapshot, error) {
+	tbl, err := t.Load(ctx, name)
+	if err != nil || tbl == nil {
+		return nil, err
+	}
+	c, err := t.committer(name)
+	if err != nil {
+		return nil, err
+	}
+	return c.FindBatch(tbl, batchID), nil
+}
+
+// Table is the writer's way to a destination: the table, created from the
+// rows' schema when missing, with its partition spec and schema made to
+// accept the batch before the first row is written.
+func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*table.Table, error) {
+	tbl, err := t.Load(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if t.batchSchema != nil && name != t.opts.DeadLetter {
+		in = t.batchSchema
+	}
+	c, err := t.committer(name)
+	if err != nil {
+		return nil, err
+	}
+	if tbl == nil {
+		if !t.opts.Create {
+			return nil, fmt.Errorf("table %s does not exist; create it first, or enable sink.create-table (--create-table)", name)
+		}
+		if tbl, err = c.Create(ctx, in, t.opts.CreateOptions); err != nil {
+			return nil, err
+		}
+		t.tables[name] = tbl
+		t.evolved[name] = true
+		return tbl, nil
+	}
+	if fields := t.opts.CreateOptions.PartitionFields; len(fields) > 0 && !write.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
+		if !t.opts.SpecEvolution {
+			return nil, fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)", ingest.ErrConfig, name, write.DescribeSpec(tbl.Spec(), tbl.Schema()), write.JoinExprs(fields))
+		}
+		if tbl, err = EvolveSpec(ctx, t.cat, tbl, fields); err != nil {
+			return nil, err
+		}
+		t.tables[name] = tbl
+	}
+	if t.opts.SchemaEvolution && !t.evolved[name] {
+		if tbl, err = EvolveSchema(ctx, t.cat, tbl, in); err != nil {
+			return nil, fmt.Errorf("table %s: %w", name, err)
+		}
+		t.tables[name] = tbl
+		t.evolved[name] = true
+	}
+	return tbl, nil
+}
+
+// TableCommit is one table's part of a batch's commit.
+type TableCommit struct {
+	Table      string
+	SnapshotID int64
+	Rows       int64
+	DataFiles  int
+	// Existing is set when the table already held the batch.
+	Existing bool
+}
+
+// Commit commits the batch's files, one snapshot per table in name order;
+// bases are the tables as the files were written for them. A table that
+// already holds the batch (a re-run after a crash between two tables'
+// commits) is skipped and the files just written for it are deleted. On
+// failure the files of the tables not reached are deleted: a re-run writes
+// the batch anew under other names.
+func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataFile, bases map[string]*table.Table) ([]TableCommit, error) {
+	byTable := map[string][]ingest.DataFile{}
+	for _, f := range files {
+		byTable[f.Table] = append(byTable[f.Table], f)
+	}
+	names := slices.Sorted(maps.Keys(byTable))
+	abandon := func(rest []string) {
+		for _, name := range rest {
+			if tbl := bases[name]; tbl != nil {
+				if fs, err := tbl.FS(ctx); err == nil {
+					ingest.RemoveFiles(fs, byTable[name])
+				}
+			}
+		}
+	}
+	var out []TableCommit
+	for i, name := range names {
+		files := byTable[name]
+		c, err := t.committer(name)
+		if err != nil {
+			abandon(names[i:])
+			return out, err
+		}
+		cr, err := c.Commit(ctx, Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Base: bases[name]})
+		if err != nil {
+			abandon(names[i+1:])
+			return out, err
+		}
+		tc := TableCommit{Table: name, SnapshotID: cr.SnapshotID, DataFiles: len(files), Existing: cr.Existing}
+		for _, f := range files {
+			tc.Rows += f.Rows
+		}
+		t.tables[name] = cr.Table
+		if cr.Existing {
+			if fs, err := cr.Table.FS(ctx); err == nil {
+				ingest.RemoveFiles(fs, files)
+			}
+			tc.Rows = AddedRows(cr.Table.SnapshotByID(cr.SnapshotID))
+		}
+		out = append(out, tc)
+		if faults.AfterTableCommit != nil {
+			if err := faults.AfterTableCommit(name, batchID, cr.SnapshotID); err != nil {
+				abandon(names[i+1:])
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}

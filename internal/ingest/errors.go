@@ -1,0 +1,51 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors shared by the stages. Callers test them with errors.Is;
+// messages name the thing, the cause and the fix.
+var (
+	// ErrConfig marks an invalid pipeline configuration.
+	ErrConfig = errors.New("invalid configuration")
+	// ErrBadInput marks input that cannot be ingested as it is.
+	ErrBadInput = errors.New("bad input")
+	// ErrSchemaMismatch marks input whose schema does not fit the table.
+	ErrSchemaMismatch = fmt.Errorf("%w: schema mismatch", ErrBadInput)
+	// ErrCommit marks a table commit that failed after all retries.
+	ErrCommit = errors.New("commit failed")
+	// ErrQueryConflict marks a new query whose table already holds the
+	// output of another query reading the same source.
+	ErrQueryConflict = errors.New("table already written by another query from this source")
+	// ErrUnstableFile marks a file that changed while it was read: it is
+	// still being written and is left for a later batch.
+	ErrUnstableFile = errors.New("file changed while being read")
+)
+
+// BadFileError reports an input file that cannot be ingested: corrupt,
+// empty, unreadable, or not matching the table. Path names the file.
+type BadFileError struct {
+	Path string
+	Err  error
+}
+
+func (e *BadFileError) Error() string { return fmt.Sprintf("bad input file %s: %v", e.Path, e.Err) }
+
+// Unwrap exposes the cause; errors.Is(err, ErrBadInput) holds for every
+// BadFileError.
+func (e *BadFileError) Unwrap() []error { return []error{ErrBadInput, e.Err} }
+
+// UnstableFileError reports a file that is still being written.
+type UnstableFileError struct {
+	Path   string
+	Reason string
+}
+
+func (e *UnstableFileError) Error() string {
+	return fmt.Sprintf("file %s is still being written (%s); left for a later batch", e.Path, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrUnstableFile) hold.
+func (e *UnstableFileError) Unwrap() error { return ErrUnstableFile }

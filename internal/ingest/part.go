@@ -1,0 +1,44 @@
+package ingest
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Part is one independently readable piece of a batch, such as one file.
+// Parts are read in parallel, each by one writer goroutine.
+type Part interface {
+	// Name identifies the part in errors and progress (a file path).
+	Name() string
+	// SizeBytes is the part's size as stored, or -1 when unknown; the
+	// writer sizes its parallelism by it.
+	SizeBytes() int64
+	// Open starts reading the part. The reader's Err reports a failure or
+	// an instability detected while reading; Release closes the part.
+	Open(ctx context.Context) (array.RecordReader, error)
+}
+
+// SchemaPart is implemented by parts that can tell their schema without
+// reading their rows (a Parquet footer, a CSV header and its inference).
+// A part remembers what it read, so that opening it afterwards reads the
+// schema no second time.
+type SchemaPart interface {
+	Part
+	Schema(ctx context.Context) (*arrow.Schema, error)
+}
+
+// PartSchema is the schema of p's rows: from Schema when p implements
+// SchemaPart, else from opening it.
+func PartSchema(ctx context.Context, p Part) (*arrow.Schema, error) {
+	if sp, ok := p.(SchemaPart); ok {
+		return sp.Schema(ctx)
+	}
+	rdr, err := p.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	return rdr.Schema(), nil
+}

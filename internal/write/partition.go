@@ -1,0 +1,258 @@
+package write
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/floe-io/floe/internal/ingest"
+)
+
+// PartitionField is one parsed `partition-fields` entry.
+type PartitionField struct {
+	Expr      string            // as written, for messages
+	Source    string            // dotted source column name, e.g. "ts" or "meta.region"
+	Transform iceberg.Transform // iceberg.IdentityTransform{}, BucketTransform{NumBuckets}, ...
+}
+
+const partitionForms = "col, bucket(col, N), truncate(col, W), year(col), month(col), day(col), hour(col) or void(col)"
+
+// ParsePartitionField parses "col", "bucket(col, N)", "truncate(col, W)",
+// "year(col)", "month(col)", "day(col)", "hour(col)" and "void(col)".
+// Transform names are case-insensitive; Spark's argument order
+// "bucket(N, col)" is accepted too, since users copy it from DDL.
+func ParsePartitionField(expr string) (PartitionField, error) {
+	bad := func(why string) (PartitionField, error) {
+		return PartitionField{}, fmt.Errorf("%w: partition field %q: %s; use %s", ingest.ErrConfig, expr, why, partitionForms)
+	}
+	s := strings.TrimSpace(expr)
+	open := strings.IndexByte(s, '(')
+	if open < 0 {
+		if s == "" {
+			return bad("empty expression")
+		}
+		if strings.ContainsAny(s, "), \t") {
+			return bad("not a column name or transform")
+		}
+		return PartitionField{Expr: expr, Source: s, Transform: iceberg.IdentityTransform{}}, nil
+	}
+	if !strings.HasSuffix(s, ")") {
+		return bad("missing closing parenthesis")
+	}
+	name := strings.ToLower(strings.TrimSpace(s[:open]))
+	var args []string
+	for a := range strings.SplitSeq(s[open+1:len(s)-1], ",") {
+		args = append(args, strings.TrimSpace(a))
+	}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, "() \t") {
+			return bad(fmt.Sprintf("argument %q is not a column name or number", a))
+		}
+	}
+	one := func(t iceberg.Transform) (PartitionField, error) {
+		if len(args) != 1 {
+			return bad(fmt.Sprintf("%s takes one column", name))
+		}
+		return PartitionField{Expr: expr, Source: args[0], Transform: t}, nil
+	}
+	withParam := func(param string, mk func(int) iceberg.Transform) (PartitionField, error) {
+		if len(args) != 2 {
+			return bad(fmt.Sprintf("%s takes a column and %s", name, param))
+		}
+		col, num := args[0], args[1]
+		if _, err := strconv.Atoi(col); err == nil {
+			if _, err := strconv.Atoi(num); err != nil {
+				col, num = num, col
+			}
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n <= 0 || n > math.MaxInt32 {
+			return bad(fmt.Sprintf("%s %q must be a positive integer", param, num))
+		}
+		return PartitionField{Expr: expr, Source: col, Transform: mk(int(n))}, nil
+	}
+	switch name {
+	case "identity":
+		return one(iceberg.IdentityTransform{})
+	case "year":
+		return one(iceberg.YearTransform{})
+	case "month":
+		return one(iceberg.MonthTransform{})
+	case "day":
+		return one(iceberg.DayTransform{})
+	case "hour":
+		return one(iceberg.HourTransform{})
+	case "void":
+		return one(iceberg.VoidTransform{})
+	case "bucket":
+		return withParam("N", func(n int) iceberg.Transform { return iceberg.BucketTransform{NumBuckets: n} })
+	case "truncate":
+		return withParam("W", func(w int) iceberg.Transform { return iceberg.TruncateTransform{Width: w} })
+	}
+	return bad(fmt.Sprintf("unknown transform %q", name))
+}
+
+// ParsePartitionFields parses every entry, stopping at the first bad one.
+func ParsePartitionFields(exprs []string) ([]PartitionField, error) {
+	fields := make([]PartitionField, 0, len(exprs))
+	for _, e := range exprs {
+		f, err := ParsePartitionField(e)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, f)
+	}
+	return fields, nil
+}
+
+// PartitionFieldName follows Iceberg Java and Spark, so that tables floe
+// creates look like tables those engines create, except that a nested
+// source's dots become underscores: iceberg-go's manifest writer refuses
+// partition names that are not Avro names, where Java would escape them.
+func PartitionFieldName(source string, t iceberg.Transform) string {
+	source = strings.ReplaceAll(source, ".", "_")
+	switch t.(type) {
+	case iceberg.IdentityTransform:
+		return source
+	case iceberg.BucketTransform:
+		return source + "_bucket"
+	case iceberg.TruncateTransform:
+		return source + "_trunc"
+	case iceberg.VoidTransform:
+		return source + "_null"
+	}
+	return source + "_" + t.String()
+}
+
+// NewPartitionSpec builds the spec for a table being created from schema sc.
+// Field ids start at 1000, as in every Iceberg implementation.
+func NewPartitionSpec(sc *iceberg.Schema, fields []PartitionField) (iceberg.PartitionSpec, error) {
+	opts := make([]iceberg.PartitionOption, 0, len(fields))
+	for i, f := range fields {
+		src, ok := sc.FindFieldByName(f.Source)
+		if !ok {
+			src, ok = sc.FindFieldByNameCaseInsensitive(f.Source)
+		}
+		if !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition field %q: no column %q in the table schema; available columns: %s", ingest.ErrConfig, f.Expr, f.Source, strings.Join(partitionableColumns(sc), ", "))
+		}
+		name, _ := sc.FindColumnName(src.ID)
+		if !f.Transform.CanTransform(src.Type) || !SupportsTransform(src.Type, f.Transform) {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition field %q: transform %s cannot apply to column %q of type %s; %s", ingest.ErrConfig, f.Expr, f.Transform, name, src.Type, transformHint(f.Transform))
+		}
+		for _, prev := range fields[:i] {
+			if strings.EqualFold(prev.Source, f.Source) && (prev.Transform.Equals(f.Transform) || isTime(prev.Transform) && isTime(f.Transform)) {
+				return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition fields %q and %q partition column %q twice the same way; keep one", ingest.ErrConfig, prev.Expr, f.Expr, name)
+			}
+		}
+		id := iceberg.PartitionDataIDStart + i
+		opts = append(opts, iceberg.AddPartitionFieldBySourceID(src.ID, PartitionFieldName(name, f.Transform), f.Transform, sc, &id))
+	}
+	spec, err := iceberg.NewPartitionSpecOpts(opts...)
+	if err != nil {
+		return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition fields: %w", ingest.ErrConfig, err)
+	}
+	return spec, nil
+}
+
+func isTime(t iceberg.Transform) bool {
+	_, ok := t.(iceberg.TimeTransform)
+	return ok
+}
+
+func transformHint(t iceberg.Transform) string {
+	switch t.(type) {
+	case iceberg.BucketTransform:
+		return "bucket applies to int, long, decimal, date, time, timestamp, string, binary, fixed and uuid columns"
+	case iceberg.TruncateTransform:
+		return "truncate applies to int, long, string and binary columns"
+	case iceberg.HourTransform:
+		return "hour applies to timestamp columns"
+	case iceberg.YearTransform, iceberg.MonthTransform, iceberg.DayTransform:
+		return "year, month and day apply to date and timestamp columns"
+	}
+	return "identity applies to primitive columns"
+}
+
+// partitionableColumns lists the primitive columns, nested ones dotted, in
+// schema order.
+func partitionableColumns(sc *iceberg.Schema) []string {
+	byName, err := iceberg.IndexByName(sc)
+	if err != nil {
+		return nil
+	}
+	type col struct {
+		id   int
+		name string
+	}
+	var cols []col
+	for name, id := range byName {
+		if t, ok := sc.FindTypeByID(id); ok {
+			if _, prim := t.(iceberg.PrimitiveType); prim {
+				cols = append(cols, col{id, name})
+			}
+		}
+	}
+	slices.SortFunc(cols, func(a, b col) int { return a.id - b.id })
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	return names
+}
+
+// SpecMatches reports whether spec, a table's current spec bound to sc, has
+// exactly these fields in order: same source columns, equal transforms.
+func SpecMatches(spec iceberg.PartitionSpec, sc *iceberg.Schema, fields []PartitionField) bool {
+	if spec.NumFields() != len(fields) {
+		return false
+	}
+	for i, f := range fields {
+		pf := spec.Field(i)
+		src, ok := sc.FindFieldByName(f.Source)
+		if !ok {
+			src, ok = sc.FindFieldByNameCaseInsensitive(f.Source)
+		}
+		if !ok || src.ID != pf.SourceID() || !pf.Transform.Equals(f.Transform) {
+			return false
+		}
+	}
+	return true
+}
+
+// DescribeSpec renders a spec the way users write partition-fields, e.g.
+// "day(ts), bucket(id, 16), region".
+func DescribeSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {
+	parts := make([]string, 0, spec.NumFields())
+	for _, pf := range spec.Fields() {
+		src, ok := sc.FindColumnName(pf.SourceID())
+		if !ok {
+			src = fmt.Sprintf("<dropped column %d>", pf.SourceID())
+		}
+		var s string
+		switch t := pf.Transform.(type) {
+		case iceberg.IdentityTransform:
+			s = src
+		case iceberg.BucketTransform:
+			s = fmt.Sprintf("bucket(%s, %d)", src, t.NumBuckets)
+		case iceberg.TruncateTransform:
+			s = fmt.Sprintf("truncate(%s, %d)", src, t.Width)
+		default:
+			s = fmt.Sprintf("%s(%s)", t, src)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// JoinExprs lists fields as partition-fields wrote them.
+func JoinExprs(fs []PartitionField) string {
+	exprs := make([]string, len(fs))
+	for i, f := range fs {
+		exprs[i] = f.Expr
+	}
+	return strings.Join(exprs, ", ")
+}

@@ -1,0 +1,61 @@
+package scan
+
+import (
+	"context"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// Plan is what a scan would read, against what the snapshot holds:
+// how much the filter prunes, and what is left to check on rows.
+type Plan struct {
+	SnapshotID     int64  `json:"snapshot_id"`
+	FilesPlanned   int    `json:"files_planned"`
+	FilesTotal     int    `json:"files_total"`
+	BytesPlanned   int64  `json:"bytes_planned"`
+	BytesTotal     int64  `json:"bytes_total"`
+	PushedFilter   string `json:"pushed_filter"`
+	ResidualFilter string `json:"residual_filter"`
+}
+
+// Explain plans the scan the options describe without reading data.
+func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
+	snap, err := o.snapshot(tbl)
+	if err != nil {
+		return Plan{}, err
+	}
+	bound, err := o.bind(ctx, tbl, snap)
+	if err != nil {
+		return Plan{}, err
+	}
+	var plan Plan
+	if s := snapshotOf(tbl, snap); s != nil {
+		plan.SnapshotID = s.SnapshotID
+	} else {
+		return plan, nil
+	}
+	count := func(opts []table.ScanOption) (int, int64, error) {
+		tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
+		if err != nil {
+			return 0, 0, planError(ctx, tbl, snap, err)
+		}
+		var bytes int64
+		for _, t := range tasks {
+			bytes += t.File.FileSizeBytes()
+		}
+		return len(tasks), bytes, nil
+	}
+	if plan.FilesTotal, plan.BytesTotal, err = count(o.scanOptions(snap, nil, nil)); err != nil {
+		return plan, err
+	}
+	plan.FilesPlanned, plan.BytesPlanned = plan.FilesTotal, plan.BytesTotal
+	if bound == nil {
+		return plan, nil
+	}
+	plan.PushedFilter = bound.Pushed.String()
+	if bound.Residual != nil {
+		plan.ResidualFilter = bound.Residual.String()
+	}
+	plan.FilesPlanned, plan.BytesPlanned, err = count(o.scanOptions(snap, bound, schemaOf(tbl, snap)))
+	return plan, err
+}

@@ -1,0 +1,289 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/filter"
+	"github.com/floe-io/floe/internal/ingest"
+)
+
+// Options select what Table and Count read, with Spark's read
+// options: snapshot-id, as-of-timestamp, branch, tag. At most one of them
+// picks the snapshot; none means the current one.
+type Options struct {
+	SnapshotID int64
+	// AsOfMs reads the snapshot that was current at this time (epoch ms).
+	AsOfMs      int64
+	Branch, Tag string
+	// Columns, when set, are the only columns read (nested as a.b); Drop
+	// leaves columns out of what is returned.
+	Columns []string
+	Drop    []string
+	// Filter is a SQL-like row filter such as "id > 5 AND status = 'A'"
+	// (package filter): pushed down to prune files, the rest checked on
+	// rows.
+	Filter string
+	// Limit > 0 stops after that many rows.
+	Limit int64
+}
+
+// bind parses and binds the filter against the schema of the snapshot
+// read; nil without a filter.
+func (o Options) bind(ctx context.Context, tbl *table.Table, snap int64) (*filter.Bound, error) {
+	if o.Filter == "" {
+		return nil, nil
+	}
+	e, err := filter.Parse(o.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
+	}
+	b, err := filter.Bind(e, schemaOf(tbl, snap))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
+	}
+	lost, err := lostLowerBound(ctx, tbl, snap, filterSources(e, schemaOf(tbl, snap)))
+	if err != nil {
+		return nil, err
+	}
+	if lost {
+		// Pruning would skip partitions that match: check every row.
+		b = b.Unpushed()
+	}
+	return b, nil
+}
+
+// lostLowerBound tells whether a manifest of the snapshot summarises a
+// string or binary partition field whose source the filter reads (ids in
+// sources) as holding no nulls and no lower bound. No manifest can truly
+// be so (each file has a value or a null); iceberg-go 0.7 writes or reads
+// an empty lower bound that way, and its manifest pruning then skips those
+// partitions for any predicate an empty value could satisfy. Fields the
+// filter does not read are not pruned on, whatever their summary.
+func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64, sources map[int]bool) (bool, error) {
+	s := snapshotOf(tbl, snap)
+	md := tbl.Metadata()
+	sc := schemaOf(tbl, snap)
+	// at[spec id] holds the positions of the fields that matter.
+	at := map[int][]int{}
+	for _, spec := range md.PartitionSpecs() {
+		for i, pf := range spec.Fields() {
+			src, ok := sc.FindFieldByID(pf.SourceID())
+			if !ok || !sources[pf.SourceID()] {
+				continue
+			}
+			switch pf.Transform.ResultType(src.Type).(type) {
+			case iceberg.StringType, iceberg.BinaryType:
+				at[spec.ID()] = append(at[spec.ID()], i)
+			}
+		}
+	}
+	if s == nil || len(at) == 0 {
+		return false, nil
+	}
+	lost, err := lostBounds(ctx, tbl, s)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range lost {
+		if slices.Contains(at[l.spec], l.field) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// lostBound is a partition field (spec id, position) that a manifest
+// summarises with no nulls and no lower bound.
+type lostBound struct{ spec, field int }
+
+// lostCache memoises lostBounds by manifest list: the list never changes,
+// and reading it again costs as much as planning a small scan.
+var lostCache struct {
+	sync.Mutex
+	m map[string][]lostBound
+}
+
+func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot) ([]lostBound, error) {
+	key := s.ManifestList
+	lostCache.Lock()
+	l, ok := lostCache.m[key]
+	lostCache.Unlock()
+	if ok {
+		return l, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := s.Manifests(fs)
+	if err != nil {
+		return nil, planError(ctx, tbl, s.SnapshotID, err)
+	}
+	for _, m := range manifests {
+		for i, p := range m.Partitions() {
+			nanOnly := p.ContainsNaN != nil && *p.ContainsNaN
+			if !p.ContainsNull && p.LowerBound == nil && !nanOnly {
+				l = append(l, lostBound{spec: int(m.PartitionSpecID()), field: i})
+			}
+		}
+	}
+	lostCache.Lock()
+	defer lostCache.Unlock()
+	if lostCache.m == nil || len(lostCache.m) >= 1024 {
+		lostCache.m = map[string][]lostBound{}
+	}
+	lostCache.m[key] = l
+	return l, nil
+}
+
+// filterSources are the field ids of the columns e reads.
+func filterSources(e filter.Expr, sc *iceberg.Schema) map[int]bool {
+	ids := map[int]bool{}
+	for _, c := range filter.Columns(e) {
+		if f, ok := sc.FindFieldByName(strings.Join(c.Path, ".")); ok {
+			ids[f.ID] = true
+		}
+	}
+	return ids
+}
+
+// snapshot resolves the options to a snapshot id; 0 means the current
+// snapshot (which may be none).
+func (o Options) snapshot(tbl *table.Table) (int64, error) {
+	set := 0
+	for _, on := range []bool{o.SnapshotID != 0, o.AsOfMs != 0, o.Branch != "", o.Tag != ""} {
+		if on {
+			set++
+		}
+	}
+	if set > 1 {
+		return 0, fmt.Errorf("%w: give one of snapshot id, as-of timestamp, branch and tag", ingest.ErrConfig)
+	}
+	md := tbl.Metadata()
+	switch {
+	case o.SnapshotID != 0:
+		if md.SnapshotByID(o.SnapshotID) == nil {
+			return 0, fmt.Errorf("%w: table %s has no snapshot %d; `floe table snapshots` lists them (expired snapshots cannot be read)", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), o.SnapshotID)
+		}
+		return o.SnapshotID, nil
+	case o.AsOfMs != 0:
+		// The snapshot log records which snapshot was current when, which
+		// the snapshots' own timestamps do not once a rollback happened.
+		var id int64
+		var first int64
+		for e := range md.SnapshotLogs() {
+			if first == 0 {
+				first = e.TimestampMs
+			}
+			if e.TimestampMs <= o.AsOfMs {
+				id = e.SnapshotID
+			}
+		}
+		if id == 0 {
+			if first == 0 {
+				return 0, fmt.Errorf("%w: table %s has no snapshot history to read as of %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(o.AsOfMs))
+			}
+			return 0, fmt.Errorf("%w: table %s had no snapshot at %s; its history starts at %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(o.AsOfMs), msText(first))
+		}
+		return id, nil
+	case o.Branch != "" || o.Tag != "":
+		name, want := o.Branch, table.BranchRef
+		if o.Tag != "" {
+			name, want = o.Tag, table.TagRef
+		}
+		var names []string
+		for n, ref := range md.Refs() {
+			if n == name {
+				if ref.SnapshotRefType != want {
+					return 0, fmt.Errorf("%w: %s of table %s is a %s, not a %s", ingest.ErrConfig, name, ingest.JoinIdent(tbl.Identifier()), ref.SnapshotRefType, want)
+				}
+				return ref.SnapshotID, nil
+			}
+			if ref.SnapshotRefType == want {
+				names = append(names, n)
+			}
+		}
+		slices.Sort(names)
+		have := "none"
+		if len(names) > 0 {
+			have = strings.Join(names, ", ")
+		}
+		return 0, fmt.Errorf("%w: table %s has no %s %q (it has: %s)", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), want, name, have)
+	}
+	return 0, nil
+}
+
+// scanOptions are the iceberg-go options for o; snap is from o.snapshot,
+// b from o.bind and sc the schema they read (schemaOf).
+func (o Options) scanOptions(snap int64, b *filter.Bound, sc *iceberg.Schema) []table.ScanOption {
+	var opts []table.ScanOption
+	if snap != 0 {
+		opts = append(opts, table.WithSnapshotID(snap))
+	}
+	if b != nil {
+		opts = append(opts, table.WithRowFilter(b.Pushed))
+	}
+	if cols := o.readColumns(b, sc); len(cols) > 0 {
+		opts = append(opts, table.WithSelectedFields(cols...))
+	}
+	return opts
+}
+
+// readColumns are the columns a scan reads for o, nil for all: the kept
+// columns plus those of the filter, which floe may check on the rows read
+// (the residual, or the whole filter for files it fixes) and then drops;
+// reading them costs little, since iceberg-go reads them to filter anyway,
+// and keeps one projection for every file. With a filter on a schema that has nested columns every
+// column is read: iceberg-go 0.7.0 fails ("invalid") filtering rows when a
+// struct column is left out of the selection.
+func (o Options) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
+	if len(o.Columns) == 0 {
+		return nil
+	}
+	if b == nil {
+		return o.Columns
+	}
+	for _, f := range sc.Fields() {
+		if _, nested := f.Type.(iceberg.NestedType); nested {
+			return nil
+		}
+	}
+	cols := slices.Clone(o.Columns)
+	for _, c := range filter.Columns(b.Filter) {
+		if name := strings.Join(c.Path, "."); !slices.Contains(cols, name) {
+			cols = append(cols, name)
+		}
+	}
+	return cols
+}
+
+// schemaOf is the schema a scan at snap reads: the snapshot's own.
+func schemaOf(tbl *table.Table, snap int64) *iceberg.Schema {
+	sc := tbl.Schema()
+	if s := snapshotOf(tbl, snap); s != nil && s.SchemaID != nil {
+		for _, old := range tbl.Metadata().Schemas() {
+			if old.ID == *s.SchemaID {
+				sc = old
+			}
+		}
+	}
+	return sc
+}
+
+// snapshotOf is the snapshot a scan at snap reads: the current one for 0.
+func snapshotOf(tbl *table.Table, snap int64) *table.Snapshot {
+	if snap == 0 {
+		return tbl.CurrentSnapshot()
+	}
+	return tbl.Metadata().SnapshotByID(snap)
+}
+
+func msText(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
