@@ -155,9 +155,9 @@ func (c *Checkpoint) Close() error {
 // QuarantineDir holds input files set aside by --on-bad-file quarantine.
 func (c *Checkpoint) QuarantineDir() string { return filepath.Join(c.Dir, "quarantine") }
 
-// Quarantine moves a bad input file into QuarantineDir and returns where
+// quarantine moves a bad input file into QuarantineDir and returns where
 // it went; a name already taken there gets a timestamp prefix.
-func (c *Checkpoint) Quarantine(path string) (string, error) {
+func (c *Checkpoint) quarantine(path string) (string, error) {
 	dir := c.QuarantineDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -199,14 +199,14 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// WriteOffsets records batch N's range before it runs.
-func (c *Checkpoint) WriteOffsets(e OffsetEntry) error {
+// writeOffsets records batch N's range before it runs.
+func (c *Checkpoint) writeOffsets(e OffsetEntry) error {
 	return c.writeEntry("offsets", e.BatchID, e)
 }
 
-// RemoveOffsets forgets a batch that failed before committing anything, so
+// removeOffsets forgets a batch that failed before committing anything, so
 // that a bad input leaves the checkpoint as it was.
-func (c *Checkpoint) RemoveOffsets(batchID int64) error {
+func (c *Checkpoint) removeOffsets(batchID int64) error {
 	err := os.Remove(filepath.Join(c.Dir, "offsets", strconv.FormatInt(batchID, 10)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove offsets %d: %w", batchID, err)
@@ -214,8 +214,8 @@ func (c *Checkpoint) RemoveOffsets(batchID int64) error {
 	return atomicfile.SyncDir(filepath.Join(c.Dir, "offsets"))
 }
 
-// WriteCommit records that batch N is durable in the sink.
-func (c *Checkpoint) WriteCommit(e CommitEntry) error {
+// writeCommit records that batch N is durable in the sink.
+func (c *Checkpoint) writeCommit(e CommitEntry) error {
 	if err := c.writeEntry("commits", e.BatchID, e); err != nil {
 		return err
 	}

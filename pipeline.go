@@ -379,7 +379,7 @@ func (p *Pipeline) runNext(ctx context.Context, start *Offset, next *int64, limi
 // commit and the commits entry, in that order.
 func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.Time, latestMs int64, sum *Summary, rerun bool) error {
 	t := time.Now()
-	if err := p.checkpoint.WriteOffsets(entry); err != nil {
+	if err := p.checkpoint.writeOffsets(entry); err != nil {
 		return err
 	}
 	walMs := time.Since(t).Milliseconds()
@@ -401,7 +401,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			return fmt.Errorf("%w; batch %d was re-run after a stop and may already be in some of the tables of %s, so it is kept to be re-run again: restore or fix the file, or set on-bad-file: quarantine", err, entry.BatchID, p.cfg.Sink.Table)
 		}
 		if errors.Is(err, ErrBadInput) && ctx.Err() == nil {
-			if rerr := p.checkpoint.RemoveOffsets(entry.BatchID); rerr != nil {
+			if rerr := p.checkpoint.removeOffsets(entry.BatchID); rerr != nil {
 				p.opts.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
 			} else if ds, ok := p.source.(DiscardingSource); ok {
 				if derr := ds.Discard(ctx, entry.Start, entry.End); derr != nil {
@@ -454,7 +454,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		}
 	}
 	done.TimestampMs = time.Now().UnixMilli()
-	if err := p.checkpoint.WriteCommit(done); err != nil {
+	if err := p.checkpoint.writeCommit(done); err != nil {
 		return err
 	}
 	if err := p.source.Commit(ctx, entry.End); err != nil {
@@ -562,7 +562,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 				return write.Result{}, nil, err
 			}
 		case errors.As(err, &bf) && p.cfg.OnBadFile == "quarantine":
-			moved, qerr := p.checkpoint.Quarantine(bf.Path)
+			moved, qerr := p.checkpoint.quarantine(bf.Path)
 			if qerr != nil {
 				return write.Result{}, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
 			}

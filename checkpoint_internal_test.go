@@ -1,33 +1,31 @@
-package floe_test
+package floe
 
 import (
 	"slices"
 	"testing"
-
-	"github.com/floe-io/floe"
 )
 
 // The logs keep the newest entries only; the purge runs beside the batches
 // and Close waits for it, so what a run leaves is bounded.
 func TestCheckpointPurgesOldEntries(t *testing.T) {
 	dir := t.TempDir()
-	c, created, err := floe.OpenCheckpoint(dir, "db.t", "src")
+	c, created, err := OpenCheckpoint(dir, "db.t", "src")
 	if err != nil || !created {
 		t.Fatalf("open: %v, created %v", err, created)
 	}
 	const batches = 250
 	for id := range int64(batches) {
-		if err := c.WriteOffsets(floe.OffsetEntry{BatchID: id}); err != nil {
+		if err := c.writeOffsets(OffsetEntry{BatchID: id}); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.WriteCommit(floe.CommitEntry{BatchID: id}); err != nil {
+		if err := c.writeCommit(CommitEntry{BatchID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err = floe.OpenCheckpoint(dir, "db.t", "src")
+	c, _, err = OpenCheckpoint(dir, "db.t", "src")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,100 @@
+package floe_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// rootAPI is every name the root package exports: what a library user
+// calls to run a pipeline, to write a source, to read a checkpoint or to
+// commit files written elsewhere. A mechanism (writing, conforming,
+// committing, reading tables) belongs in its own package; adding a name
+// here is a decision about the library's API.
+var rootAPI = []string{
+	// running a pipeline
+	"Open", "Options", "Pipeline", "Pipeline.Run", "Pipeline.Stop", "Pipeline.Close", "Pipeline.Progress",
+	"Pipeline.Checkpoint", "Summary",
+	"Progress", "Durations", "SourceProgress", "SinkProgress", "TableProgress", "QuarantinedFile", "Backlog",
+	// the source contract
+	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
+	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource",
+	"SourceEnv", "SourceFactory", "RegisterSource",
+	// maintenance between batches
+	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",
+	// the checkpoint
+	"Checkpoint", "OpenCheckpoint", "CheckpointMetadata", "OffsetEntry", "CommitEntry",
+	"Checkpoint.Close", "Checkpoint.QuarantineDir", "Checkpoint.Offsets", "Checkpoint.Commit",
+	"Checkpoint.LatestOffsets", "Checkpoint.LatestCommit", "Checkpoint.BatchIDs",
+	// committing files written outside a pipeline
+	"Committer", "Committer.Commit", "DataFile", "SummaryQueryID", "SummaryBatchID",
+	// catalogs and tables by location
+	"OpenCatalog", "ResolveWarehouse", "WarehouseEnv", "ParseIdent",
+	"LoadTableAt", "FindMetadata", "IsTablePath", "PathPrefix", "ParsePathPrefix",
+	// errors
+	"ErrConfig", "ErrBadInput", "ErrSchemaMismatch", "ErrCommit", "ErrQueryConflict", "ErrUnstableFile",
+	"ErrCheckpointMismatch", "ErrCheckpointInUse", "ErrSourceCannotContinue", "ErrNoInput", "ErrNoMetadata",
+	"BadFileError", "UnstableFileError",
+}
+
+func TestRootAPI(t *testing.T) {
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range pkgs["floe"].Files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() {
+					continue
+				}
+				name := d.Name.Name
+				if d.Recv != nil {
+					recv := d.Recv.List[0].Type
+					if s, ok := recv.(*ast.StarExpr); ok {
+						recv = s.X
+					}
+					id, ok := recv.(*ast.Ident)
+					if !ok || !id.IsExported() {
+						continue
+					}
+					name = id.Name + "." + name
+				}
+				got = append(got, name)
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							got = append(got, s.Name.Name)
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								got = append(got, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, n := range got {
+		if !slices.Contains(rootAPI, n) {
+			t.Errorf("the root package exports %s, which is not in its API; unexport it, move it to the package of its mechanism, or add it to rootAPI with a reason", n)
+		}
+	}
+	for _, n := range rootAPI {
+		if !slices.Contains(got, n) {
+			t.Errorf("rootAPI lists %s, which the root package does not export", n)
+		}
+	}
+}
