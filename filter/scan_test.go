@@ -74,7 +74,7 @@ func TestScanWithPushedAndResidual(t *testing.T) {
 				rec.Release()
 			}
 			compareIDs(t, "scan", got, want)
-			// floe's ScanTable keeping one column reads every column here
+			// scan.Table keeping one column reads every column here
 			// (the schema has a struct), and returns the kept one alone.
 			scanKeptIDs(t, tbl, tc.filter, want)
 		})
@@ -82,7 +82,7 @@ func TestScanWithPushedAndResidual(t *testing.T) {
 }
 
 // TestScanTableKeepsColumnsWithFilter scans a table without nested columns
-// with floe's ScanTable keeping id alone, which then reads id plus the
+// with scan.Table keeping id alone, which then reads id plus the
 // residual filter's columns, and checks the ids against the reference
 // evaluator for every filter on the table's columns.
 func TestScanTableKeepsColumnsWithFilter(t *testing.T) {
@@ -142,7 +142,7 @@ func TestScanTableKeepsColumnsWithFilter(t *testing.T) {
 	}
 }
 
-// scanKeptIDs scans tbl with floe's ScanTable, the filter and id kept, and
+// scanKeptIDs scans tbl with scan.Table, the filter and id kept, and
 // checks that the result holds id alone, with the ids of want.
 func scanKeptIDs(t *testing.T, tbl *table.Table, filterText string, want map[any]int) {
 	t.Helper()

@@ -515,18 +515,13 @@ func rewriteOneValue(t *testing.T, path string) {
 // The checker's own delete handling, which floe's tables (append and
 // overwrite only) do not exercise: on tables written by Iceberg Java and
 // Spark with position and equality deletes, icebird and DuckDB must agree.
-// Skipped when the shared fixtures are not beside the repository.
+// Skipped when the shared fixtures are not beside the repository, unless
+// FLOE_REQUIRE_SHARED=1.
 func TestCheckerDeletesOnPeerTables(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	root, err := filepath.Abs("../../shared/fixtures/peer-tables/tables")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("peer tables not found: %v", err)
-	}
+	root := fixture.Shared(t, "fixtures/peer-tables/tables")
 	cases := []struct {
 		name, metadata, prefix string
 		rows                   int64

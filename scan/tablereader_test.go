@@ -2,14 +2,13 @@ package scan_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/scan"
 )
 
@@ -19,15 +18,7 @@ import (
 // such files; iceberg-go reads the column as NULL, which no equality
 // matches.
 func TestFileReaderFilterOnAbsentPartitionColumn(t *testing.T) {
-	shared := os.Getenv("FLOE_SHARED_DIR")
-	if shared == "" {
-		shared = filepath.Join("..", "shared")
-	}
-	peer := filepath.Join(shared, "fixtures", "peer-tables")
-	dir := filepath.Join(peer, "tables", "hive_partitioned_table")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("peer tables not found under %s (set FLOE_SHARED_DIR to the shared directory)", shared)
-	}
+	dir := fixture.Shared(t, "fixtures/peer-tables/tables/hive_partitioned_table")
 	ctx := context.Background()
 	tbl, err := floe.LoadTableAt(ctx, dir, nil, []floe.PathPrefix{{From: "data/persistent/hive_partitioned_table/", To: dir + "/"}})
 	if err != nil {
