@@ -42,6 +42,7 @@ var rootAPI = []string{
 }
 
 func TestRootAPI(t *testing.T) {
+	t.Parallel()
 	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, 0)

@@ -30,6 +30,7 @@ func TestResolveWarehouse(t *testing.T) {
 }
 
 func TestParseIdent(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"events", "db.", ".t", "a..b"} {
 		if _, err := floe.ParseIdent(bad); !errors.Is(err, floe.ErrConfig) {
 			t.Errorf("ParseIdent(%q) = %v, want ErrConfig", bad, err)

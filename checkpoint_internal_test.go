@@ -8,6 +8,7 @@ import (
 // The logs keep the newest entries only; the purge runs beside the batches
 // and Close waits for it, so what a run leaves is bounded.
 func TestCheckpointPurgesOldEntries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c, created, err := OpenCheckpoint(dir, "db.t", "src")
 	if err != nil || !created {

@@ -17,6 +17,7 @@ import (
 // Files written elsewhere are committed once per query and batch: the
 // second commit of the same batch finds the first and adds nothing.
 func TestCommitterCommitsABatchOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	ident := table.Identifier{"db", "t"}

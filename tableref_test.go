@@ -11,6 +11,7 @@ import (
 
 // FindMetadata follows version-hint.text, else takes the highest version.
 func TestFindMetadata(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		files []string
@@ -49,6 +50,7 @@ func TestFindMetadata(t *testing.T) {
 }
 
 func TestParsePathPrefix(t *testing.T) {
+	t.Parallel()
 	if p, err := floe.ParsePathPrefix("s3a://b/t=/data/t"); err != nil || p.From != "s3a://b/t" || p.To != "/data/t" {
 		t.Fatalf("ParsePathPrefix = %+v, %v", p, err)
 	}
@@ -60,6 +62,7 @@ func TestParsePathPrefix(t *testing.T) {
 }
 
 func TestIsTablePath(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]bool{
 		"db.events": false, "db.json": false, "a.b.parquet": false,
 		"./events": true, "/data/t": true, "v3.metadata.json": true, "00001-x.metadata.json.gz": true,

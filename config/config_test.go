@@ -245,6 +245,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestEnvExpansion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		env      map[string]string
@@ -290,6 +291,7 @@ func TestEnvExpansion(t *testing.T) {
 // TestValidateBuiltInGo covers the path callers take when they build a
 // Pipeline themselves: no lines, but the same paths and messages.
 func TestValidateBuiltInGo(t *testing.T) {
+	t.Parallel()
 	p := &config.Pipeline{
 		Source: config.Source{
 			Path: "./l", Format: "csv",
@@ -329,6 +331,7 @@ func TestValidateBuiltInGo(t *testing.T) {
 }
 
 func TestErrorFormat(t *testing.T) {
+	t.Parallel()
 	e := &config.Error{Problems: []config.Problem{
 		{Path: "sink.mode", Line: 3, Message: "bad"},
 		{Path: "checkpoint", Message: "required"},
@@ -341,6 +344,7 @@ func TestErrorFormat(t *testing.T) {
 }
 
 func TestParseTrigger(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    config.Trigger
@@ -385,6 +389,7 @@ func TestParseTrigger(t *testing.T) {
 }
 
 func TestParseDuration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    time.Duration
@@ -433,6 +438,7 @@ func TestParseDuration(t *testing.T) {
 // TestDurationMatchesGo checks the Go-syntax subset against time.ParseDuration
 // itself, the behaviour users will expect.
 func TestDurationMatchesGo(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"1ns", "1.000000001s", "3h2m1.5s", "-0.5ms", "+10us", "1μs", "0.1h", "99999h", "1.9999999999999999999s"} {
 		want, err := time.ParseDuration(s)
 		if err != nil {
@@ -464,6 +470,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 }
 
 func TestExampleInReferenceParses(t *testing.T) {
+	t.Parallel()
 	p, err := config.ParseEnv([]byte(config.ExamplePipeline), nil)
 	if err != nil {
 		t.Fatalf("the reference's example does not parse: %v", err)
@@ -475,6 +482,7 @@ func TestExampleInReferenceParses(t *testing.T) {
 
 // Spark's snapshot-property.<key> options are sink keys too.
 func TestSnapshotPropertyKeys(t *testing.T) {
+	t.Parallel()
 	p, err := config.Parse([]byte(`source: {path: ./l, format: parquet}
 sink:
   table: db.t

@@ -8,6 +8,7 @@ import (
 )
 
 func TestIcebergSourceConfig(t *testing.T) {
+	t.Parallel()
 	const base = "sink:\n  table: db.out\ncheckpoint: ./ck\n"
 	p, err := config.Parse([]byte("source:\n  type: iceberg\n  table: db.in\n  options:\n    streaming-max-files-per-micro-batch: \"2\"\n" + base))
 	if err != nil {
@@ -36,6 +37,7 @@ func TestIcebergSourceConfig(t *testing.T) {
 // TestIcebergSourcePipelineConfig covers settings outside source: that do
 // not go with reading a table.
 func TestIcebergSourcePipelineConfig(t *testing.T) {
+	t.Parallel()
 	const src = "source:\n  type: iceberg\n  table: db.in\ncheckpoint: ./ck\n"
 	const limited = "source:\n  type: iceberg\n  table: db.in\n  options: {streaming-max-rows-per-micro-batch: \"10\"}\ncheckpoint: ./ck\n"
 	for _, tc := range []struct{ doc, want string }{

@@ -16,6 +16,7 @@ import (
 // TestManagedTranslation maps each Managed I/O key on its own, so a change
 // to one mapping shows up as exactly one failing case.
 func TestManagedTranslation(t *testing.T) {
+	t.Parallel()
 	const src = "\nsource: {path: ./l, format: csv}\n"
 	tests := []struct {
 		name     string
@@ -131,6 +132,7 @@ func TestManagedTranslation(t *testing.T) {
 }
 
 func TestManagedDetection(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		yaml string
@@ -230,6 +232,7 @@ func TestManagedFixtures(t *testing.T) {
 // TestManagedBadFixtures compares whole error texts, as TestBadFixtures
 // does; -update rewrites the .err files.
 func TestManagedBadFixtures(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join("testdata", "managed", "bad-*.yaml"))
 	files = append(files, filepath.Join("testdata", "managed", "no-source.yaml"))
 	for _, file := range files {
@@ -271,6 +274,7 @@ func TestManagedBadFixtures(t *testing.T) {
 // TestParseManagedWith is the CLI's path: flags supply the source the file
 // lacks, and the result is validated with them.
 func TestParseManagedWith(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("testdata", "managed", "no-source.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +298,7 @@ func TestParseManagedWith(t *testing.T) {
 }
 
 func TestManagedExampleParses(t *testing.T) {
+	t.Parallel()
 	p, err := config.Load(filepath.Join("..", "examples", "managed-io.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -309,6 +314,7 @@ func TestManagedExampleParses(t *testing.T) {
 
 // TestManagedDocExample keeps the example in docs/managed-io.md parsing.
 func TestManagedDocExample(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "managed-io.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -327,6 +333,7 @@ func TestManagedDocExample(t *testing.T) {
 }
 
 func TestManagedRead(t *testing.T) {
+	t.Parallel()
 	r, err := config.ParseManagedRead([]byte(`table: db.events
 catalog_name: floe
 catalog_properties:
@@ -360,6 +367,7 @@ keep: [id, status]
 // Beam YAML ReadFromIceberg feeding WriteToIceberg, ReadFromIceberg alone,
 // and a bare read config (told by its filter key).
 func TestManagedIcebergRead(t *testing.T) {
+	t.Parallel()
 	const cat = "catalog_properties: {type: jdbc, uri: 'jdbc:sqlite:/d/cat.db', warehouse: /d/wh}"
 	pipeline := func(read, write string) string {
 		s := "pipeline:\n  transforms:\n    - type: ReadFromIceberg\n      config: {" + read + "}\n"

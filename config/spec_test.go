@@ -14,6 +14,7 @@ import (
 // added to a struct without a spec entry would be accepted but undocumented,
 // and a spec entry without a field would document a key that is rejected.
 func TestSpecCoversEveryKey(t *testing.T) {
+	t.Parallel()
 	var specPaths []string
 	for _, s := range config.Specs() {
 		specPaths = append(specPaths, s.Path)
@@ -41,6 +42,7 @@ func TestSpecCoversEveryKey(t *testing.T) {
 }
 
 func TestReferenceUpToDate(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join("..", "docs", "config.md")
 	got, err := os.ReadFile(file)
 	if err != nil {
@@ -52,6 +54,7 @@ func TestReferenceUpToDate(t *testing.T) {
 }
 
 func TestReferenceDocumentsEveryKey(t *testing.T) {
+	t.Parallel()
 	ref := config.Reference()
 	for _, s := range config.Specs() {
 		if !strings.Contains(ref, "### `"+s.Path+"`") {

@@ -115,6 +115,7 @@ var evalCases = []struct {
 }
 
 func TestMatcherAgreesWithReference(t *testing.T) {
+	t.Parallel()
 	rows := testRows()
 	rec := record(t, rows)
 	defer rec.Release()
@@ -204,6 +205,7 @@ func checkPushed(t *testing.T, b *filter.Bound, rows []row, want []bool, exact b
 
 // TestResidualMatcher checks the matcher a scan with Pushed would use.
 func TestResidualMatcher(t *testing.T) {
+	t.Parallel()
 	rows := testRows()
 	rec := record(t, rows)
 	defer rec.Release()
@@ -232,6 +234,7 @@ func TestResidualMatcher(t *testing.T) {
 // TestFilterIsEquivalent checks that Bound.Filter, the normalised filter,
 // selects the same rows as the filter it came from.
 func TestFilterIsEquivalent(t *testing.T) {
+	t.Parallel()
 	rows := testRows()
 	for _, tc := range evalCases {
 		e := mustParse(t, tc.filter)

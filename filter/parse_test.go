@@ -11,6 +11,7 @@ import (
 
 // TestParseString pins the tree Parse builds by its canonical text.
 func TestParseString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"id>5", "id > 5"},
 		{"5 < id", "id > 5"},
@@ -62,6 +63,7 @@ func TestParseString(t *testing.T) {
 
 // TestSyntaxErrors pins messages and carets of the errors people will see.
 func TestSyntaxErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"id > AND x = 1", `
 filter: expected a value after '>', found 'AND' at position 6
@@ -153,6 +155,7 @@ filter: expected a value after '=', found end of filter at position 5
 
 // TestBindErrors pins the messages for filters that do not fit the table.
 func TestBindErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"nope = 1", "column nope: no such column (have id, n, status, price, ts, d, flag, score, a, \"odd name\", tz, t, u)"},
 		{"a.x = 1", "column a.x: no such column (have b, c)"},
@@ -192,6 +195,7 @@ func TestBindErrors(t *testing.T) {
 // TestBindCaseInsensitiveAmbiguous checks a name matching two columns
 // ignoring case is refused rather than guessed.
 func TestBindCaseInsensitiveAmbiguous(t *testing.T) {
+	t.Parallel()
 	_, err := filter.Bind(mustParse(t, "Id = 1"), icebergSchemaIdAndID())
 	if err == nil || !strings.Contains(err.Error(), "ambiguous: id and ID differ only in case") {
 		t.Fatalf("got %v, want ambiguous", err)
@@ -205,6 +209,7 @@ func TestBindCaseInsensitiveAmbiguous(t *testing.T) {
 
 // TestColumns lists each column a filter refers to once, in order.
 func TestColumns(t *testing.T) {
+	t.Parallel()
 	e, err := filter.Parse(`a.b = 1 AND (id > 2 OR NOT ("odd name" LIKE 'x%' AND id IN (1, 2))) AND s BETWEEN 'a' AND 'b' AND t IS NULL AND TRUE`)
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 // iceberg-go filters rows, not only files: each file holds rows on both
 // sides of every filter.
 func TestScanWithPushedAndResidual(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
 	if err != nil {
@@ -86,6 +87,7 @@ func TestScanWithPushedAndResidual(t *testing.T) {
 // residual filter's columns, and checks the ids against the reference
 // evaluator for every filter on the table's columns.
 func TestScanTableKeepsColumnsWithFilter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
 	if err != nil {

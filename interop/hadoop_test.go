@@ -24,6 +24,7 @@ import (
 // checker must follow it; without the hint icebird finds nothing, which
 // shows the hint is what it used.
 func TestHadoopTableDirChecker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hadoop := []string{"--catalog-type", "hadoop"}
 	for i := int64(0); i < 3; i++ {

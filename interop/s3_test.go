@@ -118,6 +118,7 @@ func noSecret(t *testing.T, where, text, secret string) {
 // of the bucket is handed to the checker, so everything it reads went over
 // HTTP with a SigV4 signature that versitygw checked.
 func TestS3CheckerReadsWarehouse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	srv := s3test.Start(t)
 	s := &s3World{env: e, srv: srv, warehouse: srv.URL("wh"), catalogDB: filepath.Join(e.dir, "catalog.db")}

@@ -31,6 +31,7 @@ import (
 
 // Appends in several snapshots of an unpartitioned table.
 func TestAppendUnpartitioned(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const files, rows = 4, 500
 	for i := range int64(files) {
@@ -51,6 +52,7 @@ func TestAppendUnpartitioned(t *testing.T) {
 // Complete mode: the second run's batch replaces the table's contents, and
 // the other readers must see only the second batch too.
 func TestCompleteMode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := fixture.WriteIDFile(filepath.Join(e.landing, "a.parquet"), 0, 1000); err != nil {
 		t.Fatal(err)
@@ -185,6 +187,7 @@ func allTypesRecord(seed uint64, n int) arrow.RecordBatch {
 
 // Every type floe writes reads back the same in icebird and DuckDB.
 func TestAllTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 2 {
 		rec := allTypesRecord(uint64(i+1), 60)
@@ -236,6 +239,7 @@ func TestAllTypes(t *testing.T) {
 // infinities, negative zero, extremes and subnormals. (floe's jsonl prints
 // NaN and infinities as the strings "NaN", "+Inf", "-Inf".)
 func TestFloatSpecials(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -284,6 +288,7 @@ func TestFloatSpecials(t *testing.T) {
 // A table whose ingest was SIGKILLed several times reads back, after the
 // final run, with every row exactly once in every reader.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const files, rows = 30, 200
 	for i := range int64(files) {
@@ -340,6 +345,7 @@ func TestCrashRecovery(t *testing.T) {
 // fail, and a data file with one changed value changes its stats, which the
 // comparison reports.
 func TestCheckerCanFail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range int64(3) {
 		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("f-%d.parquet", i)), i*100, 100); err != nil {
@@ -518,6 +524,7 @@ func rewriteOneValue(t *testing.T, path string) {
 // Skipped when the shared fixtures are not beside the repository, unless
 // FLOE_REQUIRE_SHARED=1.
 func TestCheckerDeletesOnPeerTables(t *testing.T) {
+	t.Parallel()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
@@ -551,6 +558,7 @@ func TestCheckerDeletesOnPeerTables(t *testing.T) {
 // timestamps and strings (whose Hive-style directory names would need
 // escaping), bucket, truncate and the time transforms.
 func TestPartitioned(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := allTypesRecord(3, 120)
 	err := fixture.WriteParquet(filepath.Join(e.landing, "all.parquet"), rec)

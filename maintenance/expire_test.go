@@ -123,6 +123,7 @@ func expire(t *testing.T, e *env, o maintenance.ExpireOptions) maintenance.Expir
 }
 
 func TestExpireSnapshotsRetainLast(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.land("a", 10)
 	e.mustRun("a")
@@ -279,6 +280,7 @@ func TestExpiryNeverRemovesNewestSnapshotOfLiveQuery(t *testing.T) {
 }
 
 func TestExpireOptionsValidate(t *testing.T) {
+	t.Parallel()
 	err := maintenance.ExpireOptions{OlderThan: -1}.Validate()
 	if !errors.Is(err, maintenance.ErrExpireOptions) || !strings.Contains(err.Error(), "older-than") || !strings.Contains(err.Error(), "retain-last") {
 		t.Fatalf("Validate: %v", err)
@@ -290,6 +292,7 @@ func TestExpireOptionsValidate(t *testing.T) {
 
 // Data files an overwrite removed go with the last snapshot that read them.
 func TestExpireDeletesDataFilesOfExpiredSnapshots(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.land("a", 3)
 	e.mustRun("a")

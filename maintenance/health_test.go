@@ -98,6 +98,7 @@ func kinds(r maintenance.Report) []string {
 }
 
 func TestHealthManySmallAppends(t *testing.T) {
+	t.Parallel()
 	e := newHealthEnv(t)
 	e.appendFiles(30, 10)
 	tbl := e.table()
@@ -166,6 +167,7 @@ func TestHealthManySmallAppends(t *testing.T) {
 }
 
 func TestHealthHealthyTable(t *testing.T) {
+	t.Parallel()
 	e := newHealthEnv(t)
 	e.appendFiles(3, 100)
 	r, err := maintenance.Health(context.Background(), e.table(), maintenance.HealthOptions{})
@@ -186,6 +188,7 @@ func TestHealthHealthyTable(t *testing.T) {
 }
 
 func TestHealthTargetSize(t *testing.T) {
+	t.Parallel()
 	e := newHealthEnv(t)
 	e.appendFiles(6, 10)
 	// A target just above the files' size: none is below a quarter of it.
@@ -202,6 +205,7 @@ func TestHealthTargetSize(t *testing.T) {
 }
 
 func TestHealthMetadataLogFull(t *testing.T) {
+	t.Parallel()
 	e := newHealthEnv(t)
 	e.appendFilesWith(6, 100, map[string]string{"write.metadata.previous-versions-max": "3", "write.metadata.delete-after-commit.enabled": "false"})
 	// A target the files meet, so that metadata is the only thing wrong.
@@ -233,6 +237,7 @@ func TestHealthMetadataLogFull(t *testing.T) {
 }
 
 func TestHealthMissingOldMetadata(t *testing.T) {
+	t.Parallel()
 	e := newHealthEnv(t)
 	e.appendFiles(3, 10)
 	tbl := e.table()
@@ -258,6 +263,7 @@ func TestHealthMissingOldMetadata(t *testing.T) {
 }
 
 func TestHealthEmptyTable(t *testing.T) {
+	t.Parallel()
 	e := newHealthEnv(t)
 	e.appendFiles(1, 10)
 	tbl := e.table()
@@ -283,6 +289,7 @@ func TestHealthEmptyTable(t *testing.T) {
 }
 
 func TestWriteHTML(t *testing.T) {
+	t.Parallel()
 	e := newHealthEnv(t)
 	e.appendFiles(12, 10)
 	e.appendFiles(1, 20000) // a larger file in a bucket of its own

@@ -18,6 +18,7 @@ import (
 )
 
 func TestRemoveOrphanFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.land("a", 3)
 	e.mustRun("a")
@@ -121,6 +122,7 @@ func localPaths(ps []string) []string {
 }
 
 func TestOrphanOptionsValidate(t *testing.T) {
+	t.Parallel()
 	err := maintenance.OrphanOptions{OlderThan: -time.Second}.Validate()
 	if !errors.Is(err, maintenance.ErrOrphanOptions) || !strings.Contains(err.Error(), "older-than") {
 		t.Fatalf("Validate: %v", err)

@@ -110,6 +110,7 @@ func idRange(from, to int64) []int64 {
 }
 
 func TestRewriteBinpack(t *testing.T) {
+	t.Parallel()
 	e := newRWEnv(t)
 	for i := range int64(12) {
 		e.land(idRange(i*100, i*100+100))
@@ -148,6 +149,7 @@ func TestRewriteBinpack(t *testing.T) {
 }
 
 func TestRewriteSortDisjointRanges(t *testing.T) {
+	t.Parallel()
 	e := newRWEnv(t)
 	// 8 files, each with ids spread over the whole range.
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -195,6 +197,7 @@ func TestRewriteSortDisjointRanges(t *testing.T) {
 // (iceberg-go's Append) with a required identity-partition source column,
 // which floe's file reader yields as optional, with both strategies.
 func TestRewriteRequiredPartitionSource(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
 	if err != nil {
@@ -257,6 +260,7 @@ func TestRewriteRequiredPartitionSource(t *testing.T) {
 }
 
 func TestRewriteWhere(t *testing.T) {
+	t.Parallel()
 	e := newRWEnv(t)
 	for i := range int64(10) {
 		e.land(idRange(i*100, i*100+100))
@@ -283,6 +287,7 @@ func TestRewriteWhere(t *testing.T) {
 // TestRewriteBesideAStream: compactions run while a pipeline appends;
 // every row ends up in the table exactly once.
 func TestRewriteBesideAStream(t *testing.T) {
+	t.Parallel()
 	e := newRWEnv(t)
 	e.land(idRange(0, 50))
 	e.ingest()
@@ -339,6 +344,7 @@ func TestRewriteBesideAStream(t *testing.T) {
 }
 
 func TestRewriteManifests(t *testing.T) {
+	t.Parallel()
 	e := newRWEnv(t)
 	for i := range int64(15) {
 		e.land(idRange(i*10, i*10+10))

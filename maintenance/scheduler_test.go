@@ -14,6 +14,7 @@ import (
 // maintenance keeps its snapshots and manifests under their bounds,
 // compacts its files, and holds every row once; without it, they pile up.
 func TestSchedulerBoundsAStream(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, m config.Maintenance) *rwEnv {
 		e := newRWEnv(t)
 		for i := range int64(40) {

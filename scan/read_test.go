@@ -17,6 +17,7 @@ import (
 // Initial defaults in the spec's single-value JSON forms, which iceberg-go
 // rejects for several types, parse to the values floe fills columns with.
 func TestParseDefault(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		raw  string
 		typ  iceberg.Type
@@ -66,6 +67,7 @@ func fmtAny(v any) string {
 // A struct column read with uuid as fixed[16] is relabelled as the uuid
 // extension type over the same bytes, nulls kept.
 func TestRelabelUUIDInStruct(t *testing.T) {
+	t.Parallel()
 	fixedT := arrow.StructOf(arrow.Field{Name: "u", Type: &arrow.FixedSizeBinaryType{ByteWidth: 16}, Nullable: true})
 	uuidT := arrow.StructOf(arrow.Field{Name: "u", Type: extensions.NewUUIDType(), Nullable: true})
 	b := array.NewStructBuilder(memory.DefaultAllocator, fixedT)
@@ -101,6 +103,7 @@ func TestRelabelUUIDInStruct(t *testing.T) {
 // A field of a struct column that the file lacks is filled with its
 // initial default in every row; the struct's own nulls are kept.
 func TestReplaceNestedDefault(t *testing.T) {
+	t.Parallel()
 	st := arrow.StructOf(
 		arrow.Field{Name: "col1", Type: arrow.BinaryTypes.String, Nullable: true},
 		arrow.Field{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
@@ -136,6 +139,7 @@ func TestReplaceNestedDefault(t *testing.T) {
 // Avro resolution errors of a manifest list written with nullable unions for
 // required fields name the field.
 func TestAvroMismatchMessage(t *testing.T) {
+	t.Parallel()
 	m := avroMismatch.FindStringSubmatch("ocf: resolving reader schema: avro: incompatible at manifest_path: reader string vs writer null: incompatible types")
 	if m == nil || m[1] != "manifest_path" || m[2] != "string" || m[3] != "null" {
 		t.Fatalf("got %q", m)

@@ -18,6 +18,7 @@ import (
 // such files; iceberg-go reads the column as NULL, which no equality
 // matches.
 func TestFileReaderFilterOnAbsentPartitionColumn(t *testing.T) {
+	t.Parallel()
 	dir := fixture.Shared(t, "fixtures/peer-tables/tables/hive_partitioned_table")
 	ctx := context.Background()
 	tbl, err := floe.LoadTableAt(ctx, dir, nil, []floe.PathPrefix{{From: "data/persistent/hive_partitioned_table/", To: dir + "/"}})

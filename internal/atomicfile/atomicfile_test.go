@@ -11,6 +11,7 @@ import (
 // Write creates missing directories, replaces an existing file whole, and
 // leaves no temporary file behind.
 func TestWriteReplacesWhole(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	path := filepath.Join(dir, "state")
 	for _, content := range []string{"first version, longer than the second", "second"} {
@@ -30,6 +31,7 @@ func TestWriteReplacesWhole(t *testing.T) {
 
 // A write into a directory that cannot be created fails with the path.
 func TestWriteFailsClearly(t *testing.T) {
+	t.Parallel()
 	blocker := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ func writeBatch(t *testing.T, tbl *table.Table, prefix string, first, n int64) [
 // Several committers racing on one table (the SQL catalog, where a lost race
 // is not an iceberg-go "commit failed") all land every batch exactly once.
 func TestConcurrentCommitsRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	ident := table.Identifier{"db", "race"}
@@ -99,6 +100,7 @@ func TestConcurrentCommitsRetry(t *testing.T) {
 
 // A batch found in the table's ancestry is not committed again.
 func TestCommitIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "idem"}, QueryID: "q", Source: "s"}
@@ -146,6 +148,7 @@ func (f failingCatalog) CommitTable(context.Context, table.Identifier, []table.R
 // A commit the catalog keeps refusing deletes the files it would have added;
 // a commit whose outcome is unknown keeps them, since it may have landed.
 func TestFinalCommitFailure(t *testing.T) {
+	t.Parallel()
 	refused := fmt.Errorf("%w: injected lost race", table.ErrCommitFailed)
 	unknown := errors.New("injected connection reset")
 	for _, c := range []struct {

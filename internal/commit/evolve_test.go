@@ -55,6 +55,7 @@ func reload(t *testing.T, cat catalog.Catalog, tbl *table.Table) *table.Table {
 }
 
 func TestEvolveAddColumns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	tbl := createEvolveTable(t, cat, arrow.NewSchema([]arrow.Field{
@@ -98,6 +99,7 @@ func TestEvolveAddColumns(t *testing.T) {
 }
 
 func TestEvolveAddNestedInList(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	tbl := createEvolveTable(t, cat, arrow.NewSchema([]arrow.Field{
@@ -124,6 +126,7 @@ func TestEvolveAddNestedInList(t *testing.T) {
 }
 
 func TestEvolveWidens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	old := arrow.NewSchema([]arrow.Field{
@@ -166,6 +169,7 @@ func TestEvolveWidens(t *testing.T) {
 // A table that already accepts the input is not touched: same metadata
 // file, snapshot and schema.
 func TestEvolveUnchanged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	tbl := createEvolveTable(t, cat, arrow.NewSchema([]arrow.Field{
@@ -193,6 +197,7 @@ func TestEvolveUnchanged(t *testing.T) {
 }
 
 func TestEvolveRefuses(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	tbl := createEvolveTable(t, cat, arrow.NewSchema([]arrow.Field{
@@ -222,6 +227,7 @@ func TestEvolveRefuses(t *testing.T) {
 
 // An evolution from stale metadata loses the race, reloads and plans again.
 func TestEvolveConflictRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	stale := createEvolveTable(t, cat, arrow.NewSchema([]arrow.Field{field("id", i64, true)}, nil))
@@ -245,6 +251,7 @@ func TestEvolveConflictRetry(t *testing.T) {
 // After evolution the writer writes and commits records of the new schema
 // (added top-level and nested columns, a widened one).
 func TestEvolveThenWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	tbl := createEvolveTable(t, cat, arrow.NewSchema([]arrow.Field{

@@ -27,6 +27,7 @@ func wantMismatch(t *testing.T, err error, want ...string) {
 }
 
 func TestConformOrdering(t *testing.T) {
+	t.Parallel()
 	table := arrow.NewSchema([]arrow.Field{field("a", i64, true), field("b", str, true), field("c", i64, true)}, nil)
 	swapped := arrow.NewSchema([]arrow.Field{field("b", str, true), field("a", i64, true)}, nil)
 
@@ -57,6 +58,7 @@ func TestConformOrdering(t *testing.T) {
 }
 
 func TestConformOrderingNested(t *testing.T) {
+	t.Parallel()
 	table := arrow.NewSchema([]arrow.Field{field("s", arrow.StructOf(field("x", i64, true), field("y", str, true)), true)}, nil)
 	in := arrow.NewSchema([]arrow.Field{field("s", arrow.StructOf(field("y", str, true), field("x", i64, true)), true)}, nil)
 	_, err := NewConformer("db.t", in, table, Options{})
@@ -67,6 +69,7 @@ func TestConformOrderingNested(t *testing.T) {
 }
 
 func TestConformNullability(t *testing.T) {
+	t.Parallel()
 	table := arrow.NewSchema([]arrow.Field{field("id", i64, false), field("v", str, true)}, nil)
 	optional := arrow.NewSchema([]arrow.Field{field("id", i64, true), field("v", str, true)}, nil)
 	required := arrow.NewSchema([]arrow.Field{field("id", i64, false), field("v", str, true)}, nil)
@@ -96,6 +99,7 @@ func TestConformNullability(t *testing.T) {
 }
 
 func TestConformNullabilityNested(t *testing.T) {
+	t.Parallel()
 	table := arrow.NewSchema([]arrow.Field{field("s", arrow.StructOf(field("x", i64, false), field("y", str, true)), true)}, nil)
 	in := arrow.NewSchema([]arrow.Field{field("s", arrow.StructOf(field("x", i64, true), field("y", str, true)), true)}, nil)
 
@@ -121,6 +125,7 @@ func TestConformNullabilityNested(t *testing.T) {
 }
 
 func TestConformNullabilityList(t *testing.T) {
+	t.Parallel()
 	table := arrow.NewSchema([]arrow.Field{field("l", arrow.ListOfNonNullable(i64), true)}, nil)
 	in := arrow.NewSchema([]arrow.Field{field("l", arrow.ListOf(i64), true)}, nil)
 	_, err := NewConformer("db.t", in, table, Options{})
@@ -132,6 +137,7 @@ func TestConformNullabilityList(t *testing.T) {
 
 // The zero options are Spark's defaults, as are a sink's unset settings.
 func TestConformOptionsFor(t *testing.T) {
+	t.Parallel()
 	off := false
 	for _, tc := range []struct {
 		sink config.Sink

@@ -53,12 +53,14 @@ const projRows = `[
 ]`
 
 func TestProjectionNone(t *testing.T) {
+	t.Parallel()
 	if p := NewProjection(nil, nil, ""); p != nil {
 		t.Fatalf("newProjection with nothing to do = %+v, want nil", p)
 	}
 }
 
 func TestProjectionKeep(t *testing.T) {
+	t.Parallel()
 	rec := recordJSON(t, projInput, projRows)
 	defer rec.Release()
 	for _, tc := range []struct {
@@ -101,6 +103,7 @@ func TestProjectionKeep(t *testing.T) {
 }
 
 func TestProjectionKeepZeroCopy(t *testing.T) {
+	t.Parallel()
 	rec := recordJSON(t, projInput, projRows)
 	defer rec.Release()
 	out, err := NewProjection([]string{"id", "meta.zone"}, nil, "").Apply(rec)
@@ -119,6 +122,7 @@ func TestProjectionKeepZeroCopy(t *testing.T) {
 }
 
 func TestProjectionDrop(t *testing.T) {
+	t.Parallel()
 	rec := recordJSON(t, projInput, projRows)
 	defer rec.Release()
 	p := NewProjection(nil, []string{"name", "meta.zone"}, "")
@@ -138,6 +142,7 @@ func TestProjectionDrop(t *testing.T) {
 
 // A null struct gives a row of null fields, and the fields become nullable.
 func TestProjectionOnly(t *testing.T) {
+	t.Parallel()
 	in := arrow.NewSchema([]arrow.Field{
 		{Name: "key", Type: arrow.BinaryTypes.String},
 		{Name: "payload", Type: arrow.StructOf(
@@ -192,6 +197,7 @@ func TestProjectionOnly(t *testing.T) {
 }
 
 func TestProjectionSlicedNested(t *testing.T) {
+	t.Parallel()
 	rec := recordJSON(t, projInput, projRows)
 	defer rec.Release()
 	sliced := rec.NewSlice(1, 3)
@@ -208,6 +214,7 @@ func TestProjectionSlicedNested(t *testing.T) {
 }
 
 func TestProjectionErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		keep, drop []string
@@ -232,6 +239,7 @@ func TestProjectionErrors(t *testing.T) {
 }
 
 func TestProjectionConcurrent(t *testing.T) {
+	t.Parallel()
 	rec := recordJSON(t, projInput, projRows)
 	defer rec.Release()
 	p := NewProjection(nil, []string{"name"}, "")
@@ -268,6 +276,7 @@ func TestProjectionConcurrent(t *testing.T) {
 
 // only: over a struct with a dictionary field and a null struct row panics.
 func TestOnlyDictionaryUnderNullStruct(t *testing.T) {
+	t.Parallel()
 	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	st := arrow.StructOf(arrow.Field{Name: "d", Type: dt, Nullable: true})
 	sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: st, Nullable: true}}, nil)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestUnionSchemas(t *testing.T) {
+	t.Parallel()
 	a := arrow.NewSchema([]arrow.Field{
 		field("id", arrow.PrimitiveTypes.Int32, false),
 		field("a", str, false),
@@ -50,6 +51,7 @@ func TestUnionSchemas(t *testing.T) {
 }
 
 func TestUnionSchemasConflict(t *testing.T) {
+	t.Parallel()
 	_, err := Union([]*arrow.Schema{
 		arrow.NewSchema([]arrow.Field{field("s", arrow.StructOf(field("v", str, true)), true)}, nil),
 		arrow.NewSchema([]arrow.Field{field("s", arrow.StructOf(field("v", i64, true)), true)}, nil),

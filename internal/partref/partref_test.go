@@ -10,6 +10,7 @@ import (
 
 // The spec's appendix B ("32-bit Hash Requirements") lists these values.
 func TestPartRefSpecHashVectors(t *testing.T) {
+	t.Parallel()
 	ts := time.Date(2017, 11, 16, 22, 31, 8, 0, time.UTC)
 	tz := time.Date(2017, 11, 16, 14, 31, 8, 0, time.FixedZone("", -8*3600))
 	cases := []struct {
@@ -36,6 +37,7 @@ func TestPartRefSpecHashVectors(t *testing.T) {
 }
 
 func TestPartRefTruncate(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		v    any
 		w    int
@@ -62,6 +64,7 @@ func TestPartRefTruncate(t *testing.T) {
 }
 
 func TestPartRefTime(t *testing.T) {
+	t.Parallel()
 	pre := time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC)
 	if got := partref.Day(pre); got != -1 {
 		t.Errorf("Day(%v) = %d, want -1", pre, got)

@@ -13,6 +13,7 @@ import (
 // server, the object is a plain file under Root, and a request signed with
 // the wrong secret is refused (so the server really checks signatures).
 func TestServer(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	resp, err := s.Do(http.MethodPut, "/"+s.Bucket+"/a/b.txt", []byte("hello"))
 	if err != nil {

@@ -89,6 +89,7 @@ func sameBound(a, b []byte) bool {
 // The parquet-go encoder and arrow-go produce data files with the same
 // statistics (what scans prune on) and the same rows read back.
 func TestEncodersAgree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rec := allFlatTypes(5000)
 	defer rec.Release()

@@ -160,6 +160,7 @@ func fanoutRun(t *testing.T, tbl *table.Table, maxOpen int, failCloseOf int, ps 
 // Evictions hand places over without the counter drifting, and no more
 // files than write.max-open-files are ever open.
 func TestEvictionKeepsCap(t *testing.T) {
+	t.Parallel()
 	_, tbl := fanoutTable(t)
 	b, fs, err := fanoutRun(t, tbl, 2, 0, 0, 1, 2, 2, 3, 3, 4, 4, 5, 5)
 	if err != nil {
@@ -177,6 +178,7 @@ func TestEvictionKeepsCap(t *testing.T) {
 
 // A failure to close an evicted file fails the write: its rows are lost.
 func TestEvictionErrorFailsWrite(t *testing.T) {
+	t.Parallel()
 	_, tbl := fanoutTable(t)
 	// Create #1 is partition 0's file, the one evicted.
 	if _, _, err := fanoutRun(t, tbl, 2, 1, 0, 1, 2, 2); err == nil || !strings.Contains(err.Error(), "injected close failure") {
@@ -209,6 +211,7 @@ func mixedRecord(seed, n, parts int) arrow.RecordBatch {
 // open files and a buffer from one byte (every waiting row flushed at once)
 // to all of it. Every row lands in exactly one file, and nothing hangs.
 func TestFanoutStress(t *testing.T) {
+	t.Parallel()
 	for _, buf := range []string{"1", "50000", "100000000"} {
 		_, tbl := fanoutTableProps(t, buf, "s"+buf)
 		for _, maxOpen := range []int{1, 3, 8} {
@@ -258,6 +261,7 @@ func TestFanoutStress(t *testing.T) {
 // Time-ordered input: yesterday's partition is idle, but a new partition
 // never takes its place; all its rows wait in memory.
 func TestIdleFileMakesRoom(t *testing.T) {
+	t.Parallel()
 	_, tbl := fanoutTableProps(t, "100000000", "ev")
 	ctx := context.Background()
 	w := &Writer{Table: tbl, FilePrefix: "fanout", MaxOpenFiles: 2}
@@ -290,6 +294,7 @@ func TestIdleFileMakesRoom(t *testing.T) {
 }
 
 func TestNullPartitionValue(t *testing.T) {
+	t.Parallel()
 	_, tbl := fanoutTableProps(t, "100000000", "np")
 	b := array.NewRecordBuilder(memory.DefaultAllocator, fanoutSchema)
 	defer b.Release()
@@ -321,6 +326,7 @@ func TestNullPartitionValue(t *testing.T) {
 // Clustered: 32 MB of rows, well within the 256 MB default budget, should be
 // written one file per partition at finish.
 func TestClusteredCountsSlices(t *testing.T) {
+	t.Parallel()
 	tbl := createPartitioned(t, fixture.Catalog(t), "cl", nil)
 	var recs []arrow.RecordBatch
 	var real int64

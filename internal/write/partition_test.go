@@ -27,6 +27,7 @@ import (
 )
 
 func TestParsePartitionField(t *testing.T) {
+	t.Parallel()
 	good := []struct {
 		expr   string
 		source string
@@ -105,6 +106,7 @@ func mustFields(t testing.TB, exprs ...string) []PartitionField {
 }
 
 func TestNewPartitionSpec(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	spec, err := NewPartitionSpec(sc, mustFields(t, "day(ts)", "bucket(l, 16)", "truncate(s, 4)", "meta.region", "void(i)", "hour(tstz)"))
 	if err != nil {
@@ -345,6 +347,7 @@ func checkSplitOf(t *testing.T, p *partitioner, in, orig arrow.RecordBatch, fiel
 }
 
 func TestPartitionerMatchesPartRef(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	rec := testRecord(t, sc, 5000, 7)
 	defer rec.Release()
@@ -376,6 +379,7 @@ func TestPartitionerMatchesPartRef(t *testing.T) {
 }
 
 func TestPartitionerMultipleFields(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	rec := testRecord(t, sc, 20000, 11)
 	defer rec.Release()
@@ -416,6 +420,7 @@ func TestPartitionerMultipleFields(t *testing.T) {
 }
 
 func TestPartitionerSinglePartitionIsNoCopy(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	rec := testRecord(t, sc, 1000, 3)
 	defer rec.Release()
@@ -435,6 +440,7 @@ func TestPartitionerSinglePartitionIsNoCopy(t *testing.T) {
 }
 
 func TestPartitionPath(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	schema, _ := table.SchemaToArrowSchema(sc, nil, true, false)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
@@ -469,6 +475,7 @@ func TestPartitionPath(t *testing.T) {
 }
 
 func TestPartitionerConcurrentSplit(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	fields := mustFields(t, "day(ts)", "s")
 	spec, _ := NewPartitionSpec(sc, fields)
@@ -507,6 +514,7 @@ func TestPartitionerConcurrentSplit(t *testing.T) {
 // a manifest and reads them back: the manifest writer rejects or mangles
 // values of the wrong Go type.
 func TestPartitionValuesRoundTrip(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	rec := testRecord(t, sc, 300, 5)
 	defer rec.Release()
@@ -661,6 +669,7 @@ func BenchmarkPartitionerSplit(b *testing.B) {
 
 // Dictionary-encoded sources are coded through their indices.
 func TestPartitionerDictionary(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	plain := testRecord(t, sc, 2000, 9)
 	defer plain.Release()
@@ -730,6 +739,7 @@ func TestPartitionerDictionary(t *testing.T) {
 // Strings may arrive as large_string; keys and the scatter of rows must not
 // depend on the offset width.
 func TestPartitionerLargeString(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	plain := testRecord(t, sc, 3000, 13)
 	defer plain.Release()
@@ -787,6 +797,7 @@ func TestPartitionerLargeString(t *testing.T) {
 
 // Partitions that arrive as one run of rows each are slices, not copies.
 func TestPartitionerRunsAreSlices(t *testing.T) {
+	t.Parallel()
 	sc := testPartitionSchema()
 	schema, _ := table.SchemaToArrowSchema(sc, nil, true, false)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
