@@ -16,13 +16,10 @@ import (
 	"github.com/floe-io/floe/internal/write"
 )
 
-func field(name string, t arrow.DataType, nullable bool) arrow.Field {
-	return arrow.Field{Name: name, Type: t, Nullable: nullable}
-}
-
 var (
-	i64 = arrow.PrimitiveTypes.Int64
-	str = arrow.BinaryTypes.String
+	field = fixture.Field
+	i64   = arrow.PrimitiveTypes.Int64
+	str   = arrow.BinaryTypes.String
 )
 
 func createEvolveTable(t *testing.T, cat catalog.Catalog, s *arrow.Schema) *table.Table {

@@ -12,13 +12,10 @@ import (
 	"github.com/floe-io/floe/internal/ingest"
 )
 
-func field(name string, t arrow.DataType, nullable bool) arrow.Field {
-	return arrow.Field{Name: name, Type: t, Nullable: nullable}
-}
-
 var (
-	i64 = arrow.PrimitiveTypes.Int64
-	str = arrow.BinaryTypes.String
+	field = fixture.Field
+	i64   = arrow.PrimitiveTypes.Int64
+	str   = arrow.BinaryTypes.String
 )
 
 func wantMismatch(t *testing.T, err error, want ...string) {
