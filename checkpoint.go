@@ -280,3 +280,67 @@ func (c *Checkpoint) purge(latest int64) {
 		}
 	}
 }
+
+// CheckpointStatus is what a checkpoint records of its query's progress.
+type CheckpointStatus struct {
+	Dir      string             `json:"dir"`
+	Metadata CheckpointMetadata `json:"metadata"`
+	// LatestOffsets is the newest batch planned, LatestCommit the newest
+	// committed; nil before the first.
+	LatestOffsets *OffsetEntry `json:"latestOffsets"`
+	LatestCommit  *CommitEntry `json:"latestCommit"`
+	// PendingBatch is a batch planned and not committed: the next run
+	// re-runs it with the same offsets.
+	PendingBatch *int64 `json:"pendingBatch"`
+	// QuarantinedFiles counts the input files set aside in QuarantineDir.
+	QuarantinedFiles int `json:"quarantinedFiles"`
+}
+
+// Status reads what the checkpoint in c.Dir records, without locking or
+// changing it, so that it can inspect the checkpoint of a running query; a
+// Checkpoint with only Dir set will do. A directory without a metadata
+// file is an error that wraps fs.ErrNotExist.
+func (c *Checkpoint) Status() (CheckpointStatus, error) {
+	dir, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return CheckpointStatus{}, fmt.Errorf("checkpoint %s: %w", c.Dir, err)
+	}
+	st := CheckpointStatus{Dir: dir}
+	data, err := os.ReadFile(filepath.Join(dir, "metadata"))
+	if err != nil {
+		return st, fmt.Errorf("%s is not a floe checkpoint (no readable metadata file): %w", dir, err)
+	}
+	if err := json.Unmarshal(data, &st.Metadata); err != nil {
+		return st, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v)", ErrCheckpointMismatch, dir, err)
+	}
+	r := &Checkpoint{Dir: dir}
+	lastOff, err := r.LatestOffsets()
+	if err != nil {
+		return st, err
+	}
+	if lastOff >= 0 {
+		e, err := r.Offsets(lastOff)
+		if err != nil {
+			return st, err
+		}
+		st.LatestOffsets = &e
+	}
+	lastCommit, err := r.LatestCommit()
+	if err != nil {
+		return st, err
+	}
+	if lastCommit >= 0 {
+		e, err := r.Commit(lastCommit)
+		if err != nil {
+			return st, err
+		}
+		st.LatestCommit = &e
+	}
+	if lastOff > lastCommit {
+		st.PendingBatch = &lastOff
+	}
+	if q, err := os.ReadDir(r.QuarantineDir()); err == nil {
+		st.QuarantinedFiles = len(q)
+	}
+	return st, nil
+}

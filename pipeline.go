@@ -438,7 +438,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		prog.InputRowsPerSecond = prog.ProcessedRowsPerSecond
 	}
 	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End,
-		NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
+		NumInputFiles: prog.Sources[0].NumInputFiles, NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
 	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table)
 	if p.cfg.Sink.Console() {
 		prog.Sink.Description = "ConsoleSink"
@@ -486,6 +486,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 		if err != nil {
 			return WriteResult{}, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
 		}
+		prog.Sources = []SourceProgress{{NumInputFiles: len(parts)}} // runBatch fills in the rest
 		if len(parts) == 0 {
 			return WriteResult{}, nil, nil
 		}
