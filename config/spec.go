@@ -290,7 +290,7 @@ var specs = []fieldSpec{
 		path: "sink.table-properties", flag: "p", flagPrefix: "table-default.", typ: "map of string to string",
 		doc: "Iceberg table properties set when floe creates the table, e.g. `write.parquet.compression-codec: zstd`. " +
 			"On the command line each is the catalog property `table-default.<key>`, as Iceberg's catalogs spell a property " +
-			"given to the tables they create: `-p table-default.write.parquet.compression-codec=zstd`.",
+			"given to the tables they create: `-p table-default.write.parquet.compression-codec=zstd`, which overrides the file's entry.",
 	},
 	{
 		path: "sink.snapshot-properties", flag: "o", flagPrefix: "snapshot-property.", typ: "map of string to string",
@@ -525,13 +525,13 @@ landing directory, writes them to an Iceberg table, and records its progress in 
 
 ## Flags
 
-A key's **Flag** is its spelling on the command line: ` + "`floe stream`" + ` takes every key that has one, and
-` + "`floe run`" + ` takes the catalog flags, ` + "`--trigger`, `--source`, `--format`, `--checkpoint`, `--fail-on-empty`" + ` and
-` + "`--allow-new-query`" + ` to override the file. A flag takes its value as the key does, except that a boolean is
-` + "`--fanout`" + ` or ` + "`--fanout=false`" + `, a list is given comma-separated (` + "`--keep id,ts`" + `) or by repeating the flag,
-and a map one ` + "`KEY=VALUE`" + ` entry per flag.
-The flags, their defaults and their help (` + "`floe stream --help`" + `) are generated from the same table as
-this page.
+A key's **Flag** is its spelling on the command line: ` + "`floe stream`" + ` takes every key that has one;
+` + "`floe run`" + ` takes the catalog flags (` + "`-p`" + ` with ` + "`table-default.KEY=VALUE`" + ` too), ` + "`--trigger`" + `,
+` + "`--source`, `--format`, `--checkpoint`, `--fail-on-empty`" + ` and ` + "`--allow-new-query`" + `, to override the file.
+A flag takes its value as the key does, except that a boolean is ` + "`--fanout`" + ` or ` + "`--fanout=false`" + `, a
+list is given comma-separated (` + "`--keep id,ts`" + `) or by repeating the flag, and a map one ` + "`KEY=VALUE`" + `
+entry per flag. The flags, their defaults and their help (` + "`floe stream --help`" + `) are generated from the
+same table as this page.
 `)
 	var groups []string
 	byGroup := map[string][]*fieldSpec{}

@@ -662,3 +662,20 @@ func TestReadCommandsNeedWarehouse(t *testing.T) {
 		t.Errorf("%d rows", n)
 	}
 }
+
+// floe run takes -p table-default.KEY=VALUE as floe stream does: a
+// property of the tables it creates, not a catalog property.
+func TestRunTableDefault(t *testing.T) {
+	e := newEnv(t)
+	e.writeIDs("a.parquet", 0, 10)
+	pipeline := filepath.Join(e.dir, "p.yaml")
+	yaml := fmt.Sprintf("source: {path: %s, format: parquet}\nsink: {table: db.t, table-properties: {from.file: f}}\ncheckpoint: %s\n", e.landing, e.ckpt)
+	if err := os.WriteFile(pipeline, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("run", pipeline, "-p", "table-default.from.flag=v", "-p", "table-default.from.file=flag")
+	p := e.describe("db.t").Properties
+	if p["from.flag"] != "v" || p["from.file"] != "flag" {
+		t.Errorf("table properties %v, want from.flag=v and the flag's from.file=flag", p)
+	}
+}

@@ -98,7 +98,7 @@ func (fs *flagSet) apply(p *config.Pipeline) error {
 			if f.Name == "o" {
 				eg = "-o streaming-max-files-per-micro-batch=10"
 			}
-			return usagef("%s takes KEY=VALUE (e.g. %s); %d argument(s) had no '=' and were not shown, as they may hold a secret", dashed(f.Name), eg, kf.malformed)
+			return usagef("%s takes key=value (e.g. %s); %d argument(s) had no '=' and were not shown, as they may hold a secret", dashed(f.Name), eg, kf.malformed)
 		}
 	}
 	for _, kv := range fs.given {

@@ -52,6 +52,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("run", stderr)
 	var rf runFlags
 	rf.register(fs)
+	// -p table-default.KEY=VALUE is a catalog flag like any -p.
+	fs.key("sink.table-properties")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
