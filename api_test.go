@@ -28,8 +28,7 @@ var rootAPI = []string{
 	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",
 	// the checkpoint
 	"Checkpoint", "OpenCheckpoint", "CheckpointMetadata", "OffsetEntry", "CommitEntry",
-	"Checkpoint.Close", "Checkpoint.QuarantineDir", "Checkpoint.Offsets", "Checkpoint.Commit",
-	"Checkpoint.LatestOffsets", "Checkpoint.LatestCommit", "Checkpoint.BatchIDs",
+	"Checkpoint.Close", "Checkpoint.QuarantineDir", "ReadCheckpoint", "CheckpointStatus",
 	// committing files written outside a pipeline
 	"Committer", "Committer.Commit", "DataFile", "SummaryQueryID", "SummaryBatchID",
 	// catalogs and tables by location

@@ -241,26 +241,26 @@ func (c *Checkpoint) writeCommit(e CommitEntry) error {
 	return nil
 }
 
-// Offsets reads offsets/N.
-func (c *Checkpoint) Offsets(batchID int64) (OffsetEntry, error) {
+// offsets reads offsets/N.
+func (c *Checkpoint) offsets(batchID int64) (OffsetEntry, error) {
 	var e OffsetEntry
 	return e, c.readEntry("offsets", batchID, &e)
 }
 
-// Commit reads commits/N.
-func (c *Checkpoint) Commit(batchID int64) (CommitEntry, error) {
+// commit reads commits/N.
+func (c *Checkpoint) commit(batchID int64) (CommitEntry, error) {
 	var e CommitEntry
 	return e, c.readEntry("commits", batchID, &e)
 }
 
-// LatestOffsets returns the highest batch id in the offsets log, or -1.
-func (c *Checkpoint) LatestOffsets() (int64, error) { return c.latest("offsets") }
+// latestOffsets returns the highest batch id in the offsets log, or -1.
+func (c *Checkpoint) latestOffsets() (int64, error) { return c.latest("offsets") }
 
-// LatestCommit returns the highest batch id in the commits log, or -1.
-func (c *Checkpoint) LatestCommit() (int64, error) { return c.latest("commits") }
+// latestCommit returns the highest batch id in the commits log, or -1.
+func (c *Checkpoint) latestCommit() (int64, error) { return c.latest("commits") }
 
-// BatchIDs lists the ids present in a log ("offsets" or "commits").
-func (c *Checkpoint) BatchIDs(log string) ([]int64, error) {
+// batchIDs lists the ids present in a log ("offsets" or "commits").
+func (c *Checkpoint) batchIDs(log string) ([]int64, error) {
 	entries, err := os.ReadDir(filepath.Join(c.Dir, log))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -279,7 +279,7 @@ func (c *Checkpoint) BatchIDs(log string) ([]int64, error) {
 }
 
 func (c *Checkpoint) latest(log string) (int64, error) {
-	ids, err := c.BatchIDs(log)
+	ids, err := c.batchIDs(log)
 	if err != nil || len(ids) == 0 {
 		return -1, err
 	}
@@ -314,7 +314,7 @@ func (c *Checkpoint) readEntry(log string, id int64, v any) error {
 // behind the latest commit are never read again.
 func (c *Checkpoint) purge(latest int64) {
 	for _, log := range []string{"offsets", "commits"} {
-		ids, err := c.BatchIDs(log)
+		ids, err := c.batchIDs(log)
 		if err != nil {
 			continue
 		}
@@ -324,4 +324,68 @@ func (c *Checkpoint) purge(latest int64) {
 			}
 		}
 	}
+}
+
+// CheckpointStatus is what a checkpoint records of its query's progress.
+type CheckpointStatus struct {
+	Dir      string             `json:"dir"`
+	Metadata CheckpointMetadata `json:"metadata"`
+	// LatestOffsets is the newest batch planned, LatestCommit the newest
+	// committed; nil before the first.
+	LatestOffsets *OffsetEntry `json:"latestOffsets"`
+	LatestCommit  *CommitEntry `json:"latestCommit"`
+	// PendingBatch is a batch planned and not committed: the next run
+	// re-runs it with the same offsets.
+	PendingBatch *int64 `json:"pendingBatch"`
+	// QuarantinedFiles counts the input files set aside in QuarantineDir.
+	QuarantinedFiles int `json:"quarantinedFiles"`
+}
+
+// ReadCheckpoint reads what the checkpoint in dir records, without locking
+// or changing it, so that it can inspect the checkpoint of a running
+// query. A directory without a metadata file is an error that wraps
+// fs.ErrNotExist.
+func ReadCheckpoint(dir string) (CheckpointStatus, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return CheckpointStatus{}, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	st := CheckpointStatus{Dir: dir}
+	data, err := os.ReadFile(filepath.Join(dir, "metadata"))
+	if err != nil {
+		return st, fmt.Errorf("%s is not a floe checkpoint (no readable metadata file): %w", dir, err)
+	}
+	if err := json.Unmarshal(data, &st.Metadata); err != nil {
+		return st, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v)", ErrCheckpointMismatch, dir, err)
+	}
+	r := &Checkpoint{Dir: dir}
+	lastOff, err := r.latestOffsets()
+	if err != nil {
+		return st, err
+	}
+	if lastOff >= 0 {
+		e, err := r.offsets(lastOff)
+		if err != nil {
+			return st, err
+		}
+		st.LatestOffsets = &e
+	}
+	lastCommit, err := r.latestCommit()
+	if err != nil {
+		return st, err
+	}
+	if lastCommit >= 0 {
+		e, err := r.commit(lastCommit)
+		if err != nil {
+			return st, err
+		}
+		st.LatestCommit = &e
+	}
+	if lastOff > lastCommit {
+		st.PendingBatch = &lastOff
+	}
+	if q, err := os.ReadDir(r.QuarantineDir()); err == nil {
+		st.QuarantinedFiles = len(q)
+	}
+	return st, nil
 }

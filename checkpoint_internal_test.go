@@ -32,7 +32,7 @@ func TestCheckpointPurgesOldEntries(t *testing.T) {
 	}
 	defer c.Close()
 	for _, log := range []string{"offsets", "commits"} {
-		ids, err := c.BatchIDs(log)
+		ids, err := c.batchIDs(log)
 		if err != nil {
 			t.Fatal(err)
 		}

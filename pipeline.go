@@ -302,7 +302,7 @@ func transient(err error) bool {
 // ingested a second time. A fixed table is checked at once; the tables of a
 // template as the first batch reaches them.
 func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
-	last, err := p.checkpoint.LatestCommit()
+	last, err := p.checkpoint.latestCommit()
 	if err != nil {
 		return err
 	}
@@ -320,11 +320,11 @@ func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
 // recover finds where the query stopped. A batch with an offsets entry and
 // no commits entry is re-run with exactly the same offsets and batch id.
 func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, error) {
-	lastOff, err := p.checkpoint.LatestOffsets()
+	lastOff, err := p.checkpoint.latestOffsets()
 	if err != nil {
 		return nil, 0, err
 	}
-	lastCommit, err := p.checkpoint.LatestCommit()
+	lastCommit, err := p.checkpoint.latestCommit()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -335,7 +335,7 @@ func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, er
 		}
 		return p.source.InitialOffset(), 0, nil
 	}
-	entry, err := p.checkpoint.Offsets(lastOff)
+	entry, err := p.checkpoint.offsets(lastOff)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -471,7 +471,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		prog.InputRowsPerSecond = prog.ProcessedRowsPerSecond
 	}
 	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End,
-		NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
+		NumInputFiles: res.Parts, NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
 	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table)
 	if p.cfg.Sink.Console() {
 		prog.Sink.Description = "ConsoleSink"
@@ -526,6 +526,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 		var res write.Result
 		if p.tables == nil {
 			if res.Rows, err = write.Print(ctx, p.stdout(), parts, p.project); err == nil {
+				res.Parts = len(parts)
 				return res, nil, nil
 			}
 		} else {

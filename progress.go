@@ -41,6 +41,7 @@ type SourceProgress struct {
 	Description            string          `json:"description"`
 	StartOffset            json.RawMessage `json:"startOffset"`
 	EndOffset              json.RawMessage `json:"endOffset"`
+	NumInputFiles          int             `json:"numInputFiles"` // input files (parts) the batch read
 	NumInputRows           int64           `json:"numInputRows"`
 	InputRowsPerSecond     float64         `json:"inputRowsPerSecond"`
 	ProcessedRowsPerSecond float64         `json:"processedRowsPerSecond"`

@@ -35,6 +35,18 @@ type fieldSpec struct {
 	// allowed lists the accepted values of an enum.
 	allowed []string
 	doc     string
+	// flag is the key's spelling on the command line, without dashes:
+	// floe stream takes every key that has one, floe run a few. The CLI
+	// generates the flag, its value type, default and help from this
+	// entry, and the reference shows it.
+	flag string
+	// flagPrefix, for a map key, is the prefix its entries take in the
+	// KEY=VALUE flag named by flag, as Iceberg and Spark spell them:
+	// -p table-default.KEY=VALUE.
+	flagPrefix string
+	// flagArg names the flag's value in help and docs where the type's
+	// generic name ("N", "DURATION", the key's name) says too little.
+	flagArg string
 }
 
 var specs = []fieldSpec{
@@ -47,7 +59,7 @@ var specs = []fieldSpec{
 	{path: "maintenance.rewrite-manifests", doc: "When to merge manifests."},
 	{path: "maintenance.remove-orphan-files", doc: "When to remove orphan files."},
 	{
-		path: "trigger", def: "available-now",
+		path: "trigger", flag: "trigger", def: "available-now",
 		allowed: []string{"available-now", "once", "processing-time=<duration>", "<duration>"},
 		doc: "When batches run. `available-now` processes every file present when the run starts, " +
 			"in as many batches as the per-trigger limits require, then exits: the mode for cron jobs and orchestrators. " +
@@ -56,32 +68,32 @@ var specs = []fieldSpec{
 			"The `--trigger` flag of `floe run` takes the same spellings.",
 	},
 	{
-		path:     "checkpoint",
+		path: "checkpoint", flag: "checkpoint", flagArg: "DIR",
 		required: `a directory where floe records its progress, e.g. "./checkpoints/events"`,
 		doc: "Directory where floe records which files it has committed to the table. " +
 			"It is what lets a restarted run carry on without losing or duplicating rows, so keep it between runs " +
 			"and give every pipeline its own.",
 	},
 	{
-		path: "on-bad-file", def: "fail", allowed: []string{"fail", "quarantine"},
+		path: "on-bad-file", flag: "on-bad-file", def: "fail", allowed: []string{"fail", "quarantine"},
 		doc: "What to do with a file that cannot be read or converted. `fail` stops the run before the batch commits, " +
 			"so the table is unchanged and the file is retried next time. `quarantine` sets the file aside, records why, " +
 			"and carries on with the rest; not with `source.type: iceberg`, whose files are the source table's.",
 	},
 	{
-		path: "allow-new-query", def: "false",
+		path: "allow-new-query", flag: "allow-new-query", def: "false",
 		doc: "Allow a new checkpoint to write a table that already holds snapshots of another floe query reading the same source. " +
 			"Off by default because the new query has no record of what the old one ingested and would ingest the same files again, " +
 			"duplicating their rows; turn it on only when a second copy is intended (or the table was truncated).",
 	},
 	{
-		path: "fail-on-empty", def: "false",
+		path: "fail-on-empty", flag: "fail-on-empty", def: "false",
 		doc: "Exit with an error when a run finds no new files. For scheduled jobs, where an empty landing directory " +
 			"usually means the producer upstream has failed.",
 	},
 
 	{
-		path: "maintenance.enabled", def: "true",
+		path: "maintenance.enabled", flag: "maintenance", def: "true",
 		doc: "Run table maintenance between batches, on every table the pipeline writes: expire snapshots, merge " +
 			"manifests, compact small files, remove orphan files, each when its triggers fire. See docs/maintenance.md.",
 	},
@@ -105,28 +117,28 @@ var specs = []fieldSpec{
 	{path: "maintenance.remove-orphan-files.interval", def: "24h", doc: "How often to look for orphan files."},
 	{path: "maintenance.remove-orphan-files.older-than", def: "3d", doc: "Only files older than this are orphans, as in Spark: younger ones may belong to a commit in progress."},
 	{
-		path: "catalog.type", def: "sql", allowed: []string{"sql", "rest", "hadoop", "glue"},
+		path: "catalog.type", flag: "catalog-type", def: "sql", allowed: []string{"sql", "rest", "hadoop", "glue"},
 		doc: "Catalog implementation. `sql` keeps the catalog in a SQL database (SQLite unless `properties` say otherwise) " +
 			"and needs no server; `rest` talks to an Iceberg REST catalog; `hadoop` keeps table metadata directly in the warehouse directory; " +
 			"`glue` uses the AWS Glue Data Catalog, configured from the usual AWS environment.",
 	},
 	{
-		path: "catalog.name", def: "floe",
+		path: "catalog.name", flag: "catalog-name", def: "floe",
 		doc: "Name the catalog is opened under. An `sql` catalog stores it with every table it records, " +
 			"so pipelines that share a catalog database must use the same name to see the same tables.",
 	},
 	{
-		path: "catalog.uri",
+		path: "catalog.uri", flag: "catalog-uri",
 		doc: "Where the catalog is: for `sql`, the database URI (e.g. `file:catalog.db`); " +
 			"for `rest`, the server's URL (e.g. `http://localhost:8181`), which is required. Unused by `hadoop` and `glue`.",
 	},
 	{
-		path:    "catalog.warehouse",
+		path: "catalog.warehouse", flag: "warehouse", flagArg: "DIR_OR_URL",
 		defNote: "none: floe uses `$FLOE_WAREHOUSE`, then `./warehouse`",
 		doc:     "Storage root for the data and metadata of tables floe creates, e.g. `s3://bucket/warehouse` or a local directory.",
 	},
 	{
-		path: "catalog.properties", typ: "map of string to string",
+		path: "catalog.properties", flag: "p", typ: "map of string to string",
 		doc: "Extra catalog properties, passed to iceberg-go unchanged: `s3.endpoint`, `s3.region`, `s3.access-key-id`, " +
 			"REST `credential` or `token`, `sql.dialect`, and so on. Values are strings; quote them if YAML would read a number.",
 	},
@@ -138,14 +150,14 @@ var specs = []fieldSpec{
 			"are for `files`.",
 	},
 	{
-		path:     "source.table",
+		path: "source.table", flag: "source-table", flagArg: "TABLE",
 		required: `when source.type is "iceberg": the table to read, e.g. "db.events"`,
 		doc: "Table to read with `type: iceberg`, in the pipeline's catalog. Each data file appended to it is read once; " +
 			"compactions (`replace` snapshots) are skipped, and overwrite or delete snapshots stop the query unless " +
 			"`options` says to skip them. Not allowed with `type: files`.",
 	},
 	{
-		path: "source.options", typ: "map of string to string",
+		path: "source.options", flag: "o", typ: "map of string to string",
 		doc: "Read options of `type: iceberg`, with Spark's names and values: `stream-from-timestamp` (epoch milliseconds: " +
 			"start at the first snapshot committed at or after it), `streaming-max-files-per-micro-batch`, " +
 			"`streaming-max-rows-per-micro-batch` (soft: whole files), `streaming-skip-overwrite-snapshots` and " +
@@ -156,7 +168,7 @@ var specs = []fieldSpec{
 			"`once` triggers ignore the two limits. Not allowed with `type: files`.",
 	},
 	{
-		path: "source.filter",
+		path: "source.filter", flag: "filter",
 		doc: "Row filter of `type: iceberg`, in SQL-like syntax (`id > 5 AND status = 'ACTIVE'`, see docs/reads.md): only " +
 			"matching rows are read. Row groups whose statistics rule the filter out are skipped.",
 	},
@@ -169,59 +181,59 @@ var specs = []fieldSpec{
 		doc: "Columns of `type: iceberg` to leave out. Exclusive with `keep`.",
 	},
 	{
-		path:     "source.path",
+		path: "source.path", flag: "source", flagArg: "DIR",
 		required: `the directory to read landing files from, e.g. "s3://bucket/landing/events/" or "./landing"`,
 		doc:      "Directory or object-store prefix that producers drop files into.",
 	},
 	{
-		path:     "source.format",
+		path: "source.format", flag: "format",
 		required: "the format of the landing files: parquet, csv or json",
 		allowed:  []string{"parquet", "csv", "json"},
 		doc:      "File format. `json` means newline-delimited JSON: one object per line.",
 	},
 	{
-		path: "source.recursive", def: "false",
+		path: "source.recursive", flag: "recursive", def: "false",
 		doc: "Also read files in subdirectories of `path`. Off by default so that a producer's staging subdirectory " +
 			"is not read by accident.",
 	},
 	{
-		path: "source.max-files-per-trigger", def: "0", defNote: "no limit",
+		path: "source.max-files-per-trigger", flag: "max-files-per-trigger", def: "0", defNote: "no limit",
 		doc: "Most new files one batch takes. Keeps each commit, and the memory it needs, bounded when a backlog builds up; " +
 			"with `available-now` the backlog is still processed in full, just in several commits. Must not be negative.",
 	},
 	{
-		path: "source.max-bytes-per-trigger", def: "0", defNote: "no limit",
+		path: "source.max-bytes-per-trigger", flag: "max-bytes-per-trigger", def: "0", defNote: "no limit",
 		doc: "Most bytes of new files one batch takes, for the same purpose as `max-files-per-trigger`; " +
 			"when both are set, whichever is reached first ends the batch. Must not be negative.",
 	},
 	{
-		path: "source.latest-first", def: "false",
+		path: "source.latest-first", flag: "latest-first", def: "false",
 		doc: "Take the newest files first instead of the oldest: for catching up on a backlog when fresh data matters more than order.",
 	},
 	{
-		path: "source.path-glob-filter",
+		path: "source.path-glob-filter", flag: "path-glob-filter", flagArg: "GLOB",
 		doc: "Read only files whose name matches this pattern, e.g. `*.parquet`. " +
 			"The syntax is Go's `path.Match`: `*`, `?`, `[a-z]`, and `\\` to escape. It is matched against the file name, " +
 			"not the whole path, so it cannot contain `/`.",
 	},
 	{
-		path: "source.max-file-age", def: "7d", defNote: "`0` turns the limit off", zeroIsValue: true,
+		path: "source.max-file-age", flag: "max-file-age", def: "7d", defNote: "`0` turns the limit off", zeroIsValue: true,
 		doc: "Ignore files older than this, measured back from the modification time of the newest file seen, as Spark's `maxFileAge` is. " +
 			"It is what lets the checkpoint forget files, " +
 			"once they are too old to be picked up again; without a limit it remembers every file ever processed.",
 	},
 	{
-		path: "source.min-file-age", def: "0s", defNote: "files are read as soon as they appear",
+		path: "source.min-file-age", flag: "min-file-age", def: "0s", defNote: "files are read as soon as they appear",
 		doc: "Skip files modified more recently than this, so that a file still being written by a producer that does not " +
 			"write atomically is not read half-finished. Must be less than `max-file-age`.",
 	},
 	{
-		path: "source.clean-source", def: "off", allowed: []string{"off", "archive", "delete"},
+		path: "source.clean-source", flag: "clean-source", def: "off", allowed: []string{"off", "archive", "delete"},
 		doc: "What happens to a source file once the batch that read it has committed: `off` leaves it, " +
 			"`archive` moves it into `source-archive-dir`, `delete` removes it.",
 	},
 	{
-		path:     "source.source-archive-dir",
+		path: "source.source-archive-dir", flag: "source-archive-dir", flagArg: "DIR",
 		required: `when source.clean-source is "archive": the directory to move processed files into, e.g. "s3://bucket/archive/events/"`,
 		doc: "Where `clean-source: archive` moves processed files. Required with `archive` and not allowed otherwise; " +
 			"it must be outside `path`, or archived files would be read again.",
@@ -255,99 +267,101 @@ var specs = []fieldSpec{
 	},
 
 	{
-		path: "sink.type", def: "iceberg", allowed: []string{"iceberg", "console"},
+		path: "sink.type", flag: "sink", def: "iceberg", allowed: []string{"iceberg", "console"},
 		doc: "`iceberg` writes the table. `console` prints each batch's rows as JSON lines on standard output instead, " +
 			"to look at a stream; it writes no table, and a batch that a crash interrupts is printed again on restart.",
 	},
 	{
-		path:     "sink.table",
+		path: "sink.table", flag: "table",
 		required: `the Iceberg table to write, e.g. "db.events"`,
 		doc:      "Table identifier: namespace and table name separated by dots. Nested namespaces add parts: `analytics.raw.events`.",
 	},
 	{
-		path: "sink.mode", def: "append", allowed: []string{"append", "complete"},
+		path: "sink.mode", flag: "mode", def: "append", allowed: []string{"append", "complete"},
 		doc: "`append` adds each batch's rows to the table. `complete` replaces the table's contents with each batch, " +
 			"for sources where every file is a full snapshot.",
 	},
 	{
-		path: "sink.create-table", def: "true",
+		path: "sink.create-table", flag: "create-table", def: "true",
 		doc: "Create the table, with the source's schema, if it does not exist. Turn it off where tables are managed elsewhere, " +
 			"so that a misspelt `table` fails instead of creating a stray one.",
 	},
 	{
-		path: "sink.table-properties", typ: "map of string to string",
-		doc: "Iceberg table properties set when floe creates the table, e.g. `write.parquet.compression-codec: zstd`.",
+		path: "sink.table-properties", flag: "p", flagPrefix: "table-default.", typ: "map of string to string",
+		doc: "Iceberg table properties set when floe creates the table, e.g. `write.parquet.compression-codec: zstd`. " +
+			"On the command line each is the catalog property `table-default.<key>`, as Iceberg's catalogs spell a property " +
+			"given to the tables they create: `-p table-default.write.parquet.compression-codec=zstd`, which overrides the file's entry.",
 	},
 	{
-		path: "sink.snapshot-properties", typ: "map of string to string",
+		path: "sink.snapshot-properties", flag: "o", flagPrefix: "snapshot-property.", typ: "map of string to string",
 		doc: "Extra entries for the summary of every snapshot floe commits, e.g. the name of the job that produced it. " +
-			"Spark's `snapshot-property.<key>` write option, which may also be written as a sink key (`snapshot-property.job: nightly`); " +
-			"`--snapshot-property KEY=VALUE` on the command line.",
+			"Spark's `snapshot-property.<key>` write option, which may also be written as a sink key (`snapshot-property.job: nightly`) " +
+			"and is an option on the command line: `-o snapshot-property.job=nightly`.",
 	},
 	{
-		path: "sink.partition-fields", typ: "list of strings",
+		path: "sink.partition-fields", flag: "partition-fields", flagArg: "TRANSFORM,...", typ: "list of strings",
 		doc: "Partition spec of a table floe creates, one Iceberg transform per entry: `col`, `bucket(col, N)`, `truncate(col, W)`, " +
 			"`year(col)`, `month(col)`, `day(col)`, `hour(col)` or `void(col)`; nested source columns as `a.b`. " +
 			"When the table exists with another spec, the run stops unless `partition-spec-evolution` is on.",
 	},
 	{
-		path: "sink.partition-spec-evolution", def: "false",
+		path: "sink.partition-spec-evolution", flag: "partition-spec-evolution", def: "false",
 		doc: "Evolve an existing table's partition spec to `partition-fields` instead of stopping. Files written before keep their spec.",
 	},
 	{
-		path: "sink.identifier-fields", typ: "list of strings",
+		path: "sink.identifier-fields", flag: "identifier-fields", flagArg: "COLUMN,...", typ: "list of strings",
 		doc: "Identifier (row key) columns of a table floe creates; they are made required.",
 	},
 	{
-		path: "sink.format-version", def: "2", allowed: []string{"1", "2", "3"},
+		path: "sink.format-version", flag: "format-version", def: "2", allowed: []string{"1", "2", "3"},
 		doc: "Iceberg format version of a table floe creates.",
 	},
 	{
-		path: "sink.write-format", def: "parquet", allowed: []string{"parquet"},
+		path: "sink.write-format", flag: "write-format", def: "parquet", allowed: []string{"parquet"},
 		doc: "Data file format. Only Parquet is written; `orc` and `avro` are refused with an error.",
 	},
 	{
-		path: "sink.fanout-enabled", def: "true",
+		path: "sink.fanout-enabled", flag: "fanout", def: "true",
 		doc: "Keep one open file per partition while a batch is written, so rows need no grouping first (Spark's `fanout-enabled`). " +
 			"Off, each writer groups its rows by partition and writes one partition at a time (the clustered writer). " +
 			"Either way `write.max-open-files` bounds the open files, and so the memory.",
 	},
 	{
-		path: "sink.target-file-size-bytes", defNote: "the table's `write.target-file-size-bytes`, else 512 MiB",
+		path: "sink.target-file-size-bytes", flag: "target-file-size-bytes", defNote: "the table's `write.target-file-size-bytes`, else 512 MiB",
 		doc: "Roll to a new data file once this many encoded bytes were written (Spark's `target-file-size-bytes`).",
 	},
 	{
-		path: "sink.max-open-files", defNote: "the table's `write.max-open-files`, else 100",
+		path: "sink.max-open-files", flag: "max-open-files", defNote: "the table's `write.max-open-files`, else 100",
 		doc: "At most this many data files open at once in a batch; the least recently written is closed when another partition needs one.",
 	},
 	{
-		path: "sink.keep", typ: "list of strings",
+		path: "sink.keep", flag: "keep", flagArg: "FIELD,...", typ: "list of strings",
 		doc: "Write only these input fields (nested as `a.b`). Mutually exclusive with `drop` and `only`.",
 	},
 	{
-		path: "sink.drop", typ: "list of strings",
+		path: "sink.drop", flag: "drop", flagArg: "FIELD,...", typ: "list of strings",
 		doc: "Remove these input fields before writing (nested as `a.b`). Mutually exclusive with `keep` and `only`.",
 	},
 	{
-		path: "sink.only",
-		doc:  "Write the contents of this struct field as the row. Mutually exclusive with `keep` and `drop`.",
+		path: "sink.only", flag: "only", flagArg: "FIELD",
+		doc: "Write the contents of this struct field as the row. Mutually exclusive with `keep` and `drop`.",
 	},
 	{
-		path: "sink.check-nullability", def: "true",
+		path: "sink.check-nullability", flag: "check-nullability", def: "true",
 		doc: "Refuse an input whose column is optional where the table's is required (Spark's `check-nullability`). " +
 			"Off, the values are checked instead, and a null in a required column fails its file.",
 	},
 	{
-		path: "sink.check-ordering", def: "true",
+		path: "sink.check-ordering", flag: "check-ordering", def: "true",
 		doc: "Refuse an input whose columns come in another order than the table's (Spark's `check-ordering`). Off, columns are matched by name.",
 	},
 	{
-		path: "sink.schema-evolution", def: "none", allowed: []string{"none", "add-columns"},
+		path: "sink.schema-evolution", flag: "schema-evolution", def: "none", allowed: []string{"none", "add-columns"},
 		doc: "`add-columns` adds input columns the table lacks, as optional columns, and widens int to long and float to double. " +
 			"Any other difference is an error naming the column and both types.",
 	},
 	{
-		path: "sink.dead-letter-table",
+		path: "sink.dead-letter-table", flag: "dead-letter-table", flagArg: "TABLE",
 		doc: "With a table template, the table that receives rows whose template value is null or not a valid name, " +
 			"with the reason and the row's source file and position. Without it, such a row fails the batch.",
 	},
@@ -508,6 +522,16 @@ landing directory, writes them to an Iceberg table, and records its progress in 
   (` + "`7d`, `1d12h`" + `). A number needs a unit, except ` + "`0`" + `.
 - **Triggers** are one string: ` + "`available-now`, `once`, `processing-time=<duration>`" + `, or just the duration.
 - A key that is present with no value (` + "`mode:`" + `) counts as absent and gets its default.
+
+## Flags
+
+A key's **Flag** is its spelling on the command line: ` + "`floe stream`" + ` takes every key that has one;
+` + "`floe run`" + ` takes the catalog flags (` + "`-p`" + ` with ` + "`table-default.KEY=VALUE`" + ` too), ` + "`--trigger`" + `,
+` + "`--source`, `--format`, `--checkpoint`, `--fail-on-empty`" + ` and ` + "`--allow-new-query`" + `, to override the file.
+A flag takes its value as the key does, except that a boolean is ` + "`--fanout`" + ` or ` + "`--fanout=false`" + `, a
+list is given comma-separated (` + "`--keep id,ts`" + `) or by repeating the flag, and a map one ` + "`KEY=VALUE`" + `
+entry per flag. The flags, their defaults and their help (` + "`floe stream --help`" + `) are generated from the
+same table as this page.
 `)
 	var groups []string
 	byGroup := map[string][]*fieldSpec{}
@@ -544,6 +568,9 @@ landing directory, writes them to an Iceberg table, and records its progress in 
 					quoted[i] = "`" + a + "`"
 				}
 				fmt.Fprintf(&b, "- Allowed: %s\n", strings.Join(quoted, ", "))
+			}
+			if s.flag != "" {
+				fmt.Fprintf(&b, "- Flag: `%s`\n", flagOf(s).Spelling())
 			}
 			fmt.Fprintf(&b, "\n%s", s.doc)
 			for _, sub := range []string{s.path, s.path + "[]"} {

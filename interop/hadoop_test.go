@@ -60,7 +60,7 @@ func TestHadoopTableDirChecker(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the Hadoop table has no version hint: %v", err)
 		}
-		want, err := statsFromJSONL(st.Fields, []byte(e.ok(append([]string{"scan", "db.t", "--format", "jsonl"}, hadoop...)...).stdout), nil)
+		want, err := statsFromJSONL(st.Fields, []byte(e.ok(append([]string{"scan", "db.t", "--output-format", "jsonl"}, hadoop...)...).stdout), nil)
 		if err != nil {
 			t.Fatalf("floe scan jsonl: %v", err)
 		}
@@ -72,7 +72,7 @@ func TestHadoopTableDirChecker(t *testing.T) {
 		if n, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64); err != nil || n != wantRows {
 			t.Fatalf("floe scan %s --count printed %q, want %d", dir, r.stdout, wantRows)
 		}
-		direct, err := statsFromJSONL(st.Fields, []byte(e.ok("scan", dir, "--format", "jsonl").stdout), nil)
+		direct, err := statsFromJSONL(st.Fields, []byte(e.ok("scan", dir, "--output-format", "jsonl").stdout), nil)
 		if err != nil {
 			t.Fatalf("floe scan %s jsonl: %v", dir, err)
 		}

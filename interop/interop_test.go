@@ -162,7 +162,7 @@ func (e *env) describe(table string) tableInfo {
 // floeStats is Stats from floe's own scan of the table.
 func (e *env) floeStats(table string, ti tableInfo) Stats {
 	e.t.Helper()
-	r := e.ok("scan", table, "--format", "jsonl")
+	r := e.ok("scan", table, "--output-format", "jsonl")
 	var dump io.Writer
 	if os.Getenv("CHECK_DUMP") != "" {
 		dump = os.Stderr

@@ -143,7 +143,7 @@ func TestS3CheckerReadsWarehouse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("table schema: %v", err)
 	}
-	r = record(s.floe("scan", "db.t", "--format", "jsonl"))
+	r = record(s.floe("scan", "db.t", "--output-format", "jsonl"))
 	want, err := statsFromJSONL(st.Fields, []byte(r.stdout), nil)
 	if err != nil {
 		t.Fatalf("floe scan jsonl: %v", err)

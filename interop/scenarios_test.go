@@ -575,7 +575,7 @@ func TestPartitioned(t *testing.T) {
 		args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", table,
 			"--checkpoint", filepath.Join(e.dir, table)}
 		for _, f := range fields {
-			args = append(args, "--partition-field", f)
+			args = append(args, "--partition-fields", f)
 		}
 		e.ok(args...)
 		if st := e.checkTable(table); st.Rows != 120 {

@@ -18,7 +18,7 @@ import (
 	"github.com/floe-io/floe/internal/canonical"
 )
 
-// This file computes, from `floe scan --format jsonl`, the same STATS that
+// This file computes, from `floe scan --output-format jsonl`, the same STATS that
 // check.mjs computes with icebird and DuckDB. The canonical form is defined
 // in check.mjs's header comment; the two must change together.
 
@@ -167,7 +167,7 @@ func decimalString(n *big.Int, scale int) string {
 	return out
 }
 
-// statsFromJSONL computes Stats from `floe scan --format jsonl` output.
+// statsFromJSONL computes Stats from `floe scan --output-format jsonl` output.
 func statsFromJSONL(fields []canonical.Field, jsonl []byte, dump io.Writer) (Stats, error) {
 	acc := newStatsAcc(fields)
 	acc.dump = dump

@@ -3,100 +3,110 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/floe-io/floe"
 )
 
-type checkpointJSON struct {
-	Dir          string                  `json:"dir"`
-	Metadata     floe.CheckpointMetadata `json:"metadata"`
-	LatestOffset *floe.OffsetEntry       `json:"latestOffsets"`
-	LatestCommit *floe.CommitEntry       `json:"latestCommit"`
-	// Pending is the batch that started and did not commit; the next run
-	// re-runs it with the same offsets.
-	Pending     *int64 `json:"pendingBatch"`
-	Quarantined int    `json:"quarantinedFiles"`
+func init() {
+	helps["checkpoint show"] = commandHelp{
+		usage: "checkpoint show DIR [flags]",
+		about: "Print what a checkpoint records (docs/format/checkpoint.md): the query it belongs to, its newest batch " +
+			"planned and committed with the snapshot each table got, a batch that started and did not commit, and " +
+			"quarantined files. It reads the checkpoint without locking it, so it works beside a running query.",
+		examples: []example{
+			{"As text.", "floe checkpoint show ckpt/events"},
+			{"As JSON, for scripts.", "floe checkpoint show ckpt/events --json"},
+		},
+	}
+}
+
+var checkpointSubcommands = []subcommand{
+	{"show", "what a checkpoint records: query, latest batches, pending batch", checkpointShow},
 }
 
 func cmdCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "show" {
-		return usagef("checkpoint needs a subcommand: show DIR [--json]")
-	}
-	fs := newFlagSet("checkpoint show", "checkpoint show DIR [--json]", stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
+	return group(ctx, "checkpoint", checkpointSubcommands, args, stdout, stderr)
+}
+
+func checkpointShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("checkpoint show", stderr)
+	asJSON := fs.Bool("json", false, "Print JSON.")
+	// A checkpoint needs no catalog; the catalog flags are still accepted,
+	// unlisted, for scripts that pass them to every command.
 	var cf catalogFlags
-	cf.register(fs) // accepted like everywhere; a checkpoint needs no catalog
-	pos, err := parseInterleaved(fs, args[1:])
+	cf.register(fs)
+	cf.registerPathPrefix(fs)
+	fs.hide(catalogFlagNames()...)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("checkpoint show takes one directory")
+		return usagef("checkpoint show takes one directory, e.g. floe checkpoint show ckpt/events")
 	}
-	dir, _ := filepath.Abs(pos[0])
-	data, err := os.ReadFile(filepath.Join(dir, "metadata"))
-	if err != nil {
-		return fmt.Errorf("%s is not a floe checkpoint (no readable metadata file: %v)", dir, err)
+	st, err := floe.ReadCheckpoint(pos[0])
+	if errors.Is(err, os.ErrNotExist) {
+		return usagef("no checkpoint at %s (no metadata file); check the directory", st.Dir)
 	}
-	ck := &floe.Checkpoint{Dir: dir}
-	if err := json.Unmarshal(data, &ck.Metadata); err != nil {
-		return fmt.Errorf("checkpoint %s: metadata is not valid JSON: %w", dir, err)
-	}
-	out := checkpointJSON{Dir: dir, Metadata: ck.Metadata}
-	lastOff, err := ck.LatestOffsets()
 	if err != nil {
 		return err
-	}
-	if lastOff >= 0 {
-		e, err := ck.Offsets(lastOff)
-		if err != nil {
-			return err
-		}
-		out.LatestOffset = &e
-	}
-	lastCommit, err := ck.LatestCommit()
-	if err != nil {
-		return err
-	}
-	if lastCommit >= 0 {
-		e, err := ck.Commit(lastCommit)
-		if err != nil {
-			return err
-		}
-		out.LatestCommit = &e
-	}
-	if lastOff > lastCommit {
-		out.Pending = &lastOff
-	}
-	if q, err := os.ReadDir(ck.QuarantineDir()); err == nil {
-		out.Quarantined = len(q)
 	}
 	if *asJSON {
-		return writeJSON(stdout, out)
+		return writeJSON(stdout, st)
 	}
-	fmt.Fprintf(stdout, "checkpoint: %s\nquery id:   %s\ncreated:    %s\nsink:       %s\nsource:     %s\n", dir, out.Metadata.ID, out.Metadata.Created.Format(time.RFC3339), out.Metadata.Sink, out.Metadata.Source)
-	if out.LatestOffset != nil {
-		fmt.Fprintf(stdout, "latest batch planned:   %d  (end offset %s)\n", out.LatestOffset.BatchID, string(out.LatestOffset.End))
-	} else {
-		fmt.Fprintln(stdout, "latest batch planned:   none")
-	}
-	if out.LatestCommit != nil {
-		fmt.Fprintf(stdout, "latest batch committed: %d  (%d rows, snapshots %v)\n", out.LatestCommit.BatchID, out.LatestCommit.Rows, out.LatestCommit.Snapshots)
-	} else {
-		fmt.Fprintln(stdout, "latest batch committed: none")
-	}
-	if out.Pending != nil {
-		fmt.Fprintf(stdout, "pending batch:          %d (started, not committed; the next run re-runs it)\n", *out.Pending)
-	}
-	if out.Quarantined > 0 {
-		fmt.Fprintf(stdout, "quarantined files:      %d in %s\n", out.Quarantined, ck.QuarantineDir())
-	}
+	printCheckpoint(stdout, st)
 	return nil
+}
+
+// printCheckpoint lists a checkpoint's status for people.
+func printCheckpoint(w io.Writer, st floe.CheckpointStatus) {
+	m := st.Metadata
+	fmt.Fprintf(w, "checkpoint: %s\nquery id:   %s\ncreated:    %s\nsink:       %s\nsource:     %s\n", st.Dir, m.ID, m.Created.Format(time.RFC3339), m.Sink, m.Source)
+	if o := st.LatestOffsets; o != nil {
+		fmt.Fprintf(w, "latest batch planned:   %d at %s, up to offset %s\n", o.BatchID, msTime(o.TimestampMs), offsetText(o.End))
+	} else {
+		fmt.Fprintln(w, "latest batch planned:   none")
+	}
+	if c := st.LatestCommit; c != nil {
+		fmt.Fprintf(w, "latest batch committed: %d at %s, %s\n", c.BatchID, msTime(c.TimestampMs), plural(c.Rows, "row"))
+		for _, t := range slices.Sorted(maps.Keys(c.Snapshots)) {
+			fmt.Fprintf(w, "  %s: snapshot %d\n", t, c.Snapshots[t])
+		}
+		if len(c.Snapshots) == 0 {
+			fmt.Fprintln(w, "  no snapshot (the batch had no rows)")
+		}
+	} else {
+		fmt.Fprintln(w, "latest batch committed: none")
+	}
+	if st.PendingBatch != nil {
+		fmt.Fprintf(w, "pending batch:          %d (started, not committed; the next run re-runs it)\n", *st.PendingBatch)
+	}
+	if st.QuarantinedFiles > 0 {
+		fmt.Fprintf(w, "quarantined files:      %d in %s\n", st.QuarantinedFiles, (&floe.Checkpoint{Dir: st.Dir}).QuarantineDir())
+	}
+}
+
+// offsetText shows a source's offset, a JSON object of the source's own,
+// as key=value pairs: {"logOffset":4} as logOffset=4.
+func offsetText(o floe.Offset) string {
+	var fields map[string]any
+	if err := json.Unmarshal(o, &fields); err != nil || len(fields) == 0 {
+		return string(o)
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		v, _ := json.Marshal(fields[k])
+		parts = append(parts, k+"="+string(v))
+	}
+	return strings.Join(parts, " ")
 }
 
 func msTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }

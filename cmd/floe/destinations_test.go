@@ -198,7 +198,7 @@ func TestDynamicDestinationBadValues(t *testing.T) {
 	if n := e.count("db.dead"); n != 2 {
 		t.Fatalf("dead-letter table holds %d rows, want 2", n)
 	}
-	out := e.ok("scan", "db.dead", "--format", "jsonl").stdout
+	out := e.ok("scan", "db.dead", "--output-format", "jsonl").stdout
 	if !strings.Contains(out, `"_floe_error":"column region is null"`) || !strings.Contains(out, `no-dash`) || !strings.Contains(out, `"_floe_source_row":12`) {
 		t.Fatalf("dead letters lack their reason or location:\n%s", out)
 	}
@@ -216,7 +216,7 @@ func TestPartitionByNestedField(t *testing.T) {
 	e := newEnv(t)
 	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.nested", "--checkpoint", e.ckpt,
-		"--partition-field", "meta.kind", "--partition-field", "bucket(region, 2)")
+		"--partition-fields", "meta.kind", "--partition-fields", "bucket(region, 2)")
 	got := map[string]int64{}
 	for _, f := range e.files("db.nested") {
 		got[f.Partition["meta_kind"].(string)] += f.Rows
@@ -281,7 +281,7 @@ func TestCrashSafetyTemplates(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.crash_{region}",
-		"--partition-field", "bucket(id, 4)", "--checkpoint", e.ckpt, "--max-files-per-trigger", "3"}
+		"--partition-fields", "bucket(id, 4)", "--checkpoint", e.ckpt, "--max-files-per-trigger", "3"}
 	kills, finished, next := 0, 0, int64(files)
 	for kills < max(1, *crashKills/2) {
 		if e.runOrKill(time.Duration(rng.IntN(600))*time.Millisecond, args...) {

@@ -104,8 +104,8 @@ func TestManyPartitionsBoundedMemory(t *testing.T) {
 		e := newEnv(t)
 		writePartitioned(t, e.landing, 4, rows/4, parts, 40, uint64(parts))
 		r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.many", "--checkpoint", e.ckpt,
-			"--partition-field", "p", "--table-property", "write.max-open-files=64",
-			"--table-property", "floe.write.buffer-bytes=8388608", "--progress", "json", "--trigger", "once")
+			"--partition-fields", "p", "-p", "table-default.write.max-open-files=64",
+			"-p", "table-default.floe.write.buffer-bytes=8388608", "--progress", "json", "--trigger", "once")
 		prog := batchProgresses(t, r.stderr)
 		if len(prog) != 1 || prog[0].NumInputRows != rows {
 			t.Fatalf("progress %+v, want one batch of %d rows", prog, rows)
@@ -144,7 +144,7 @@ func TestTargetFileSize(t *testing.T) {
 	writePartitioned(t, e.landing, 11, 200_000, 1, 120, 7)
 	const target = 32 << 20
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.sized", "--checkpoint", e.ckpt,
-		"--partition-field", "p", "--target-file-size-bytes", fmt.Sprint(target), "--trigger", "once")
+		"--partition-fields", "p", "--target-file-size-bytes", fmt.Sprint(target), "--trigger", "once")
 	files := e.files("db.sized")
 	var total int64
 	var sizes []string

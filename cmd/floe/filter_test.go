@@ -37,7 +37,7 @@ func TestScanFilterPrunes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.Release()
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.days", "--checkpoint", e.ckpt, "--partition-field", "day(ts)")
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.days", "--checkpoint", e.ckpt, "--partition-fields", "day(ts)")
 
 	oneDay := "ts >= TIMESTAMP '2024-01-05 00:00:00' AND ts < TIMESTAMP '2024-01-06 00:00:00'"
 	var plan struct {
@@ -78,7 +78,7 @@ func TestScanFilterPrunes(t *testing.T) {
 	// The filter may read columns that are not kept, and the limit counts
 	// rows after the filter.
 	sameIDs(t, "DONE below 9, id kept", e.scanIDs("db.days", "--keep", "id", "--filter", "status = 'DONE' AND id < 9"), map[int64]bool{2: true, 5: true, 8: true})
-	if out := e.ok("scan", "db.days", "--filter", "status LIKE '%US%'", "--limit", "2", "--format", "jsonl").stdout; strings.Count(out, "\n") != 2 {
+	if out := e.ok("scan", "db.days", "--filter", "status LIKE '%US%'", "--limit", "2", "--output-format", "jsonl").stdout; strings.Count(out, "\n") != 2 {
 		t.Fatalf("--limit 2 with a residual printed %q", out)
 	}
 	// Errors point at the spot.
@@ -111,7 +111,7 @@ func TestScanFilterEmptyStringPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.Release()
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.es", "--checkpoint", e.ckpt, "--partition-field", "s")
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.es", "--checkpoint", e.ckpt, "--partition-fields", "s")
 	want := map[int64]bool{}
 	for i := int64(0); i < 30; i += 3 {
 		want[i] = true

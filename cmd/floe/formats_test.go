@@ -103,7 +103,7 @@ func checkSchema(t *testing.T, got map[string]fieldInfo, want ...string) {
 // sorted keys, so rows compare as strings.
 func (e *env) rows(table string, extra ...string) []string {
 	e.t.Helper()
-	r := e.ok(append([]string{"scan", table, "--format", "jsonl"}, extra...)...)
+	r := e.ok(append([]string{"scan", table, "--output-format", "jsonl"}, extra...)...)
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.UseNumber()
 	var out []string
@@ -206,7 +206,7 @@ func TestFormatCSVExplicitSchema(t *testing.T) {
 func TestFormatScanCSVTimeColumn(t *testing.T) {
 	e := newEnv(t)
 	e.ok("run", e.usePipeline("csv-schema"))
-	r := e.run("scan", "db.typed", "--format", "csv")
+	r := e.run("scan", "db.typed", "--output-format", "csv")
 	if r.code != 0 || !strings.Contains(r.stdout, "12:30:00") || !strings.Contains(r.stdout, "19.99") || !strings.Contains(r.stdout, "0.10") {
 		t.Fatalf("scan --format csv of a table with time and decimal columns: %s", r)
 	}
@@ -400,7 +400,7 @@ func TestHadoopCatalog(t *testing.T) {
 	if n, s := count(), len(snapshots()); n != 4000 || s != 2 {
 		t.Fatalf("after a fourth file: %d rows, %d snapshots; want 4000 and 2", n, s)
 	}
-	r := e.ok(append([]string{"scan", "db.stream", "--format", "csv"}, hadoop...)...)
+	r := e.ok(append([]string{"scan", "db.stream", "--output-format", "csv"}, hadoop...)...)
 	if lines := strings.Count(strings.TrimSpace(r.stdout), "\n"); lines != 4000 {
 		t.Fatalf("scan printed %d rows, want 4000", lines)
 	}

@@ -138,7 +138,7 @@ func (e *env) snapshots(table string) []snapshot {
 // ids returns every id in the table, failing on duplicates.
 func (e *env) ids(table string) map[int64]bool {
 	e.t.Helper()
-	r := e.ok("scan", table, "--format", "csv")
+	r := e.ok("scan", table, "--output-format", "csv")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	seen := map[int64]bool{}
 	for _, l := range lines[1:] {

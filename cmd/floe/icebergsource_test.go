@@ -22,7 +22,7 @@ import (
 // a checksum that does not depend on the order of rows or files.
 func (e *env) contents(name string) (rows int64, sum uint64) {
 	e.t.Helper()
-	r := e.ok("scan", name, "--format", "jsonl")
+	r := e.ok("scan", name, "--output-format", "jsonl")
 	for line := range strings.Lines(r.stdout) {
 		h := fnv.New64a()
 		h.Write([]byte(strings.TrimSpace(line)))
@@ -206,7 +206,7 @@ func TestStreamSourceTableOptions(t *testing.T) {
 	t.Run("filter and keep", func(t *testing.T) {
 		e.ok("stream", "--source-table", "db.a", "--table", "db.c", "--checkpoint", e.ckpt+"-c",
 			"--filter", "id BETWEEN 250 AND 349", "--keep", "id")
-		r := e.ok("scan", "db.c", "--format", "csv")
+		r := e.ok("scan", "db.c", "--output-format", "csv")
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 		if lines[0] != "id" || len(lines) != 101 {
 			t.Fatalf("table c: header %q and %d rows, want id alone and 100 rows", lines[0], len(lines)-1)
@@ -295,7 +295,7 @@ func TestStreamSourceTableTemplateKeep(t *testing.T) {
 	var total int64
 	for _, reg := range regions {
 		total += e.count("db.t_" + reg)
-		r := e.ok("scan", "db.t_"+reg, "--format", "csv", "--limit", "1")
+		r := e.ok("scan", "db.t_"+reg, "--output-format", "csv", "--limit", "1")
 		if header, _, _ := strings.Cut(r.stdout, "\n"); header != "id" {
 			t.Fatalf("table db.t_%s has columns %q, want id alone", reg, header)
 		}

@@ -74,7 +74,7 @@ func TestInspectionCommands(t *testing.T) {
 		t.Fatalf("history = %+v, snapshots = %+v", hist, snaps)
 	}
 
-	lines := strings.Split(strings.TrimSpace(e.ok("scan", "db.insp", "--format", "jsonl", "--limit", "3").stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(e.ok("scan", "db.insp", "--output-format", "jsonl", "--limit", "3").stdout), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[0], `"id":`) {
 		t.Fatalf("scan jsonl --limit 3 = %q", lines)
 	}

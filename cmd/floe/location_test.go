@@ -50,7 +50,7 @@ func TestScanTableByLocation(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	if ids := e.ok("scan", moved, "--format", "csv").stdout; strings.Count(ids, "\n") != 701 {
+	if ids := e.ok("scan", moved, "--output-format", "csv").stdout; strings.Count(ids, "\n") != 701 {
 		t.Fatalf("scan of the moved copy printed %d lines, want a header and 700 rows", strings.Count(ids, "\n"))
 	}
 	r := e.ok("table", "snapshots", moved, "--json")

@@ -2,8 +2,9 @@
 // inspects the tables and checkpoints it writes.
 //
 // Exit codes: 0 success; 1 the job failed (bad input, unreachable catalog,
-// failed commit); 2 invalid usage or configuration; 3 no input was found
-// and --fail-on-empty was given.
+// failed commit); 2 invalid usage or configuration, including a warehouse,
+// catalog or checkpoint that does not exist for a command that only reads
+// it; 3 no input was found and --fail-on-empty was given.
 package main
 
 import (
@@ -12,9 +13,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
+	"log/slog"
 	"os"
 	"runtime/debug"
-	"sort"
 	"strings"
 
 	"github.com/floe-io/floe"
@@ -39,35 +41,22 @@ type command struct {
 
 var commands = []command{
 	{"run", "run a pipeline file (the main job)", cmdRun},
-	{"stream", "stream a landing directory into a table, configured by flags", cmdStream},
+	{"stream", "stream a landing directory or a table into a table, configured by flags", cmdStream},
 	{"scan", "print or count a table's rows", cmdScan},
-	{"table", "list, describe and inspect tables (list, describe, snapshots, files, history)", cmdTable},
+	{"table", "inspect tables: list, describe, snapshots, files, history, health", cmdTable},
 	{"maintain", "keep a table fast: expire-snapshots, rewrite-data-files, rewrite-manifests, remove-orphan-files", cmdMaintain},
-	{"checkpoint", "inspect a checkpoint (show)", cmdCheckpoint},
+	{"checkpoint", "inspect a checkpoint: show", cmdCheckpoint},
 	{"version", "print floe's version", cmdVersion},
 }
 
-// examples are shown by each command's --help.
-var examples = map[string][]string{
-	"run": {
-		"floe run examples/quickstart.yaml",
-		"floe run pipeline.yaml --progress=json --fail-on-empty",
-	},
-	"stream": {
-		"floe stream --source landing/ --format parquet --table db.events --checkpoint ckpt/events --trigger available-now",
-		"floe stream --source landing/ --format csv --table db.events --checkpoint ckpt/events --trigger 1m --max-files-per-trigger 100",
-		"floe stream ... --warehouse s3://bucket/wh --catalog-uri ./catalog.db -p s3.endpoint=http://127.0.0.1:7070 -p s3.region=us-east-1",
-	},
-	"scan": {
-		"floe scan db.events --count",
-		"floe scan db.events --format jsonl --limit 10",
-		"floe scan ./path/to/table --path-prefix s3a://bucket/table=./path/to/table",
-	},
-	"table snapshots": {"floe table snapshots db.events --json"},
-	"table describe":  {"floe table describe db.events", "floe table describe path/to/table/metadata/v3.metadata.json --json"},
-	"table list":      {"floe table list", "floe table list db --json"},
-	"checkpoint show": {"floe checkpoint show ckpt/events --json"},
-}
+// exitCodes is the table `floe --help` prints; the package comment says
+// the same.
+const exitCodes = `Exit codes:
+  0  success
+  1  the job failed: bad input, an unreachable catalog, a failed commit
+  2  invalid usage or configuration, including a warehouse, catalog or
+     checkpoint that does not exist for a command that only reads it
+  3  no input was found and --fail-on-empty was given`
 
 // usageError marks a mistake in the command line: exit code 2.
 type usageError struct{ msg string }
@@ -89,7 +78,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitFailed
 		}
 	}()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	newLogger(stderr, slog.LevelWarn)
+	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
 		printUsage(stderr)
 		if len(args) == 0 {
 			return exitUsage
@@ -107,6 +97,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return exitUsage
 }
 
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
 func report(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
@@ -115,6 +107,10 @@ func report(err error, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "floe: %v\n", err)
+	var pr *partialRun
+	if errors.As(err, &pr) {
+		fmt.Fprintf(stderr, "floe: before the failure, %s; the next run goes on after them\n", pr.committed)
+	}
 	var ue usageError
 	var ce *config.Error
 	switch {
@@ -141,32 +137,116 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "  floe stream --source landing/ --format parquet --table db.events --checkpoint ckpt/ --trigger available-now")
 	fmt.Fprintln(w, "  floe scan db.events --count")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Every command takes --warehouse DIR (default $FLOE_WAREHOUSE, else ./warehouse).")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 failed, 2 invalid usage or configuration, 3 no input with --fail-on-empty.")
+	fmt.Fprintln(w, "Every command that opens a catalog takes --warehouse DIR (default $FLOE_WAREHOUSE,")
+	fmt.Fprintln(w, "else ./warehouse); run and stream create it, the other commands need it to exist.")
+	fmt.Fprintln(w, "`floe COMMAND --help` describes a command, its flags and examples.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, exitCodes)
 }
 
-// catalogFlags are shared by every command that opens a catalog.
+// group dispatches a command that has subcommands (floe table list): with
+// none, or --help, it lists them, exiting 0 when help was asked for.
+func group(ctx context.Context, name string, subs []subcommand, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		for _, s := range subs {
+			if s.name == args[0] {
+				return s.run(ctx, args[1:], stdout, stderr)
+			}
+		}
+	}
+	printGroup(stderr, name, subs)
+	switch {
+	case len(args) > 0 && (isHelp(args[0]) || args[0] == "help"):
+		return flag.ErrHelp
+	case len(args) == 0:
+		return usagef("%s needs a subcommand", name)
+	}
+	return usagef("%s has no subcommand %q", name, args[0])
+}
+
+// subcommand is one of a group command's subcommands.
+type subcommand struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func printGroup(w io.Writer, name string, subs []subcommand) {
+	fmt.Fprintf(w, "Usage: floe %s SUBCOMMAND [flags]\n\nSubcommands:\n", name)
+	for _, s := range subs {
+		fmt.Fprintf(w, "  %-20s %s\n", s.name, s.summary)
+	}
+	fmt.Fprintf(w, "\n`floe %s SUBCOMMAND --help` describes a subcommand, its flags and examples.\n", name)
+}
+
+// newLogger makes floe's logger on stderr and routes what libraries log
+// through it: iceberg-go warns with the standard log package (an SQL
+// catalog on its legacy schema, a hadoop catalog meeting an unreadable
+// path) and with slog's default logger (the REST catalog), which would
+// otherwise reach stderr in formats of their own.
+func newLogger(stderr io.Writer, level slog.Level) *slog.Logger {
+	l := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(l)
+	// After SetDefault, which points the log package at l at Info level:
+	// the log package's lines are warnings, and must pass a Warn level.
+	log.SetFlags(0)
+	log.SetOutput(libraryLog{l})
+	return l
+}
+
+// libraryLog turns the standard log package's lines into warnings.
+type libraryLog struct{ l *slog.Logger }
+
+func (w libraryLog) Write(p []byte) (int, error) {
+	for line := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+		w.l.Warn(strings.TrimPrefix(line, "WARNING: "))
+	}
+	return len(p), nil
+}
+
+// catalogKeys are the pipeline keys of the catalog flags, which every
+// command that opens a catalog takes.
+var catalogKeys = []string{"catalog.warehouse", "catalog.type", "catalog.uri", "catalog.name", "catalog.properties"}
+
+// catalogFlags are the catalog flags of a command that only reads.
 type catalogFlags struct {
-	warehouse string
-	typ       string
-	uri       string
-	name      string
-	props     propsFlag
-	prefixes  prefixFlag
+	fs       *flagSet
+	prefixes prefixFlag
 }
 
-func (c *catalogFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.warehouse, "warehouse", "", "warehouse directory or URL (default $FLOE_WAREHOUSE, else ./warehouse)")
-	fs.StringVar(&c.typ, "catalog-type", "", "catalog type: sql (default, embedded SQLite), rest, hadoop, glue")
-	fs.StringVar(&c.uri, "catalog-uri", "", "catalog URI (REST endpoint, database URI)")
-	fs.StringVar(&c.name, "catalog-name", "", "catalog name (default floe)")
-	fs.Var(&c.props, "p", "catalog property key=value, passed to iceberg-go (repeatable), e.g. -p s3.endpoint=http://127.0.0.1:9000")
-	fs.Var(&c.prefixes, "path-prefix", "for a table given by location: map paths recorded in its metadata, FROM=TO (repeatable), e.g. s3a://bucket/t=/data/t")
+func (c *catalogFlags) register(fs *flagSet) {
+	c.fs = fs
+	fs.key(catalogKeys...)
+}
+
+// registerPathPrefix adds --path-prefix, for commands that read a table by
+// location.
+func (c *catalogFlags) registerPathPrefix(fs *flagSet) {
+	fs.Var(&c.prefixes, "path-prefix", "For a table given by location: map the paths its metadata records, `FROM=TO` (repeatable), e.g. s3a://bucket/t=/data/t.")
+	fs.section("Catalog", "path-prefix")
+}
+
+// config is the catalog the flags describe.
+func (c *catalogFlags) config() (config.Catalog, error) {
+	return c.override(config.Catalog{})
+}
+
+// override returns cat with the flags that were given applied to it.
+func (c *catalogFlags) override(cat config.Catalog) (config.Catalog, error) {
+	p := config.Pipeline{Catalog: cat}
+	if err := c.fs.apply(&p); err != nil {
+		return config.Catalog{}, err
+	}
+	return p.Catalog, nil
 }
 
 type prefixFlag []floe.PathPrefix
 
-func (p *prefixFlag) String() string { return fmt.Sprint(*p) }
+func (p *prefixFlag) String() string {
+	if p == nil || len(*p) == 0 {
+		return ""
+	}
+	return fmt.Sprint(*p)
+}
 
 func (p *prefixFlag) Set(s string) error {
 	r, err := floe.ParsePathPrefix(s)
@@ -177,106 +257,13 @@ func (p *prefixFlag) Set(s string) error {
 	return nil
 }
 
-// check reports a malformed -p without echoing it.
-func (c *catalogFlags) check() error {
-	if c.props.malformed > 0 {
-		return usagef("-p takes key=value (e.g. -p s3.region=us-east-1); %d argument(s) had no '=' and were not shown, as they may hold a secret", c.props.malformed)
+// catalogFlagNames are the names of the catalog flags, and of
+// --path-prefix, which came with them.
+func catalogFlagNames() []string {
+	names := []string{"path-prefix"}
+	for _, k := range catalogKeys {
+		f, _ := config.FlagFor(k)
+		names = append(names, f.Name)
 	}
-	return nil
-}
-
-// apply overrides the configuration with the flags that were given.
-func (c *catalogFlags) apply(cat *config.Catalog) {
-	if c.warehouse != "" {
-		cat.Warehouse = c.warehouse
-	}
-	if c.typ != "" {
-		cat.Type = c.typ
-	}
-	if c.uri != "" {
-		cat.URI = c.uri
-	}
-	if c.name != "" {
-		cat.Name = c.name
-	}
-	if len(c.props.values) > 0 && cat.Properties == nil {
-		cat.Properties = map[string]string{}
-	}
-	for k, v := range c.props.values {
-		cat.Properties[k] = v
-	}
-}
-
-func (c *catalogFlags) config() config.Catalog {
-	var cat config.Catalog
-	c.apply(&cat)
-	return cat
-}
-
-// propsFlag collects -p key=value. A malformed argument is remembered, not
-// rejected on the spot: the flag package would echo it, and it may hold a
-// secret (-p s3.secret-access-key:...).
-type propsFlag struct {
-	values    map[string]string
-	malformed int
-}
-
-func (p *propsFlag) String() string {
-	keys := make([]string, 0, len(p.values))
-	for k := range p.values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
-}
-
-func (p *propsFlag) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		p.malformed++
-		return nil
-	}
-	if p.values == nil {
-		p.values = map[string]string{}
-	}
-	p.values[k] = v
-	return nil
-}
-
-// parseInterleaved parses flags that may come before or after positional
-// arguments (`floe scan db.t --count` as well as `floe scan --count db.t`),
-// which the flag package alone does not allow.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usageError{err.Error()}
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("floe "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: floe %s\n", usage)
-		if ex := examples[name]; len(ex) > 0 {
-			fmt.Fprintf(stderr, "\nExamples:\n")
-			for _, e := range ex {
-				fmt.Fprintf(stderr, "  %s\n", e)
-			}
-		}
-		fmt.Fprintf(stderr, "\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	return fs
+	return names
 }

@@ -8,17 +8,24 @@ import (
 	"time"
 
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/maintenance"
 )
 
 func init() {
 	maintainCommands["expire-snapshots"] = maintainCommand{
-		usage: "maintain expire-snapshots NS.TABLE [--older-than 5d] [--retain-last N] [--release-query ID] [--dry-run] [--json]",
-		run:   maintainExpire,
+		summary: "remove old snapshots and the files only they use",
+		run:     maintainExpire,
 	}
-	examples["maintain expire-snapshots"] = []string{
-		"floe maintain expire-snapshots db.events --dry-run",
-		"floe maintain expire-snapshots db.events --older-than 1d --retain-last 10 --json",
+	helps["maintain expire-snapshots"] = commandHelp{
+		usage: "maintain expire-snapshots NS.TABLE [flags]",
+		about: "Expire a table's snapshots older than --older-than, keeping the newest --retain-last of every branch, " +
+			"the snapshots tags and branches point at, and the newest snapshot of every floe query writing the table " +
+			"(its restart needs it); then delete the files no snapshot left uses, unless gc.enabled is false.",
+		examples: []example{
+			{"What the defaults would expire, changing nothing.", "floe maintain expire-snapshots db.events --dry-run"},
+			{"Keep a day of history, at least ten snapshots; print JSON.", "floe maintain expire-snapshots db.events --older-than 1d --retain-last 10 --json"},
+		},
 	}
 }
 
@@ -28,17 +35,17 @@ func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 func maintainExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("maintain expire-snapshots", maintainCommands["expire-snapshots"].usage, stderr)
+	fs := newFlagSet("maintain expire-snapshots", stderr)
 	var cf catalogFlags
 	cf.register(fs)
 	opts := maintenance.NewExpireOptions()
-	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "expire only snapshots older than this (Iceberg's history.expire.max-snapshot-age-ms default)")
-	fs.IntVar(&opts.RetainLast, "retain-last", opts.RetainLast, "keep the newest N snapshots of every branch whatever their age")
+	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "Expire only snapshots older than this (7d, 12h). Default: "+config.Duration(opts.OlderThan).String()+", Iceberg's history.expire.max-snapshot-age-ms default.")
+	fs.IntVar(&opts.RetainLast, "retain-last", opts.RetainLast, "Keep the newest `N` snapshots of every branch whatever their age.")
 	var release stringsFlag
-	fs.Var(&release, "release-query", "a floe query id whose checkpoint is gone: stop protecting its newest snapshot (repeatable)")
-	fs.BoolVar(&opts.DryRun, "dry-run", false, "report what would be expired and deleted, change nothing")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterleaved(fs, args)
+	fs.Var(&release, "release-query", "A floe query `ID` whose checkpoint is gone: stop protecting its newest snapshot (repeatable).")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "Report what would be expired and deleted, changing nothing.")
+	asJSON := fs.Bool("json", false, "Print the result as JSON.")
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

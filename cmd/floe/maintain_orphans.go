@@ -6,30 +6,37 @@ import (
 	"io"
 	"time"
 
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/maintenance"
 )
 
 func init() {
 	maintainCommands["remove-orphan-files"] = maintainCommand{
-		usage: "maintain remove-orphan-files NS.TABLE [--older-than 3d] [--location DIR] [--dry-run] [--json]",
-		run:   maintainOrphans,
+		summary: "delete files under the table that no snapshot references",
+		run:     maintainOrphans,
 	}
-	examples["maintain remove-orphan-files"] = []string{
-		"floe maintain remove-orphan-files db.events --dry-run",
-		"floe maintain remove-orphan-files db.events --older-than 1d --json",
+	helps["maintain remove-orphan-files"] = commandHelp{
+		usage: "maintain remove-orphan-files NS.TABLE|TABLE_DIR [flags]",
+		about: "Delete the files under a table's location that no snapshot or metadata file references, such as " +
+			"those a killed writer left, when they are older than --older-than: younger ones may belong to a commit in flight.",
+		examples: []example{
+			{"List the orphans, deleting nothing.", "floe maintain remove-orphan-files db.events --dry-run"},
+			{"Delete orphans older than a day; print JSON.", "floe maintain remove-orphan-files db.events --older-than 1d --json"},
+		},
 	}
 }
 
 func maintainOrphans(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("maintain remove-orphan-files", maintainCommands["remove-orphan-files"].usage, stderr)
+	fs := newFlagSet("maintain remove-orphan-files", stderr)
 	var cf catalogFlags
 	cf.register(fs)
+	cf.registerPathPrefix(fs)
 	opts := maintenance.NewOrphanOptions()
-	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "remove only files last modified longer ago than this; younger ones may belong to a commit in flight")
-	fs.StringVar(&opts.Location, "location", "", "directory to list (default the table's location)")
-	fs.BoolVar(&opts.DryRun, "dry-run", false, "list the orphan files, delete nothing")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterleaved(fs, args)
+	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "Remove only files last modified longer ago than this (3d, 12h); younger ones may belong to a commit in flight. Default: "+config.Duration(opts.OlderThan).String()+".")
+	fs.StringVar(&opts.Location, "location", "", "The `DIR` to list. Default: the table's location.")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "List the orphan files, deleting nothing.")
+	asJSON := fs.Bool("json", false, "Print the result as JSON.")
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -11,30 +10,51 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/maintenance"
 )
 
 func init() {
 	maintainCommands["rewrite-data-files"] = maintainCommand{
-		usage: "rewrite-data-files NS.TABLE [--target-file-size-bytes N] [--min-input-files 5] [--where FILTER] [--strategy binpack|sort --sort-by COLS] [--partial-progress] [--dry-run] [--json]",
-		run:   maintainRewriteData,
+		summary: "compact small data files (binpack) or sort them",
+		run:     maintainRewriteData,
+	}
+	helps["maintain rewrite-data-files"] = commandHelp{
+		usage: "maintain rewrite-data-files NS.TABLE [flags]",
+		about: "Rewrite a table's small data files, partition by partition, into files of the target size (binpack), " +
+			"or with each partition's rows in order (sort); the rows stay the same. Files from 75% to 180% of the " +
+			"target are left alone, and a partition needs --min-input-files small files to be worth it.",
+		examples: []example{
+			{"What would be rewritten, changing nothing.", "floe maintain rewrite-data-files db.events --dry-run"},
+			{"Compact only this year's partitions.", "floe maintain rewrite-data-files db.events --filter \"ts >= TIMESTAMP '2026-01-01 00:00:00'\""},
+			{"Sort each partition by id, committing partition by partition.", "floe maintain rewrite-data-files db.events --strategy sort --sort-by id --partial-progress"},
+		},
 	}
 	maintainCommands["rewrite-manifests"] = maintainCommand{
-		usage: "rewrite-manifests NS.TABLE [--target-size-bytes N] [--json]",
-		run:   maintainRewriteManifests,
+		summary: "merge small manifests",
+		run:     maintainRewriteManifests,
+	}
+	helps["maintain rewrite-manifests"] = commandHelp{
+		usage: "maintain rewrite-manifests NS.TABLE [flags]",
+		about: "Merge a table's manifests (each append adds one) into manifests of the target size, so that planning " +
+			"a scan reads a few files instead of hundreds.",
+		examples: []example{
+			{"Merge to the table's target size.", "floe maintain rewrite-manifests db.events"},
+			{"Merge to 4 MiB manifests; print JSON.", "floe maintain rewrite-manifests db.events --target-size-bytes 4194304 --json"},
+		},
 	}
 }
 
 // maintainTable parses a maintain subcommand's flags and opens the one
 // table it names, by catalog name (maintenance commits through the
 // catalog).
-func maintainTable(ctx context.Context, sub string, args []string, stderr io.Writer, flags func(*flag.FlagSet)) (catalog.Catalog, table.Identifier, bool, error) {
-	fs := newFlagSet("maintain "+sub, "maintain "+maintainCommands[sub].usage, stderr)
+func maintainTable(ctx context.Context, sub string, args []string, stderr io.Writer, flags func(*flagSet)) (catalog.Catalog, table.Identifier, bool, error) {
+	fs := newFlagSet("maintain "+sub, stderr)
 	var cf catalogFlags
 	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print the result as JSON")
+	asJSON := fs.Bool("json", false, "Print the result as JSON.")
 	flags(fs)
-	pos, err := parseInterleaved(fs, args)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -55,19 +75,20 @@ func maintainTable(ctx context.Context, sub string, args []string, stderr io.Wri
 func maintainRewriteData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o maintenance.RewriteOptions
 	var sortBy string
-	cat, ident, asJSON, err := maintainTable(ctx, "rewrite-data-files", args, stderr, func(fs *flag.FlagSet) {
-		fs.Int64Var(&o.TargetFileSize, "target-file-size-bytes", 0, "size to write files at (default: the table's write.target-file-size-bytes, else 512 MiB); files from 75% to 180% of it are left alone")
-		fs.IntVar(&o.MinInputFiles, "min-input-files", 5, "fewest small files in a partition worth rewriting together")
-		fs.StringVar(&o.Where, "where", "", "only rewrite files that may hold rows matching this filter, e.g. \"ts >= TIMESTAMP '2024-01-01 00:00:00'\"")
-		fs.StringVar(&o.Strategy, "strategy", maintenance.StrategyBinpack, "binpack (concatenate small files) or sort (order each partition's rows by --sort-by)")
-		fs.StringVar(&sortBy, "sort-by", "", "with --strategy sort: comma-separated columns to order rows by")
-		fs.BoolVar(&o.PartialProgress, "partial-progress", false, "commit each partition's rewrite on its own, so that one failing group keeps the others")
-		fs.BoolVar(&o.DryRun, "dry-run", false, "print what would be rewritten, changing nothing")
+	cat, ident, asJSON, err := maintainTable(ctx, "rewrite-data-files", args, stderr, func(fs *flagSet) {
+		fs.Int64Var(&o.TargetFileSize, "target-file-size-bytes", 0, "Size to write files at, in `BYTES`; files from 75% to 180% of it are left alone. Default: the table's write.target-file-size-bytes, else 512 MiB.")
+		fs.IntVar(&o.MinInputFiles, "min-input-files", 5, "Rewrite a partition only when it has at least `N` small files.")
+		fs.StringVar(&o.Where, "filter", "", "Only rewrite files that may hold rows matching this `FILTER`, e.g. \"ts >= TIMESTAMP '2024-01-01 00:00:00'\" (syntax in docs/reads.md).")
+		fs.StringVar(&o.Strategy, "strategy", maintenance.StrategyBinpack, "How to rewrite, a `STRATEGY`: binpack (concatenate small files) or sort (order each partition's rows by --sort-by).")
+		fs.StringVar(&sortBy, "sort-by", "", "With --strategy sort: the comma-separated `COLUMNS` to order rows by.")
+		fs.BoolVar(&o.PartialProgress, "partial-progress", false, "Commit each partition's rewrite on its own, so that one failing group keeps the others.")
+		fs.BoolVar(&o.DryRun, "dry-run", false, "Print what would be rewritten, changing nothing.")
+		fs.alias("where", "filter", "--filter", nil)
 	})
 	if err != nil {
 		return err
 	}
-	o.SortBy = splitList(sortBy)
+	o.SortBy = config.SplitList(sortBy)
 	res, err := maintenance.RewriteDataFiles(ctx, cat, ident, o)
 	if err != nil {
 		return err
@@ -98,8 +119,8 @@ func maintainRewriteData(ctx context.Context, args []string, stdout, stderr io.W
 
 func maintainRewriteManifests(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var target int64
-	cat, ident, asJSON, err := maintainTable(ctx, "rewrite-manifests", args, stderr, func(fs *flag.FlagSet) {
-		fs.Int64Var(&target, "target-size-bytes", 0, "manifest size to merge to (default: the table's commit.manifest.target-size-bytes, else 8 MiB)")
+	cat, ident, asJSON, err := maintainTable(ctx, "rewrite-manifests", args, stderr, func(fs *flagSet) {
+		fs.Int64Var(&target, "target-size-bytes", 0, "Manifest size to merge to, in `BYTES`. Default: the table's commit.manifest.target-size-bytes, else 8 MiB.")
 	})
 	if err != nil {
 		return err

@@ -77,9 +77,9 @@ triggering_frequency_seconds: 60
 func TestPartitionSpecMismatch(t *testing.T) {
 	e := newEnv(t)
 	e.writeIDs("a.parquet", 0, 100)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-field", "bucket(id, 4)")
+	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-fields", "bucket(id, 4)")
 	e.writeIDs("b.parquet", 100, 100)
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-field", "truncate(id, 50)"}
+	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-fields", "truncate(id, 50)"}
 	r := e.run(args...)
 	if r.code != 2 && r.code != 1 || !strings.Contains(r.stderr, "bucket(id, 4)") || !strings.Contains(r.stderr, "truncate(id, 50)") || !strings.Contains(r.stderr, "partition-spec-evolution") {
 		t.Fatalf("want an error naming both specs and the option, got %s", r)
@@ -105,7 +105,7 @@ func TestClusteredWriter(t *testing.T) {
 	e := newEnv(t)
 	writePartitioned(t, e.landing, 3, 10_000, 20, 10, 3)
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.clustered", "--checkpoint", e.ckpt,
-		"--partition-field", "p", "--no-fanout", "--trigger", "once")
+		"--partition-fields", "p", "--fanout=false", "--trigger", "once")
 	files := e.files("db.clustered")
 	seen := map[any]bool{}
 	for _, f := range files {
@@ -155,7 +155,7 @@ keep: [id]
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := e.ok("scan", path, "--format", "csv").stdout
+	out := e.ok("scan", path, "--output-format", "csv").stdout
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if lines[0] != "id" || len(lines) != 11 {
 		t.Fatalf("scan of the read config printed %q, want the 10 ids 90-99 alone", out)
@@ -195,7 +195,7 @@ keep: [id]
 		t.Fatal(err)
 	}
 	e.ok("run", path, "--checkpoint", filepath.Join(e.dir, "ck-copy"))
-	out = e.ok("scan", "db.copy", "--format", "csv").stdout
+	out = e.ok("scan", "db.copy", "--output-format", "csv").stdout
 	if lines = strings.Split(strings.TrimSpace(out), "\n"); lines[0] != "id" || len(lines) != 51 {
 		t.Fatalf("db.copy holds %q, want ids 0-49 without v", out)
 	}

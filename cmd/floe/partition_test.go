@@ -129,7 +129,7 @@ func TestPartitionTransforms(t *testing.T) {
 		t.Run(c.expr, func(t *testing.T) {
 			name := fmt.Sprintf("db.t%02d", n)
 			e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", name,
-				"--checkpoint", filepath.Join(e.dir, "ckpt", name), "--partition-field", c.expr)
+				"--checkpoint", filepath.Join(e.dir, "ckpt", name), "--partition-fields", c.expr)
 			files := e.files(name)
 			if len(files) < 2 && !strings.HasPrefix(c.expr, "void") {
 				t.Fatalf("%d data files; the input spans many partitions", len(files))

@@ -32,7 +32,7 @@ func TestMetadataRetention(t *testing.T) {
 	}
 
 	e.ckpt += "-all"
-	e.stream("db.all", "--max-files-per-trigger", "4", "--table-property", "write.metadata.delete-after-commit.enabled=false")
+	e.stream("db.all", "--max-files-per-trigger", "4", "-p", "table-default.write.metadata.delete-after-commit.enabled=false")
 	if n := metadataFiles(t, e, "all"); n < 11 {
 		t.Fatalf("%d metadata files after 10 commits with deletion off, want them all", n)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,64 +15,59 @@ import (
 	"github.com/floe-io/floe/config"
 )
 
-// runFlags are shared by `run` and `stream`.
-type runFlags struct {
-	catalog       catalogFlags
-	progress      string
-	failOnEmpty   bool
-	allowNewQuery bool
-	verbose       bool
+func init() {
+	helps["run"] = commandHelp{
+		usage: "run PIPELINE.yaml [flags]",
+		about: "Run the pipeline a YAML file describes (docs/config.md): read the new input, write it to the table in " +
+			"micro-batches, one snapshot per batch, and record progress in the checkpoint, until the trigger ends or " +
+			"SIGINT/SIGTERM arrives (the running batch finishes; a second signal abandons it, committing nothing). " +
+			"A Beam/Dataflow Managed I/O Iceberg config runs too, with --source and --format naming its input. " +
+			"Exits 3 when --fail-on-empty is given and there was no input.",
+		keysNote: "they override the file",
+		examples: []example{
+			{"Land the quickstart's CSV files in db.quickstart of ./warehouse.", "floe run examples/quickstart.yaml"},
+			{"A scheduled job: JSON progress lines, and exit 3 when nothing arrived.", "floe run pipeline.yaml --progress=json --fail-on-empty"},
+			{"A Managed I/O config, which has no source: name it.", "floe run dataflow-sink.yaml --source landing/ --format json --checkpoint ckpt/dataflow"},
+		},
+	}
 }
 
-func (r *runFlags) register(fs *flag.FlagSet) {
-	r.catalog.register(fs)
-	fs.StringVar(&r.progress, "progress", "", "progress output on stderr: json (JSON lines, Spark's StreamingQueryProgress fields), bar, or summary; default: bar on a terminal, summary otherwise")
-	fs.BoolVar(&r.failOnEmpty, "fail-on-empty", false, "exit with code 3 when the run found no input")
-	fs.BoolVar(&r.allowNewQuery, "allow-new-query", false, "allow a new checkpoint to write a table that already holds another query's output from the same source (duplicates its rows)")
-	fs.BoolVar(&r.verbose, "verbose", false, "log debug detail on stderr")
+// runFlags are shared by `run` and `stream`: how a run reports.
+type runFlags struct {
+	progress string
+	verbose  bool
+}
+
+// runKeys are the pipeline keys both `run` and `stream` take as flags.
+var runKeys = []string{"trigger", "checkpoint", "fail-on-empty", "allow-new-query", "source.path", "source.format"}
+
+func (r *runFlags) register(fs *flagSet) {
+	fs.key(catalogKeys...)
+	fs.key(runKeys...)
+	fs.StringVar(&r.progress, "progress", "", "How progress shows on stderr, as `MODE`: json (JSON lines with Spark's StreamingQueryProgress fields), bar, or summary (a line per batch). Default: bar on a terminal, summary otherwise.")
+	fs.BoolVar(&r.verbose, "verbose", false, "Log debug detail on stderr.")
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", "run PIPELINE.yaml [flags]", stderr)
+	fs := newFlagSet("run", stderr)
 	var rf runFlags
 	rf.register(fs)
-	var src config.Source
-	var checkpoint, trigger string
-	fs.StringVar(&trigger, "trigger", "", "override the file's trigger: available-now, once, or an interval such as 1m")
-	fs.StringVar(&src.Path, "source", "", "landing directory to read, for a file without a source (a Managed I/O config) or to override its source.path")
-	fs.StringVar(&src.Format, "format", "", "input format of --source: parquet, csv or json")
-	fs.StringVar(&checkpoint, "checkpoint", "", "checkpoint directory, overriding the file's")
-	pos, err := parseInterleaved(fs, args)
+	// -p table-default.KEY=VALUE is a catalog flag like any -p.
+	fs.key("sink.table-properties")
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usagef("run takes one pipeline file, e.g. floe run examples/quickstart.yaml")
 	}
-	var trig *config.Trigger
-	if trigger != "" {
-		t, err := config.ParseTrigger(trigger)
-		if err != nil {
-			return usagef("--trigger: %v", err)
-		}
-		trig = &t
+	// A malformed flag is reported before the file is read.
+	if err := fs.apply(&config.Pipeline{}); err != nil {
+		return err
 	}
 	// The flags fill in the file before it is checked, so that a Managed
 	// I/O config, which has no source, is complete once they are given.
-	complete := func(p *config.Pipeline) {
-		if trig != nil {
-			p.Trigger = *trig
-		}
-		if src.Path != "" {
-			p.Source.Path = src.Path
-		}
-		if src.Format != "" {
-			p.Source.Format = src.Format
-		}
-		if checkpoint != "" {
-			p.Checkpoint = checkpoint
-		}
-	}
+	complete := func(p *config.Pipeline) { _ = fs.apply(p) }
 	cfg, err := config.LoadWith(pos[0], complete)
 	if err != nil {
 		return err
@@ -93,21 +87,11 @@ var testHooks func(*config.Pipeline, *floe.Options)
 // arrives: the first SIGINT/SIGTERM lets the running batch finish, a second
 // one abandons it (nothing is half-committed either way).
 func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout, stderr io.Writer) error {
-	if err := rf.catalog.check(); err != nil {
-		return err
-	}
-	rf.catalog.apply(&cfg.Catalog)
-	if rf.failOnEmpty {
-		cfg.FailOnEmpty = true
-	}
-	if rf.allowNewQuery {
-		cfg.AllowNewQuery = true
-	}
 	level := slog.LevelWarn
 	if rf.verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := newLogger(stderr, level)
 	mode := rf.progress
 	if mode == "" {
 		mode = "summary"
@@ -169,8 +153,42 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	if cfg.Sink.Console() {
 		target = "the console"
 	}
+	if err != nil {
+		// No success-looking summary before the error: main prints the
+		// error, then what was committed before it.
+		out.failed()
+		if sum.Batches > 0 {
+			return &partialRun{err: err, committed: fmt.Sprintf("%s, %s committed to %s", plural(sum.Batches, "batch"), plural(sum.Rows, "row"), target)}
+		}
+		return err
+	}
 	out.done(sum, target)
-	return err
+	return nil
+}
+
+// partialRun is a run that failed after committing some batches, which
+// stay committed.
+type partialRun struct {
+	err       error
+	committed string
+}
+
+func (p *partialRun) Error() string { return p.err.Error() }
+func (p *partialRun) Unwrap() error { return p.err }
+
+// plural spells a number with its noun, singular or plural: "1 data file",
+// "2 batches".
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	switch {
+	case strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "s"):
+		noun += "es"
+	default:
+		noun += "s"
+	}
+	return fmt.Sprintf("%d %s", n, noun)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -185,7 +203,9 @@ func isTerminal(w io.Writer) bool {
 type progressPrinter interface {
 	progress(floe.Progress)
 	warning(string)
+	// done ends a run that succeeded, failed one that did not.
 	done(floe.Summary, string)
+	failed()
 }
 
 // jsonProgress prints one JSON object per batch, for machines.
@@ -196,11 +216,25 @@ func (j *jsonProgress) warning(msg string) {
 	_ = j.enc.Encode(map[string]string{"level": "warning", "message": msg})
 }
 func (j *jsonProgress) done(floe.Summary, string) {}
+func (j *jsonProgress) failed()                   {}
+
+// inputFiles counts the input files of a batch's progress record.
+func inputFiles(p floe.Progress) int {
+	n := 0
+	for _, s := range p.Sources {
+		n += s.NumInputFiles
+	}
+	return n
+}
 
 // summaryProgress prints one line per batch and one at the end, for logs.
-type summaryProgress struct{ w io.Writer }
+type summaryProgress struct {
+	w     io.Writer
+	files int
+}
 
 func (s *summaryProgress) progress(p floe.Progress) {
+	s.files += inputFiles(p)
 	snap := "no snapshot (no rows)"
 	switch {
 	case len(p.Sink.Tables) > 1:
@@ -214,23 +248,36 @@ func (s *summaryProgress) progress(p floe.Progress) {
 	if len(p.Quarantined) > 0 {
 		extra = fmt.Sprintf(", %d quarantined", len(p.Quarantined))
 	}
-	fmt.Fprintf(s.w, "batch %d: %d rows, %d files, %s, %d ms%s\n", p.BatchID, p.NumInputRows, p.Sink.DataFiles, snap, p.DurationMs.TriggerExecution, extra)
+	fmt.Fprintf(s.w, "batch %d: %s read, %s, %s written, %s, %d ms%s\n", p.BatchID, plural(inputFiles(p), "input file"),
+		plural(p.NumInputRows, "row"), plural(p.Sink.DataFiles, "data file"), snap, p.DurationMs.TriggerExecution, extra)
 }
 func (s *summaryProgress) warning(msg string) { fmt.Fprintf(s.w, "floe: warning: %s\n", msg) }
 func (s *summaryProgress) done(sum floe.Summary, table string) {
-	fmt.Fprintf(s.w, "floe: %d batches, %d rows, %d snapshots committed to %s\n", sum.Batches, sum.Rows, sum.Snapshots, table)
+	fmt.Fprintln(s.w, summaryLine(sum, s.files, table))
+}
+func (s *summaryProgress) failed() {}
+
+// summaryLine is the last line of a run that succeeded.
+func summaryLine(sum floe.Summary, files int, table string) string {
+	if sum.Batches == 0 {
+		return fmt.Sprintf("floe: no new input; nothing committed to %s", table)
+	}
+	return fmt.Sprintf("floe: %s, %s read, %s, %s committed to %s", plural(sum.Batches, "batch"), plural(files, "input file"),
+		plural(sum.Rows, "row"), plural(sum.Snapshots, "snapshot"), table)
 }
 
 // barProgress redraws one line on a terminal: a bar over the files of an
 // available-now run, the batch and the rows so far.
 type barProgress struct {
-	w    io.Writer
-	rows int64
+	w     io.Writer
+	rows  int64
+	files int
 }
 
 func (b *barProgress) progress(p floe.Progress) {
 	b.rows += p.NumInputRows
-	line := fmt.Sprintf("batch %d, %d rows", p.BatchID, b.rows)
+	b.files += inputFiles(p)
+	line := fmt.Sprintf("batch %d, %s", p.BatchID, plural(b.rows, "row"))
 	if bl := p.Backlog; bl != nil && bl.TotalFiles > 0 {
 		const width = 30
 		done := bl.TotalFiles - bl.RemainingFiles
@@ -241,5 +288,6 @@ func (b *barProgress) progress(p floe.Progress) {
 }
 func (b *barProgress) warning(msg string) { fmt.Fprintf(b.w, "\r\033[Kfloe: warning: %s\n", msg) }
 func (b *barProgress) done(sum floe.Summary, table string) {
-	fmt.Fprintf(b.w, "\r\033[Kfloe: %d batches, %d rows, %d snapshots committed to %s\n", sum.Batches, sum.Rows, sum.Snapshots, table)
+	fmt.Fprintf(b.w, "\r\033[K%s\n", summaryLine(sum, b.files, table))
 }
+func (b *barProgress) failed() { fmt.Fprint(b.w, "\r\033[K") }

@@ -189,7 +189,7 @@ func TestS3ArticleScenario(t *testing.T) {
 	if n, sn := s.count(credsProps), len(s.snapshots(credsEnv)); n != 4000 || sn != 2 {
 		t.Fatalf("after a fourth file: %d rows, %d snapshots; want 4000 and 2", n, sn)
 	}
-	r := s.ok(credsProps, "scan", "db.stream", "--format", "csv")
+	r := s.ok(credsProps, "scan", "db.stream", "--output-format", "csv")
 	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 4001 {
 		t.Fatalf("scan csv: %d lines, want a header and 4000 rows", len(lines))
 	}

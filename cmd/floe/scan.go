@@ -23,26 +23,46 @@ import (
 	"github.com/floe-io/floe/scan"
 )
 
+func init() {
+	helps["scan"] = commandHelp{
+		usage: "scan NS.TABLE|TABLE_DIR|METADATA_FILE|READ.yaml [flags]",
+		about: "Print a table's rows on stdout, count them, write them to a Parquet file, or explain what a " +
+			"filtered read would touch. The table is a name in the catalog, a table directory or metadata file " +
+			"(no catalog needed), or a Beam Managed I/O read config. Deletes are applied; --filter prunes files by " +
+			"partition and column statistics (syntax in docs/reads.md).",
+		examples: []example{
+			{"Count the rows.", "floe scan db.events --count"},
+			{"The first ten rows as JSON lines.", "floe scan db.events --output-format jsonl --limit 10"},
+			{"What a filter prunes, as JSON.", "floe scan db.events --filter \"id > 5 AND status = 'ACTIVE'\" --explain --json"},
+			{"Time travel: the table as it was.", "floe scan db.events --as-of-timestamp 2026-11-02T00:00:00Z --count"},
+			{"Two columns to a Parquet file.", "floe scan db.events --keep id,ts --output-format parquet --output events.parquet"},
+			{"A copy of a table whose metadata names its old location.", "floe scan ./copy-of-table --path-prefix s3a://bucket/table=./copy-of-table"},
+		},
+	}
+}
+
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scan", "scan NS.TABLE|TABLE_DIR|METADATA_FILE [--count] [--format table|csv|jsonl] [--limit N] [--snapshot-id ID | --as-of-timestamp T | --branch B | --tag T] [--keep a,b | --drop c] [--path-prefix FROM=TO]", stderr)
+	fs := newFlagSet("scan", stderr)
 	var cf catalogFlags
 	cf.register(fs)
-	count := fs.Bool("count", false, "print only the number of rows")
-	format := fs.String("format", "table", "output format: table, csv, jsonl, or parquet (with --output)")
-	output := fs.String("output", "", "with --format parquet: the file to write")
-	limit := fs.Int64("limit", 0, "print at most N rows (0: all)")
+	cf.registerPathPrefix(fs)
+	count := fs.Bool("count", false, "Print only the number of rows.")
+	format := fs.String("output-format", "table", "How to print the rows, a `FORMAT`: table (aligned columns), csv, jsonl, or parquet (to the file --output names).")
+	output := fs.String("output", "", "With --output-format parquet: the `FILE` to write.")
+	limit := fs.Int64("limit", 0, "Print at most `N` rows (0: all).")
 	var o scan.Options
 	var asOf, keep, drop string
-	fs.Int64Var(&o.SnapshotID, "snapshot-id", 0, "read this snapshot (time travel; see floe table snapshots)")
-	fs.StringVar(&asOf, "as-of-timestamp", "", "read the snapshot current at this time: epoch milliseconds or RFC 3339 (2024-01-01T10:00:00Z)")
-	fs.StringVar(&o.Branch, "branch", "", "read the head of this branch")
-	fs.StringVar(&o.Tag, "tag", "", "read the snapshot of this tag")
-	fs.StringVar(&o.Filter, "filter", "", "SQL-like row filter, e.g. \"id > 5 AND status = 'ACTIVE'\"; prunes files by partition and statistics")
-	explain := fs.Bool("explain", false, "print what the scan would read (files and bytes planned of the total, pushed and residual filters) instead of rows")
-	asJSON := fs.Bool("json", false, "with --explain: print it as JSON")
-	fs.StringVar(&keep, "keep", "", "comma-separated columns to read, nested as a.b")
-	fs.StringVar(&drop, "drop", "", "comma-separated columns to leave out, nested as a.b")
-	pos, err := parseInterleaved(fs, args)
+	fs.Int64Var(&o.SnapshotID, "snapshot-id", 0, "Read the snapshot with this `ID` (time travel; floe table snapshots lists them).")
+	fs.StringVar(&asOf, "as-of-timestamp", "", "Read the snapshot current at this `TIME`: epoch milliseconds or RFC 3339 (2024-01-01T10:00:00Z).")
+	fs.StringVar(&o.Branch, "branch", "", "Read the head of this `BRANCH`.")
+	fs.StringVar(&o.Tag, "tag", "", "Read the snapshot of this `TAG`.")
+	fs.StringVar(&o.Filter, "filter", "", "Read only rows matching this SQL-like `FILTER`, e.g. \"id > 5 AND status = 'ACTIVE'\"; files are pruned by partition and statistics.")
+	explain := fs.Bool("explain", false, "Print what the scan would read (files and bytes planned of the total, pushed and residual filters) instead of rows.")
+	asJSON := fs.Bool("json", false, "With --explain: print the plan as JSON.")
+	fs.StringVar(&keep, "keep", "", "Read only these comma-separated `COLUMNS`, nested as a.b.")
+	fs.StringVar(&drop, "drop", "", "Leave out these comma-separated `COLUMNS`, nested as a.b.")
+	fs.alias("format", "output-format", "--output-format", nil)
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -57,18 +77,18 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if keep != "" && drop != "" {
 		return usagef("--keep and --drop are mutually exclusive; give one")
 	}
-	o.Columns, o.Drop, o.Limit = splitList(keep), splitList(drop), *limit
+	o.Columns, o.Drop, o.Limit = config.SplitList(keep), config.SplitList(drop), *limit
 	switch *format {
 	case "table", "csv", "jsonl":
 		if *output != "" {
-			return usagef("--output is for --format parquet; the other formats print on stdout")
+			return usagef("--output is for --output-format parquet; the other formats print on stdout")
 		}
 	case "parquet":
 		if *output == "" {
-			return usagef("--format parquet needs --output FILE")
+			return usagef("--output-format parquet needs --output FILE")
 		}
 	default:
-		return usagef("--format %q is not known; use table, csv, jsonl or parquet", *format)
+		return usagef("--output-format %q is not known; use table, csv, jsonl or parquet", *format)
 	}
 	var tbl *table.Table
 	if isConfigFile(pos[0]) {
@@ -100,7 +120,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	}
 	if *asJSON {
-		return usagef("--json goes with --explain; use --format jsonl for rows")
+		return usagef("--json goes with --explain; use --output-format jsonl for rows")
 	}
 	if *count {
 		// scan.Count applies deletes; manifest counts alone would not.
@@ -343,7 +363,7 @@ func isConfigFile(arg string) bool {
 // loadManagedRead opens the table a Managed I/O read config names, taking
 // its filter, keep and drop where the flags give none.
 func loadManagedRead(ctx context.Context, cf catalogFlags, path string, o *scan.Options, stderr io.Writer) (*table.Table, error) {
-	if err := cf.check(); err != nil {
+	if _, err := cf.config(); err != nil {
 		return nil, err
 	}
 	r, err := config.LoadManagedRead(path)
@@ -359,8 +379,14 @@ func loadManagedRead(ctx context.Context, cf catalogFlags, path string, o *scan.
 	if len(o.Columns) == 0 && len(o.Drop) == 0 {
 		o.Columns, o.Drop = r.Keep, r.Drop
 	}
-	cf.apply(&r.Catalog)
-	cat, err := floe.OpenCatalog(ctx, r.Catalog)
+	catCfg, err := cf.override(r.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireCatalog(catCfg); err != nil {
+		return nil, err
+	}
+	cat, err := floe.OpenCatalog(ctx, catCfg)
 	if err != nil {
 		return nil, err
 	}

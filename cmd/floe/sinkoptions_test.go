@@ -72,7 +72,7 @@ func TestKeepDropOnly(t *testing.T) {
 			t.Errorf("%v: %d rows, want 100", c.flags, n)
 		}
 	}
-	if out := e.ok("scan", "db.sel_only_meta", "--format", "jsonl", "--limit", "2").stdout; !strings.Contains(out, `{"kind":"k0"}`) || !strings.Contains(out, `{"kind":"k1"}`) {
+	if out := e.ok("scan", "db.sel_only_meta", "--output-format", "jsonl", "--limit", "2").stdout; !strings.Contains(out, `{"kind":"k0"}`) || !strings.Contains(out, `{"kind":"k1"}`) {
 		t.Errorf("only meta wrote %s", out)
 	}
 	r := e.run("stream", "--source", e.landing, "--format", "parquet", "--table", "db.bad", "--checkpoint", filepath.Join(e.dir, "bad"), "--keep", "id", "--drop", "meta")
@@ -89,11 +89,11 @@ func TestSnapshotAndTableProperties(t *testing.T) {
 	e := newEnv(t)
 	e.writeIDs("a.parquet", 0, 10)
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.props", "--checkpoint", e.ckpt,
-		"--snapshot-property", "job=nightly", "--snapshot-property", "owner=data-eng",
-		"--table-property", "write.parquet.compression-codec=snappy", "--table-property", "custom.key=v")
+		"-o", "snapshot-property.job=nightly", "-o", "snapshot-property.owner=data-eng",
+		"-p", "table-default.write.parquet.compression-codec=snappy", "-p", "table-default.custom.key=v")
 	e.writeIDs("b.parquet", 10, 10)
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.props", "--checkpoint", e.ckpt,
-		"--snapshot-property", "job=nightly", "--snapshot-property", "owner=data-eng")
+		"-o", "snapshot-property.job=nightly", "-o", "snapshot-property.owner=data-eng")
 	snaps := e.snapshots("db.props")
 	if len(snaps) != 2 {
 		t.Fatalf("%d snapshots, want 2", len(snaps))
@@ -190,7 +190,7 @@ func TestSchemaEvolution(t *testing.T) {
 	if got := e.describe("db.evolve").columns(); !slices.Equal(got, []string{"id:long", "v:double", "extra:string"}) {
 		t.Fatalf("evolved to %v, want id long, v double, extra string", got)
 	}
-	out := e.ok("scan", "db.evolve", "--format", "jsonl").stdout
+	out := e.ok("scan", "db.evolve", "--output-format", "jsonl").stdout
 	if n := strings.Count(out, "\n"); n != 20 {
 		t.Fatalf("%d rows after evolution, want 20", n)
 	}

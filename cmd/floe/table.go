@@ -20,32 +20,71 @@ import (
 	"github.com/floe-io/floe"
 )
 
-func cmdTable(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-		"list": tableList, "describe": tableDescribe, "snapshots": tableSnapshots,
-		"files": tableFiles, "history": tableHistory, "health": tableHealth,
-	}
-	if len(args) == 0 || subs[args[0]] == nil {
-		return usagef("table needs a subcommand: list [NS], describe|snapshots|files|history|health NS.TABLE (each with --json)")
-	}
-	return subs[args[0]](ctx, args[1:], stdout, stderr)
+// tableSubcommands are `floe table`'s subcommands, in the order its help
+// lists them.
+var tableSubcommands = []subcommand{
+	{"list", "list the tables of the catalog, or of one namespace", tableList},
+	{"describe", "a table's schema, partition spec, properties and location", tableDescribe},
+	{"snapshots", "a table's snapshots with their summaries", tableSnapshots},
+	{"files", "the data and delete files of the current snapshot", tableFiles},
+	{"history", "the snapshot log: which snapshot was current when", tableHistory},
+	{"health", "snapshots, metadata, small files and plan time, with advice", tableHealth},
 }
 
+func init() {
+	for _, sub := range []struct{ name, about, eg string }{
+		{"describe", "Print a table's name, location, format version, current snapshot, partition spec, schema and properties.", "floe table describe db.events"},
+		{"snapshots", "Print a table's snapshots, oldest first: id, operation, time, rows added, and the floe batch that made it.", "floe table snapshots db.events"},
+		{"files", "Print the data and delete files of a table's current snapshot, with row counts, sizes and partition values.", "floe table files db.events"},
+		{"history", "Print a table's snapshot log: when each snapshot became current, and whether it is an ancestor of the current one.", "floe table history db.events"},
+	} {
+		helps["table "+sub.name] = commandHelp{
+			usage: "table " + sub.name + " NS.TABLE|TABLE_DIR|METADATA_FILE [flags]",
+			about: sub.about + " The table is a name in the catalog, or a table directory or metadata file (no catalog needed).",
+			examples: []example{
+				{"As text.", sub.eg},
+				{"As JSON, for scripts.", sub.eg + " --json"},
+				{"A table by its metadata file, without a catalog.", "floe table " + sub.name + " path/to/table/metadata/v3.metadata.json"},
+			},
+		}
+	}
+	helps["table list"] = commandHelp{
+		usage: "table list [NAMESPACE] [flags]",
+		about: "Print the tables of the catalog, or of one namespace, one NS.TABLE a line.",
+		examples: []example{
+			{"Every table of the warehouse.", "floe table list"},
+			{"The tables of namespace db, as a JSON array.", "floe table list db --json"},
+		},
+	}
+}
+
+func cmdTable(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return group(ctx, "table", tableSubcommands, args, stdout, stderr)
+}
+
+// openCatalog opens the catalog the flags name, which must exist: a
+// command that only reads would otherwise create an empty one wherever a
+// mistyped --warehouse points.
 func openCatalog(ctx context.Context, cf catalogFlags) (catalog.Catalog, error) {
-	if err := cf.check(); err != nil {
+	cfg, err := cf.config()
+	if err != nil {
 		return nil, err
 	}
-	return floe.OpenCatalog(ctx, cf.config())
+	if err := requireCatalog(cfg); err != nil {
+		return nil, err
+	}
+	return floe.OpenCatalog(ctx, cfg)
 }
 
 // loadTable opens NS.TABLE from the catalog, or a table by location (its
 // directory or a metadata file) without one.
 func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table, error) {
-	if err := cf.check(); err != nil {
+	cfg, err := cf.config()
+	if err != nil {
 		return nil, err
 	}
 	if floe.IsTablePath(name) {
-		return floe.LoadTableAt(ctx, name, iceberg.Properties(cf.config().Properties), cf.prefixes)
+		return floe.LoadTableAt(ctx, name, iceberg.Properties(cfg.Properties), cf.prefixes)
 	}
 	ident, err := floe.ParseIdent(name)
 	if err != nil {
@@ -60,7 +99,7 @@ func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table,
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
-		wh, _ := floe.ResolveWarehouse(cf.warehouse)
+		wh, _ := floe.ResolveWarehouse(cfg.Warehouse)
 		return nil, fmt.Errorf("table %s does not exist in the catalog of warehouse %s; `floe table list` shows the tables there (use --warehouse to pick another)", name, wh)
 	}
 	if err != nil {
@@ -71,11 +110,12 @@ func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table,
 
 // tableCommand parses `table SUB NS.TABLE [--json]` and loads the table.
 func tableCommand(ctx context.Context, sub string, args []string, stderr io.Writer) (*table.Table, bool, error) {
-	fs := newFlagSet("table "+sub, "table "+sub+" NS.TABLE|TABLE_DIR|METADATA_FILE [--json] [--path-prefix FROM=TO]", stderr)
+	fs := newFlagSet("table "+sub, stderr)
 	var cf catalogFlags
 	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterleaved(fs, args)
+	cf.registerPathPrefix(fs)
+	asJSON := fs.Bool("json", false, "Print JSON.")
+	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, false, err
 	}
@@ -87,11 +127,11 @@ func tableCommand(ctx context.Context, sub string, args []string, stderr io.Writ
 }
 
 func tableList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("table list", "table list [NS] [--json]", stderr)
+	fs := newFlagSet("table list", stderr)
 	var cf catalogFlags
 	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterleaved(fs, args)
+	asJSON := fs.Bool("json", false, "Print a JSON array.")
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

@@ -12,23 +12,29 @@ import (
 )
 
 func init() {
-	examples["table health"] = []string{
-		"floe table health db.events",
-		"floe table health db.events --json",
-		"floe table health db.events --html health.html",
+	helps["table health"] = commandHelp{
+		usage: "table health NS.TABLE|TABLE_DIR|METADATA_FILE [flags]",
+		about: "Report a table's snapshots, metadata files, manifests, data and delete files and full-scan plan time, " +
+			"and recommend the maintenance it needs (docs/maintenance.md).",
+		examples: []example{
+			{"The report as text.", "floe table health db.events"},
+			{"As JSON, for monitoring.", "floe table health db.events --json"},
+			{"Also as an HTML page with charts.", "floe table health db.events --html health.html"},
+		},
 	}
 }
 
 // tableHealth reports a table's snapshots, metadata, manifests and files
 // and recommends the maintenance it needs.
 func tableHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("table health", "table health NS.TABLE|TABLE_DIR|METADATA_FILE [--json] [--html FILE] [--plan-runs N]", stderr)
+	fs := newFlagSet("table health", stderr)
 	var cf catalogFlags
 	cf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	htmlFile := fs.String("html", "", "also write the report as a self-contained HTML page with charts to `FILE`")
-	planRuns := fs.Int("plan-runs", 3, "time this many full-scan plans and report the median (0: do not plan)")
-	pos, err := parseInterleaved(fs, args)
+	cf.registerPathPrefix(fs)
+	asJSON := fs.Bool("json", false, "Print the report as JSON.")
+	htmlFile := fs.String("html", "", "Also write the report as a self-contained HTML page with charts to `FILE`.")
+	planRuns := fs.Int("plan-runs", 3, "Time this many full-scan plans and report the median (0: do not plan).")
+	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 // duplicates.
 func (e *env) scanIDs(table string, extra ...string) map[int64]bool {
 	e.t.Helper()
-	out := e.ok(append([]string{"scan", table, "--format", "csv"}, extra...)...).stdout
+	out := e.ok(append([]string{"scan", table, "--output-format", "csv"}, extra...)...).stdout
 	seen := map[int64]bool{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 		var id int64
@@ -102,7 +102,7 @@ func TestScanKeepDrop(t *testing.T) {
 	e.writeIDs("a.parquet", 0, 10)
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.kd", "--checkpoint", e.ckpt)
 	for _, flags := range [][]string{{"--keep", "id"}, {"--drop", "v"}} {
-		out := e.ok(append([]string{"scan", "db.kd", "--format", "csv"}, flags...)...).stdout
+		out := e.ok(append([]string{"scan", "db.kd", "--output-format", "csv"}, flags...)...).stdout
 		if lines := strings.Split(strings.TrimSpace(out), "\n"); lines[0] != "id" || len(lines) != 11 {
 			t.Fatalf("%v printed %q", flags, out)
 		}
@@ -118,7 +118,7 @@ func TestScanToParquet(t *testing.T) {
 	e.writeIDs("a.parquet", 0, 50)
 	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.out", "--checkpoint", e.ckpt)
 	path := filepath.Join(e.dir, "out.parquet")
-	e.ok("scan", "db.out", "--format", "parquet", "--output", path, "--keep", "id")
+	e.ok("scan", "db.out", "--output-format", "parquet", "--output", path, "--keep", "id")
 	tbl, err := fixture.ReadParquetFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestScanToParquet(t *testing.T) {
 	if tbl.NumRows() != 50 || tbl.NumCols() != 1 || tbl.Schema().Field(0).Name != "id" {
 		t.Fatalf("wrote %d rows of %v", tbl.NumRows(), tbl.Schema())
 	}
-	if r := e.run("scan", "db.out", "--format", "parquet"); r.code != 2 || !strings.Contains(r.stderr, "--output") {
+	if r := e.run("scan", "db.out", "--output-format", "parquet"); r.code != 2 || !strings.Contains(r.stderr, "--output") {
 		t.Fatalf("parquet without --output: %s", r)
 	}
 }

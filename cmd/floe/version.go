@@ -11,11 +11,25 @@ import (
 // version is set at release build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+func init() {
+	helps["version"] = commandHelp{
+		usage: "version",
+		about: "Print floe's version, the iceberg-go version it was built with, and Go's.",
+		examples: []example{
+			{"The versions, e.g. for a bug report.", "floe version"},
+		},
+	}
+}
+
 func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("version", "version", stderr)
+	fs := newFlagSet("version", stderr)
+	// The catalog flags are accepted, unlisted, for scripts that pass them
+	// to every command.
 	var cf catalogFlags
-	cf.register(fs) // accepted like everywhere
-	if _, err := parseInterleaved(fs, args); err != nil {
+	cf.register(fs)
+	cf.registerPathPrefix(fs)
+	fs.hide(catalogFlagNames()...)
+	if _, err := fs.parse(args); err != nil {
 		return err
 	}
 	iceberg := "unknown"

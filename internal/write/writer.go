@@ -25,6 +25,8 @@ var memoryPool = memory.DefaultAllocator
 type Result struct {
 	Files []ingest.DataFile
 	Rows  int64
+	// Parts is the number of input parts read.
+	Parts int
 	// Tables are the destination tables as the files were written for them,
 	// by name.
 	Tables map[string]*table.Table
@@ -153,6 +155,7 @@ feed:
 		}
 		return Result{}, firstErr
 	}
+	res.Parts = len(parts)
 	return res, nil
 }
 
