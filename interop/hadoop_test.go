@@ -28,16 +28,16 @@ func TestHadoopTableDirChecker(t *testing.T) {
 	e := newEnv(t)
 	hadoop := []string{"--catalog-type", "hadoop"}
 	for i := int64(0); i < 3; i++ {
-		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("part-%d.parquet", i)), i*1000, 1000); err != nil {
+		if err := fixture.WriteIDFile(filepath.Join(e.Landing, fmt.Sprintf("part-%d.parquet", i)), i*1000, 1000); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.ok(e.streamArgs("db.t", hadoop...)...)
+	e.OK(e.StreamArgs("db.t", hadoop...)...)
 
 	var ti tableInfo
-	r := e.ok(append([]string{"table", "describe", "db.t", "--json"}, hadoop...)...)
-	if err := json.Unmarshal([]byte(r.stdout), &ti); err != nil {
-		t.Fatalf("table describe --json: %v\n%s", err, r.stdout)
+	r := e.OK(append([]string{"table", "describe", "db.t", "--json"}, hadoop...)...)
+	if err := json.Unmarshal([]byte(r.Stdout), &ti); err != nil {
+		t.Fatalf("table describe --json: %v\n%s", err, r.Stdout)
 	}
 	st, err := canonical.ParseType(ti.Schema)
 	if err != nil {
@@ -47,8 +47,8 @@ func TestHadoopTableDirChecker(t *testing.T) {
 	if u, err := url.Parse(ti.Location); err == nil && u.Scheme == "file" {
 		dir = u.Path
 	}
-	if !filepath.IsAbs(dir) || !strings.HasPrefix(dir, e.warehouse+string(filepath.Separator)) {
-		t.Fatalf("table location %s is not a directory under the warehouse %s", ti.Location, e.warehouse)
+	if !filepath.IsAbs(dir) || !strings.HasPrefix(dir, e.Warehouse+string(filepath.Separator)) {
+		t.Fatalf("table location %s is not a directory under the warehouse %s", ti.Location, e.Warehouse)
 	}
 	hintPath := filepath.Join(dir, "metadata", "version-hint.text")
 
@@ -60,7 +60,7 @@ func TestHadoopTableDirChecker(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the Hadoop table has no version hint: %v", err)
 		}
-		want, err := statsFromJSONL(st.Fields, []byte(e.ok(append([]string{"scan", "db.t", "--output-format", "jsonl"}, hadoop...)...).stdout), nil)
+		want, err := statsFromJSONL(st.Fields, []byte(e.OK(append([]string{"scan", "db.t", "--output-format", "jsonl"}, hadoop...)...).Stdout), nil)
 		if err != nil {
 			t.Fatalf("floe scan jsonl: %v", err)
 		}
@@ -68,11 +68,11 @@ func TestHadoopTableDirChecker(t *testing.T) {
 			t.Fatalf("floe scan: %d rows, want %d", want.Rows, wantRows)
 		}
 		// Catalog-less: floe finds the table's metadata from the directory.
-		r := e.ok("scan", dir, "--count")
-		if n, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64); err != nil || n != wantRows {
-			t.Fatalf("floe scan %s --count printed %q, want %d", dir, r.stdout, wantRows)
+		r := e.OK("scan", dir, "--count")
+		if n, err := strconv.ParseInt(strings.TrimSpace(r.Stdout), 10, 64); err != nil || n != wantRows {
+			t.Fatalf("floe scan %s --count printed %q, want %d", dir, r.Stdout, wantRows)
 		}
-		direct, err := statsFromJSONL(st.Fields, []byte(e.ok("scan", dir, "--output-format", "jsonl").stdout), nil)
+		direct, err := statsFromJSONL(st.Fields, []byte(e.OK("scan", dir, "--output-format", "jsonl").Stdout), nil)
 		if err != nil {
 			t.Fatalf("floe scan %s jsonl: %v", dir, err)
 		}
@@ -80,8 +80,8 @@ func TestHadoopTableDirChecker(t *testing.T) {
 			t.Fatalf("catalog-less scan of %s: %d rows, checksum %s; through the catalog %d, %s", dir, direct.Rows, direct.Checksum, want.Rows, want.Checksum)
 		}
 		c := runCheckerEnv(t, nil, "--table-dir", dir)
-		if c.code != 0 {
-			t.Fatalf("check.mjs --table-dir %s: %s", dir, c.result)
+		if c.Code != 0 {
+			t.Fatalf("check.mjs --table-dir %s: %s", dir, c.Result)
 		}
 		if err := compareStats(want, c.stats); err != nil {
 			t.Fatalf("%v\n(rerun with CHECK_DUMP=1 to print every reader's canonical rows)", err)
@@ -98,10 +98,10 @@ func TestHadoopTableDirChecker(t *testing.T) {
 
 	// A fourth file: a second snapshot, a new metadata file, and a hint that
 	// names it; the checker must read the new snapshot, not the first.
-	if err := fixture.WriteIDFile(filepath.Join(e.landing, "part-3.parquet"), 3000, 1000); err != nil {
+	if err := fixture.WriteIDFile(filepath.Join(e.Landing, "part-3.parquet"), 3000, 1000); err != nil {
 		t.Fatal(err)
 	}
-	e.ok(e.streamArgs("db.t", hadoop...)...)
+	e.OK(e.StreamArgs("db.t", hadoop...)...)
 	hint2, _ := os.ReadFile(hintPath)
 	if string(hint1) == string(hint2) {
 		t.Fatalf("version hint stayed %q after a second snapshot", hint1)
@@ -114,7 +114,7 @@ func TestHadoopTableDirChecker(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := runCheckerEnv(t, nil, "--table-dir", dir)
-	if c.code == 0 || !strings.Contains(c.stderr, "version-hint.text") {
-		t.Errorf("check.mjs --table-dir without a version hint: want a failure naming version-hint.text, got %s", c.result)
+	if c.Code == 0 || !strings.Contains(c.Stderr, "version-hint.text") {
+		t.Errorf("check.mjs --table-dir without a version hint: want a failure naming version-hint.text, got %s", c.Result)
 	}
 }

@@ -12,13 +12,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/floe-io/floe/internal/fixture"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/floe-io/floe/internal/fixture"
 
 	"github.com/floe-io/floe/internal/canonical"
 )
@@ -50,11 +49,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	floeBin = filepath.Join(dir, "floe")
-	build := exec.Command("go", "build", "-o", floeBin, "../cmd/floe")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build floe:", err)
+	if floeBin, err = fixture.BuildFloe(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	if _, err := os.Stat("node_modules/icebird/package.json"); err != nil {
@@ -70,70 +66,15 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-// env is one test's world: a warehouse, a landing directory and a
-// checkpoint under the test's temporary directory.
-type env struct {
-	t         *testing.T
-	dir       string
-	warehouse string
-	landing   string
-	ckpt      string
-}
+// env is one test's world (fixture.Env) with the checker's steps.
+type env struct{ *fixture.Env }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	dir := t.TempDir()
-	e := &env{t: t, dir: dir, warehouse: filepath.Join(dir, "warehouse"), landing: filepath.Join(dir, "landing"), ckpt: filepath.Join(dir, "ckpt")}
-	if err := os.MkdirAll(e.landing, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-func (r result) String() string {
-	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-}
-
-func (e *env) command(prog string, args ...string) *exec.Cmd {
-	cmd := exec.Command(prog, args...)
-	cmd.Dir = e.dir
-	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
-	return cmd
-}
-
-// run executes a program (floe unless told) and returns what it printed.
-func (e *env) runProgram(prog string, args ...string) result {
-	e.t.Helper()
-	cmd := e.command(prog, args...)
-	o, err := fixture.Run(cmd)
-	if err != nil {
-		e.t.Fatalf("run %s %v: %v", prog, args, err)
-	}
-	return result{stdout: o.Stdout, stderr: o.Stderr, code: o.Code}
-}
-
-// ok runs floe and fails the test unless it exits 0.
-func (e *env) ok(args ...string) result {
-	e.t.Helper()
-	r := e.runProgram(floeBin, args...)
-	if r.code != 0 {
-		e.t.Fatalf("floe %s: %s", strings.Join(args, " "), r)
-	}
-	return r
-}
-
-// streamArgs is `floe stream` over the env's landing directory and checkpoint.
-func (e *env) streamArgs(table string, extra ...string) []string {
-	return append([]string{"stream", "--source", e.landing, "--format", "parquet", "--table", table,
-		"--checkpoint", e.ckpt, "--trigger", "available-now"}, extra...)
+	return &env{fixture.NewEnv(t, floeBin)}
 }
 
 // tableInfo is what `floe table describe --json` tells the tests.
@@ -145,15 +86,15 @@ type tableInfo struct {
 }
 
 func (e *env) describe(table string) tableInfo {
-	e.t.Helper()
-	r := e.ok("table", "describe", table, "--json")
+	e.T.Helper()
+	r := e.OK("table", "describe", table, "--json")
 	var ti tableInfo
-	if err := json.Unmarshal([]byte(r.stdout), &ti); err != nil {
-		e.t.Fatalf("table describe --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &ti); err != nil {
+		e.T.Fatalf("table describe --json: %v\n%s", err, r.Stdout)
 	}
 	st, err := canonical.ParseType(ti.Schema)
 	if err != nil {
-		e.t.Fatalf("table schema: %v", err)
+		e.T.Fatalf("table schema: %v", err)
 	}
 	ti.fields = st.Fields
 	return ti
@@ -161,15 +102,15 @@ func (e *env) describe(table string) tableInfo {
 
 // floeStats is Stats from floe's own scan of the table.
 func (e *env) floeStats(table string, ti tableInfo) Stats {
-	e.t.Helper()
-	r := e.ok("scan", table, "--output-format", "jsonl")
+	e.T.Helper()
+	r := e.OK("scan", table, "--output-format", "jsonl")
 	var dump io.Writer
 	if os.Getenv("CHECK_DUMP") != "" {
 		dump = os.Stderr
 	}
-	st, err := statsFromJSONL(ti.fields, []byte(r.stdout), dump)
+	st, err := statsFromJSONL(ti.fields, []byte(r.Stdout), dump)
 	if err != nil {
-		e.t.Fatalf("floe scan jsonl: %v", err)
+		e.T.Fatalf("floe scan jsonl: %v", err)
 	}
 	return st
 }
@@ -197,16 +138,16 @@ func runChecker(metadata string, prefixes ...string) (map[string]Stats, error) {
 // checkTable compares floe's, icebird's and DuckDB's stats for a table and
 // returns floe's.
 func (e *env) checkTable(table string) Stats {
-	e.t.Helper()
+	e.T.Helper()
 	ti := e.describe(table)
 	want := e.floeStats(table, ti)
 	got, err := runChecker(ti.MetadataLocation)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	if err := compareStats(want, got); err != nil {
-		e.t.Fatalf("%s: %v\n(rerun with CHECK_DUMP=1 to print every reader's canonical rows)", table, err)
+		e.T.Fatalf("%s: %v\n(rerun with CHECK_DUMP=1 to print every reader's canonical rows)", table, err)
 	}
-	e.t.Logf("%s: %d rows, checksum %s — floe, icebird and DuckDB agree", table, want.Rows, want.Checksum)
+	e.T.Logf("%s: %d rows, checksum %s — floe, icebird and DuckDB agree", table, want.Rows, want.Checksum)
 	return want
 }

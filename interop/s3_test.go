@@ -1,9 +1,7 @@
 package interop_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,7 +19,7 @@ import (
 // checkerRun is one run of check.mjs: what it printed and, when it exited
 // 0, each reader's stats.
 type checkerRun struct {
-	result
+	fixture.Result
 	stats map[string]Stats
 }
 
@@ -32,19 +30,16 @@ func runCheckerEnv(t *testing.T, env []string, args ...string) checkerRun {
 	t.Helper()
 	cmd := exec.Command("node", append([]string{"check.mjs"}, args...)...)
 	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := checkerRun{result: result{stdout: out.String(), stderr: errb.String()}}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-		return r
-	} else if err != nil {
+	o, err := fixture.Run(cmd)
+	if err != nil {
 		t.Fatalf("run node check.mjs %v: %v", args, err)
 	}
-	if err := json.Unmarshal(out.Bytes(), &r.stats); err != nil {
-		t.Fatalf("check.mjs printed %q: %v", out.String(), err)
+	r := checkerRun{Result: o}
+	if o.Code != 0 {
+		return r
+	}
+	if err := json.Unmarshal([]byte(o.Stdout), &r.stats); err != nil {
+		t.Fatalf("check.mjs printed %q: %v", o.Stdout, err)
 	}
 	return r
 }
@@ -77,25 +72,19 @@ func (s *s3World) awsEnv(secret string) []string {
 
 // floe runs floe against the S3 warehouse and fails the test unless it
 // exits 0. The secret comes through the environment, never argv.
-func (s *s3World) floe(args ...string) result {
-	s.t.Helper()
+func (s *s3World) floe(args ...string) fixture.Result {
+	s.T.Helper()
 	full := append(append([]string{}, args...), "--warehouse", s.warehouse, "--catalog-uri", s.catalogDB,
 		"-p", "s3.endpoint="+s.srv.Endpoint, "-p", "s3.region="+s.srv.Region)
 	cmd := exec.Command(floeBin, full...)
-	cmd.Dir = s.dir
+	cmd.Dir = s.Dir
 	cmd.Env = s.awsEnv(s.srv.SecretKey)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		s.t.Fatalf("run floe %v: %v", args, err)
+	r, err := fixture.Run(cmd)
+	if err != nil {
+		s.T.Fatalf("run floe %v: %v", args, err)
 	}
-	if r.code != 0 {
-		s.t.Fatalf("floe %s: %s", strings.Join(args, " "), r)
+	if r.Code != 0 {
+		s.T.Fatalf("floe %s: %s", strings.Join(args, " "), r)
 	}
 	return r
 }
@@ -121,20 +110,20 @@ func TestS3CheckerReadsWarehouse(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	srv := s3test.Start(t)
-	s := &s3World{env: e, srv: srv, warehouse: srv.URL("wh"), catalogDB: filepath.Join(e.dir, "catalog.db")}
+	s := &s3World{env: e, srv: srv, warehouse: srv.URL("wh"), catalogDB: filepath.Join(e.Dir, "catalog.db")}
 	for i := int64(0); i < 3; i++ {
-		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("part-%d.parquet", i)), i*1000, 1000); err != nil {
+		if err := fixture.WriteIDFile(filepath.Join(e.Landing, fmt.Sprintf("part-%d.parquet", i)), i*1000, 1000); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var floeOut strings.Builder
-	record := func(r result) result { floeOut.WriteString(r.stdout + r.stderr); return r }
-	record(s.floe(e.streamArgs("db.t")...))
+	record := func(r fixture.Result) fixture.Result { floeOut.WriteString(r.Stdout + r.Stderr); return r }
+	record(s.floe(e.StreamArgs("db.t")...))
 
 	var ti tableInfo
 	r := record(s.floe("table", "describe", "db.t", "--json"))
-	if err := json.Unmarshal([]byte(r.stdout), &ti); err != nil {
-		t.Fatalf("table describe --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &ti); err != nil {
+		t.Fatalf("table describe --json: %v\n%s", err, r.Stdout)
 	}
 	if prefix := s.warehouse + "/"; !strings.HasPrefix(ti.MetadataLocation, prefix) {
 		t.Fatalf("metadata location %q is not under %s", ti.MetadataLocation, prefix)
@@ -144,7 +133,7 @@ func TestS3CheckerReadsWarehouse(t *testing.T) {
 		t.Fatalf("table schema: %v", err)
 	}
 	r = record(s.floe("scan", "db.t", "--output-format", "jsonl"))
-	want, err := statsFromJSONL(st.Fields, []byte(r.stdout), nil)
+	want, err := statsFromJSONL(st.Fields, []byte(r.Stdout), nil)
 	if err != nil {
 		t.Fatalf("floe scan jsonl: %v", err)
 	}
@@ -155,15 +144,15 @@ func TestS3CheckerReadsWarehouse(t *testing.T) {
 		Path string `json:"file_path"`
 	}
 	r = record(s.floe("table", "files", "db.t", "--json"))
-	if err := json.Unmarshal([]byte(r.stdout), &files); err != nil || len(files) == 0 {
-		t.Fatalf("table files --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &files); err != nil || len(files) == 0 {
+		t.Fatalf("table files --json: %v\n%s", err, r.Stdout)
 	}
 
 	env := append(s.awsEnv(srv.SecretKey), "CHECK_S3_LOG=1")
 	c := runCheckerEnv(t, env, ti.MetadataLocation, "--s3-endpoint", srv.Endpoint)
-	noSecret(t, "the checker's output", c.stdout+c.stderr, srv.SecretKey)
-	if c.code != 0 {
-		t.Fatalf("check.mjs over S3: %s", c.result)
+	noSecret(t, "the checker's output", c.Stdout+c.Stderr, srv.SecretKey)
+	if c.Code != 0 {
+		t.Fatalf("check.mjs over S3: %s", c.Result)
 	}
 	if err := compareStats(want, c.stats); err != nil {
 		t.Fatalf("%v\n(rerun with CHECK_DUMP=1 to print every reader's canonical rows)", err)
@@ -172,7 +161,7 @@ func TestS3CheckerReadsWarehouse(t *testing.T) {
 	// from the endpoint: icebird (hyparquet) by range, which the server must
 	// answer with 206 (a 200 would mean the Range header was lost), and the
 	// DuckDB path whole.
-	log := c.stderr
+	log := c.Stderr
 	for _, f := range files {
 		key := strings.TrimPrefix(f.Path, "s3://")
 		if !regexp.MustCompile(`(?m)^s3: GET ` + regexp.QuoteMeta(key) + ` bytes=\d+-\d* -> 206$`).MatchString(log) {
@@ -188,17 +177,17 @@ func TestS3CheckerReadsWarehouse(t *testing.T) {
 	// naming why, without printing either secret.
 	wrong := "wrong-" + srv.SecretKey[len(srv.SecretKey)/2:]
 	c = runCheckerEnv(t, s.awsEnv(wrong), ti.MetadataLocation, "--s3-endpoint", srv.Endpoint)
-	if c.code == 0 || !strings.Contains(c.stderr, "SignatureDoesNotMatch") {
-		t.Errorf("checker with a wrong secret: want a failure naming SignatureDoesNotMatch, got %s", c.result)
+	if c.Code == 0 || !strings.Contains(c.Stderr, "SignatureDoesNotMatch") {
+		t.Errorf("checker with a wrong secret: want a failure naming SignatureDoesNotMatch, got %s", c.Result)
 	}
-	noSecret(t, "the checker's output with a wrong secret", c.stdout+c.stderr, wrong)
-	noSecret(t, "the checker's output with a wrong secret", c.stdout+c.stderr, srv.SecretKey)
+	noSecret(t, "the checker's output with a wrong secret", c.Stdout+c.Stderr, wrong)
+	noSecret(t, "the checker's output with a wrong secret", c.Stdout+c.Stderr, srv.SecretKey)
 
 	// Without --s3-endpoint the checker has nowhere to send s3:// requests
 	// (icebird would go to AWS) and says how to fix that.
 	c = runCheckerEnv(t, s.awsEnv(srv.SecretKey), ti.MetadataLocation)
-	if c.code == 0 || !strings.Contains(c.stderr, "--s3-endpoint") {
-		t.Errorf("checker without --s3-endpoint: want a failure naming --s3-endpoint, got %s", c.result)
+	if c.Code == 0 || !strings.Contains(c.Stderr, "--s3-endpoint") {
+		t.Errorf("checker without --s3-endpoint: want a failure naming --s3-endpoint, got %s", c.Result)
 	}
 	noSecret(t, "floe's output", floeOut.String(), srv.SecretKey)
 }

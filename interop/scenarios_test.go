@@ -35,11 +35,11 @@ func TestAppendUnpartitioned(t *testing.T) {
 	e := newEnv(t)
 	const files, rows = 4, 500
 	for i := range int64(files) {
-		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("f-%02d.parquet", i)), i*rows, rows); err != nil {
+		if err := fixture.WriteIDFile(filepath.Join(e.Landing, fmt.Sprintf("f-%02d.parquet", i)), i*rows, rows); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.ok(e.streamArgs("db.append", "--max-files-per-trigger", "1")...)
+	e.OK(e.StreamArgs("db.append", "--max-files-per-trigger", "1")...)
 	st := e.checkTable("db.append")
 	if st.Rows != files*rows {
 		t.Fatalf("%d rows, want %d", st.Rows, files*rows)
@@ -54,18 +54,18 @@ func TestAppendUnpartitioned(t *testing.T) {
 func TestCompleteMode(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if err := fixture.WriteIDFile(filepath.Join(e.landing, "a.parquet"), 0, 1000); err != nil {
+	if err := fixture.WriteIDFile(filepath.Join(e.Landing, "a.parquet"), 0, 1000); err != nil {
 		t.Fatal(err)
 	}
-	e.ok(e.streamArgs("db.complete", "--mode", "complete")...)
+	e.OK(e.StreamArgs("db.complete", "--mode", "complete")...)
 	first := e.checkTable("db.complete")
 	if first.Rows != 1000 {
 		t.Fatalf("first run: %d rows, want 1000", first.Rows)
 	}
-	if err := fixture.WriteIDFile(filepath.Join(e.landing, "b.parquet"), 5000, 300); err != nil {
+	if err := fixture.WriteIDFile(filepath.Join(e.Landing, "b.parquet"), 5000, 300); err != nil {
 		t.Fatal(err)
 	}
-	e.ok(e.streamArgs("db.complete", "--mode", "complete")...)
+	e.OK(e.StreamArgs("db.complete", "--mode", "complete")...)
 	second := e.checkTable("db.complete")
 	if second.Rows != 300 {
 		t.Fatalf("second run: %d rows, want 300 (the second batch only)", second.Rows)
@@ -191,13 +191,13 @@ func TestAllTypes(t *testing.T) {
 	e := newEnv(t)
 	for i := range 2 {
 		rec := allTypesRecord(uint64(i+1), 60)
-		err := fixture.WriteParquet(filepath.Join(e.landing, fmt.Sprintf("all-%d.parquet", i)), rec)
+		err := fixture.WriteParquet(filepath.Join(e.Landing, fmt.Sprintf("all-%d.parquet", i)), rec)
 		rec.Release()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.ok(e.streamArgs("db.alltypes", "--max-files-per-trigger", "1")...)
+	e.OK(e.StreamArgs("db.alltypes", "--max-files-per-trigger", "1")...)
 	ti := e.describe("db.alltypes")
 	want := map[string]string{"b": "boolean", "i": "int", "l": "long", "f": "float", "d": "double", "dec": "decimal",
 		"dt": "date", "tm": "time", "ts": "timestamp", "tstz": "timestamptz", "s": "string", "u": "uuid",
@@ -222,13 +222,13 @@ func TestAllTypes(t *testing.T) {
 	}
 	// Compaction reads the two files and writes them again through floe's
 	// writer: every value of every type must come through it.
-	r := e.ok("maintain", "rewrite-data-files", "db.alltypes", "--min-input-files", "2", "--json")
+	r := e.OK("maintain", "rewrite-data-files", "db.alltypes", "--min-input-files", "2", "--json")
 	var rw struct {
 		Rewritten int `json:"rewritten_data_files"`
 		Added     int `json:"added_data_files"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rw); err != nil || rw.Rewritten != 2 || rw.Added != 1 {
-		t.Fatalf("rewrite-data-files: %+v, %v (%s); want 2 files into 1", rw, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rw); err != nil || rw.Rewritten != 2 || rw.Added != 1 {
+		t.Fatalf("rewrite-data-files: %+v, %v (%s); want 2 files into 1", rw, err, r.Stdout)
 	}
 	if after := e.checkTable("db.alltypes"); after.Rows != st.Rows || after.Checksum != st.Checksum {
 		t.Fatalf("after compaction: %d rows, checksum %s; before: %d, %s", after.Rows, after.Checksum, st.Rows, st.Checksum)
@@ -262,10 +262,10 @@ func TestFloatSpecials(t *testing.T) {
 	rec := b.NewRecordBatch()
 	b.Release()
 	defer rec.Release()
-	if err := fixture.WriteParquet(filepath.Join(e.landing, "floats.parquet"), rec); err != nil {
+	if err := fixture.WriteParquet(filepath.Join(e.Landing, "floats.parquet"), rec); err != nil {
 		t.Fatal(err)
 	}
-	e.ok(e.streamArgs("db.floats")...)
+	e.OK(e.StreamArgs("db.floats")...)
 	st := e.checkTable("db.floats")
 	if st.Rows != int64(len(fs)+1) || st.Sums["f"] != "NaN" || st.Sums["d"] != "NaN" {
 		t.Fatalf("stats %+v", st)
@@ -275,10 +275,10 @@ func TestFloatSpecials(t *testing.T) {
 	e2 := newEnv(t)
 	rec2 := rec.NewSlice(3, rec.NumRows())
 	defer rec2.Release()
-	if err := fixture.WriteParquet(filepath.Join(e2.landing, "floats.parquet"), rec2); err != nil {
+	if err := fixture.WriteParquet(filepath.Join(e2.Landing, "floats.parquet"), rec2); err != nil {
 		t.Fatal(err)
 	}
-	e2.ok(e2.streamArgs("db.floats")...)
+	e2.OK(e2.StreamArgs("db.floats")...)
 	st2 := e2.checkTable("db.floats")
 	if st2.Sums["d"] == "NaN" || st2.Sums["d"] == "" {
 		t.Fatalf("stats %+v", st2)
@@ -292,17 +292,17 @@ func TestCrashRecovery(t *testing.T) {
 	e := newEnv(t)
 	const files, rows = 30, 200
 	for i := range int64(files) {
-		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("f-%03d.parquet", i)), i*rows, rows); err != nil {
+		if err := fixture.WriteIDFile(filepath.Join(e.Landing, fmt.Sprintf("f-%03d.parquet", i)), i*rows, rows); err != nil {
 			t.Fatal(err)
 		}
 	}
-	args := e.streamArgs("db.crash", "--max-files-per-trigger", "2")
+	args := e.StreamArgs("db.crash", "--max-files-per-trigger", "2")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	const wantKills = 6
 	written := int64(files)
 	kills, finished := 0, 0
 	for kills < wantKills {
-		cmd := e.command(floeBin, args...)
+		cmd := e.Command(floeBin, nil, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -318,7 +318,7 @@ func TestCrashRecovery(t *testing.T) {
 			// The backlog is drained: add input so the next kills hit work.
 			finished++
 			for range 10 {
-				if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("f-%03d.parquet", written)), written*rows, rows); err != nil {
+				if err := fixture.WriteIDFile(filepath.Join(e.Landing, fmt.Sprintf("f-%03d.parquet", written)), written*rows, rows); err != nil {
 					t.Fatal(err)
 				}
 				written++
@@ -329,7 +329,7 @@ func TestCrashRecovery(t *testing.T) {
 			kills++
 		}
 	}
-	e.ok(args...)
+	e.OK(args...)
 	st := e.checkTable("db.crash")
 	total := written * rows
 	if st.Rows != total {
@@ -348,11 +348,11 @@ func TestCheckerCanFail(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for i := range int64(3) {
-		if err := fixture.WriteIDFile(filepath.Join(e.landing, fmt.Sprintf("f-%d.parquet", i)), i*100, 100); err != nil {
+		if err := fixture.WriteIDFile(filepath.Join(e.Landing, fmt.Sprintf("f-%d.parquet", i)), i*100, 100); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.ok(e.streamArgs("db.victim", "--max-files-per-trigger", "1")...)
+	e.OK(e.StreamArgs("db.victim", "--max-files-per-trigger", "1")...)
 	orig := e.checkTable("db.victim")
 	ti := e.describe("db.victim")
 
@@ -360,7 +360,7 @@ func TestCheckerCanFail(t *testing.T) {
 	// file and the --path-prefix that maps the table's paths to the copy.
 	copyTable := func(name string) (dir, metadata, prefix string) {
 		src := strings.TrimPrefix(ti.Location, "file://")
-		dir = filepath.Join(e.dir, name)
+		dir = filepath.Join(e.Dir, name)
 		if out, err := exec.Command("cp", "-r", src, dir).CombinedOutput(); err != nil {
 			t.Fatalf("cp: %v\n%s", err, out)
 		}
@@ -561,7 +561,7 @@ func TestPartitioned(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	rec := allTypesRecord(3, 120)
-	err := fixture.WriteParquet(filepath.Join(e.landing, "all.parquet"), rec)
+	err := fixture.WriteParquet(filepath.Join(e.Landing, "all.parquet"), rec)
 	rec.Release()
 	if err != nil {
 		t.Fatal(err)
@@ -572,12 +572,12 @@ func TestPartitioned(t *testing.T) {
 		{"truncate(s, 2)", "bucket(u, 8)", "year(ts)", "hour(tstz)", "truncate(i, 10)"},
 	} {
 		table := fmt.Sprintf("db.part%d", i)
-		args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", table,
-			"--checkpoint", filepath.Join(e.dir, table)}
+		args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", table,
+			"--checkpoint", filepath.Join(e.Dir, table)}
 		for _, f := range fields {
 			args = append(args, "--partition-fields", f)
 		}
-		e.ok(args...)
+		e.OK(args...)
 		if st := e.checkTable(table); st.Rows != 120 {
 			t.Fatalf("%s: %d rows, want 120", table, st.Rows)
 		}

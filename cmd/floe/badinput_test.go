@@ -32,13 +32,13 @@ import (
 type tableState struct {
 	ckpt      map[string]string
 	rows      int64
-	snaps     []snapshot
+	snaps     []fixture.Snapshot
 	dataFiles []string
 }
 
 func (e *env) state(table string) tableState {
-	e.t.Helper()
-	return tableState{ckpt: tree(e.t, e.ckpt), rows: e.count(table), snaps: e.snapshots(table), dataFiles: e.dataFiles()}
+	e.T.Helper()
+	return tableState{ckpt: fixture.Tree(e.T, e.Ckpt), rows: e.Count(table), snaps: e.Snapshots(table), dataFiles: e.dataFiles()}
 }
 
 // dataFiles lists the Parquet files under the warehouse, so that a failed
@@ -46,7 +46,7 @@ func (e *env) state(table string) tableState {
 // deleted) is noticed.
 func (e *env) dataFiles() []string {
 	var out []string
-	_ = filepath.WalkDir(e.warehouse, func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(e.Warehouse, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
 			out = append(out, p)
 		}
@@ -56,7 +56,7 @@ func (e *env) dataFiles() []string {
 	return out
 }
 
-// treeDiff describes how two tree() results differ, one line per file.
+// treeDiff describes how two fixture.Tree() results differ, one line per file.
 func treeDiff(before, after map[string]string) []string {
 	var diff []string
 	for k, v := range before {
@@ -159,7 +159,7 @@ type badCase struct {
 	// runArgs, when set, run floe instead of the default stream command
 	// (used for the unreadable file, which needs a process without root's
 	// file-access override).
-	run func(e *env, args ...string) result
+	run func(e *env, args ...string) fixture.Result
 }
 
 // writeGood drops a good file of n ids in the case's format.
@@ -167,20 +167,20 @@ func writeGood(t *testing.T, e *env, format, name string, first, n int64) {
 	t.Helper()
 	switch format {
 	case "parquet":
-		e.writeIDs(name+".parquet", first, n)
+		e.WriteIDs(name+".parquet", first, n)
 	case "csv":
 		var b strings.Builder
 		b.WriteString("id,v\n")
 		for i := first; i < first+n; i++ {
 			fmt.Fprintf(&b, "%d,v%d\n", i, i)
 		}
-		writeFile(t, filepath.Join(e.landing, name+".csv"), []byte(b.String()))
+		writeFile(t, filepath.Join(e.Landing, name+".csv"), []byte(b.String()))
 	case "json":
 		var b strings.Builder
 		for i := first; i < first+n; i++ {
 			fmt.Fprintf(&b, "{\"id\":%d,\"v\":\"v%d\"}\n", i, i)
 		}
-		writeFile(t, filepath.Join(e.landing, name+".json"), []byte(b.String()))
+		writeFile(t, filepath.Join(e.Landing, name+".json"), []byte(b.String()))
 	default:
 		t.Fatalf("format %q", format)
 	}
@@ -192,7 +192,7 @@ func badCases() []badCase {
 			name: "truncated-parquet", format: "parquet",
 			bad: func(t *testing.T, e *env) string {
 				whole := parquetBytes(t, 100, 100)
-				p := filepath.Join(e.landing, "truncated.parquet")
+				p := filepath.Join(e.Landing, "truncated.parquet")
 				writeFile(t, p, whole[:len(whole)/2])
 				ageFile(t, p, time.Hour) // old: not a copy in progress
 				return p
@@ -208,7 +208,7 @@ func badCases() []badCase {
 				for i := len(b) - 8 - n; i < len(b)-8; i++ {
 					b[i] = 0xff
 				}
-				p := filepath.Join(e.landing, "corrupt.parquet")
+				p := filepath.Join(e.Landing, "corrupt.parquet")
 				writeFile(t, p, b)
 				ageFile(t, p, time.Hour)
 				return p
@@ -218,7 +218,7 @@ func badCases() []badCase {
 		{
 			name: "not-parquet", format: "parquet",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "misnamed.parquet")
+				p := filepath.Join(e.Landing, "misnamed.parquet")
 				writeFile(t, p, []byte("id,v\n1,a\n2,b\n"))
 				ageFile(t, p, time.Hour)
 				return p
@@ -228,7 +228,7 @@ func badCases() []badCase {
 		{
 			name: "zero-byte-parquet", format: "parquet",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "empty.parquet")
+				p := filepath.Join(e.Landing, "empty.parquet")
 				writeFile(t, p, nil)
 				ageFile(t, p, time.Hour)
 				return p
@@ -238,7 +238,7 @@ func badCases() []badCase {
 		{
 			name: "zero-byte-csv", format: "csv",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "empty.csv")
+				p := filepath.Join(e.Landing, "empty.csv")
 				writeFile(t, p, nil)
 				return p
 			},
@@ -247,7 +247,7 @@ func badCases() []badCase {
 		{
 			name: "zero-byte-json", format: "json",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "empty.json")
+				p := filepath.Join(e.Landing, "empty.json")
 				writeFile(t, p, nil)
 				return p
 			},
@@ -256,7 +256,7 @@ func badCases() []badCase {
 		{
 			name: "unreadable-parquet", format: "parquet",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "unreadable.parquet")
+				p := filepath.Join(e.Landing, "unreadable.parquet")
 				writeFile(t, p, parquetBytes(t, 100, 100))
 				if err := os.Chmod(p, 0); err != nil {
 					t.Fatal(err)
@@ -269,7 +269,7 @@ func badCases() []badCase {
 		{
 			name: "unreadable-csv", format: "csv",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "unreadable.csv")
+				p := filepath.Join(e.Landing, "unreadable.csv")
 				writeFile(t, p, []byte("id,v\n100,v100\n"))
 				if err := os.Chmod(p, 0); err != nil {
 					t.Fatal(err)
@@ -282,7 +282,7 @@ func badCases() []badCase {
 		{
 			name: "csv-wrong-column-count", format: "csv",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "ragged.csv")
+				p := filepath.Join(e.Landing, "ragged.csv")
 				writeFile(t, p, []byte("id,v\n100,v100\n101,v101,extra\n102,v102\n"))
 				return p
 			},
@@ -291,7 +291,7 @@ func badCases() []badCase {
 		{
 			name: "csv-too-few-columns", format: "csv",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "short.csv")
+				p := filepath.Join(e.Landing, "short.csv")
 				writeFile(t, p, []byte("id,v\n100,v100\n101,v101\n102\n"))
 				return p
 			},
@@ -300,7 +300,7 @@ func badCases() []badCase {
 		{
 			name: "json-malformed-line", format: "json",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "malformed.json")
+				p := filepath.Join(e.Landing, "malformed.json")
 				writeFile(t, p, []byte("{\"id\":100,\"v\":\"v100\"}\n{\"id\":101,\"v\":\"v101\"}\n{\"id\":102,\"v\":\n{\"id\":103,\"v\":\"v103\"}\n"))
 				return p
 			},
@@ -309,7 +309,7 @@ func badCases() []badCase {
 		{
 			name: "json-not-an-object", format: "json",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "array.json")
+				p := filepath.Join(e.Landing, "array.json")
 				writeFile(t, p, []byte("{\"id\":100,\"v\":\"v100\"}\n[101,\"v101\"]\n"))
 				return p
 			},
@@ -318,7 +318,7 @@ func badCases() []badCase {
 		{
 			name: "parquet-schema-mismatch", format: "parquet",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "mismatch.parquet")
+				p := filepath.Join(e.Landing, "mismatch.parquet")
 				writeMismatchedParquet(t, p, 100, 100)
 				return p
 			},
@@ -327,7 +327,7 @@ func badCases() []badCase {
 		{
 			name: "json-schema-mismatch", format: "json",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "mismatch.json")
+				p := filepath.Join(e.Landing, "mismatch.json")
 				writeFile(t, p, []byte("{\"id\":\"a100\",\"v\":\"v100\"}\n"))
 				return p
 			},
@@ -336,7 +336,7 @@ func badCases() []badCase {
 		{
 			name: "csv-extra-column", format: "csv",
 			bad: func(t *testing.T, e *env) string {
-				p := filepath.Join(e.landing, "extra.csv")
+				p := filepath.Join(e.Landing, "extra.csv")
 				writeFile(t, p, []byte("id,v,w\n100,v100,1.5\n"))
 				return p
 			},
@@ -346,17 +346,18 @@ func badCases() []badCase {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range badCases() {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			table := "db.bad"
-			args := []string{"stream", "--source", e.landing, "--format", c.format, "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now"}
+			args := []string{"stream", "--source", e.Landing, "--format", c.format, "--table", table, "--checkpoint", e.Ckpt, "--trigger", "available-now"}
 			run := c.run
 			if run == nil {
-				run = (*env).run
+				run = func(e *env, args ...string) fixture.Result { return e.Run(args...) }
 			}
 			writeGood(t, e, c.format, "good-0", 0, 100)
-			if r := run(e, args...); r.code != 0 {
+			if r := run(e, args...); r.Code != 0 {
 				t.Fatalf("first, good batch: %s", r)
 			}
 			before := e.state(table)
@@ -367,12 +368,12 @@ func TestBadInput(t *testing.T) {
 			bad := c.bad(t, e)
 			for attempt := 1; attempt <= 2; attempt++ { // failing again changes nothing either
 				r := run(e, args...)
-				if r.code != 1 {
+				if r.Code != 1 {
 					t.Fatalf("attempt %d with %s: want exit 1, got %s", attempt, filepath.Base(bad), r)
 				}
 				for _, w := range append([]string{bad}, c.want...) {
-					if !strings.Contains(r.stderr, w) {
-						t.Errorf("attempt %d: stderr does not contain %q:\n%s", attempt, w, r.stderr)
+					if !strings.Contains(r.Stderr, w) {
+						t.Errorf("attempt %d: stderr does not contain %q:\n%s", attempt, w, r.Stderr)
 					}
 				}
 				checkUnchanged(t, fmt.Sprintf("attempt %d", attempt), before, e.state(table))
@@ -384,17 +385,17 @@ func TestBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeGood(t, e, c.format, "good-1", 1000, 50)
-			if r := run(e, args...); r.code != 0 {
+			if r := run(e, args...); r.Code != 0 {
 				t.Fatalf("after removing the bad file: %s", r)
 			}
-			snaps := e.snapshots(table)
-			if n := e.count(table); n != 150 || len(snaps) != 2 {
+			snaps := e.Snapshots(table)
+			if n := e.Count(table); n != 150 || len(snaps) != 2 {
 				t.Fatalf("after the next good file: %d rows, %d snapshots; want 150 and 2", n, len(snaps))
 			}
 			if got := snaps[1].Summary["floe.batch-id"]; got != "1" {
 				t.Errorf("next good batch has floe.batch-id %q, want 1", got)
 			}
-			ids := e.ids(table)
+			ids := e.IDs(table)
 			for _, id := range []int64{0, 99, 1000, 1049} {
 				if !ids[id] {
 					t.Errorf("id %d missing after recovery", id)
@@ -412,29 +413,30 @@ func TestBadInput(t *testing.T) {
 // runs without the capabilities that override file permissions
 // (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), exactly as a process of the
 // file's owner without them. It skips the test when that is not possible.
-func runUnprivileged(e *env, args ...string) result {
-	e.t.Helper()
+func runUnprivileged(e *env, args ...string) fixture.Result {
+	e.T.Helper()
 	if os.Geteuid() != 0 {
-		return e.run(args...)
+		return e.Run(args...)
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		e.t.Skip("running as root, which can read a file with mode 000, and setpriv (util-linux) is not installed to drop CAP_DAC_OVERRIDE; run as a non-root user to test unreadable files")
+		e.T.Skip("running as root, which can read a file with mode 000, and setpriv (util-linux) is not installed to drop CAP_DAC_OVERRIDE; run as a non-root user to test unreadable files")
 	}
-	return e.runProgram(setpriv, append([]string{"--bounding-set=-dac_override,-dac_read_search", "--", floeBin}, args...)...)
+	return e.RunEnv(setpriv, nil, append([]string{"--bounding-set=-dac_override,-dac_read_search", "--", floeBin}, args...)...)
 }
 
 // A check that runUnprivileged really takes root's override away, so that
 // the unreadable-file cases test what they claim.
 func TestBadInputUnprivilegedCannotRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	p := filepath.Join(e.landing, "secret.csv")
+	p := filepath.Join(e.Landing, "secret.csv")
 	writeFile(t, p, []byte("id\n1\n"))
 	if err := os.Chmod(p, 0); err != nil {
 		t.Fatal(err)
 	}
-	r := runUnprivileged(e, "stream", "--source", e.landing, "--format", "csv", "--table", "db.secret", "--checkpoint", e.ckpt)
-	if r.code != 1 || !strings.Contains(r.stderr, "permission denied") {
+	r := runUnprivileged(e, "stream", "--source", e.Landing, "--format", "csv", "--table", "db.secret", "--checkpoint", e.Ckpt)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "permission denied") {
 		t.Fatalf("reading a mode-000 file: want exit 1 and permission denied, got %s", r)
 	}
 }
@@ -443,19 +445,20 @@ func TestBadInputUnprivilegedCannotRead(t *testing.T) {
 // last minute) is neither ingested nor an error; once complete, it is
 // ingested.
 func TestBadInputParquetStillBeingCopied(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	table := "db.copying"
-	e.writeIDs("part-0.parquet", 0, 1000)
+	e.WriteIDs("part-0.parquet", 0, 1000)
 	whole := parquetBytes(t, 1000, 1000)
-	half := filepath.Join(e.landing, "part-1.parquet")
+	half := filepath.Join(e.Landing, "part-1.parquet")
 	writeFile(t, half, whole[:len(whole)/2])
 
-	r := e.stream(table, "--trigger", "available-now")
-	if r.code != 0 {
+	r := e.Stream(table, "--trigger", "available-now")
+	if r.Code != 0 {
 		t.Fatalf("run with a half-written file: %s", r)
 	}
-	if strings.Contains(r.stderr, "bad input") || strings.Contains(r.stderr, "part-1.parquet") {
-		t.Errorf("half-written file was reported:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "bad input") || strings.Contains(r.Stderr, "part-1.parquet") {
+		t.Errorf("half-written file was reported:\n%s", r.Stderr)
 	}
 	before := e.state(table)
 	if before.rows != 1000 || len(before.snaps) != 1 {
@@ -468,19 +471,19 @@ func TestBadInputParquetStillBeingCopied(t *testing.T) {
 	}
 
 	// Still being copied on the next run: nothing happens at all.
-	r = e.stream(table, "--trigger", "available-now")
-	if r.code != 0 {
+	r = e.Stream(table, "--trigger", "available-now")
+	if r.Code != 0 {
 		t.Fatalf("second run with the half-written file: %s", r)
 	}
 	checkUnchanged(t, "second run", before, e.state(table))
 
 	// The copy completes.
 	writeFile(t, half, whole)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now")
-	if n, s := e.count(table), len(e.snapshots(table)); n != 2000 || s != 2 {
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", table, "--checkpoint", e.Ckpt, "--trigger", "available-now")
+	if n, s := e.Count(table), len(e.Snapshots(table)); n != 2000 || s != 2 {
 		t.Fatalf("after the copy completed: %d rows, %d snapshots; want 2000 and 2", n, s)
 	}
-	if ids := e.ids(table); len(ids) != 2000 || !ids[1999] {
+	if ids := e.IDs(table); len(ids) != 2000 || !ids[1999] {
 		t.Fatalf("distinct ids = %d, want 2000 including 1999", len(ids))
 	}
 }
@@ -530,30 +533,31 @@ func quarantinedFiles(t *testing.T, stderr string) []quarantined {
 // --on-bad-file quarantine moves bad files to <checkpoint>/quarantine/,
 // records them in the progress record, and ingests the rest.
 func TestQuarantine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	table := "db.quarantine"
 	args := []string{"--trigger", "available-now", "--on-bad-file", "quarantine", "--progress", "json"}
-	e.writeIDs("good-0.parquet", 0, 1000)
+	e.WriteIDs("good-0.parquet", 0, 1000)
 	whole := parquetBytes(t, 5000, 1000)
-	corrupt := filepath.Join(e.landing, "corrupt.parquet")
+	corrupt := filepath.Join(e.Landing, "corrupt.parquet")
 	writeFile(t, corrupt, whole[:len(whole)/3])
 	ageFile(t, corrupt, time.Hour) // planned first, before the table exists
-	e.writeIDs("good-1.parquet", 1000, 1000)
+	e.WriteIDs("good-1.parquet", 1000, 1000)
 
-	r := e.stream(table, args...)
-	if r.code != 0 {
+	r := e.Stream(table, args...)
+	if r.Code != 0 {
 		t.Fatalf("quarantine run: %s", r)
 	}
-	if n := e.count(table); n != 2000 {
+	if n := e.Count(table); n != 2000 {
 		t.Fatalf("rows = %d, want 2000 (the two good files)", n)
 	}
-	if s := e.snapshots(table); len(s) != 1 {
+	if s := e.Snapshots(table); len(s) != 1 {
 		t.Fatalf("snapshots = %d, want 1", len(s))
 	}
-	if ids := e.ids(table); ids[5000] || !ids[0] || !ids[1999] {
+	if ids := e.IDs(table); ids[5000] || !ids[0] || !ids[1999] {
 		t.Fatalf("ids wrong: has 5000=%v 0=%v 1999=%v", ids[5000], ids[0], ids[1999])
 	}
-	qdir := filepath.Join(e.ckpt, "quarantine")
+	qdir := filepath.Join(e.Ckpt, "quarantine")
 	moved := filepath.Join(qdir, "corrupt.parquet")
 	if b, err := os.ReadFile(moved); err != nil || !bytes.Equal(b, whole[:len(whole)/3]) {
 		t.Fatalf("quarantined file %s: err %v, %d bytes (want the original %d)", moved, err, len(b), len(whole)/3)
@@ -561,34 +565,34 @@ func TestQuarantine(t *testing.T) {
 	if _, err := os.Stat(corrupt); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("bad file still in the landing directory: %v", err)
 	}
-	q := quarantinedFiles(t, r.stderr)
+	q := quarantinedFiles(t, r.Stderr)
 	if len(q) != 1 || q[0].Path != corrupt || q[0].MovedTo != moved || !strings.Contains(q[0].Reason, "not a readable Parquet file") {
-		t.Fatalf("progress quarantined = %+v, want one entry for %s moved to %s with its reason\nstderr:\n%s", q, corrupt, moved, r.stderr)
+		t.Fatalf("progress quarantined = %+v, want one entry for %s moved to %s with its reason\nstderr:\n%s", q, corrupt, moved, r.Stderr)
 	}
 
 	// A file that does not fit the existing table is quarantined too.
-	mismatch := filepath.Join(e.landing, "mismatch.parquet")
+	mismatch := filepath.Join(e.Landing, "mismatch.parquet")
 	writeMismatchedParquet(t, mismatch, 6000, 10)
-	e.writeIDs("good-2.parquet", 2000, 1000)
-	r = e.stream(table, args...)
-	if r.code != 0 {
+	e.WriteIDs("good-2.parquet", 2000, 1000)
+	r = e.Stream(table, args...)
+	if r.Code != 0 {
 		t.Fatalf("second quarantine run: %s", r)
 	}
-	if n := e.count(table); n != 3000 {
+	if n := e.Count(table); n != 3000 {
 		t.Fatalf("rows = %d, want 3000", n)
 	}
-	q = quarantinedFiles(t, r.stderr)
+	q = quarantinedFiles(t, r.Stderr)
 	if len(q) != 1 || q[0].Path != mismatch || q[0].MovedTo != filepath.Join(qdir, "mismatch.parquet") || !strings.Contains(q[0].Reason, `column "v"`) {
-		t.Fatalf("progress quarantined = %+v, want the mismatched file\nstderr:\n%s", q, r.stderr)
+		t.Fatalf("progress quarantined = %+v, want the mismatched file\nstderr:\n%s", q, r.Stderr)
 	}
 
 	// Nothing is left to do, and the quarantined files are not retried.
 	before := e.state(table)
-	r = e.stream(table, args...)
-	if r.code != 0 {
+	r = e.Stream(table, args...)
+	if r.Code != 0 {
 		t.Fatalf("re-run: %s", r)
 	}
-	if q := quarantinedFiles(t, r.stderr); len(q) != 0 {
+	if q := quarantinedFiles(t, r.Stderr); len(q) != 0 {
 		t.Errorf("re-run quarantined again: %+v", q)
 	}
 	checkUnchanged(t, "re-run", before, e.state(table))
@@ -601,22 +605,23 @@ func TestQuarantine(t *testing.T) {
 // Without --on-bad-file quarantine, the same corrupt file fails the run and
 // stays where it is.
 func TestQuarantineOffByDefault(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	corrupt := filepath.Join(e.landing, "corrupt.parquet")
+	corrupt := filepath.Join(e.Landing, "corrupt.parquet")
 	writeFile(t, corrupt, []byte("PAR1 not really"))
 	ageFile(t, corrupt, time.Hour)
-	r := e.stream("db.noquarantine", "--trigger", "available-now")
-	if r.code != 1 || !strings.Contains(r.stderr, corrupt) {
+	r := e.Stream("db.noquarantine", "--trigger", "available-now")
+	if r.Code != 1 || !strings.Contains(r.Stderr, corrupt) {
 		t.Fatalf("want exit 1 naming %s, got %s", corrupt, r)
 	}
 	if _, err := os.Stat(corrupt); err != nil {
 		t.Errorf("bad file moved without quarantine: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(e.ckpt, "quarantine")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(e.Ckpt, "quarantine")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("quarantine directory exists: %v", err)
 	}
-	if r := e.run("table", "snapshots", "db.noquarantine", "--json"); r.code == 0 && strings.TrimSpace(r.stdout) != "[]" {
-		t.Errorf("table has snapshots: %s", r.stdout)
+	if r := e.Run("table", "snapshots", "db.noquarantine", "--json"); r.Code == 0 && strings.TrimSpace(r.Stdout) != "[]" {
+		t.Errorf("table has snapshots: %s", r.Stdout)
 	}
 }
 
@@ -635,15 +640,15 @@ func copyInto(t *testing.T, src, dst string) {
 // directory. The fixtures use paths relative to the env's directory, where
 // e.run runs floe: ./landing, ./ckpt. It returns the pipeline file's name.
 func (e *env) usePipeline(name string) string {
-	e.t.Helper()
+	e.T.Helper()
 	file := name + ".yaml"
-	copyInto(e.t, filepath.Join("testdata", "good", file), filepath.Join(e.dir, file))
+	copyInto(e.T, filepath.Join("testdata", "good", file), filepath.Join(e.Dir, file))
 	entries, err := os.ReadDir(filepath.Join("testdata", "good", name))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	for _, de := range entries {
-		copyInto(e.t, filepath.Join("testdata", "good", name, de.Name()), filepath.Join(e.landing, de.Name()))
+		copyInto(e.T, filepath.Join("testdata", "good", name, de.Name()), filepath.Join(e.Landing, de.Name()))
 	}
 	return file
 }
@@ -661,7 +666,7 @@ var goodPipelines = map[string]struct {
 	"json-schema":    {table: "db.jsontyped", rows: 3},
 	"parquet-minimal": {table: "db.events", rows: 3000, setup: func(e *env) {
 		for i := int64(0); i < 3; i++ {
-			e.writeIDs(fmt.Sprintf("part-%d.parquet", i), i*1000, 1000)
+			e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), i*1000, 1000)
 		}
 	}},
 }
@@ -669,6 +674,7 @@ var goodPipelines = map[string]struct {
 // Every pipeline in testdata/good runs: one snapshot with the expected rows,
 // and a second run adds nothing.
 func TestConfigGoodFixtures(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "good", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures in testdata/good: %v", err)
@@ -685,15 +691,15 @@ func TestConfigGoodFixtures(t *testing.T) {
 			if want.setup != nil {
 				want.setup(e)
 			}
-			e.ok("run", file)
-			if n, s := e.count(want.table), len(e.snapshots(want.table)); n != want.rows || s != 1 {
+			e.OK("run", file)
+			if n, s := e.Count(want.table), len(e.Snapshots(want.table)); n != want.rows || s != 1 {
 				t.Fatalf("after floe run %s: %d rows, %d snapshots; want %d and 1", file, n, s, want.rows)
 			}
-			if _, err := os.Stat(filepath.Join(e.dir, "ckpt", "commits", "0")); err != nil {
+			if _, err := os.Stat(filepath.Join(e.Dir, "ckpt", "commits", "0")); err != nil {
 				t.Errorf("checkpoint ./ckpt not written relative to the working directory: %v", err)
 			}
-			e.ok("run", file)
-			if n, s := e.count(want.table), len(e.snapshots(want.table)); n != want.rows || s != 1 {
+			e.OK("run", file)
+			if n, s := e.Count(want.table), len(e.Snapshots(want.table)); n != want.rows || s != 1 {
 				t.Fatalf("after a second run: %d rows, %d snapshots; want %d and 1", n, s, want.rows)
 			}
 		})
@@ -703,6 +709,7 @@ func TestConfigGoodFixtures(t *testing.T) {
 // Every pipeline in testdata/bad is refused with exit 2 and exactly the
 // message in its .err file, before anything is created.
 func TestConfigBadFixtures(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "bad", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures in testdata/bad: %v", err)
@@ -715,19 +722,19 @@ func TestConfigBadFixtures(t *testing.T) {
 				t.Fatalf("expected message: %v", err)
 			}
 			e := newEnv(t)
-			copyInto(t, f, filepath.Join(e.dir, file))
+			copyInto(t, f, filepath.Join(e.Dir, file))
 			writeGood(t, e, "parquet", "part-0", 0, 10)
-			r := e.run("run", file)
-			if r.code != 2 {
+			r := e.Run("run", file)
+			if r.Code != 2 {
 				t.Errorf("want exit 2 (invalid configuration), got %s", r)
 			}
-			if r.stderr != string(want) {
-				t.Errorf("stderr differs from %s.err\n got:\n%s\nwant:\n%s", strings.TrimSuffix(f, ".yaml"), r.stderr, want)
+			if r.Stderr != string(want) {
+				t.Errorf("stderr differs from %s.err\n got:\n%s\nwant:\n%s", strings.TrimSuffix(f, ".yaml"), r.Stderr, want)
 			}
-			if r.stdout != "" {
-				t.Errorf("stdout not empty: %q", r.stdout)
+			if r.Stdout != "" {
+				t.Errorf("stdout not empty: %q", r.Stdout)
 			}
-			entries, _ := os.ReadDir(e.dir)
+			entries, _ := os.ReadDir(e.Dir)
 			var names []string
 			for _, de := range entries {
 				names = append(names, de.Name())
@@ -736,9 +743,9 @@ func TestConfigBadFixtures(t *testing.T) {
 			wantNames := []string{file, "landing"}
 			sort.Strings(wantNames)
 			if strings.Join(names, " ") != strings.Join(wantNames, " ") {
-				t.Errorf("a refused pipeline created files: %s holds %v", e.dir, names)
+				t.Errorf("a refused pipeline created files: %s holds %v", e.Dir, names)
 			}
-			if l := tree(t, e.landing); len(l) != 1 {
+			if l := fixture.Tree(t, e.Landing); len(l) != 1 {
 				t.Errorf("landing directory changed: %v", l)
 			}
 		})
@@ -748,6 +755,7 @@ func TestConfigBadFixtures(t *testing.T) {
 // A table column declared required (source.schema required: true) refuses
 // a null, naming the column and the row, and nothing is committed.
 func TestBadInputRequiredColumnNull(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, pipeline, table, format string
 		bad, good                     string
@@ -765,16 +773,16 @@ func TestBadInputRequiredColumnNull(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			file := e.usePipeline(c.pipeline)
-			e.ok("run", file)
+			e.OK("run", file)
 			if f := e.fields(c.table); !f["id"].Required {
 				t.Fatalf("id is not a required column: %+v", f["id"])
 			}
 			before := e.state(c.table)
-			bad := filepath.Join(e.landing, "nulls."+c.format)
+			bad := filepath.Join(e.Landing, "nulls."+c.format)
 			writeFile(t, bad, []byte(c.bad))
-			r := e.run("run", file)
+			r := e.Run("run", file)
 			want := fmt.Sprintf(`column "id" is required in table %s but row 2 is null`, c.table)
-			if r.code != 1 || !strings.Contains(r.stderr, bad) || !strings.Contains(r.stderr, want) {
+			if r.Code != 1 || !strings.Contains(r.Stderr, bad) || !strings.Contains(r.Stderr, want) {
 				t.Fatalf("want exit 1 naming %s and %q, got %s", bad, want, r)
 			}
 			checkUnchanged(t, "after the null", before, e.state(c.table))
@@ -782,9 +790,9 @@ func TestBadInputRequiredColumnNull(t *testing.T) {
 			if err := os.Remove(bad); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(e.landing, "next."+c.format), []byte(c.good))
-			e.ok("run", file)
-			if n := e.count(c.table); n != before.rows+1 {
+			writeFile(t, filepath.Join(e.Landing, "next."+c.format), []byte(c.good))
+			e.OK("run", file)
+			if n := e.Count(c.table); n != before.rows+1 {
 				t.Fatalf("after the next good file: %d rows, want %d", n, before.rows+1)
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // helpEntries reads the flags a command's --help lists: each entry's
@@ -70,9 +71,10 @@ func documentedKeys(t *testing.T) map[string]string {
 // a flag), spelt as config/spec.go and docs/config.md spell it, and every
 // flag it marks as a key's is a documented key.
 func TestFlagsMirrorSpec(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	r := e.ok("stream", "--help")
-	entries := helpEntries(t, r.stderr)
+	r := e.OK("stream", "--help")
+	entries := helpEntries(t, r.Stderr)
 	listed := map[string]string{} // key → spelling in --help
 	for spelling, prose := range entries {
 		if prose == "" {
@@ -109,8 +111,8 @@ func TestFlagsMirrorSpec(t *testing.T) {
 	}
 	// The flags promised by docs/writes.md for every sink key work: one
 	// run with those that had none before.
-	e.writeIDs("a.parquet", 0, 10)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.keys", "--checkpoint", e.ckpt,
+	e.WriteIDs("a.parquet", 0, 10)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.keys", "--checkpoint", e.Ckpt,
 		"--identifier-fields", "id", "--format-version", "3", "--write-format", "parquet",
 		"--check-ordering=false", "--check-nullability=false")
 	d := e.describe("db.keys")
@@ -127,17 +129,17 @@ func TestFlagsMirrorSpec(t *testing.T) {
 			} `json:"fields"`
 		} `json:"schema"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("table", "describe", "db.keys", "--json").stdout), &desc); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "describe", "db.keys", "--json").Stdout), &desc); err != nil {
 		t.Fatal(err)
 	}
 	if len(desc.Schema.IdentifierFieldIDs) != 1 || desc.Schema.Fields[0].Name != "id" || !desc.Schema.Fields[0].Required ||
 		desc.Schema.IdentifierFieldIDs[0] != desc.Schema.Fields[0].ID {
 		t.Errorf("--identifier-fields id: schema %+v", desc.Schema)
 	}
-	if r := e.run("stream", "--source", e.landing, "--format", "parquet", "--table", "db.orc", "--checkpoint", e.ckpt+"-orc", "--write-format", "orc"); r.code != 2 || !strings.Contains(r.stderr, "write-format") {
+	if r := e.Run("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.orc", "--checkpoint", e.Ckpt+"-orc", "--write-format", "orc"); r.Code != 2 || !strings.Contains(r.Stderr, "write-format") {
 		t.Errorf("--write-format orc: want a usage error naming write-format, got %s", r)
 	}
-	if r := e.run("stream", "--max-open-files", "many"); r.code != 2 || !strings.Contains(r.stderr, "-max-open-files") || !strings.Contains(r.stderr, "whole number") {
+	if r := e.Run("stream", "--max-open-files", "many"); r.Code != 2 || !strings.Contains(r.Stderr, "-max-open-files") || !strings.Contains(r.Stderr, "whole number") {
 		t.Errorf("--max-open-files many: want a usage error naming the flag, got %s", r)
 	}
 }
@@ -146,6 +148,7 @@ func TestFlagsMirrorSpec(t *testing.T) {
 // shows examples; a group command lists its subcommands and exits 0; no
 // command lists flags it ignores.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	commands := [][]string{{"run"}, {"stream"}, {"scan"}, {"checkpoint", "show"}, {"version"}}
 	for _, sub := range []string{"list", "describe", "snapshots", "files", "history", "health"} {
@@ -155,16 +158,16 @@ func TestHelp(t *testing.T) {
 		commands = append(commands, []string{"maintain", sub})
 	}
 	for _, c := range commands {
-		r := e.run(append(c, "--help")...)
+		r := e.Run(append(c, "--help")...)
 		name := strings.Join(c, " ")
-		if r.code != 0 || !strings.HasPrefix(r.stderr, "Usage: floe "+name) {
+		if r.Code != 0 || !strings.HasPrefix(r.Stderr, "Usage: floe "+name) {
 			t.Errorf("floe %s --help: %s", name, r)
 			continue
 		}
-		if !strings.Contains(r.stderr, "\nExamples:\n") {
-			t.Errorf("floe %s --help shows no examples:\n%s", name, r.stderr)
+		if !strings.Contains(r.Stderr, "\nExamples:\n") {
+			t.Errorf("floe %s --help shows no examples:\n%s", name, r.Stderr)
 		}
-		entries := helpEntries(t, r.stderr)
+		entries := helpEntries(t, r.Stderr)
 		for spelling, prose := range entries {
 			if prose == "" {
 				t.Errorf("floe %s --help: %s has no prose", name, spelling)
@@ -180,7 +183,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	// The flags version and checkpoint show do not list still parse.
-	if r := e.run("version", "--warehouse", e.warehouse); r.code != 0 {
+	if r := e.Run("version", "--warehouse", e.Warehouse); r.Code != 0 {
 		t.Errorf("version --warehouse: %s", r)
 	}
 
@@ -190,28 +193,28 @@ func TestHelp(t *testing.T) {
 		"checkpoint": {"show"},
 	} {
 		for _, help := range []string{"--help", "-h", "help"} {
-			r := e.run(group, help)
-			if r.code != 0 {
-				t.Errorf("floe %s %s: exit %d, want 0\n%s", group, help, r.code, r)
+			r := e.Run(group, help)
+			if r.Code != 0 {
+				t.Errorf("floe %s %s: exit %d, want 0\n%s", group, help, r.Code, r)
 			}
 			for _, s := range subs {
-				if !strings.Contains(r.stderr, "\n  "+s+" ") {
-					t.Errorf("floe %s %s does not list %s:\n%s", group, help, s, r.stderr)
+				if !strings.Contains(r.Stderr, "\n  "+s+" ") {
+					t.Errorf("floe %s %s does not list %s:\n%s", group, help, s, r.Stderr)
 				}
 			}
 		}
-		if r := e.run(group); r.code != 2 || !strings.Contains(r.stderr, subs[0]) {
+		if r := e.Run(group); r.Code != 2 || !strings.Contains(r.Stderr, subs[0]) {
 			t.Errorf("floe %s without a subcommand: want exit 2 and the list, got %s", group, r)
 		}
-		if r := e.run(group, "bogus"); r.code != 2 || !strings.Contains(r.stderr, `no subcommand "bogus"`) {
+		if r := e.Run(group, "bogus"); r.Code != 2 || !strings.Contains(r.Stderr, `no subcommand "bogus"`) {
 			t.Errorf("floe %s bogus: want exit 2, got %s", group, r)
 		}
 	}
 
-	r := e.ok("--help")
+	r := e.OK("--help")
 	for _, want := range []string{"Exit codes:", "  0  success", "  1  the job failed", "  2  invalid usage", "  3  no input"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("floe --help lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("floe --help lacks %q:\n%s", want, r.Stderr)
 		}
 	}
 }
@@ -219,29 +222,30 @@ func TestHelp(t *testing.T) {
 // Every deprecated spelling still works, gives the same result as the
 // current one, and says once, on stderr, what to write instead.
 func TestDeprecatedSpellings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 6 {
-		e.writeIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*100, 100)
+		e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*100, 100)
 	}
-	notice := func(r result, old, use string) {
+	notice := func(r fixture.Result, old, use string) {
 		t.Helper()
 		want := fmt.Sprintf("floe: %s is deprecated; use %s\n", old, use)
-		if n := strings.Count(r.stderr, want); n != 1 {
+		if n := strings.Count(r.Stderr, want); n != 1 {
 			t.Errorf("%s: want the notice %q once on stderr, got %d times:\n%s", old, want, n, r)
 		}
-		if strings.Contains(r.stdout, "deprecated") {
+		if strings.Contains(r.Stdout, "deprecated") {
 			t.Errorf("%s: the notice went to stdout", old)
 		}
 	}
-	noNotice := func(r result) {
+	noNotice := func(r fixture.Result) {
 		t.Helper()
-		if strings.Contains(r.stderr, "deprecated") {
+		if strings.Contains(r.Stderr, "deprecated") {
 			t.Errorf("the current spellings printed a notice:\n%s", r)
 		}
 	}
 
 	// floe stream: the sink's spellings.
-	old := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.old", "--checkpoint", filepath.Join(e.dir, "ck-old"),
+	old := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.old", "--checkpoint", filepath.Join(e.Dir, "ck-old"),
 		"--max-files-per-trigger", "1",
 		"--partition-field", "bucket(id, 4)", "--partition-field", "truncate(v, 1)",
 		"--table-property", "write.metadata.previous-versions-max=7", "--table-property", "custom.key=a=b",
@@ -251,7 +255,7 @@ func TestDeprecatedSpellings(t *testing.T) {
 		{"--snapshot-property", "-o snapshot-property.KEY=VALUE"}, {"--no-fanout", "--fanout=false"}} {
 		notice(old, n[0], n[1])
 	}
-	cur := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.new", "--checkpoint", filepath.Join(e.dir, "ck-new"),
+	cur := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.new", "--checkpoint", filepath.Join(e.Dir, "ck-new"),
 		"--max-files-per-trigger", "1",
 		"--partition-fields", "bucket(id, 4),truncate(v, 1)",
 		"-p", "table-default.write.metadata.previous-versions-max=7", "-p", "table-default.custom.key=a=b",
@@ -270,18 +274,18 @@ func TestDeprecatedSpellings(t *testing.T) {
 			Spec  any               `json:"partition_spec"`
 			Props map[string]string `json:"properties"`
 		}
-		if err := json.Unmarshal([]byte(e.ok("table", "describe", table, "--json").stdout), &d); err != nil {
+		if err := json.Unmarshal([]byte(e.OK("table", "describe", table, "--json").Stdout), &d); err != nil {
 			t.Fatal(err)
 		}
-		s := shape{Spec: d.Spec, Props: d.Props, Rows: e.count(table)}
-		for _, snap := range e.snapshots(table) {
+		s := shape{Spec: d.Spec, Props: d.Props, Rows: e.Count(table)}
+		for _, snap := range e.Snapshots(table) {
 			s.Summary = append(s.Summary, snap.Summary["job"]+"/"+snap.Summary["owner"])
 		}
 		var files []struct {
 			Partition map[string]any `json:"partition"`
 			Rows      int64          `json:"record_count"`
 		}
-		if err := json.Unmarshal([]byte(e.ok("table", "files", table, "--json").stdout), &files); err != nil {
+		if err := json.Unmarshal([]byte(e.OK("table", "files", table, "--json").Stdout), &files); err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range files {
@@ -302,29 +306,29 @@ func TestDeprecatedSpellings(t *testing.T) {
 	}
 
 	// floe scan --format.
-	oldScan := e.ok("scan", "db.new", "--format", "csv")
-	curScan := e.ok("scan", "db.new", "--output-format", "csv")
+	oldScan := e.OK("scan", "db.new", "--format", "csv")
+	curScan := e.OK("scan", "db.new", "--output-format", "csv")
 	notice(oldScan, "--format", "--output-format")
 	noNotice(curScan)
-	if oldScan.stdout != curScan.stdout || strings.Count(curScan.stdout, "\n") != 601 {
-		t.Errorf("scan --format csv printed %d bytes, --output-format csv %d", len(oldScan.stdout), len(curScan.stdout))
+	if oldScan.Stdout != curScan.Stdout || strings.Count(curScan.Stdout, "\n") != 601 {
+		t.Errorf("scan --format csv printed %d bytes, --output-format csv %d", len(oldScan.Stdout), len(curScan.Stdout))
 	}
 
 	// floe maintain rewrite-data-files --where: the filter takes effect
 	// under both names (three of the six files hold ids >= 300).
 	args := []string{"maintain", "rewrite-data-files", "db.old", "--min-input-files", "2", "--dry-run", "--json"}
-	oldRW := e.ok(append(args, "--where", "id >= 300")...)
-	curRW := e.ok(append(args, "--filter", "id >= 300")...)
+	oldRW := e.OK(append(args, "--where", "id >= 300")...)
+	curRW := e.OK(append(args, "--filter", "id >= 300")...)
 	notice(oldRW, "--where", "--filter")
 	noNotice(curRW)
 	var rw struct {
 		Files int `json:"rewritten_data_files"`
 	}
-	if err := json.Unmarshal([]byte(curRW.stdout), &rw); err != nil {
+	if err := json.Unmarshal([]byte(curRW.Stdout), &rw); err != nil {
 		t.Fatal(err)
 	}
-	if oldRW.stdout != curRW.stdout || rw.Files == 0 || rw.Files >= len(so.Files) {
-		t.Errorf("--where gave\n%s\n--filter gave\n%s\n(%d of %d files)", oldRW.stdout, curRW.stdout, rw.Files, len(so.Files))
+	if oldRW.Stdout != curRW.Stdout || rw.Files == 0 || rw.Files >= len(so.Files) {
+		t.Errorf("--where gave\n%s\n--filter gave\n%s\n(%d of %d files)", oldRW.Stdout, curRW.Stdout, rw.Files, len(so.Files))
 	}
 }
 
@@ -332,12 +336,13 @@ func TestDeprecatedSpellings(t *testing.T) {
 // of the README, which has already filled ./warehouse: the tour's first
 // run ingests the quickstart's rows, the second finds nothing new.
 func TestReadmeTour(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.CopyFS(filepath.Join(e.dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
+	if err := os.CopyFS(filepath.Join(e.Dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
 		t.Fatal(err)
 	}
 	text := string(readme)
@@ -352,20 +357,20 @@ func TestReadmeTour(t *testing.T) {
 	// as the harness's FLOE_WAREHOUSE is.
 	for _, line := range top {
 		if args, ok := strings.CutPrefix(line, "go run ./cmd/floe "); ok {
-			e.ok(shellWords(t, args)...)
+			e.OK(shellWords(t, args)...)
 		}
 	}
 	var vars []string
-	var outputs []result
+	var outputs []fixture.Result
 	for _, line := range tour {
 		switch {
 		case strings.HasPrefix(line, "go build"):
 		case strings.HasPrefix(line, "export "):
-			vars = append(vars, strings.ReplaceAll(strings.TrimPrefix(line, "export "), "$PWD", e.dir))
+			vars = append(vars, strings.ReplaceAll(strings.TrimPrefix(line, "export "), "$PWD", e.Dir))
 		case strings.HasPrefix(line, "./floe "):
 			args := shellWords(t, strings.TrimPrefix(line, "./floe "))
-			r := e.runEnv(floeBin, vars, args...)
-			if r.code != 0 {
+			r := e.RunEnv(floeBin, vars, args...)
+			if r.Code != 0 {
 				t.Fatalf("README tour: %s: %s", line, r)
 			}
 			outputs = append(outputs, r)
@@ -376,10 +381,10 @@ func TestReadmeTour(t *testing.T) {
 	if len(outputs) < 3 {
 		t.Fatalf("the tour ran %d floe commands", len(outputs))
 	}
-	if first := outputs[0].stderr; !strings.Contains(first, "3 input files read, 60 rows, 1 snapshot committed to db.quickstart") {
+	if first := outputs[0].Stderr; !strings.Contains(first, "3 input files read, 60 rows, 1 snapshot committed to db.quickstart") {
 		t.Errorf("the tour's first run did not ingest the quickstart:\n%s", first)
 	}
-	if second := outputs[1].stderr; !strings.Contains(second, "no new input; nothing committed") {
+	if second := outputs[1].Stderr; !strings.Contains(second, "no new input; nothing committed") {
 		t.Errorf("the tour's second run:\n%s", second)
 	}
 }
@@ -444,33 +449,34 @@ func shellWords(t *testing.T, s string) []string {
 // right number, per batch and in total; progress records carry the input
 // file count too.
 func TestRunSummaryCounts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 3 {
-		e.writeIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*100, 100)
+		e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*100, 100)
 	}
-	r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.ckpt, "--max-files-per-trigger", "2", "--progress", "summary")
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt, "--max-files-per-trigger", "2", "--progress", "summary")
 	for _, want := range []string{
 		"batch 0: 2 input files read, 200 rows, 1 data file written, snapshot ",
 		"batch 1: 1 input file read, 100 rows, 1 data file written, snapshot ",
 		"floe: 2 batches, 3 input files read, 300 rows, 2 snapshots committed to db.t\n",
 	} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("want %q in\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("want %q in\n%s", want, r.Stderr)
 		}
 	}
-	if r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.ckpt); !strings.Contains(r.stderr, "floe: no new input; nothing committed to db.t\n") {
-		t.Errorf("a run without input:\n%s", r.stderr)
+	if r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt); !strings.Contains(r.Stderr, "floe: no new input; nothing committed to db.t\n") {
+		t.Errorf("a run without input:\n%s", r.Stderr)
 	}
-	e.writeIDs("part-3.parquet", 300, 100)
-	r = e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.ckpt, "--progress", "json")
+	e.WriteIDs("part-3.parquet", 300, 100)
+	r = e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt, "--progress", "json")
 	var p struct {
 		Sources []struct {
 			NumInputFiles int   `json:"numInputFiles"`
 			NumInputRows  int64 `json:"numInputRows"`
 		} `json:"sources"`
 	}
-	if err := json.Unmarshal([]byte(strings.SplitN(r.stderr, "\n", 2)[0]), &p); err != nil {
-		t.Fatalf("%v\n%s", err, r.stderr)
+	if err := json.Unmarshal([]byte(strings.SplitN(r.Stderr, "\n", 2)[0]), &p); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stderr)
 	}
 	if len(p.Sources) != 1 || p.Sources[0].NumInputFiles != 1 || p.Sources[0].NumInputRows != 100 {
 		t.Errorf("progress sources %+v, want 1 input file of 100 rows", p.Sources)
@@ -480,43 +486,44 @@ func TestRunSummaryCounts(t *testing.T) {
 // A run that fails prints no success summary: with batches committed
 // before the failure, it says so after the error.
 func TestFailedRunSummary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	bad := filepath.Join(e.landing, "b.parquet")
+	e.WriteIDs("a.parquet", 0, 100)
+	bad := filepath.Join(e.Landing, "b.parquet")
 	if err := os.WriteFile(bad, []byte("not a parquet file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if err := os.Chtimes(filepath.Join(e.landing, "a.parquet"), now.Add(-2*time.Minute), now.Add(-2*time.Minute)); err != nil {
+	if err := os.Chtimes(filepath.Join(e.Landing, "a.parquet"), now.Add(-2*time.Minute), now.Add(-2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chtimes(bad, now.Add(-time.Minute), now.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	r := e.stream("db.t", "--max-files-per-trigger", "1", "--progress", "summary")
-	if r.code != 1 {
+	r := e.Stream("db.t", "--max-files-per-trigger", "1", "--progress", "summary")
+	if r.Code != 1 {
 		t.Fatalf("want exit 1, got %s", r)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	errAt := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "floe: ") && strings.Contains(l, "b.parquet") })
 	if errAt < 0 {
-		t.Fatalf("no error naming b.parquet:\n%s", r.stderr)
+		t.Fatalf("no error naming b.parquet:\n%s", r.Stderr)
 	}
 	for i, l := range lines {
 		if strings.Contains(l, "committed to db.t") && i < errAt {
-			t.Errorf("a summary before the error: %q\n%s", l, r.stderr)
+			t.Errorf("a summary before the error: %q\n%s", l, r.Stderr)
 		}
 		if strings.HasPrefix(l, "floe: 1 batch,") {
 			t.Errorf("a success-looking summary: %q", l)
 		}
 	}
 	if last := lines[len(lines)-1]; last != "floe: before the failure, 1 batch, 100 rows committed to db.t; the next run goes on after them" {
-		t.Errorf("last line %q, want the partial progress after the error\n%s", last, r.stderr)
+		t.Errorf("last line %q, want the partial progress after the error\n%s", last, r.Stderr)
 	}
 
 	// Failing in its first batch, a run prints the error alone.
 	e2 := newEnv(t)
-	bad = filepath.Join(e2.landing, "b.parquet")
+	bad = filepath.Join(e2.Landing, "b.parquet")
 	if err := os.WriteFile(bad, []byte("not a parquet file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -524,8 +531,8 @@ func TestFailedRunSummary(t *testing.T) {
 	if err := os.Chtimes(bad, now.Add(-time.Minute), now.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	r = e2.stream("db.t", "--progress", "summary")
-	if r.code != 1 || strings.Contains(r.stderr, "committed") || strings.Contains(r.stderr, "batches") {
+	r = e2.Stream("db.t", "--progress", "summary")
+	if r.Code != 1 || strings.Contains(r.Stderr, "committed") || strings.Contains(r.Stderr, "batches") {
 		t.Errorf("a run failing at once: %s", r)
 	}
 }
@@ -533,13 +540,14 @@ func TestFailedRunSummary(t *testing.T) {
 // checkpoint show prints a readable listing, not Go's rendering of maps,
 // and JSON with --json; it changes nothing in the checkpoint.
 func TestCheckpointShow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	e.writeIDs("b.parquet", 100, 50)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.ckpt, "--max-files-per-trigger", "1")
-	snaps := e.snapshots("db.t")
-	before := tree(t, e.ckpt)
-	out := e.ok("checkpoint", "show", e.ckpt).stdout
+	e.WriteIDs("a.parquet", 0, 100)
+	e.WriteIDs("b.parquet", 100, 50)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt, "--max-files-per-trigger", "1")
+	snaps := e.Snapshots("db.t")
+	before := fixture.Tree(t, e.Ckpt)
+	out := e.OK("checkpoint", "show", e.Ckpt).Stdout
 	for _, want := range []string{
 		"query id:   " + snaps[1].Summary["floe.query-id"] + "\n",
 		"latest batch planned:   1 at ",
@@ -564,20 +572,20 @@ func TestCheckpointShow(t *testing.T) {
 		} `json:"latestCommit"`
 		Pending *int64 `json:"pendingBatch"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("checkpoint", "show", e.ckpt, "--json").stdout), &js); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("checkpoint", "show", e.Ckpt, "--json").Stdout), &js); err != nil {
 		t.Fatal(err)
 	}
 	if js.Metadata.ID != snaps[1].Summary["floe.query-id"] || js.LatestCommit.Rows != 50 || js.LatestCommit.Snapshots["db.t"] != snaps[1].SnapshotID ||
-		js.Pending != nil || js.Dir != e.ckpt {
+		js.Pending != nil || js.Dir != e.Ckpt {
 		t.Errorf("checkpoint show --json: %+v", js)
 	}
-	if after := tree(t, e.ckpt); !reflect.DeepEqual(before, after) {
+	if after := fixture.Tree(t, e.Ckpt); !reflect.DeepEqual(before, after) {
 		t.Errorf("checkpoint show changed the checkpoint: %v", treeDiff(before, after))
 	}
-	if r := e.run("checkpoint", "show", filepath.Join(e.dir, "nope")); r.code != 2 || !strings.Contains(r.stderr, "no checkpoint at") {
+	if r := e.Run("checkpoint", "show", filepath.Join(e.Dir, "nope")); r.Code != 2 || !strings.Contains(r.Stderr, "no checkpoint at") {
 		t.Errorf("checkpoint show of a missing directory: %s", r)
 	}
-	if _, err := os.Stat(filepath.Join(e.dir, "nope")); err == nil {
+	if _, err := os.Stat(filepath.Join(e.Dir, "nope")); err == nil {
 		t.Error("checkpoint show created the directory it was given")
 	}
 }
@@ -585,11 +593,12 @@ func TestCheckpointShow(t *testing.T) {
 // What iceberg-go logs goes through floe's log format: an SQL catalog on
 // the legacy V0 schema makes iceberg-go warn with the standard log package.
 func TestLibraryLogsFormatted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	if err := os.MkdirAll(e.warehouse, 0o755); err != nil {
+	if err := os.MkdirAll(e.Warehouse, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", filepath.Join(e.warehouse, "catalog.db"))
+	db, err := sql.Open("sqlite", filepath.Join(e.Warehouse, "catalog.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,9 +611,9 @@ func TestLibraryLogsFormatted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := e.ok("table", "list")
+	r := e.OK("table", "list")
 	var found bool
-	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
 		if strings.Contains(line, "legacy V0 schema") {
 			found = true
 			if !strings.HasPrefix(line, "time=") || !strings.Contains(line, " level=WARN ") || !strings.Contains(line, `msg="iceberg_tables is on the legacy V0 schema`) {
@@ -621,6 +630,7 @@ func TestLibraryLogsFormatted(t *testing.T) {
 // of creating an empty one where a mistyped path points; run and stream
 // still create the embedded default.
 func TestReadCommandsNeedWarehouse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, args := range [][]string{
 		{"scan", "db.t", "--count"},
@@ -635,30 +645,30 @@ func TestReadCommandsNeedWarehouse(t *testing.T) {
 		{"maintain", "rewrite-manifests", "db.t"},
 		{"maintain", "remove-orphan-files", "db.t"},
 	} {
-		r := e.run(args...)
-		want := "floe: no warehouse at " + e.warehouse + " (no catalog.db); check --warehouse or $FLOE_WAREHOUSE\n"
-		if r.code != 2 || r.stderr != want {
+		r := e.Run(args...)
+		want := "floe: no warehouse at " + e.Warehouse + " (no catalog.db); check --warehouse or $FLOE_WAREHOUSE\n"
+		if r.Code != 2 || r.Stderr != want {
 			t.Errorf("floe %s: want exit 2 and %q, got %s", strings.Join(args, " "), want, r)
 		}
 	}
-	typo := filepath.Join(e.dir, "warehuose")
-	if r := e.run("table", "list", "--warehouse", typo); r.code != 2 || !strings.Contains(r.stderr, "no warehouse at "+typo) {
+	typo := filepath.Join(e.Dir, "warehuose")
+	if r := e.Run("table", "list", "--warehouse", typo); r.Code != 2 || !strings.Contains(r.Stderr, "no warehouse at "+typo) {
 		t.Errorf("a mistyped --warehouse: %s", r)
 	}
-	if r := e.run("table", "list", "--catalog-uri", filepath.Join(e.dir, "catalog.db")); r.code != 2 || !strings.Contains(r.stderr, "no catalog database at") {
+	if r := e.Run("table", "list", "--catalog-uri", filepath.Join(e.Dir, "catalog.db")); r.Code != 2 || !strings.Contains(r.Stderr, "no catalog database at") {
 		t.Errorf("a mistyped --catalog-uri: %s", r)
 	}
-	for _, p := range []string{e.warehouse, typo, filepath.Join(e.dir, "catalog.db")} {
+	for _, p := range []string{e.Warehouse, typo, filepath.Join(e.Dir, "catalog.db")} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("a read command created %s", p)
 		}
 	}
-	e.writeIDs("a.parquet", 0, 10)
-	e.stream("db.t")
-	if _, err := os.Stat(filepath.Join(e.warehouse, "catalog.db")); err != nil {
+	e.WriteIDs("a.parquet", 0, 10)
+	e.Stream("db.t")
+	if _, err := os.Stat(filepath.Join(e.Warehouse, "catalog.db")); err != nil {
 		t.Fatalf("stream did not create the embedded catalog: %v", err)
 	}
-	if n := e.count("db.t"); n != 10 {
+	if n := e.Count("db.t"); n != 10 {
 		t.Errorf("%d rows", n)
 	}
 }
@@ -666,14 +676,15 @@ func TestReadCommandsNeedWarehouse(t *testing.T) {
 // floe run takes -p table-default.KEY=VALUE as floe stream does: a
 // property of the tables it creates, not a catalog property.
 func TestRunTableDefault(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 10)
-	pipeline := filepath.Join(e.dir, "p.yaml")
-	yaml := fmt.Sprintf("source: {path: %s, format: parquet}\nsink: {table: db.t, table-properties: {from.file: f}}\ncheckpoint: %s\n", e.landing, e.ckpt)
+	e.WriteIDs("a.parquet", 0, 10)
+	pipeline := filepath.Join(e.Dir, "p.yaml")
+	yaml := fmt.Sprintf("source: {path: %s, format: parquet}\nsink: {table: db.t, table-properties: {from.file: f}}\ncheckpoint: %s\n", e.Landing, e.Ckpt)
 	if err := os.WriteFile(pipeline, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.ok("run", pipeline, "-p", "table-default.from.flag=v", "-p", "table-default.from.file=flag")
+	e.OK("run", pipeline, "-p", "table-default.from.flag=v", "-p", "table-default.from.file=flag")
 	p := e.describe("db.t").Properties
 	if p["from.flag"] != "v" || p["from.file"] != "flag" {
 		t.Errorf("table properties %v, want from.flag=v and the flag's from.file=flag", p)

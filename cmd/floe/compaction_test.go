@@ -20,33 +20,34 @@ import (
 // again and again while a stream appends to the table; every row ends up
 // in the table exactly once.
 func TestCompactionBesideAStream(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const files, rows = 30, 100
-	e.writeIDs("f-000.parquet", 0, rows)
+	e.WriteIDs("f-000.parquet", 0, rows)
 	var stderr syncBuffer
-	writer := e.startFloe(&stderr, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.t",
-		"--checkpoint", e.ckpt, "--trigger", "50ms", "--max-files-per-trigger", "1", "--maintenance=false")
+	writer := e.startFloe(&stderr, "stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t",
+		"--checkpoint", e.Ckpt, "--trigger", "50ms", "--max-files-per-trigger", "1", "--maintenance=false")
 	defer writer.Process.Kill()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("writer's stderr:\n%s", stderr.String())
 		}
 	})
-	waitFor(t, 20*time.Second, "the first batch", func() bool { r := e.run("scan", "db.t", "--count"); return r.code == 0 && r.stdout == "100\n" })
+	fixture.WaitFor(t, 20*time.Second, "the first batch", func() bool { r := e.Run("scan", "db.t", "--count"); return r.Code == 0 && r.Stdout == "100\n" })
 	compactions := 0
 	for i := int64(1); i < files; i++ {
-		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
+		e.WriteIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
 		time.Sleep(30 * time.Millisecond)
 		if i%6 == 0 {
-			r := e.run("maintain", "rewrite-data-files", "db.t", "--min-input-files", "2", "--json")
-			if r.code == 0 && strings.Contains(r.stdout, `"added_data_files": 1`) {
+			r := e.Run("maintain", "rewrite-data-files", "db.t", "--min-input-files", "2", "--json")
+			if r.Code == 0 && strings.Contains(r.Stdout, `"added_data_files": 1`) {
 				compactions++
-			} else if r.code != 0 {
+			} else if r.Code != 0 {
 				t.Logf("compaction %d: %s", i, r)
 			}
 		}
 	}
-	waitFor(t, 30*time.Second, "every file", func() bool { return e.count("db.t") >= files*rows })
+	fixture.WaitFor(t, 30*time.Second, "every file", func() bool { return e.Count("db.t") >= files*rows })
 	if err := writer.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestCompactionBesideAStream(t *testing.T) {
 		t.Fatal("no compaction succeeded")
 	}
 	replaces := 0
-	for _, s := range e.snapshots("db.t") {
+	for _, s := range e.Snapshots("db.t") {
 		if s.Operation == "replace" {
 			replaces++
 		}
@@ -65,10 +66,10 @@ func TestCompactionBesideAStream(t *testing.T) {
 	if replaces != compactions {
 		t.Fatalf("%d replace snapshots, %d compactions reported", replaces, compactions)
 	}
-	if ids := e.ids("db.t"); len(ids) != files*rows { // ids fails on a duplicate
+	if ids := e.IDs("db.t"); len(ids) != files*rows { // ids fails on a duplicate
 		t.Fatalf("%d distinct ids, want %d", len(ids), files*rows)
 	}
-	if n := e.count("db.t"); n != files*rows {
+	if n := e.Count("db.t"); n != files*rows {
 		t.Fatalf("%d rows, want %d", n, files*rows)
 	}
 }
@@ -77,6 +78,7 @@ func TestCompactionBesideAStream(t *testing.T) {
 // id ranges (from their statistics) do not overlap, and the table holds
 // the same rows.
 func TestSortCompaction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	perm := slices.Collect(func(yield func(int64) bool) {
 		for i := range int64(16000) {
@@ -93,16 +95,16 @@ func TestSortCompaction(t *testing.T) {
 		}
 		rec := b.NewRecordBatch()
 		b.Release()
-		if err := fixture.WriteParquet(fmt.Sprintf("%s/f-%d.parquet", e.landing, f), rec); err != nil {
+		if err := fixture.WriteParquet(fmt.Sprintf("%s/f-%d.parquet", e.Landing, f), rec); err != nil {
 			t.Fatal(err)
 		}
 		rec.Release()
 	}
-	e.stream("db.s", "--max-files-per-trigger", "1", "--maintenance=false")
+	e.Stream("db.s", "--max-files-per-trigger", "1", "--maintenance=false")
 	_, before := e.contents("db.s")
-	r := e.ok("maintain", "rewrite-data-files", "db.s", "--strategy", "sort", "--sort-by", "id", "--target-file-size-bytes", "16384", "--json")
-	if !strings.Contains(r.stdout, `"rewritten_data_files": 8`) {
-		t.Fatalf("sort compaction: %s", r.stdout)
+	r := e.OK("maintain", "rewrite-data-files", "db.s", "--strategy", "sort", "--sort-by", "id", "--target-file-size-bytes", "16384", "--json")
+	if !strings.Contains(r.Stdout, `"rewritten_data_files": 8`) {
+		t.Fatalf("sort compaction: %s", r.Stdout)
 	}
 	ctx := context.Background()
 	tbl := e.loadTable(ctx, e.catalog(ctx), "db.s")

@@ -86,9 +86,10 @@ func sameIDs(t *testing.T, table string, got, want map[int64]bool) {
 // One batch with rows for 5 regions fills 5 tables, each with exactly its
 // rows in one snapshot.
 func TestDynamicDestinations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 1000, nil)
-	r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt, "--progress", "json")
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 1000, nil)
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.Ckpt, "--progress", "json")
 	var prog struct {
 		Sink struct {
 			Tables []struct {
@@ -97,24 +98,24 @@ func TestDynamicDestinations(t *testing.T) {
 			} `json:"tables"`
 		} `json:"sink"`
 	}
-	line := strings.TrimSpace(r.stderr)
+	line := strings.TrimSpace(r.Stderr)
 	if err := json.Unmarshal([]byte(line[strings.LastIndex(line, "\n")+1:]), &prog); err != nil {
-		t.Fatalf("progress: %v\n%s", err, r.stderr)
+		t.Fatalf("progress: %v\n%s", err, r.Stderr)
 	}
 	if len(prog.Sink.Tables) != 5 {
-		t.Fatalf("progress names %d tables, want 5: %s", len(prog.Sink.Tables), r.stderr)
+		t.Fatalf("progress names %d tables, want 5: %s", len(prog.Sink.Tables), r.Stderr)
 	}
 	for _, reg := range regions {
 		name := "db.events_" + reg
-		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 1000, reg))
-		if s := e.snapshots(name); len(s) != 1 {
+		sameIDs(t, name, e.IDs(name), wantRegionIDs(0, 1000, reg))
+		if s := e.Snapshots(name); len(s) != 1 {
 			t.Fatalf("%s has %d snapshots, want 1", name, len(s))
 		}
 	}
 	// A re-run commits nothing anywhere.
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.Ckpt)
 	for _, reg := range regions {
-		if s := e.snapshots("db.events_" + reg); len(s) != 1 {
+		if s := e.Snapshots("db.events_" + reg); len(s) != 1 {
 			t.Fatalf("re-run added snapshots to db.events_%s: %d", reg, len(s))
 		}
 	}
@@ -123,28 +124,29 @@ func TestDynamicDestinations(t *testing.T) {
 // A crash after the 2nd of 5 table commits: the restart commits the other
 // three and skips the two, so every table holds its rows exactly once.
 func TestDynamicDestinationsCrashBetweenTables(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 1000, nil)
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt}
-	r := e.runEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=2"}, args...)
-	if r.code != 137 {
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 1000, nil)
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.Ckpt}
+	r := e.RunEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=2"}, args...)
+	if r.Code != 137 {
 		t.Fatalf("the crash hook did not fire: %s", r)
 	}
-	tables := strings.Fields(e.ok("table", "list", "db").stdout)
+	tables := strings.Fields(e.OK("table", "list", "db").Stdout)
 	committed := 0
 	for _, reg := range regions {
-		if slices.Contains(tables, "db.events_"+reg) && e.count("db.events_"+reg) > 0 {
+		if slices.Contains(tables, "db.events_"+reg) && e.Count("db.events_"+reg) > 0 {
 			committed++
 		}
 	}
 	if committed != 2 {
 		t.Fatalf("after the crash %d tables hold rows, want 2 (tables: %v)", committed, tables)
 	}
-	e.ok(args...)
+	e.OK(args...)
 	for _, reg := range regions {
 		name := "db.events_" + reg
-		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 1000, reg))
-		if s := e.snapshots(name); len(s) != 1 {
+		sameIDs(t, name, e.IDs(name), wantRegionIDs(0, 1000, reg))
+		if s := e.Snapshots(name); len(s) != 1 {
 			t.Fatalf("%s has %d snapshots after the restart, want 1", name, len(s))
 		}
 	}
@@ -154,7 +156,7 @@ func TestDynamicDestinationsCrashBetweenTables(t *testing.T) {
 			Snapshots map[string]int64 `json:"snapshots"`
 		} `json:"latestCommit"`
 	}
-	out := e.ok("checkpoint", "show", e.ckpt, "--json").stdout
+	out := e.OK("checkpoint", "show", e.Ckpt, "--json").Stdout
 	if err := json.Unmarshal([]byte(out), &show); err != nil {
 		t.Fatalf("checkpoint show: %v\n%s", err, out)
 	}
@@ -165,10 +167,11 @@ func TestDynamicDestinationsCrashBetweenTables(t *testing.T) {
 
 // A nested placeholder routes by a struct field.
 func TestDynamicDestinationNested(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.kind_{meta.kind}", "--checkpoint", e.ckpt)
-	if a, b := e.count("db.kind_k0"), e.count("db.kind_k1"); a != 50 || b != 50 {
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 100, nil)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.kind_{meta.kind}", "--checkpoint", e.Ckpt)
+	if a, b := e.Count("db.kind_k0"), e.Count("db.kind_k1"); a != 50 || b != 50 {
 		t.Fatalf("kind tables hold %d and %d rows, want 50 each", a, b)
 	}
 }
@@ -176,8 +179,9 @@ func TestDynamicDestinationNested(t *testing.T) {
 // A row whose template value is null or not a name fails the batch with its
 // location, or goes to the dead-letter table; it is never dropped.
 func TestDynamicDestinationBadValues(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, func(id int64) (string, bool, bool) {
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 100, func(id int64) (string, bool, bool) {
 		switch id {
 		case 7:
 			return "", true, true
@@ -186,25 +190,25 @@ func TestDynamicDestinationBadValues(t *testing.T) {
 		}
 		return "", false, false
 	})
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt}
-	r := e.run(args...)
-	if r.code != 1 || !strings.Contains(r.stderr, "a.parquet") || !strings.Contains(r.stderr, "row 8") || !strings.Contains(r.stderr, "region is null") || !strings.Contains(r.stderr, "dead-letter-table") {
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.Ckpt}
+	r := e.Run(args...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "a.parquet") || !strings.Contains(r.Stderr, "row 8") || !strings.Contains(r.Stderr, "region is null") || !strings.Contains(r.Stderr, "dead-letter-table") {
 		t.Fatalf("want an error naming the file, row 8 and the null region, got %s", r)
 	}
-	if tables := e.run("table", "list", "db"); strings.Contains(tables.stdout, "events_") {
-		t.Fatalf("a failed batch left tables behind: %s", tables.stdout)
+	if tables := e.Run("table", "list", "db"); strings.Contains(tables.Stdout, "events_") {
+		t.Fatalf("a failed batch left tables behind: %s", tables.Stdout)
 	}
-	e.ok(append(args, "--dead-letter-table", "db.dead")...)
-	if n := e.count("db.dead"); n != 2 {
+	e.OK(append(args, "--dead-letter-table", "db.dead")...)
+	if n := e.Count("db.dead"); n != 2 {
 		t.Fatalf("dead-letter table holds %d rows, want 2", n)
 	}
-	out := e.ok("scan", "db.dead", "--output-format", "jsonl").stdout
+	out := e.OK("scan", "db.dead", "--output-format", "jsonl").Stdout
 	if !strings.Contains(out, `"_floe_error":"column region is null"`) || !strings.Contains(out, `no-dash`) || !strings.Contains(out, `"_floe_source_row":12`) {
 		t.Fatalf("dead letters lack their reason or location:\n%s", out)
 	}
 	var total int64 = 2
 	for _, reg := range regions {
-		total += e.count("db.events_" + reg)
+		total += e.Count("db.events_" + reg)
 	}
 	if total != 100 {
 		t.Fatalf("%d rows across the tables and the dead letters, want 100", total)
@@ -213,9 +217,10 @@ func TestDynamicDestinationBadValues(t *testing.T) {
 
 // A nested source column partitions by its struct field.
 func TestPartitionByNestedField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.nested", "--checkpoint", e.ckpt,
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 100, nil)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.nested", "--checkpoint", e.Ckpt,
 		"--partition-fields", "meta.kind", "--partition-fields", "bucket(region, 2)")
 	got := map[string]int64{}
 	for _, f := range e.files("db.nested") {
@@ -228,15 +233,16 @@ func TestPartitionByNestedField(t *testing.T) {
 
 // A template may name a column the table does not keep.
 func TestTemplateColumnDropped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.ev_{region}", "--checkpoint", e.ckpt, "--drop", "region")
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 100, nil)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.ev_{region}", "--checkpoint", e.Ckpt, "--drop", "region")
 	for _, reg := range regions {
 		name := "db.ev_" + reg
 		if cols := strings.Join(e.describe(name).columns(), ","); strings.Contains(cols, "region") {
 			t.Fatalf("%s keeps the dropped column: %s", name, cols)
 		}
-		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 100, reg))
+		sameIDs(t, name, e.IDs(name), wantRegionIDs(0, 100, reg))
 	}
 }
 
@@ -245,28 +251,29 @@ func TestTemplateColumnDropped(t *testing.T) {
 // fails and keeps the batch; once the file is back, it completes, exactly
 // once everywhere.
 func TestTemplateRerunKeepsBatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 500, nil)
-	writeRegions(t, filepath.Join(e.landing, "b.parquet"), 500, 500, nil)
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.ckpt}
-	if r := e.runEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1"}, args...); r.code != 137 {
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 500, nil)
+	writeRegions(t, filepath.Join(e.Landing, "b.parquet"), 500, 500, nil)
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.events_{region}", "--checkpoint", e.Ckpt}
+	if r := e.RunEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1"}, args...); r.Code != 137 {
 		t.Fatalf("the crash hook did not fire: %s", r)
 	}
-	moved := filepath.Join(e.dir, "b.parquet")
-	if err := os.Rename(filepath.Join(e.landing, "b.parquet"), moved); err != nil {
+	moved := filepath.Join(e.Dir, "b.parquet")
+	if err := os.Rename(filepath.Join(e.Landing, "b.parquet"), moved); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run(args...)
-	if r.code != 1 || !strings.Contains(r.stderr, "b.parquet") || !strings.Contains(r.stderr, "may already be in some of the tables") {
+	r := e.Run(args...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "b.parquet") || !strings.Contains(r.Stderr, "may already be in some of the tables") {
 		t.Fatalf("want the re-run to fail and keep the batch, got %s", r)
 	}
-	if err := os.Rename(moved, filepath.Join(e.landing, "b.parquet")); err != nil {
+	if err := os.Rename(moved, filepath.Join(e.Landing, "b.parquet")); err != nil {
 		t.Fatal(err)
 	}
-	e.ok(args...)
+	e.OK(args...)
 	for _, reg := range regions {
 		name := "db.events_" + reg
-		sameIDs(t, name, e.ids(name), wantRegionIDs(0, 1000, reg))
+		sameIDs(t, name, e.IDs(name), wantRegionIDs(0, 1000, reg))
 	}
 }
 
@@ -274,14 +281,15 @@ func TestTemplateRerunKeepsBatch(t *testing.T) {
 // random moments, restart, repeat; every table holds each of its rows
 // exactly once.
 func TestCrashSafetyTemplates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const files, rows = 30, 400
 	for i := range int64(files) {
-		writeRegions(t, filepath.Join(e.landing, fmt.Sprintf("f-%03d.parquet", i)), i*rows, rows, nil)
+		writeRegions(t, filepath.Join(e.Landing, fmt.Sprintf("f-%03d.parquet", i)), i*rows, rows, nil)
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.crash_{region}",
-		"--partition-fields", "bucket(id, 4)", "--checkpoint", e.ckpt, "--max-files-per-trigger", "3"}
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.crash_{region}",
+		"--partition-fields", "bucket(id, 4)", "--checkpoint", e.Ckpt, "--max-files-per-trigger", "3"}
 	kills, finished, next := 0, 0, int64(files)
 	for kills < max(1, *crashKills/2) {
 		if e.runOrKill(time.Duration(rng.IntN(600))*time.Millisecond, args...) {
@@ -290,15 +298,15 @@ func TestCrashSafetyTemplates(t *testing.T) {
 		}
 		finished++
 		for range 6 {
-			writeRegions(t, filepath.Join(e.landing, fmt.Sprintf("g-%03d.parquet", next)), next*rows, rows, nil)
+			writeRegions(t, filepath.Join(e.Landing, fmt.Sprintf("g-%03d.parquet", next)), next*rows, rows, nil)
 			next++
 		}
 	}
-	e.ok(args...)
+	e.OK(args...)
 	total := next * rows
 	for _, reg := range regions {
 		name := "db.crash_" + reg
-		sameIDs(t, name, e.ids(name), wantRegionIDs(0, total, reg))
+		sameIDs(t, name, e.IDs(name), wantRegionIDs(0, total, reg))
 	}
 	t.Logf("%d kills, %d runs that finished, %d rows in 5 tables exactly once", kills, finished, total)
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // syncBuffer collects a background process's output while the test reads it.
@@ -39,13 +41,13 @@ var crashKills = flag.Int("crash-kills", 20, "how many times TestCrashSafety kil
 
 // startFloe starts floe in the background; the caller signals or kills it.
 func (e *env) startFloe(stderr *syncBuffer, args ...string) *exec.Cmd {
-	e.t.Helper()
+	e.T.Helper()
 	cmd := exec.Command(floeBin, args...)
-	cmd.Dir = e.dir
-	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.warehouse)
+	cmd.Dir = e.Dir
+	cmd.Env = append(os.Environ(), "FLOE_WAREHOUSE="+e.Warehouse)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return cmd
 }
@@ -54,7 +56,7 @@ func (e *env) startFloe(stderr *syncBuffer, args ...string) *exec.Cmd {
 // passed, unless it finished first; it tells whether it killed it, and
 // fails the test when floe finished with an error.
 func (e *env) runOrKill(delay time.Duration, args ...string) bool {
-	e.t.Helper()
+	e.T.Helper()
 	var stderr syncBuffer
 	cmd := e.startFloe(&stderr, args...)
 	done := make(chan error, 1)
@@ -62,7 +64,7 @@ func (e *env) runOrKill(delay time.Duration, args ...string) bool {
 	select {
 	case err := <-done:
 		if code := exitCode(err); code != 0 {
-			e.t.Fatalf("floe failed on a restart after kills (exit %d):\n%s", code, stderr.String())
+			e.T.Fatalf("floe failed on a restart after kills (exit %d):\n%s", code, stderr.String())
 		}
 		return false
 	case <-time.After(delay):
@@ -87,18 +89,18 @@ func exitCode(err error) int {
 
 // checkpointConsistent asserts every planned batch committed.
 func (e *env) checkpointConsistent(ckpt string) {
-	e.t.Helper()
-	r := e.ok("checkpoint", "show", ckpt, "--json")
+	e.T.Helper()
+	r := e.OK("checkpoint", "show", ckpt, "--json")
 	var out struct {
 		LatestOffsets *struct{ BatchID int64 } `json:"latestOffsets"`
 		LatestCommit  *struct{ BatchID int64 } `json:"latestCommit"`
 		Pending       *int64                   `json:"pendingBatch"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		e.t.Fatal(err)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		e.T.Fatal(err)
 	}
 	if out.Pending != nil || out.LatestOffsets == nil || out.LatestCommit == nil || out.LatestOffsets.BatchID != out.LatestCommit.BatchID {
-		e.t.Fatalf("checkpoint not consistent after a graceful stop:\n%s", r.stdout)
+		e.T.Fatalf("checkpoint not consistent after a graceful stop:\n%s", r.Stdout)
 	}
 }
 
@@ -106,26 +108,27 @@ func (e *env) checkpointConsistent(ckpt string) {
 // trigger interval plus a batch; SIGTERM stops cleanly; a restart ingests
 // nothing twice.
 func TestProcessingTimeAndGracefulStop(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("first.parquet", 0, 1000)
+	e.WriteIDs("first.parquet", 0, 1000)
 	var stderr syncBuffer
-	cmd := e.startFloe(&stderr, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.live",
-		"--checkpoint", e.ckpt, "--trigger", "processing-time=1s", "--progress=json")
+	cmd := e.startFloe(&stderr, "stream", "--source", e.Landing, "--format", "parquet", "--table", "db.live",
+		"--checkpoint", e.Ckpt, "--trigger", "processing-time=1s", "--progress=json")
 	defer cmd.Process.Kill()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("floe's stderr:\n%s", stderr.String())
 		}
 	})
-	waitFor(t, 20*time.Second, "the first file", func() bool {
-		r := e.run("scan", "db.live", "--count")
-		return r.code == 0 && r.stdout == "1000\n"
+	fixture.WaitFor(t, 20*time.Second, "the first file", func() bool {
+		r := e.Run("scan", "db.live", "--count")
+		return r.Code == 0 && r.Stdout == "1000\n"
 	})
 
-	e.writeIDs("second.parquet", 1000, 1000)
-	took := waitFor(t, 10*time.Second, "the dropped file", func() bool {
-		r := e.run("scan", "db.live", "--count")
-		return r.code == 0 && r.stdout == "2000\n"
+	e.WriteIDs("second.parquet", 1000, 1000)
+	took := fixture.WaitFor(t, 10*time.Second, "the dropped file", func() bool {
+		r := e.Run("scan", "db.live", "--count")
+		return r.Code == 0 && r.Stdout == "2000\n"
 	})
 	t.Logf("dropped file visible in the table after %v", took)
 	if took > 3*time.Second {
@@ -138,10 +141,10 @@ func TestProcessingTimeAndGracefulStop(t *testing.T) {
 	if code := exitCode(cmd.Wait()); code != 0 {
 		t.Fatalf("after SIGTERM floe exited %d, want 0; stderr:\n%s", code, stderr.String())
 	}
-	e.checkpointConsistent(e.ckpt)
+	e.checkpointConsistent(e.Ckpt)
 
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.live", "--checkpoint", e.ckpt, "--trigger", "available-now")
-	if ids := e.ids("db.live"); len(ids) != 2000 {
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.live", "--checkpoint", e.Ckpt, "--trigger", "available-now")
+	if ids := e.IDs("db.live"); len(ids) != 2000 {
 		t.Fatalf("after restart: %d distinct ids, want 2000", len(ids))
 	}
 }
@@ -149,14 +152,15 @@ func TestProcessingTimeAndGracefulStop(t *testing.T) {
 // Crash safety: SIGKILL at random moments during an ingest, restart, repeat;
 // every row must end up in the table exactly once.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const files, rows = 60, 500
 	for i := range int64(files) {
-		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
+		e.WriteIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.crash",
-		"--checkpoint", e.ckpt, "--trigger", "available-now", "--max-files-per-trigger", "2"}
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.crash",
+		"--checkpoint", e.Ckpt, "--trigger", "available-now", "--max-files-per-trigger", "2"}
 	kills, finished := 0, 0
 	for kills < *crashKills {
 		if e.runOrKill(time.Duration(rng.IntN(400))*time.Millisecond, args...) {
@@ -167,16 +171,16 @@ func TestCrashSafety(t *testing.T) {
 		// All input is in: add more so later kills still hit work.
 		base := int64(files+(finished-1)*10) * rows
 		for j := range int64(10) {
-			e.writeIDs(fmt.Sprintf("g-%03d-%02d.parquet", finished, j), base+j*rows, rows)
+			e.WriteIDs(fmt.Sprintf("g-%03d-%02d.parquet", finished, j), base+j*rows, rows)
 		}
 	}
-	e.ok(args...)
+	e.OK(args...)
 	total := int64(files+finished*10) * rows
-	ids := e.ids("db.crash")
+	ids := e.IDs("db.crash")
 	if int64(len(ids)) != total {
 		t.Fatalf("after %d kills: %d distinct ids, want %d", kills, len(ids), total)
 	}
-	if n := e.count("db.crash"); n != total {
+	if n := e.Count("db.crash"); n != total {
 		t.Fatalf("after %d kills: %d rows, want %d", kills, n, total)
 	}
 	for id := range total {
@@ -190,8 +194,9 @@ func TestCrashSafety(t *testing.T) {
 // Two processes writing different landing directories into one table at the
 // same time: every batch of both lands and neither fails.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	dirs := []string{filepath.Join(e.dir, "landing-a"), filepath.Join(e.dir, "landing-b")}
+	dirs := []string{filepath.Join(e.Dir, "landing-a"), filepath.Join(e.Dir, "landing-b")}
 	var cmds []*exec.Cmd
 	var errs []*syncBuffer
 	for i, d := range dirs {
@@ -201,7 +206,7 @@ func TestConcurrentWriters(t *testing.T) {
 		var stderr syncBuffer
 		errs = append(errs, &stderr)
 		cmds = append(cmds, e.startFloe(&stderr, "stream", "--source", d, "--format", "parquet", "--table", "db.shared",
-			"--checkpoint", filepath.Join(e.dir, "ckpt-"+strconv.Itoa(i)), "--trigger", "1s"))
+			"--checkpoint", filepath.Join(e.Dir, "ckpt-"+strconv.Itoa(i)), "--trigger", "1s"))
 	}
 	defer func() {
 		for _, c := range cmds {
@@ -214,7 +219,7 @@ func TestConcurrentWriters(t *testing.T) {
 	for n := 0; time.Now().Before(deadline); n++ {
 		for i, d := range dirs {
 			id := total
-			if err := writeIDsTo(filepath.Join(d, fmt.Sprintf("f-%03d.parquet", n)), id, rows); err != nil {
+			if err := fixture.WriteIDFile(filepath.Join(d, fmt.Sprintf("f-%03d.parquet", n)), id, rows); err != nil {
 				t.Fatal(err)
 			}
 			total += rows
@@ -223,9 +228,9 @@ func TestConcurrentWriters(t *testing.T) {
 		time.Sleep(700 * time.Millisecond)
 	}
 	// Let the last files land, then stop both.
-	waitFor(t, 30*time.Second, "every file", func() bool {
-		r := e.run("scan", "db.shared", "--count")
-		return r.code == 0 && r.stdout == strconv.FormatInt(total, 10)+"\n"
+	fixture.WaitFor(t, 30*time.Second, "every file", func() bool {
+		r := e.Run("scan", "db.shared", "--count")
+		return r.Code == 0 && r.Stdout == strconv.FormatInt(total, 10)+"\n"
 	})
 	for i, c := range cmds {
 		_ = c.Process.Signal(syscall.SIGTERM)
@@ -233,10 +238,10 @@ func TestConcurrentWriters(t *testing.T) {
 			t.Fatalf("writer %d exited %d:\n%s", i, code, errs[i].String())
 		}
 	}
-	if ids := e.ids("db.shared"); int64(len(ids)) != total {
+	if ids := e.IDs("db.shared"); int64(len(ids)) != total {
 		t.Fatalf("%d distinct ids, want %d", len(ids), total)
 	}
-	snaps := e.snapshots("db.shared")
+	snaps := e.Snapshots("db.shared")
 	queries := map[string]int{}
 	for _, s := range snaps {
 		if s.Operation == "append" { // the writers' maintenance adds replace snapshots
@@ -252,26 +257,27 @@ func TestConcurrentWriters(t *testing.T) {
 // Two runs of one query at once (a scheduled job overlapping its previous
 // run) would plan the same batch twice: the second is refused.
 func TestCheckpointIsLocked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
+	e.WriteIDs("a.parquet", 0, 100)
 	var stderr syncBuffer
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.lock", "--checkpoint", e.ckpt, "--trigger", "1s"}
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.lock", "--checkpoint", e.Ckpt, "--trigger", "1s"}
 	cmd := e.startFloe(&stderr, args...)
 	defer cmd.Process.Kill()
-	waitFor(t, 20*time.Second, "the first run's batch", func() bool {
-		r := e.run("scan", "db.lock", "--count")
-		return r.code == 0 && r.stdout == "100\n"
+	fixture.WaitFor(t, 20*time.Second, "the first run's batch", func() bool {
+		r := e.Run("scan", "db.lock", "--count")
+		return r.Code == 0 && r.Stdout == "100\n"
 	})
-	r := e.run(args...)
-	if r.code != 1 || !strings.Contains(r.stderr, "in use by another floe run") {
+	r := e.Run(args...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "in use by another floe run") {
 		t.Fatalf("a second run on a busy checkpoint: %s", r)
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	if code := exitCode(cmd.Wait()); code != 0 {
 		t.Fatalf("first run exited %d:\n%s", code, stderr.String())
 	}
-	e.ok(append(args[:len(args)-2], "--trigger", "once")...)
-	if n := e.count("db.lock"); n != 100 {
+	e.OK(append(args[:len(args)-2], "--trigger", "once")...)
+	if n := e.Count("db.lock"); n != 100 {
 		t.Fatalf("rows = %d, want 100", n)
 	}
 }
@@ -279,36 +285,37 @@ func TestCheckpointIsLocked(t *testing.T) {
 // A processing-time stream outlives a landing directory that is briefly
 // gone: it warns, backs off, and picks up where it was.
 func TestProcessingTimeSurvivesTransientFailure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
+	e.WriteIDs("a.parquet", 0, 100)
 	var stderr syncBuffer
-	cmd := e.startFloe(&stderr, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.flaky",
-		"--checkpoint", e.ckpt, "--trigger", "500ms")
+	cmd := e.startFloe(&stderr, "stream", "--source", e.Landing, "--format", "parquet", "--table", "db.flaky",
+		"--checkpoint", e.Ckpt, "--trigger", "500ms")
 	defer cmd.Process.Kill()
 	count := func(want string) func() bool {
 		return func() bool {
-			r := e.run("scan", "db.flaky", "--count")
-			return r.code == 0 && r.stdout == want+"\n"
+			r := e.Run("scan", "db.flaky", "--count")
+			return r.Code == 0 && r.Stdout == want+"\n"
 		}
 	}
-	waitFor(t, 20*time.Second, "the first file", count("100"))
-	aside := e.landing + ".aside"
-	if err := os.Rename(e.landing, aside); err != nil {
+	fixture.WaitFor(t, 20*time.Second, "the first file", count("100"))
+	aside := e.Landing + ".aside"
+	if err := os.Rename(e.Landing, aside); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "a warning about the failed batch", func() bool {
+	fixture.WaitFor(t, 10*time.Second, "a warning about the failed batch", func() bool {
 		return strings.Contains(stderr.String(), "retrying in")
 	})
-	if err := os.Rename(aside, e.landing); err != nil {
+	if err := os.Rename(aside, e.Landing); err != nil {
 		t.Fatal(err)
 	}
-	e.writeIDs("b.parquet", 100, 100)
-	waitFor(t, 20*time.Second, "the file dropped after the failure", count("200"))
+	e.WriteIDs("b.parquet", 100, 100)
+	fixture.WaitFor(t, 20*time.Second, "the file dropped after the failure", count("200"))
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	if code := exitCode(cmd.Wait()); code != 0 {
 		t.Fatalf("floe exited %d:\n%s", code, stderr.String())
 	}
-	if ids := e.ids("db.flaky"); len(ids) != 200 {
+	if ids := e.IDs("db.flaky"); len(ids) != 200 {
 		t.Fatalf("%d distinct ids, want 200", len(ids))
 	}
 }

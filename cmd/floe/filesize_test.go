@@ -61,11 +61,11 @@ type dataFile struct {
 }
 
 func (e *env) files(table string) []dataFile {
-	e.t.Helper()
-	out := e.ok("table", "files", table, "--json").stdout
+	e.T.Helper()
+	out := e.OK("table", "files", table, "--json").Stdout
 	var fs []dataFile
 	if err := json.Unmarshal([]byte(out), &fs); err != nil {
-		e.t.Fatalf("table files --json: %v\n%s", err, out)
+		e.T.Fatalf("table files --json: %v\n%s", err, out)
 	}
 	return fs
 }
@@ -98,22 +98,23 @@ func batchProgresses(t *testing.T, stderr string) []batchProgress {
 // arrives, at most 64 files are open at once, and peak memory does not grow
 // with the partition count (200 partitions vs 1,000, same rows).
 func TestManyPartitionsBoundedMemory(t *testing.T) {
+	t.Parallel()
 	const rows = 400_000
 	peaks := map[int64]int64{}
 	for _, parts := range []int64{200, 1000} {
 		e := newEnv(t)
-		writePartitioned(t, e.landing, 4, rows/4, parts, 40, uint64(parts))
-		r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.many", "--checkpoint", e.ckpt,
+		writePartitioned(t, e.Landing, 4, rows/4, parts, 40, uint64(parts))
+		r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.many", "--checkpoint", e.Ckpt,
 			"--partition-fields", "p", "-p", "table-default.write.max-open-files=64",
 			"-p", "table-default.floe.write.buffer-bytes=8388608", "--progress", "json", "--trigger", "once")
-		prog := batchProgresses(t, r.stderr)
+		prog := batchProgresses(t, r.Stderr)
 		if len(prog) != 1 || prog[0].NumInputRows != rows {
 			t.Fatalf("progress %+v, want one batch of %d rows", prog, rows)
 		}
 		if open := prog[0].Sink.PeakOpenFiles; open < 1 || open > 64 {
 			t.Fatalf("%d partitions: %d files open at once, want at most 64", parts, open)
 		}
-		if ids := e.ids("db.many"); len(ids) != rows {
+		if ids := e.IDs("db.many"); len(ids) != rows {
 			t.Fatalf("%d partitions: %d distinct ids, want %d", parts, len(ids), rows)
 		}
 		files := e.files("db.many")
@@ -124,9 +125,9 @@ func TestManyPartitionsBoundedMemory(t *testing.T) {
 		if int64(len(seen)) != parts {
 			t.Fatalf("%d partitions written, want %d", len(seen), parts)
 		}
-		peaks[parts] = r.maxRSS
+		peaks[parts] = r.MaxRSS
 		t.Logf("%d partitions: %d files (%.1f per partition), peak %d open, peak RSS %.1f MiB",
-			parts, len(files), float64(len(files))/float64(parts), prog[0].Sink.PeakOpenFiles, float64(r.maxRSS)/(1<<20))
+			parts, len(files), float64(len(files))/float64(parts), prog[0].Sink.PeakOpenFiles, float64(r.MaxRSS)/(1<<20))
 	}
 	if peaks[200] > 0 && float64(peaks[1000]) > 1.5*float64(peaks[200]) {
 		t.Fatalf("peak RSS grew from %d MiB (200 partitions) to %d MiB (1,000 partitions)", peaks[200]>>20, peaks[1000]>>20)
@@ -136,14 +137,15 @@ func TestManyPartitionsBoundedMemory(t *testing.T) {
 // write.target-file-size-bytes 32 MiB on ~200 MB of one partition: every
 // file but the last is within 0.75-1.25x of the target.
 func TestTargetFileSize(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 200 MB")
 	}
 	e := newEnv(t)
 	// 2.2M rows of 120 random characters: ~200 MB encoded.
-	writePartitioned(t, e.landing, 11, 200_000, 1, 120, 7)
+	writePartitioned(t, e.Landing, 11, 200_000, 1, 120, 7)
 	const target = 32 << 20
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.sized", "--checkpoint", e.ckpt,
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.sized", "--checkpoint", e.Ckpt,
 		"--partition-fields", "p", "--target-file-size-bytes", fmt.Sprint(target), "--trigger", "once")
 	files := e.files("db.sized")
 	var total int64

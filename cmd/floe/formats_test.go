@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // CSV and JSON lines sources ingest with the types docs/formats.md
@@ -24,8 +26,8 @@ type fieldInfo struct {
 // fields reads `floe table describe --json` and returns the table's columns
 // by name; extra flags select the catalog.
 func (e *env) fields(table string, extra ...string) map[string]fieldInfo {
-	e.t.Helper()
-	r := e.ok(append([]string{"table", "describe", table, "--json"}, extra...)...)
+	e.T.Helper()
+	r := e.OK(append([]string{"table", "describe", table, "--json"}, extra...)...)
 	var d struct {
 		Schema struct {
 			Fields []struct {
@@ -35,8 +37,8 @@ func (e *env) fields(table string, extra ...string) map[string]fieldInfo {
 			} `json:"fields"`
 		} `json:"schema"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		e.t.Fatalf("describe --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		e.T.Fatalf("describe --json: %v\n%s", err, r.Stdout)
 	}
 	out := map[string]fieldInfo{}
 	for i, f := range d.Schema.Fields {
@@ -102,15 +104,15 @@ func checkSchema(t *testing.T, got map[string]fieldInfo, want ...string) {
 // rows scans the table as JSON lines and returns each row re-encoded with
 // sorted keys, so rows compare as strings.
 func (e *env) rows(table string, extra ...string) []string {
-	e.t.Helper()
-	r := e.ok(append([]string{"scan", table, "--output-format", "jsonl"}, extra...)...)
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	e.T.Helper()
+	r := e.OK(append([]string{"scan", table, "--output-format", "jsonl"}, extra...)...)
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.UseNumber()
 	var out []string
 	for dec.More() {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
-			e.t.Fatalf("scan jsonl: %v\n%s", err, r.stdout)
+			e.T.Fatalf("scan jsonl: %v\n%s", err, r.Stdout)
 		}
 		b, _ := json.Marshal(m)
 		out = append(out, string(b))
@@ -128,16 +130,17 @@ func checkRows(t *testing.T, got []string, want ...string) {
 	}
 }
 
-func (e *env) streamFormat(format, table string, extra ...string) result {
-	e.t.Helper()
-	return e.ok(append([]string{"stream", "--source", e.landing, "--format", format, "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now"}, extra...)...)
+func (e *env) streamFormat(format, table string, extra ...string) fixture.Result {
+	e.T.Helper()
+	return e.OK(append([]string{"stream", "--source", e.Landing, "--format", format, "--table", table, "--checkpoint", e.Ckpt, "--trigger", "available-now"}, extra...)...)
 }
 
 // CSV with a header: every column's type is inferred from all its values;
 // empty values are nulls.
 func TestFormatCSVInference(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.landing, "infer.csv"), []byte(`id,price,ok,day,at,at_tz,clock,name,code,empty
+	writeFile(t, filepath.Join(e.Landing, "infer.csv"), []byte(`id,price,ok,day,at,at_tz,clock,name,code,empty
 1,1.5,true,2024-01-02,2024-01-02 03:04:05,2024-01-02T03:04:05Z,12:30:00,alice,007,
 2,,false,,2024-01-03T10:00:00.123456,,,"bob, jr",n/a,
 ,3,TRUE,2024-02-29,,2024-01-02T03:04:05+02:00,08:00:00.25,,42,
@@ -155,8 +158,9 @@ func TestFormatCSVInference(t *testing.T) {
 // A value that looks like a boolean, date, time or timestamp but does not
 // parse as one makes the column a string column; it does not fail the file.
 func TestFormatCSVInferenceFallsBackToString(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.landing, "x.csv"), []byte("id,t,d,ts,ok_ts,b,ok_b\n1,10:00:00,2024-02-28,2024-01-01 10:00,2024-01-01 10:00,true,True\n2,25:00:00,2024-02-30,2024-01-01 25:61,2024-01-01T11:30:15.5,tRuE,FALSE\n"))
+	writeFile(t, filepath.Join(e.Landing, "x.csv"), []byte("id,t,d,ts,ok_ts,b,ok_b\n1,10:00:00,2024-02-28,2024-01-01 10:00,2024-01-01 10:00,true,True\n2,25:00:00,2024-02-30,2024-01-01 25:61,2024-01-01T11:30:15.5,tRuE,FALSE\n"))
 	e.streamFormat("csv", "db.temporal")
 	checkSchema(t, e.fields("db.temporal"), "id long", "t string", "d string", "ts string", "ok_ts timestamp", "b string", "ok_b boolean")
 	checkRows(t, e.rows("db.temporal"),
@@ -167,14 +171,15 @@ func TestFormatCSVInferenceFallsBackToString(t *testing.T) {
 // Inference is per file: a later file in which a column is empty throughout
 // (no type to infer) or holds only integers still fits the table.
 func TestFormatCSVLaterFileTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.landing, "a.csv"), []byte("id,price,at,clock\n1,1.5,2024-01-02 03:04:05,12:00:00\n"))
+	writeFile(t, filepath.Join(e.Landing, "a.csv"), []byte("id,price,at,clock\n1,1.5,2024-01-02 03:04:05,12:00:00\n"))
 	e.streamFormat("csv", "db.later")
-	writeFile(t, filepath.Join(e.landing, "b.csv"), []byte("id,price,at,clock\n2,,,\n3,,,\n"))
-	writeFile(t, filepath.Join(e.landing, "c.csv"), []byte("id,price,at,clock\n4,7,,\n"))
+	writeFile(t, filepath.Join(e.Landing, "b.csv"), []byte("id,price,at,clock\n2,,,\n3,,,\n"))
+	writeFile(t, filepath.Join(e.Landing, "c.csv"), []byte("id,price,at,clock\n4,7,,\n"))
 	e.streamFormat("csv", "db.later")
 	checkSchema(t, e.fields("db.later"), "id long", "price double", "at timestamp", "clock time")
-	if n := e.count("db.later"); n != 4 {
+	if n := e.Count("db.later"); n != 4 {
 		t.Fatalf("rows = %d, want 4", n)
 	}
 	got := strings.Join(e.rows("db.later"), "\n")
@@ -191,8 +196,9 @@ func TestFormatCSVLaterFileTypes(t *testing.T) {
 // An explicit schema (source.schema in the pipeline file) fixes every
 // column's type, required columns included.
 func TestFormatCSVExplicitSchema(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.ok("run", e.usePipeline("csv-schema"))
+	e.OK("run", e.usePipeline("csv-schema"))
 	checkSchema(t, e.fields("db.typed"),
 		"id long required", "qty int", "price decimal(10, 2)", "ratio float", "score double", "ok boolean",
 		"day date", "t time", "at timestamp", "at_tz timestamptz", "name string")
@@ -204,18 +210,20 @@ func TestFormatCSVExplicitSchema(t *testing.T) {
 
 // `floe scan --format csv` prints a table with a time column.
 func TestFormatScanCSVTimeColumn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.ok("run", e.usePipeline("csv-schema"))
-	r := e.run("scan", "db.typed", "--output-format", "csv")
-	if r.code != 0 || !strings.Contains(r.stdout, "12:30:00") || !strings.Contains(r.stdout, "19.99") || !strings.Contains(r.stdout, "0.10") {
+	e.OK("run", e.usePipeline("csv-schema"))
+	r := e.Run("scan", "db.typed", "--output-format", "csv")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "12:30:00") || !strings.Contains(r.Stdout, "19.99") || !strings.Contains(r.Stdout, "0.10") {
 		t.Fatalf("scan --format csv of a table with time and decimal columns: %s", r)
 	}
 }
 
 // A different delimiter (source.csv.delimiter); quoted fields may hold it.
 func TestFormatCSVDelimiter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.ok("run", e.usePipeline("csv-delimiter"))
+	e.OK("run", e.usePipeline("csv-delimiter"))
 	checkSchema(t, e.fields("db.semicolon"), "id long", "label string", "amount double")
 	checkRows(t, e.rows("db.semicolon"),
 		`{"amount":1.5,"id":1,"label":"a,b"}`,
@@ -225,8 +233,9 @@ func TestFormatCSVDelimiter(t *testing.T) {
 
 // Without a header row the schema names the columns in file order.
 func TestFormatCSVHeaderless(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.ok("run", e.usePipeline("csv-headerless"))
+	e.OK("run", e.usePipeline("csv-headerless"))
 	checkSchema(t, e.fields("db.headerless"), "id long", "city string", "ok boolean")
 	checkRows(t, e.rows("db.headerless"),
 		`{"city":"Oslo","id":1,"ok":true}`,
@@ -236,8 +245,9 @@ func TestFormatCSVHeaderless(t *testing.T) {
 // JSON lines: integers, floats (mixed with integers: double), booleans,
 // strings, objects (struct), arrays (list), nulls.
 func TestFormatJSONInference(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.landing, "infer.json"), []byte(`{"id":1,"price":1,"ok":true,"name":"a","tags":["x","y"],"addr":{"zip":123,"city":"Oslo"},"score":2.5,"note":null,"n":[1,2.5]}
+	writeFile(t, filepath.Join(e.Landing, "infer.json"), []byte(`{"id":1,"price":1,"ok":true,"name":"a","tags":["x","y"],"addr":{"zip":123,"city":"Oslo"},"score":2.5,"note":null,"n":[1,2.5]}
 {"id":2,"price":2.25,"ok":false,"name":"b","tags":[],"addr":{"city":"Rome"},"score":null}
 
 {"name":null,"id":3,"price":3,"tags":null,"addr":null,"extra":"late"}
@@ -253,7 +263,7 @@ func TestFormatJSONInference(t *testing.T) {
 
 	// A later file whose values are all null, or integers where the table
 	// has doubles, still fits.
-	writeFile(t, filepath.Join(e.landing, "later.json"), []byte(`{"id":4,"price":null,"ok":null,"name":null,"score":7}`+"\n"))
+	writeFile(t, filepath.Join(e.Landing, "later.json"), []byte(`{"id":4,"price":null,"ok":null,"name":null,"score":7}`+"\n"))
 	e.streamFormat("json", "db.json")
 	rows := e.rows("db.json")
 	if len(rows) != 4 || !strings.Contains(strings.Join(rows, "\n"), `"id":4,"n":null,"name":null,"note":null,"ok":null,"price":null,"score":7,`) {
@@ -263,11 +273,12 @@ func TestFormatJSONInference(t *testing.T) {
 
 // A field holding values of two JSON kinds is refused with the fix.
 func TestFormatJSONConflictingKinds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	p := filepath.Join(e.landing, "mixed.json")
+	p := filepath.Join(e.Landing, "mixed.json")
 	writeFile(t, p, []byte("{\"id\":1,\"v\":\"a\"}\n{\"id\":2,\"v\":3}\n"))
-	r := e.run("stream", "--source", e.landing, "--format", "json", "--table", "db.mixed", "--checkpoint", e.ckpt)
-	if r.code != 1 || !strings.Contains(r.stderr, p) || !strings.Contains(r.stderr, "line 2: field v holds both string and number values; give the column a type in source.schema") {
+	r := e.Run("stream", "--source", e.Landing, "--format", "json", "--table", "db.mixed", "--checkpoint", e.Ckpt)
+	if r.Code != 1 || !strings.Contains(r.Stderr, p) || !strings.Contains(r.Stderr, "line 2: field v holds both string and number values; give the column a type in source.schema") {
 		t.Fatalf("want exit 1 naming the file, line and field, got %s", r)
 	}
 }
@@ -275,8 +286,9 @@ func TestFormatJSONConflictingKinds(t *testing.T) {
 // JSON lines with an explicit schema: numbers take the declared types,
 // absent keys are nulls, key order does not matter.
 func TestFormatJSONExplicitSchema(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.ok("run", e.usePipeline("json-schema"))
+	e.OK("run", e.usePipeline("json-schema"))
 	checkSchema(t, e.fields("db.jsontyped"), "id long required", "score double", "qty int", "at timestamp", "tag string")
 	checkRows(t, e.rows("db.jsontyped"),
 		`{"at":"2024-01-02T03:04:05","id":1,"qty":2,"score":1,"tag":"a"}`,
@@ -286,19 +298,20 @@ func TestFormatJSONExplicitSchema(t *testing.T) {
 
 // --mode complete: each batch replaces the table's contents.
 func TestCompleteMode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	table := "db.complete"
-	e.writeIDs("a.parquet", 0, 1000)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now", "--mode", "complete")
-	if n := e.count(table); n != 1000 {
+	e.WriteIDs("a.parquet", 0, 1000)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", table, "--checkpoint", e.Ckpt, "--trigger", "available-now", "--mode", "complete")
+	if n := e.Count(table); n != 1000 {
 		t.Fatalf("after file A: %d rows, want 1000", n)
 	}
-	e.writeIDs("b.parquet", 10000, 500)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now", "--mode", "complete")
-	if n := e.count(table); n != 500 {
+	e.WriteIDs("b.parquet", 10000, 500)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", table, "--checkpoint", e.Ckpt, "--trigger", "available-now", "--mode", "complete")
+	if n := e.Count(table); n != 500 {
 		t.Fatalf("after file B: %d rows, want exactly B's 500", n)
 	}
-	ids := e.ids(table)
+	ids := e.IDs(table)
 	for id := int64(10000); id < 10500; id++ {
 		if !ids[id] {
 			t.Fatalf("id %d of file B missing", id)
@@ -307,7 +320,7 @@ func TestCompleteMode(t *testing.T) {
 	if len(ids) != 500 {
 		t.Fatalf("%d distinct ids, want 500 (none of file A)", len(ids))
 	}
-	snaps := e.snapshots(table)
+	snaps := e.Snapshots(table)
 	if len(snaps) != 2 {
 		t.Fatalf("snapshots = %+v, want 2", snaps)
 	}
@@ -321,18 +334,18 @@ func TestCompleteMode(t *testing.T) {
 		t.Errorf("second snapshot floe.batch-id = %q, want 1", snaps[1].Summary["floe.batch-id"])
 	}
 	// Only B's data file is live.
-	r := e.ok("table", "files", table, "--json")
+	r := e.OK("table", "files", table, "--json")
 	var files []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &files); err != nil {
-		t.Fatalf("table files --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &files); err != nil {
+		t.Fatalf("table files --json: %v\n%s", err, r.Stdout)
 	}
 	if len(files) != 1 {
-		t.Errorf("live data files = %d, want 1:\n%s", len(files), r.stdout)
+		t.Errorf("live data files = %d, want 1:\n%s", len(files), r.Stdout)
 	}
 
 	// A re-run with nothing new leaves the table alone.
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", table, "--checkpoint", e.ckpt, "--trigger", "available-now", "--mode", "complete")
-	if n, s := e.count(table), len(e.snapshots(table)); n != 500 || s != 2 {
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", table, "--checkpoint", e.Ckpt, "--trigger", "available-now", "--mode", "complete")
+	if n, s := e.Count(table), len(e.Snapshots(table)); n != 500 || s != 2 {
 		t.Fatalf("after a re-run: %d rows, %d snapshots; want 500 and 2", n, s)
 	}
 }
@@ -340,14 +353,15 @@ func TestCompleteMode(t *testing.T) {
 // Complete mode replaces the table with each batch, so a rate limit would
 // leave only the last slice of the input: floe refuses the combination.
 func TestCompleteModeRefusesRateLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 1000)
-	r := e.stream("db.complete2", "--trigger", "available-now", "--mode", "complete", "--max-files-per-trigger", "1")
-	if r.code != 2 || !strings.Contains(r.stderr, "max-files-per-trigger") || !strings.Contains(r.stderr, "complete") {
+	e.WriteIDs("a.parquet", 0, 1000)
+	r := e.Stream("db.complete2", "--trigger", "available-now", "--mode", "complete", "--max-files-per-trigger", "1")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "max-files-per-trigger") || !strings.Contains(r.Stderr, "complete") {
 		t.Fatalf("want exit 2 naming the conflict, got %s", r)
 	}
-	if r := e.run("scan", "db.complete2", "--count"); r.code == 0 {
-		t.Fatalf("a table was written: %s", r.stdout)
+	if r := e.Run("scan", "db.complete2", "--count"); r.Code == 0 {
+		t.Fatalf("a table was written: %s", r.Stdout)
 	}
 }
 
@@ -355,33 +369,34 @@ func TestCompleteModeRefusesRateLimits(t *testing.T) {
 // scenario: three files, one snapshot; a re-run adds nothing; a fourth file
 // makes a second snapshot. The table is a directory with a version hint.
 func TestHadoopCatalog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hadoop := []string{"--catalog-type", "hadoop"}
 	stream := func() {
-		e.t.Helper()
-		e.ok(append([]string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.stream", "--checkpoint", e.ckpt, "--trigger", "available-now"}, hadoop...)...)
+		e.T.Helper()
+		e.OK(append([]string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.stream", "--checkpoint", e.Ckpt, "--trigger", "available-now"}, hadoop...)...)
 	}
 	count := func() int64 {
 		t.Helper()
-		r := e.ok(append([]string{"scan", "db.stream", "--count"}, hadoop...)...)
-		n, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64)
+		r := e.OK(append([]string{"scan", "db.stream", "--count"}, hadoop...)...)
+		n, err := strconv.ParseInt(strings.TrimSpace(r.Stdout), 10, 64)
 		if err != nil {
-			t.Fatalf("scan --count printed %q", r.stdout)
+			t.Fatalf("scan --count printed %q", r.Stdout)
 		}
 		return n
 	}
-	snapshots := func() []snapshot {
+	snapshots := func() []fixture.Snapshot {
 		t.Helper()
-		r := e.ok(append([]string{"table", "snapshots", "db.stream", "--json"}, hadoop...)...)
-		var out []snapshot
-		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-			t.Fatalf("snapshots --json: %v\n%s", err, r.stdout)
+		r := e.OK(append([]string{"table", "snapshots", "db.stream", "--json"}, hadoop...)...)
+		var out []fixture.Snapshot
+		if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+			t.Fatalf("snapshots --json: %v\n%s", err, r.Stdout)
 		}
 		return out
 	}
 
 	for i := int64(0); i < 3; i++ {
-		e.writeIDs(fmt.Sprintf("part-%d.parquet", i), i*1000, 1000)
+		e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), i*1000, 1000)
 	}
 	stream()
 	snaps := snapshots()
@@ -395,13 +410,13 @@ func TestHadoopCatalog(t *testing.T) {
 	if n, s := count(), len(snapshots()); n != 3000 || s != 1 {
 		t.Fatalf("after a re-run: %d rows, %d snapshots; want 3000 and 1", n, s)
 	}
-	e.writeIDs("part-3.parquet", 3000, 1000)
+	e.WriteIDs("part-3.parquet", 3000, 1000)
 	stream()
 	if n, s := count(), len(snapshots()); n != 4000 || s != 2 {
 		t.Fatalf("after a fourth file: %d rows, %d snapshots; want 4000 and 2", n, s)
 	}
-	r := e.ok(append([]string{"scan", "db.stream", "--output-format", "csv"}, hadoop...)...)
-	if lines := strings.Count(strings.TrimSpace(r.stdout), "\n"); lines != 4000 {
+	r := e.OK(append([]string{"scan", "db.stream", "--output-format", "csv"}, hadoop...)...)
+	if lines := strings.Count(strings.TrimSpace(r.Stdout), "\n"); lines != 4000 {
 		t.Fatalf("scan printed %d rows, want 4000", lines)
 	}
 
@@ -411,12 +426,12 @@ func TestHadoopCatalog(t *testing.T) {
 		Location         string `json:"location"`
 		MetadataLocation string `json:"metadata_location"`
 	}
-	if err := json.Unmarshal([]byte(e.ok(append([]string{"table", "describe", "db.stream", "--json"}, hadoop...)...).stdout), &d); err != nil {
+	if err := json.Unmarshal([]byte(e.OK(append([]string{"table", "describe", "db.stream", "--json"}, hadoop...)...).Stdout), &d); err != nil {
 		t.Fatal(err)
 	}
 	dir := strings.TrimPrefix(d.Location, "file://")
-	if !strings.HasPrefix(dir, e.warehouse+string(filepath.Separator)) {
-		t.Errorf("table location %s is not under the warehouse %s", d.Location, e.warehouse)
+	if !strings.HasPrefix(dir, e.Warehouse+string(filepath.Separator)) {
+		t.Errorf("table location %s is not under the warehouse %s", d.Location, e.Warehouse)
 	}
 	hint, err := os.ReadFile(filepath.Join(dir, "metadata", "version-hint.text"))
 	if err != nil {
@@ -427,7 +442,7 @@ func TestHadoopCatalog(t *testing.T) {
 		t.Errorf("version-hint.text = %q, current metadata %s", hint, d.MetadataLocation)
 	}
 	// No SQL catalog was involved.
-	if _, err := os.Stat(filepath.Join(e.warehouse, "catalog.db")); err == nil {
+	if _, err := os.Stat(filepath.Join(e.Warehouse, "catalog.db")); err == nil {
 		t.Errorf("catalog.db exists: a command used the SQL catalog")
 	}
 }
@@ -436,8 +451,9 @@ func TestHadoopCatalog(t *testing.T) {
 // by name: files may list the columns in another order, or leave optional
 // ones out; a column the schema lacks is refused.
 func TestFormatCSVExplicitSchemaHeaderOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.dir, "p.yaml"), []byte(`source:
+	writeFile(t, filepath.Join(e.Dir, "p.yaml"), []byte(`source:
   path: ./landing
   format: csv
   schema:
@@ -449,28 +465,28 @@ sink:
   table: db.order
 checkpoint: ./ckpt
 `))
-	writeFile(t, filepath.Join(e.landing, "a.csv"), []byte("ok,day,id,note\nT,2024-01-02,1,x\n"))
-	e.ok("run", "p.yaml")
+	writeFile(t, filepath.Join(e.Landing, "a.csv"), []byte("ok,day,id,note\nT,2024-01-02,1,x\n"))
+	e.OK("run", "p.yaml")
 	checkSchema(t, e.fields("db.order"), "id long required", "ok boolean", "day date", "note string")
-	writeFile(t, filepath.Join(e.landing, "b.csv"), []byte("note, id\ny,2\n"))
-	e.ok("run", "p.yaml")
+	writeFile(t, filepath.Join(e.Landing, "b.csv"), []byte("note, id\ny,2\n"))
+	e.OK("run", "p.yaml")
 	checkRows(t, e.rows("db.order"),
 		`{"day":"2024-01-02","id":1,"note":"x","ok":true}`,
 		`{"day":null,"id":2,"note":"y","ok":null}`)
 
-	bad := filepath.Join(e.landing, "c.csv")
+	bad := filepath.Join(e.Landing, "c.csv")
 	writeFile(t, bad, []byte("id,colour\n3,blue\n"))
-	r := e.run("run", "p.yaml")
-	if r.code != 1 || !strings.Contains(r.stderr, bad) || !strings.Contains(r.stderr, `column "colour" of the header is not in source.schema`) {
+	r := e.Run("run", "p.yaml")
+	if r.Code != 1 || !strings.Contains(r.Stderr, bad) || !strings.Contains(r.Stderr, `column "colour" of the header is not in source.schema`) {
 		t.Fatalf("want exit 1 naming the file and the unknown column, got %s", r)
 	}
 	if err := os.Remove(bad); err != nil {
 		t.Fatal(err)
 	}
-	bad = filepath.Join(e.landing, "d.csv")
+	bad = filepath.Join(e.Landing, "d.csv")
 	writeFile(t, bad, []byte("ok,note\ntrue,z\n"))
-	r = e.run("run", "p.yaml")
-	if r.code != 1 || !strings.Contains(r.stderr, bad) || !strings.Contains(r.stderr, `required column "id" of source.schema is missing from the header`) {
+	r = e.Run("run", "p.yaml")
+	if r.Code != 1 || !strings.Contains(r.Stderr, bad) || !strings.Contains(r.Stderr, `required column "id" of source.schema is missing from the header`) {
 		t.Fatalf("want exit 1 naming the file and the missing required column, got %s", r)
 	}
 }
@@ -479,14 +495,15 @@ checkpoint: ./ckpt
 // hold empty lists: they still fit the table. A nested key the table lacks
 // is refused.
 func TestFormatJSONNestedLaterFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.landing, "a.json"), []byte(`{"id":1,"addr":{"city":"Oslo","zip":1},"tags":["a"],"pts":[{"x":1,"y":2}]}`+"\n"))
+	writeFile(t, filepath.Join(e.Landing, "a.json"), []byte(`{"id":1,"addr":{"city":"Oslo","zip":1},"tags":["a"],"pts":[{"x":1,"y":2}]}`+"\n"))
 	e.streamFormat("json", "db.nested")
-	writeFile(t, filepath.Join(e.landing, "b.json"), []byte(`{"id":2,"addr":{"city":"Rome","zip":null},"tags":[],"pts":[{"x":3}]}
+	writeFile(t, filepath.Join(e.Landing, "b.json"), []byte(`{"id":2,"addr":{"city":"Rome","zip":null},"tags":[],"pts":[{"x":3}]}
 {"id":3,"addr":{"city":"Bern"},"pts":[{"y":4}]}
 {"id":4,"tags":[null],"addr":null,"pts":[]}
 `))
-	writeFile(t, filepath.Join(e.landing, "c.json"), []byte(`{"id":5,"addr":null,"tags":null}`+"\n"))
+	writeFile(t, filepath.Join(e.Landing, "c.json"), []byte(`{"id":5,"addr":null,"tags":null}`+"\n"))
 	e.streamFormat("json", "db.nested")
 	checkSchema(t, e.fields("db.nested"), "id long", "addr struct<city: string, zip: long>", "tags list<string>", "pts list<struct<x: long, y: long>>")
 	got := e.rows("db.nested")
@@ -505,10 +522,10 @@ func TestFormatJSONNestedLaterFiles(t *testing.T) {
 		t.Errorf("%d rows, want 5", len(got))
 	}
 
-	bad := filepath.Join(e.landing, "d.json")
+	bad := filepath.Join(e.Landing, "d.json")
 	writeFile(t, bad, []byte(`{"id":6,"addr":{"city":"Bern","moon":1}}`+"\n"))
-	r := e.run("stream", "--source", e.landing, "--format", "json", "--table", "db.nested", "--checkpoint", e.ckpt)
-	if r.code != 1 || !strings.Contains(r.stderr, bad) || !strings.Contains(r.stderr, `column "addr"`) || !strings.Contains(r.stderr, "moon") {
+	r := e.Run("stream", "--source", e.Landing, "--format", "json", "--table", "db.nested", "--checkpoint", e.Ckpt)
+	if r.Code != 1 || !strings.Contains(r.Stderr, bad) || !strings.Contains(r.Stderr, `column "addr"`) || !strings.Contains(r.Stderr, "moon") {
 		t.Fatalf("want exit 1 naming the file, the column and the extra nested key, got %s", r)
 	}
 }

@@ -54,28 +54,29 @@ func healthTable(t *testing.T, n int) *env {
 	t.Helper()
 	e := newEnv(t)
 	for i := range n {
-		e.writeIDs(fmt.Sprintf("part-%03d.parquet", i), int64(i*10), 10)
+		e.WriteIDs(fmt.Sprintf("part-%03d.parquet", i), int64(i*10), 10)
 	}
-	e.writeIDs("part-999.parquet", 100_000, 20_000)
-	if r := e.stream("db.t", "--max-files-per-trigger", "1", "--maintenance=false"); r.code != 0 {
+	e.WriteIDs("part-999.parquet", 100_000, 20_000)
+	if r := e.Stream("db.t", "--max-files-per-trigger", "1", "--maintenance=false"); r.Code != 0 {
 		t.Fatal(r)
 	}
 	return e
 }
 
 func TestTableHealth(t *testing.T) {
+	t.Parallel()
 	e := healthTable(t, 24)
 	var h healthReport
-	if err := json.Unmarshal([]byte(e.ok("table", "health", "db.t", "--json").stdout), &h); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "health", "db.t", "--json").Stdout), &h); err != nil {
 		t.Fatal(err)
 	}
-	snaps := e.snapshots("db.t")
+	snaps := e.Snapshots("db.t")
 	var files []struct {
 		SizeBytes int64  `json:"file_size_in_bytes"`
 		Content   string `json:"content"`
 		Records   int64  `json:"record_count"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("table", "files", "db.t", "--json").stdout), &files); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "files", "db.t", "--json").Stdout), &files); err != nil {
 		t.Fatal(err)
 	}
 	var bytes, records int64
@@ -100,7 +101,7 @@ func TestTableHealth(t *testing.T) {
 		t.Errorf("recommendations: %+v", h.Recommendations)
 	}
 
-	text := e.ok("table", "health", "db.t").stdout
+	text := e.OK("table", "health", "db.t").Stdout
 	for _, want := range []string{"snapshots         25 over", "data files        25,", "small data files  25 (100%) below 128 MiB", "recommendations:", "floe maintain rewrite-data-files db.t"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
@@ -109,45 +110,47 @@ func TestTableHealth(t *testing.T) {
 	t.Logf("floe table health db.t:\n%s", text)
 
 	// A table given by its directory reads the same.
-	dir := e.ok("table", "describe", "db.t", "--json").stdout
+	dir := e.OK("table", "describe", "db.t", "--json").Stdout
 	var d struct {
 		Location string `json:"location"`
 	}
 	_ = json.Unmarshal([]byte(dir), &d)
 	var byDir healthReport
-	if err := json.Unmarshal([]byte(e.ok("table", "health", strings.TrimPrefix(d.Location, "file://"), "--json", "--plan-runs", "0").stdout), &byDir); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "health", strings.TrimPrefix(d.Location, "file://"), "--json", "--plan-runs", "0").Stdout), &byDir); err != nil {
 		t.Fatal(err)
 	}
 	if byDir.Snapshots != 25 || byDir.DataFiles != 25 || byDir.PlanMs != 0 {
 		t.Errorf("by directory: %+v", byDir)
 	}
 
-	if r := e.run("table", "health"); r.code != 2 {
+	if r := e.Run("table", "health"); r.Code != 2 {
 		t.Errorf("no table: %s", r)
 	}
-	if r := e.run("table", "health", "db.nope"); r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
+	if r := e.Run("table", "health", "db.nope"); r.Code != 1 || !strings.Contains(r.Stderr, "does not exist") {
 		t.Errorf("missing table: %s", r)
 	}
 }
 
 func TestTableHealthHealthy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	if r := e.stream("db.t", "--maintenance=false"); r.code != 0 {
+	e.WriteIDs("a.parquet", 0, 100)
+	if r := e.Stream("db.t", "--maintenance=false"); r.Code != 0 {
 		t.Fatal(r)
 	}
-	text := e.ok("table", "health", "db.t").stdout
+	text := e.OK("table", "health", "db.t").Stdout
 	if !strings.Contains(text, "no recommendation: the table is healthy") {
 		t.Errorf("text:\n%s", text)
 	}
 }
 
 func TestTableHealthHTML(t *testing.T) {
+	t.Parallel()
 	e := healthTable(t, 8)
-	page := filepath.Join(e.dir, "health.html")
-	r := e.ok("table", "health", "db.t", "--html", page, "--json")
+	page := filepath.Join(e.Dir, "health.html")
+	r := e.OK("table", "health", "db.t", "--html", page, "--json")
 	var h healthReport
-	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &h); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(page)

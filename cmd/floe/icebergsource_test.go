@@ -16,14 +16,15 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // contents counts a table's rows and sums a hash of each (its JSON line),
 // a checksum that does not depend on the order of rows or files.
 func (e *env) contents(name string) (rows int64, sum uint64) {
-	e.t.Helper()
-	r := e.ok("scan", name, "--output-format", "jsonl")
-	for line := range strings.Lines(r.stdout) {
+	e.T.Helper()
+	r := e.OK("scan", name, "--output-format", "jsonl")
+	for line := range strings.Lines(r.Stdout) {
 		h := fnv.New64a()
 		h.Write([]byte(strings.TrimSpace(line)))
 		sum += h.Sum64()
@@ -33,29 +34,29 @@ func (e *env) contents(name string) (rows int64, sum uint64) {
 }
 
 func (e *env) sameContents(a, b string) {
-	e.t.Helper()
+	e.T.Helper()
 	na, sa := e.contents(a)
 	nb, sb := e.contents(b)
 	if na != nb || sa != sb {
-		e.t.Fatalf("%s has %d rows (checksum %x), %s has %d rows (checksum %x)", a, na, sa, b, nb, sb)
+		e.T.Fatalf("%s has %d rows (checksum %x), %s has %d rows (checksum %x)", a, na, sa, b, nb, sb)
 	}
 }
 
 func (e *env) catalog(ctx context.Context) catalog.Catalog {
-	e.t.Helper()
-	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: e.warehouse})
+	e.T.Helper()
+	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: e.Warehouse})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return cat
 }
 
 func (e *env) loadTable(ctx context.Context, cat catalog.Catalog, name string) *table.Table {
-	e.t.Helper()
+	e.T.Helper()
 	ident, _ := floe.ParseIdent(name)
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return tbl
 }
@@ -80,19 +81,20 @@ func batchRows(t *testing.T, stderr string) []int64 {
 // directory while a second one streams A into B, and A is compacted in
 // the middle. After both stop, B holds exactly A's rows.
 func TestStreamIcebergToIceberg(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const files, rows = 24, 100
-	e.writeIDs("f-000.parquet", 0, rows)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.a", "--checkpoint", e.ckpt+"-a", "--trigger", "once")
+	e.WriteIDs("f-000.parquet", 0, rows)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.a", "--checkpoint", e.Ckpt+"-a", "--trigger", "once")
 
 	var errA, errB syncBuffer
 	// The writer's own maintenance stays off: the one replace snapshot is
 	// the test's compaction, and no expiry runs ahead of the reader.
-	writer := e.startFloe(&errA, "stream", "--source", e.landing, "--format", "parquet", "--table", "db.a",
-		"--checkpoint", e.ckpt+"-a", "--trigger", "100ms", "--max-files-per-trigger", "1", "--maintenance=false")
+	writer := e.startFloe(&errA, "stream", "--source", e.Landing, "--format", "parquet", "--table", "db.a",
+		"--checkpoint", e.Ckpt+"-a", "--trigger", "100ms", "--max-files-per-trigger", "1", "--maintenance=false")
 	defer writer.Process.Kill()
 	reader := e.startFloe(&errB, "stream", "--source-table", "db.a", "--table", "db.b",
-		"--checkpoint", e.ckpt+"-b", "--trigger", "150ms", "-o", "streaming-max-files-per-micro-batch=3", "--progress=json")
+		"--checkpoint", e.Ckpt+"-b", "--trigger", "150ms", "-o", "streaming-max-files-per-micro-batch=3", "--progress=json")
 	defer reader.Process.Kill()
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -104,11 +106,11 @@ func TestStreamIcebergToIceberg(t *testing.T) {
 	cat := e.catalog(ctx)
 	compacted := false
 	for i := int64(1); i < files; i++ {
-		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
+		e.WriteIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
 		time.Sleep(60 * time.Millisecond)
 		if i == files/2 {
 			// The writer commits to A meanwhile: retry on conflict.
-			waitFor(t, 20*time.Second, "a compaction of table a", func() bool {
+			fixture.WaitFor(t, 20*time.Second, "a compaction of table a", func() bool {
 				tbl := e.loadTable(ctx, cat, "db.a")
 				tasks, err := tbl.Scan().PlanFiles(ctx)
 				if err != nil || len(tasks) < 2 {
@@ -120,14 +122,14 @@ func TestStreamIcebergToIceberg(t *testing.T) {
 			compacted = true
 		}
 	}
-	waitFor(t, 30*time.Second, "every file in table a", func() bool { return e.count("db.a") == files*rows })
+	fixture.WaitFor(t, 30*time.Second, "every file in table a", func() bool { return e.Count("db.a") == files*rows })
 	if err := writer.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if code := exitCode(writer.Wait()); code != 0 {
 		t.Fatalf("writer exited %d", code)
 	}
-	waitFor(t, 30*time.Second, "table b to catch up", func() bool { return e.count("db.b") >= files*rows })
+	fixture.WaitFor(t, 30*time.Second, "table b to catch up", func() bool { return e.Count("db.b") >= files*rows })
 	if err := reader.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -138,14 +140,14 @@ func TestStreamIcebergToIceberg(t *testing.T) {
 		t.Fatal("table a was not compacted")
 	}
 	ops := map[string]int{}
-	for _, s := range e.snapshots("db.a") {
+	for _, s := range e.Snapshots("db.a") {
 		ops[s.Operation]++
 	}
 	if ops["replace"] != 1 {
 		t.Fatalf("table a's snapshots by operation: %v, want one replace", ops)
 	}
 	e.sameContents("db.a", "db.b")
-	if n := len(e.ids("db.b")); n != files*rows {
+	if n := len(e.IDs("db.b")); n != files*rows {
 		t.Fatalf("table b has %d distinct ids, want %d", n, files*rows)
 	}
 	for _, n := range batchRows(t, errB.String()) {
@@ -156,25 +158,26 @@ func TestStreamIcebergToIceberg(t *testing.T) {
 }
 
 func TestStreamSourceTableOptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range int64(10) {
-		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*100, 100)
+		e.WriteIDs(fmt.Sprintf("f-%03d.parquet", i), i*100, 100)
 	}
-	e.stream("db.a", "--max-files-per-trigger", "1")
+	e.Stream("db.a", "--max-files-per-trigger", "1")
 
 	t.Run("two files per batch", func(t *testing.T) {
-		r := e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b",
+		r := e.OK("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt+"-b",
 			"-o", "streaming-max-files-per-micro-batch=2", "--progress=json")
-		if got := batchRows(t, r.stderr); fmt.Sprint(got) != "[200 200 200 200 200]" {
+		if got := batchRows(t, r.Stderr); fmt.Sprint(got) != "[200 200 200 200 200]" {
 			t.Fatalf("batches %v, want 5 of 200", got)
 		}
 		e.sameContents("db.a", "db.b")
 	})
 	t.Run("fail on empty", func(t *testing.T) {
-		args := []string{"stream", "--source-table", "db.a", "--table", "db.empty", "--checkpoint", e.ckpt + "-empty", "--fail-on-empty"}
-		e.ok(args...)
-		r := e.run(args...) // nothing was appended since
-		if r.code != 3 || !strings.Contains(r.stderr, "no data file was appended to db.a") || strings.Contains(r.stderr, "source.path") {
+		args := []string{"stream", "--source-table", "db.a", "--table", "db.empty", "--checkpoint", e.Ckpt + "-empty", "--fail-on-empty"}
+		e.OK(args...)
+		r := e.Run(args...) // nothing was appended since
+		if r.Code != 3 || !strings.Contains(r.Stderr, "no data file was appended to db.a") || strings.Contains(r.Stderr, "source.path") {
 			t.Fatalf("no new appends with --fail-on-empty: %s\nwant exit 3 and a message about the table, not about a landing directory", r)
 		}
 	})
@@ -182,10 +185,10 @@ func TestStreamSourceTableOptions(t *testing.T) {
 		// The file crossing 150 rows is included; with 50, every file is
 		// larger than the limit and a batch alone.
 		for limit, want := range map[string]string{"150": "[200 200 200 200 200]", "50": "[100 100 100 100 100 100 100 100 100 100]"} {
-			ck := e.ckpt + "-rows" + limit
-			r := e.ok("stream", "--source-table", "db.a", "--table", "db.rows"+limit, "--checkpoint", ck,
+			ck := e.Ckpt + "-rows" + limit
+			r := e.OK("stream", "--source-table", "db.a", "--table", "db.rows"+limit, "--checkpoint", ck,
 				"-o", "streaming-max-rows-per-micro-batch="+limit, "--progress=json")
-			if got := fmt.Sprint(batchRows(t, r.stderr)); got != want {
+			if got := fmt.Sprint(batchRows(t, r.Stderr)); got != want {
 				t.Fatalf("row limit %s: batches %s, want %s", limit, got, want)
 			}
 			e.sameContents("db.a", "db.rows"+limit)
@@ -194,9 +197,9 @@ func TestStreamSourceTableOptions(t *testing.T) {
 	t.Run("async planning", func(t *testing.T) {
 		var got []string
 		for _, async := range []string{"false", "true"} {
-			r := e.ok("stream", "--source-table", "db.a", "--table", "db.async_"+async, "--checkpoint", e.ckpt+"-async-"+async,
+			r := e.OK("stream", "--source-table", "db.a", "--table", "db.async_"+async, "--checkpoint", e.Ckpt+"-async-"+async,
 				"-o", "streaming-max-files-per-micro-batch=3", "-o", "async-micro-batch-planning-enabled="+async, "--progress=json")
-			got = append(got, fmt.Sprint(batchRows(t, r.stderr)))
+			got = append(got, fmt.Sprint(batchRows(t, r.Stderr)))
 			e.sameContents("db.a", "db.async_"+async)
 		}
 		if got[0] != got[1] || got[0] != "[300 300 300 100]" {
@@ -204,69 +207,70 @@ func TestStreamSourceTableOptions(t *testing.T) {
 		}
 	})
 	t.Run("filter and keep", func(t *testing.T) {
-		e.ok("stream", "--source-table", "db.a", "--table", "db.c", "--checkpoint", e.ckpt+"-c",
+		e.OK("stream", "--source-table", "db.a", "--table", "db.c", "--checkpoint", e.Ckpt+"-c",
 			"--filter", "id BETWEEN 250 AND 349", "--keep", "id")
-		r := e.ok("scan", "db.c", "--output-format", "csv")
-		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		r := e.OK("scan", "db.c", "--output-format", "csv")
+		lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 		if lines[0] != "id" || len(lines) != 101 {
 			t.Fatalf("table c: header %q and %d rows, want id alone and 100 rows", lines[0], len(lines)-1)
 		}
-		if ids := e.ids("db.c"); !ids[250] || !ids[349] || ids[249] || ids[350] {
+		if ids := e.IDs("db.c"); !ids[250] || !ids[349] || ids[249] || ids[350] {
 			t.Fatalf("table c holds the wrong ids")
 		}
 	})
 	t.Run("console", func(t *testing.T) {
-		r := e.ok("stream", "--source-table", "db.a", "--sink", "console", "--checkpoint", e.ckpt+"-console", "--filter", "id < 3")
-		if got := strings.Count(r.stdout, "\n"); got != 3 || !strings.Contains(r.stdout, `"id":2`) {
-			t.Fatalf("console printed:\n%s\nwant the 3 rows with id < 3", r.stdout)
+		r := e.OK("stream", "--source-table", "db.a", "--sink", "console", "--checkpoint", e.Ckpt+"-console", "--filter", "id < 3")
+		if got := strings.Count(r.Stdout, "\n"); got != 3 || !strings.Contains(r.Stdout, `"id":2`) {
+			t.Fatalf("console printed:\n%s\nwant the 3 rows with id < 3", r.Stdout)
 		}
 	})
 	t.Run("bad option", func(t *testing.T) {
-		r := e.run("stream", "--source-table", "db.a", "--table", "db.x", "--checkpoint", e.ckpt+"-x", "-o", "streaming-max-file-per-micro-batch=2")
-		if r.code == 0 || !strings.Contains(r.stderr, `did you mean "streaming-max-files-per-micro-batch"`) {
+		r := e.Run("stream", "--source-table", "db.a", "--table", "db.x", "--checkpoint", e.Ckpt+"-x", "-o", "streaming-max-file-per-micro-batch=2")
+		if r.Code == 0 || !strings.Contains(r.Stderr, `did you mean "streaming-max-files-per-micro-batch"`) {
 			t.Fatalf("misspelt option: %s", r)
 		}
-		r = e.run("stream", "--source-table", "db.a", "--source", e.landing, "--format", "parquet", "--table", "db.x", "--checkpoint", e.ckpt+"-x")
-		if r.code == 0 || !strings.Contains(r.stderr, "not both") {
+		r = e.Run("stream", "--source-table", "db.a", "--source", e.Landing, "--format", "parquet", "--table", "db.x", "--checkpoint", e.Ckpt+"-x")
+		if r.Code == 0 || !strings.Contains(r.Stderr, "not both") {
 			t.Fatalf("--source-table with --source: %s", r)
 		}
-		r = e.run("stream", "--source-table", "db.nope", "--table", "db.x", "--checkpoint", e.ckpt+"-nope")
-		if r.code == 0 || !strings.Contains(r.stderr, "table db.nope does not exist") {
+		r = e.Run("stream", "--source-table", "db.nope", "--table", "db.x", "--checkpoint", e.Ckpt+"-nope")
+		if r.Code == 0 || !strings.Contains(r.Stderr, "table db.nope does not exist") {
 			t.Fatalf("missing source table: %s", r)
 		}
-		r = e.run("stream", "--source-table", "db.a", "--table", "db.x", "--checkpoint", e.ckpt+"-x", "--filter", "id >")
-		if r.code == 0 || !strings.Contains(r.stderr, "^") {
+		r = e.Run("stream", "--source-table", "db.a", "--table", "db.x", "--checkpoint", e.Ckpt+"-x", "--filter", "id >")
+		if r.Code == 0 || !strings.Contains(r.Stderr, "^") {
 			t.Fatalf("bad filter: %s", r)
 		}
 	})
 }
 
 func TestStreamSourceTableOverwriteAndExpiry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("f-000.parquet", 0, 100)
-	e.stream("db.a")
-	e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b")
+	e.WriteIDs("f-000.parquet", 0, 100)
+	e.Stream("db.a")
+	e.OK("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt+"-b")
 
 	// A complete-mode write replaces a's rows: an overwrite snapshot.
-	full := e.dir + "/full"
-	if err := writeIDsTo(full+"/all.parquet", 1000, 50); err != nil {
+	full := e.Dir + "/full"
+	if err := fixture.WriteIDFile(full+"/all.parquet", 1000, 50); err != nil {
 		t.Fatal(err)
 	}
-	e.ok("stream", "--source", full, "--format", "parquet", "--table", "db.a", "--checkpoint", e.ckpt+"-full", "--mode", "complete")
-	r := e.run("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b")
-	if r.code == 0 || !strings.Contains(r.stderr, "is an overwrite") || !strings.Contains(r.stderr, "streaming-skip-overwrite-snapshots") {
+	e.OK("stream", "--source", full, "--format", "parquet", "--table", "db.a", "--checkpoint", e.Ckpt+"-full", "--mode", "complete")
+	r := e.Run("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt+"-b")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "is an overwrite") || !strings.Contains(r.Stderr, "streaming-skip-overwrite-snapshots") {
 		t.Fatalf("overwrite snapshot: %s\nwant an error naming the snapshot and the option", r)
 	}
-	e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b", "-o", "streaming-skip-overwrite-snapshots=true")
-	if n := e.count("db.b"); n != 100 {
+	e.OK("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt+"-b", "-o", "streaming-skip-overwrite-snapshots=true")
+	if n := e.Count("db.b"); n != 100 {
 		t.Fatalf("table b has %d rows after skipping the overwrite, want 100", n)
 	}
 
 	// Expire every snapshot but the newest two, the query's start among them.
-	e.writeIDs("f-001.parquet", 100, 100)
-	e.stream("db.a")
-	e.writeIDs("f-002.parquet", 200, 100)
-	e.stream("db.a")
+	e.WriteIDs("f-001.parquet", 100, 100)
+	e.Stream("db.a")
+	e.WriteIDs("f-002.parquet", 200, 100)
+	e.Stream("db.a")
 	ctx := context.Background()
 	cat := e.catalog(ctx)
 	tx := e.loadTable(ctx, cat, "db.a").NewTransaction()
@@ -276,11 +280,11 @@ func TestStreamSourceTableOverwriteAndExpiry(t *testing.T) {
 	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r = e.ok("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.ckpt+"-b", "-o", "streaming-skip-overwrite-snapshots=true")
-	if !strings.Contains(r.stderr, "was expired") {
-		t.Fatalf("no warning about the expired start snapshot:\n%s", r.stderr)
+	r = e.OK("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt+"-b", "-o", "streaming-skip-overwrite-snapshots=true")
+	if !strings.Contains(r.Stderr, "was expired") {
+		t.Fatalf("no warning about the expired start snapshot:\n%s", r.Stderr)
 	}
-	if n := e.count("db.b"); n != 300 {
+	if n := e.Count("db.b"); n != 300 {
 		t.Fatalf("table b has %d rows, want 300: its first 100 and the two appends after the expired snapshot", n)
 	}
 }
@@ -288,15 +292,16 @@ func TestStreamSourceTableOverwriteAndExpiry(t *testing.T) {
 // TestStreamSourceTableTemplateKeep: --keep shapes the rows written, but a
 // table template routes each row before keep, by a column keep leaves out.
 func TestStreamSourceTableTemplateKeep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
-	e.stream("db.a")
-	e.ok("stream", "--source-table", "db.a", "--table", "db.t_{region}", "--keep", "id", "--checkpoint", e.ckpt+"-t")
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 100, nil)
+	e.Stream("db.a")
+	e.OK("stream", "--source-table", "db.a", "--table", "db.t_{region}", "--keep", "id", "--checkpoint", e.Ckpt+"-t")
 	var total int64
 	for _, reg := range regions {
-		total += e.count("db.t_" + reg)
-		r := e.ok("scan", "db.t_"+reg, "--output-format", "csv", "--limit", "1")
-		if header, _, _ := strings.Cut(r.stdout, "\n"); header != "id" {
+		total += e.Count("db.t_" + reg)
+		r := e.OK("scan", "db.t_"+reg, "--output-format", "csv", "--limit", "1")
+		if header, _, _ := strings.Cut(r.Stdout, "\n"); header != "id" {
 			t.Fatalf("table db.t_%s has columns %q, want id alone", reg, header)
 		}
 	}

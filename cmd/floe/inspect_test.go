@@ -8,16 +8,17 @@ import (
 
 // The inspection commands read what a run wrote, as text and as JSON.
 func TestInspectionCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 1000)
-	e.writeIDs("b.parquet", 1000, 1000)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.insp", "--checkpoint", e.ckpt, "--max-files-per-trigger", "1")
+	e.WriteIDs("a.parquet", 0, 1000)
+	e.WriteIDs("b.parquet", 1000, 1000)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.insp", "--checkpoint", e.Ckpt, "--max-files-per-trigger", "1")
 
 	var names []string
-	if err := json.Unmarshal([]byte(e.ok("table", "list", "--json").stdout), &names); err != nil || len(names) != 1 || names[0] != "db.insp" {
+	if err := json.Unmarshal([]byte(e.OK("table", "list", "--json").Stdout), &names); err != nil || len(names) != 1 || names[0] != "db.insp" {
 		t.Fatalf("table list --json = %v (%v)", names, err)
 	}
-	if out := e.ok("table", "list", "db").stdout; out != "db.insp\n" {
+	if out := e.OK("table", "list", "db").Stdout; out != "db.insp\n" {
 		t.Fatalf("table list db = %q", out)
 	}
 
@@ -32,14 +33,14 @@ func TestInspectionCommands(t *testing.T) {
 		} `json:"schema"`
 		Snapshots int `json:"snapshots"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("table", "describe", "db.insp", "--json").stdout), &desc); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "describe", "db.insp", "--json").Stdout), &desc); err != nil {
 		t.Fatal(err)
 	}
 	if desc.Name != "db.insp" || desc.FormatVersion != 2 || desc.Snapshots != 2 || len(desc.Schema.Fields) != 2 ||
 		desc.Schema.Fields[0].Name != "id" || desc.Schema.Fields[0].Type != "long" || desc.Schema.Fields[1].Type != "string" {
 		t.Fatalf("describe --json = %+v", desc)
 	}
-	if out := e.ok("table", "describe", "db.insp").stdout; !strings.Contains(out, "format version: 2") || !strings.Contains(out, "id") {
+	if out := e.OK("table", "describe", "db.insp").Stdout; !strings.Contains(out, "format version: 2") || !strings.Contains(out, "id") {
 		t.Fatalf("describe = %s", out)
 	}
 
@@ -48,7 +49,7 @@ func TestInspectionCommands(t *testing.T) {
 		RecordCount int64  `json:"record_count"`
 		Size        int64  `json:"file_size_in_bytes"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("table", "files", "db.insp", "--json").stdout), &files); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "files", "db.insp", "--json").Stdout), &files); err != nil {
 		t.Fatal(err)
 	}
 	var rows int64
@@ -66,33 +67,33 @@ func TestInspectionCommands(t *testing.T) {
 		SnapshotID        int64 `json:"snapshot_id"`
 		IsCurrentAncestor bool  `json:"is_current_ancestor"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("table", "history", "db.insp", "--json").stdout), &hist); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "history", "db.insp", "--json").Stdout), &hist); err != nil {
 		t.Fatal(err)
 	}
-	snaps := e.snapshots("db.insp")
+	snaps := e.Snapshots("db.insp")
 	if len(hist) != 2 || !hist[0].IsCurrentAncestor || !hist[1].IsCurrentAncestor || hist[1].SnapshotID != snaps[1].SnapshotID || *snaps[1].ParentID != snaps[0].SnapshotID {
 		t.Fatalf("history = %+v, snapshots = %+v", hist, snaps)
 	}
 
-	lines := strings.Split(strings.TrimSpace(e.ok("scan", "db.insp", "--output-format", "jsonl", "--limit", "3").stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(e.OK("scan", "db.insp", "--output-format", "jsonl", "--limit", "3").Stdout), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[0], `"id":`) {
 		t.Fatalf("scan jsonl --limit 3 = %q", lines)
 	}
-	if out := e.ok("scan", "db.insp", "--limit", "2").stdout; !strings.Contains(out, "(2 rows)") {
+	if out := e.OK("scan", "db.insp", "--limit", "2").Stdout; !strings.Contains(out, "(2 rows)") {
 		t.Fatalf("scan table format = %q", out)
 	}
 
-	show := e.ok("checkpoint", "show", e.ckpt).stdout
+	show := e.OK("checkpoint", "show", e.Ckpt).Stdout
 	if !strings.Contains(show, "latest batch committed: 1") || !strings.Contains(show, "db.insp") {
 		t.Fatalf("checkpoint show = %s", show)
 	}
-	if out := e.ok("version").stdout; !strings.HasPrefix(out, "floe ") {
+	if out := e.OK("version").Stdout; !strings.HasPrefix(out, "floe ") {
 		t.Fatalf("version = %q", out)
 	}
-	if r := e.run("scan", "db.missing", "--count"); r.code != 1 || !strings.Contains(r.stderr, "db.missing does not exist") {
+	if r := e.Run("scan", "db.missing", "--count"); r.Code != 1 || !strings.Contains(r.Stderr, "db.missing does not exist") {
 		t.Fatalf("scan of a missing table: %s", r)
 	}
-	if r := e.run("bogus"); r.code != 2 {
+	if r := e.Run("bogus"); r.Code != 2 {
 		t.Fatalf("unknown command: %s", r)
 	}
 }
@@ -100,14 +101,15 @@ func TestInspectionCommands(t *testing.T) {
 // max-bytes-per-trigger is soft: a batch takes files until it reaches the
 // limit, always at least one.
 func TestMaxBytesPerTrigger(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := int64(0); i < 4; i++ {
-		e.writeIDs(string(rune('a'+i))+".parquet", i*1000, 1000)
+		e.WriteIDs(string(rune('a'+i))+".parquet", i*1000, 1000)
 	}
 	// Each file is ~11 kB: a 1-byte limit gives one file per batch, a 15 kB
 	// limit two.
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.bytes", "--checkpoint", e.ckpt, "--max-bytes-per-trigger", "15000")
-	if n, s := e.count("db.bytes"), len(e.snapshots("db.bytes")); n != 4000 || s != 2 {
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.bytes", "--checkpoint", e.Ckpt, "--max-bytes-per-trigger", "15000")
+	if n, s := e.Count("db.bytes"), len(e.Snapshots("db.bytes")); n != 4000 || s != 2 {
 		t.Fatalf("%d rows in %d snapshots; want 4000 in 2", n, s)
 	}
 }

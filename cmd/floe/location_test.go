@@ -6,41 +6,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// sharedDir is the directory of reference material beside the project
-// (FLOE_SHARED_DIR overrides it); tests that need it skip without it.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("FLOE_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	abs, _ := filepath.Abs(dir)
-	if _, err := os.Stat(filepath.Join(abs, "fixtures", "peer-tables")); err != nil {
-		t.Skipf("peer tables not found under %s (set FLOE_SHARED_DIR to the shared directory)", abs)
-	}
-	return abs
-}
+	"github.com/floe-io/floe/internal/fixture"
+)
 
 // A floe table read by location: its directory, its metadata file, and a
 // copy of it elsewhere (paths recorded in the metadata follow the copy).
 func TestScanTableByLocation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 700)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.loc", "--checkpoint", e.ckpt)
-	dir := filepath.Join(e.warehouse, "db.db", "loc")
-	if out := e.ok("scan", dir, "--count").stdout; out != "700\n" {
+	e.WriteIDs("a.parquet", 0, 700)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.loc", "--checkpoint", e.Ckpt)
+	dir := filepath.Join(e.Warehouse, "db.db", "loc")
+	if out := e.OK("scan", dir, "--count").Stdout; out != "700\n" {
 		t.Fatalf("scan by directory = %q, want 700", out)
 	}
 	metas, _ := filepath.Glob(filepath.Join(dir, "metadata", "*.metadata.json"))
 	if len(metas) == 0 {
 		t.Fatal("no metadata file")
 	}
-	if out := e.ok("scan", metas[len(metas)-1], "--count").stdout; out != "700\n" {
+	if out := e.OK("scan", metas[len(metas)-1], "--count").Stdout; out != "700\n" {
 		t.Fatalf("scan by metadata file = %q, want 700", out)
 	}
-	moved := filepath.Join(e.dir, "moved", "loc")
+	moved := filepath.Join(e.Dir, "moved", "loc")
 	if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -50,19 +38,19 @@ func TestScanTableByLocation(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	if ids := e.ok("scan", moved, "--output-format", "csv").stdout; strings.Count(ids, "\n") != 701 {
+	if ids := e.OK("scan", moved, "--output-format", "csv").Stdout; strings.Count(ids, "\n") != 701 {
 		t.Fatalf("scan of the moved copy printed %d lines, want a header and 700 rows", strings.Count(ids, "\n"))
 	}
-	r := e.ok("table", "snapshots", moved, "--json")
-	if !strings.Contains(r.stdout, "floe.batch-id") {
-		t.Fatalf("snapshots of the moved copy: %s", r.stdout)
+	r := e.OK("table", "snapshots", moved, "--json")
+	if !strings.Contains(r.Stdout, "floe.batch-id") {
+		t.Fatalf("snapshots of the moved copy: %s", r.Stdout)
 	}
-	if r := e.run("scan", filepath.Join(e.dir, "nowhere"), "--count"); r.code != 1 || !strings.Contains(r.stderr, "nowhere") {
+	if r := e.Run("scan", filepath.Join(e.Dir, "nowhere"), "--count"); r.Code != 1 || !strings.Contains(r.Stderr, "nowhere") {
 		t.Fatalf("scan of a missing location: %s", r)
 	}
-	empty := filepath.Join(e.dir, "empty", "metadata")
+	empty := filepath.Join(e.Dir, "empty", "metadata")
 	_ = os.MkdirAll(empty, 0o755)
-	if r := e.run("scan", filepath.Dir(empty), "--count"); r.code != 1 || !strings.Contains(r.stderr, "no Iceberg table metadata") {
+	if r := e.Run("scan", filepath.Dir(empty), "--count"); r.Code != 1 || !strings.Contains(r.Stderr, "no Iceberg table metadata") {
 		t.Fatalf("scan of a directory without metadata: %s", r)
 	}
 }
@@ -71,7 +59,8 @@ func TestScanTableByLocation(t *testing.T) {
 // Iceberg Java read by location; the expected counts are those the tables'
 // provenance records (fixtures/peer-tables/README.md), not floe's.
 func TestScanPeerTablesByLocation(t *testing.T) {
-	tables := filepath.Join(sharedDir(t), "fixtures", "peer-tables", "tables")
+	t.Parallel()
+	tables := fixture.Shared(t, "fixtures/peer-tables/tables")
 	e := newEnv(t)
 	for _, c := range []struct {
 		table  string
@@ -88,7 +77,7 @@ func TestScanPeerTablesByLocation(t *testing.T) {
 		for _, p := range c.prefix {
 			args = append(args, "--path-prefix", p)
 		}
-		if out := strings.TrimSpace(e.ok(args...).stdout); out != c.want {
+		if out := strings.TrimSpace(e.OK(args...).Stdout); out != c.want {
 			t.Errorf("%s: %s rows, want %s", c.table, out, c.want)
 		}
 	}
@@ -98,10 +87,11 @@ func TestScanPeerTablesByLocation(t *testing.T) {
 // Valid load; those named Missing…, …NotFound or Unsupported… are refused
 // with a message, and nothing panics.
 func TestMetadataFixtures(t *testing.T) {
-	shared := sharedDir(t)
+	t.Parallel()
+	shared := fixture.Shared(t, ".")
 	files, _ := filepath.Glob(filepath.Join(shared, "fixtures", "iceberg-*", "*.json"))
 	if len(files) == 0 {
-		t.Skip("no metadata fixtures")
+		t.Fatalf("no metadata fixtures under %s/fixtures/iceberg-*", shared)
 	}
 	e := newEnv(t)
 	for _, f := range files {
@@ -109,22 +99,22 @@ func TestMetadataFixtures(t *testing.T) {
 		if !strings.HasPrefix(name, "TableMetadata") && !strings.Contains(name, "View") && !strings.HasPrefix(name, "view") {
 			continue // manifests' Avro schemas and REST responses are not table metadata
 		}
-		r := e.run("table", "describe", f, "--json")
-		if strings.Contains(r.stderr, "internal error") || strings.Contains(r.stderr, "panic") {
-			t.Errorf("%s: floe crashed:\n%s", name, r.stderr)
+		r := e.Run("table", "describe", f, "--json")
+		if strings.Contains(r.Stderr, "internal error") || strings.Contains(r.Stderr, "panic") {
+			t.Errorf("%s: floe crashed:\n%s", name, r.Stderr)
 			continue
 		}
 		switch {
 		case strings.Contains(name, "View") || strings.HasPrefix(name, "view"):
-			if r.code != 1 || !strings.Contains(r.stderr, "view metadata, not table metadata") {
+			if r.Code != 1 || !strings.Contains(r.Stderr, "view metadata, not table metadata") {
 				t.Errorf("%s: want a refusal saying it is view metadata, got %s", name, r)
 			}
 		case strings.Contains(name, "Missing") || strings.Contains(name, "NotFound") || strings.Contains(name, "Unsupported"):
-			if r.code != 1 || !strings.Contains(r.stderr, name) {
+			if r.Code != 1 || !strings.Contains(r.Stderr, name) {
 				t.Errorf("%s: want exit 1 naming the file, got %s", name, r)
 			}
 		default:
-			if r.code != 0 {
+			if r.Code != 0 {
 				t.Errorf("%s: want it to load, got %s", name, r)
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 type expireJSON struct {
@@ -33,61 +35,63 @@ type orphanJSON struct {
 	Deleted int      `json:"deleted"`
 }
 
-func decode[T any](t *testing.T, r result) T {
+func decode[T any](t *testing.T, r fixture.Result) T {
 	t.Helper()
 	var v T
-	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
 		t.Fatalf("%v\n%s", err, r)
 	}
 	return v
 }
 
 func TestMaintainExpireSnapshots(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 5 {
-		e.writeIDs(fmt.Sprintf("part-%03d.parquet", i), int64(i)*100, 100)
+		e.WriteIDs(fmt.Sprintf("part-%03d.parquet", i), int64(i)*100, 100)
 	}
-	e.stream("db.t", "--trigger", "available-now", "--max-files-per-trigger", "1")
-	if n := len(e.snapshots("db.t")); n != 5 {
+	e.Stream("db.t", "--trigger", "available-now", "--max-files-per-trigger", "1")
+	if n := len(e.Snapshots("db.t")); n != 5 {
 		t.Fatalf("%d snapshots, want 5", n)
 	}
-	ids := e.ids("db.t")
+	ids := e.IDs("db.t")
 
-	dry := decode[expireJSON](t, e.ok("maintain", "expire-snapshots", "db.t", "--older-than", "0", "--retain-last", "2", "--dry-run", "--json"))
+	dry := decode[expireJSON](t, e.OK("maintain", "expire-snapshots", "db.t", "--older-than", "0", "--retain-last", "2", "--dry-run", "--json"))
 	if !dry.DryRun || dry.ExpiredCount != 3 || dry.KeptCount != 2 || dry.Files["manifest_lists"].Count != 3 {
 		t.Fatalf("dry run: %+v", dry)
 	}
-	if n := len(e.snapshots("db.t")); n != 5 {
+	if n := len(e.Snapshots("db.t")); n != 5 {
 		t.Fatalf("dry run left %d snapshots, want 5", n)
 	}
-	res := decode[expireJSON](t, e.ok("maintain", "expire-snapshots", "db.t", "--older-than", "0", "--retain-last", "2", "--json"))
+	res := decode[expireJSON](t, e.OK("maintain", "expire-snapshots", "db.t", "--older-than", "0", "--retain-last", "2", "--json"))
 	if res.DryRun || res.ExpiredCount != 3 || fmt.Sprint(res.ExpiredIDs) != fmt.Sprint(dry.ExpiredIDs) || res.Files["manifest_lists"].Bytes == 0 {
 		t.Fatalf("expiry: %+v, dry run %+v", res, dry)
 	}
-	if n := len(e.snapshots("db.t")); n != 2 {
+	if n := len(e.Snapshots("db.t")); n != 2 {
 		t.Fatalf("%d snapshots left, want 2", n)
 	}
-	if got := e.ids("db.t"); len(got) != len(ids) {
+	if got := e.IDs("db.t"); len(got) != len(ids) {
 		t.Fatalf("%d rows after expiry, %d before", len(got), len(ids))
 	}
 	// The defaults keep everything younger than 5 days.
-	r := e.ok("maintain", "expire-snapshots", "db.t")
-	if !strings.Contains(r.stdout, "expired 0 snapshots") {
+	r := e.OK("maintain", "expire-snapshots", "db.t")
+	if !strings.Contains(r.Stdout, "expired 0 snapshots") {
 		t.Fatalf("default expiry:\n%s", r)
 	}
-	if r := e.run("maintain", "expire-snapshots", "db.t", "--retain-last", "0"); r.code != 2 || !strings.Contains(r.stderr, "retain-last") {
+	if r := e.Run("maintain", "expire-snapshots", "db.t", "--retain-last", "0"); r.Code != 2 || !strings.Contains(r.Stderr, "retain-last") {
 		t.Fatalf("--retain-last 0: %s", r)
 	}
 }
 
 func TestMaintainRemoveOrphanFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("part-000.parquet", 0, 100)
-	e.stream("db.t", "--trigger", "available-now")
+	e.WriteIDs("part-000.parquet", 0, 100)
+	e.Stream("db.t", "--trigger", "available-now")
 	var files []struct {
 		Path string `json:"file_path"`
 	}
-	if err := json.Unmarshal([]byte(e.ok("table", "files", "db.t", "--json").stdout), &files); err != nil || len(files) != 1 {
+	if err := json.Unmarshal([]byte(e.OK("table", "files", "db.t", "--json").Stdout), &files); err != nil || len(files) != 1 {
 		t.Fatalf("table files: %v %v", err, files)
 	}
 	data := strings.TrimPrefix(files[0].Path, "file://")
@@ -109,14 +113,14 @@ func TestMaintainRemoveOrphanFiles(t *testing.T) {
 		}
 	}
 
-	dry := decode[orphanJSON](t, e.ok("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--dry-run", "--json"))
+	dry := decode[orphanJSON](t, e.OK("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--dry-run", "--json"))
 	if !dry.DryRun || dry.Count != 1 || dry.Deleted != 0 || dry.Bytes != int64(len(b)) || !strings.HasSuffix(dry.Paths[0], "00000-0-orphan.parquet") {
 		t.Fatalf("dry run: %+v", dry)
 	}
 	if _, err := os.Stat(orphan); err != nil {
 		t.Fatalf("dry run deleted: %v", err)
 	}
-	res := decode[orphanJSON](t, e.ok("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--json"))
+	res := decode[orphanJSON](t, e.OK("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--json"))
 	if res.Count != 1 || res.Deleted != 1 {
 		t.Fatalf("removal: %+v", res)
 	}
@@ -125,14 +129,14 @@ func TestMaintainRemoveOrphanFiles(t *testing.T) {
 			t.Errorf("%s: exists %v, want %v", p, err == nil, want)
 		}
 	}
-	if n := e.count("db.t"); n != 100 {
+	if n := e.Count("db.t"); n != 100 {
 		t.Fatalf("%d rows after orphan removal, want 100", n)
 	}
 	// The default threshold (3 days) spares everything here.
-	if r := e.ok("maintain", "remove-orphan-files", "db.t"); !strings.Contains(r.stdout, "removed 0 orphan files") {
+	if r := e.OK("maintain", "remove-orphan-files", "db.t"); !strings.Contains(r.Stdout, "removed 0 orphan files") {
 		t.Fatalf("default removal:\n%s", r)
 	}
-	if r := e.run("maintain", "remove-orphan-files", "--help"); !strings.Contains(r.stderr, "--older-than") {
+	if r := e.Run("maintain", "remove-orphan-files", "--help"); !strings.Contains(r.Stderr, "--older-than") {
 		t.Fatalf("--help:\n%s", r)
 	}
 }

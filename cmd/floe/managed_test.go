@@ -11,6 +11,7 @@ import (
 // template and partition_fields, runs as it is; floe's source is attached
 // with --source and --format.
 func TestManagedIOConfigRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	landing, err := filepath.Abs("../../examples/quickstart/landing")
 	if err != nil {
@@ -20,8 +21,8 @@ func TestManagedIOConfigRuns(t *testing.T) {
 catalog_name: floe
 catalog_properties:
   type: jdbc
-  uri: jdbc:sqlite:` + filepath.Join(e.warehouse, "catalog.db") + `
-  warehouse: ` + e.warehouse + `
+  uri: jdbc:sqlite:` + filepath.Join(e.Warehouse, "catalog.db") + `
+  warehouse: ` + e.Warehouse + `
 config_properties:
   fs.s3a.fast.upload: "true"
 drop: [gift]
@@ -32,18 +33,18 @@ table_properties:
   write.parquet.compression-codec: zstd
 triggering_frequency_seconds: 60
 `
-	path := filepath.Join(e.dir, "managed.yaml")
+	path := filepath.Join(e.Dir, "managed.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A streaming trigger runs until stopped; --trigger once ends the test.
-	r := e.run("run", path, "--checkpoint", e.ckpt, "--trigger", "once")
-	if r.code != 2 || !strings.Contains(r.stderr, "source") {
+	r := e.Run("run", path, "--checkpoint", e.Ckpt, "--trigger", "once")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "source") {
 		t.Fatalf("without a source: want a usage error naming it, got %s", r)
 	}
-	r = e.ok("run", path, "--source", landing, "--format", "csv", "--checkpoint", e.ckpt, "--trigger", "once")
-	if !strings.Contains(r.stderr, "fs.s3a.fast.upload") {
-		t.Errorf("the ignored Hadoop property is not reported:\n%s", r.stderr)
+	r = e.OK("run", path, "--source", landing, "--format", "csv", "--checkpoint", e.Ckpt, "--trigger", "once")
+	if !strings.Contains(r.Stderr, "fs.s3a.fast.upload") {
+		t.Errorf("the ignored Hadoop property is not reported:\n%s", r.Stderr)
 	}
 	var total int64
 	for _, cat := range []string{"books", "games", "garden", "music", "tools"} {
@@ -65,7 +66,7 @@ triggering_frequency_seconds: 60
 		if len(days) < 2 {
 			t.Errorf("%s: files of %d days, want one per day ordered", name, len(days))
 		}
-		total += e.count(name)
+		total += e.Count(name)
 	}
 	if total != 60 {
 		t.Fatalf("%d rows across the category tables, want the quickstart's 60", total)
@@ -75,17 +76,18 @@ triggering_frequency_seconds: 60
 // A table partitioned otherwise than partition-fields says stops the run,
 // unless partition-spec-evolution evolves it; old files keep their spec.
 func TestPartitionSpecMismatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-fields", "bucket(id, 4)")
-	e.writeIDs("b.parquet", 100, 100)
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.ckpt, "--partition-fields", "truncate(id, 50)"}
-	r := e.run(args...)
-	if r.code != 2 && r.code != 1 || !strings.Contains(r.stderr, "bucket(id, 4)") || !strings.Contains(r.stderr, "truncate(id, 50)") || !strings.Contains(r.stderr, "partition-spec-evolution") {
+	e.WriteIDs("a.parquet", 0, 100)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.Ckpt, "--partition-fields", "bucket(id, 4)")
+	e.WriteIDs("b.parquet", 100, 100)
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.spec", "--checkpoint", e.Ckpt, "--partition-fields", "truncate(id, 50)"}
+	r := e.Run(args...)
+	if r.Code != 2 && r.Code != 1 || !strings.Contains(r.Stderr, "bucket(id, 4)") || !strings.Contains(r.Stderr, "truncate(id, 50)") || !strings.Contains(r.Stderr, "partition-spec-evolution") {
 		t.Fatalf("want an error naming both specs and the option, got %s", r)
 	}
-	e.ok(append(args, "--partition-spec-evolution")...)
-	if n := e.count("db.spec"); n != 200 {
+	e.OK(append(args, "--partition-spec-evolution")...)
+	if n := e.Count("db.spec"); n != 200 {
 		t.Fatalf("%d rows, want 200", n)
 	}
 	specs := map[string]int{}
@@ -102,9 +104,10 @@ func TestPartitionSpecMismatch(t *testing.T) {
 // The clustered writer (no fanout) writes the same rows, one file per
 // partition.
 func TestClusteredWriter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writePartitioned(t, e.landing, 3, 10_000, 20, 10, 3)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.clustered", "--checkpoint", e.ckpt,
+	writePartitioned(t, e.Landing, 3, 10_000, 20, 10, 3)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.clustered", "--checkpoint", e.Ckpt,
 		"--partition-fields", "p", "--fanout=false", "--trigger", "once")
 	files := e.files("db.clustered")
 	seen := map[any]bool{}
@@ -117,21 +120,22 @@ func TestClusteredWriter(t *testing.T) {
 	if len(seen) != 20 {
 		t.Fatalf("%d partitions, want 20", len(seen))
 	}
-	if ids := e.ids("db.clustered"); len(ids) != 30_000 {
+	if ids := e.IDs("db.clustered"); len(ids) != 30_000 {
 		t.Fatalf("%d ids, want 30000", len(ids))
 	}
 }
 
 func TestWriteFormatRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 10)
-	path := filepath.Join(e.dir, "p.yaml")
-	text := "source: {path: " + e.landing + ", format: parquet}\nsink: {table: db.orc, write-format: orc}\ncheckpoint: " + e.ckpt + "\n"
+	e.WriteIDs("a.parquet", 0, 10)
+	path := filepath.Join(e.Dir, "p.yaml")
+	text := "source: {path: " + e.Landing + ", format: parquet}\nsink: {table: db.orc, write-format: orc}\ncheckpoint: " + e.Ckpt + "\n"
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run("run", path)
-	if r.code != 2 || !strings.Contains(r.stderr, "write-format") || !strings.Contains(r.stderr, "Parquet") {
+	r := e.Run("run", path)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "write-format") || !strings.Contains(r.Stderr, "Parquet") {
 		t.Fatalf("want a configuration error naming write-format, got %s", r)
 	}
 }
@@ -139,38 +143,39 @@ func TestWriteFormatRefused(t *testing.T) {
 // A Managed I/O read config, with its filter and keep, is what floe scan
 // reads; flags still override it.
 func TestManagedIOReadConfig(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.read", "--checkpoint", e.ckpt)
+	e.WriteIDs("a.parquet", 0, 100)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.read", "--checkpoint", e.Ckpt)
 	cfg := `table: db.read
 catalog_name: floe
 catalog_properties:
   type: jdbc
-  uri: jdbc:sqlite:` + filepath.Join(e.warehouse, "catalog.db") + `
-  warehouse: ` + e.warehouse + `
+  uri: jdbc:sqlite:` + filepath.Join(e.Warehouse, "catalog.db") + `
+  warehouse: ` + e.Warehouse + `
 filter: "id >= 90 AND v LIKE 'v9%'"
 keep: [id]
 `
-	path := filepath.Join(e.dir, "read.yaml")
+	path := filepath.Join(e.Dir, "read.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := e.ok("scan", path, "--output-format", "csv").stdout
+	out := e.OK("scan", path, "--output-format", "csv").Stdout
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if lines[0] != "id" || len(lines) != 11 {
 		t.Fatalf("scan of the read config printed %q, want the 10 ids 90-99 alone", out)
 	}
-	if n := strings.TrimSpace(e.ok("scan", path, "--count", "--filter", "id < 10").stdout); n != "10" {
+	if n := strings.TrimSpace(e.OK("scan", path, "--count", "--filter", "id < 10").Stdout); n != "10" {
 		t.Fatalf("--filter over the config's: %s rows, want 10", n)
 	}
 
 	// floe run prints what the read config selects, once per checkpoint.
-	r := e.ok("run", path, "--checkpoint", filepath.Join(e.dir, "ck-console"))
-	if got := strings.Count(r.stdout, "\n"); got != 10 || !strings.Contains(r.stdout, `{"id":95}`) {
-		t.Fatalf("floe run of the read config printed:\n%s\nwant the 10 rows of ids 90-99, id alone", r.stdout)
+	r := e.OK("run", path, "--checkpoint", filepath.Join(e.Dir, "ck-console"))
+	if got := strings.Count(r.Stdout, "\n"); got != 10 || !strings.Contains(r.Stdout, `{"id":95}`) {
+		t.Fatalf("floe run of the read config printed:\n%s\nwant the 10 rows of ids 90-99, id alone", r.Stdout)
 	}
-	if r = e.ok("run", path, "--checkpoint", filepath.Join(e.dir, "ck-console")); r.stdout != "" {
-		t.Fatalf("second run printed %q, want nothing new", r.stdout)
+	if r = e.OK("run", path, "--checkpoint", filepath.Join(e.Dir, "ck-console")); r.Stdout != "" {
+		t.Fatalf("second run printed %q, want nothing new", r.Stdout)
 	}
 
 	// A Beam YAML pipeline reading the table and writing another.
@@ -187,15 +192,15 @@ keep: [id]
         table: db.copy
         catalog_properties:
           type: jdbc
-          uri: jdbc:sqlite:` + filepath.Join(e.warehouse, "catalog.db") + `
-          warehouse: ` + e.warehouse + `
+          uri: jdbc:sqlite:` + filepath.Join(e.Warehouse, "catalog.db") + `
+          warehouse: ` + e.Warehouse + `
 `
-	path = filepath.Join(e.dir, "copy.yaml")
+	path = filepath.Join(e.Dir, "copy.yaml")
 	if err := os.WriteFile(path, []byte(beam), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.ok("run", path, "--checkpoint", filepath.Join(e.dir, "ck-copy"))
-	out = e.ok("scan", "db.copy", "--output-format", "csv").stdout
+	e.OK("run", path, "--checkpoint", filepath.Join(e.Dir, "ck-copy"))
+	out = e.OK("scan", "db.copy", "--output-format", "csv").Stdout
 	if lines = strings.Split(strings.TrimSpace(out), "\n"); lines[0] != "id" || len(lines) != 51 {
 		t.Fatalf("db.copy holds %q, want ids 0-49 without v", out)
 	}

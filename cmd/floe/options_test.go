@@ -14,43 +14,46 @@ import (
 // A second checkpoint over the same source and table would ingest every file
 // again: refused, unless --allow-new-query.
 func TestNewQueryOnSameSourceIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.ckpt)
-	other := filepath.Join(e.dir, "ckpt-2")
-	r := e.run("stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", other)
-	if r.code != 1 || !strings.Contains(r.stderr, "duplicate rows") || !strings.Contains(r.stderr, "--allow-new-query") {
+	e.WriteIDs("a.parquet", 0, 100)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt)
+	other := filepath.Join(e.Dir, "ckpt-2")
+	r := e.Run("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", other)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "duplicate rows") || !strings.Contains(r.Stderr, "--allow-new-query") {
 		t.Fatalf("want a refusal naming the duplication risk and --allow-new-query, got %s", r)
 	}
-	if n := e.count("db.t"); n != 100 {
+	if n := e.Count("db.t"); n != 100 {
 		t.Fatalf("rows after refusal = %d, want 100", n)
 	}
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", other, "--allow-new-query")
-	if n := e.count("db.t"); n != 200 {
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", other, "--allow-new-query")
+	if n := e.Count("db.t"); n != 200 {
 		t.Fatalf("rows with --allow-new-query = %d, want 200 (a deliberate second copy)", n)
 	}
 }
 
 // A checkpoint belongs to one sink: pointing it at another table is refused.
 func TestCheckpointBelongsToOneSink(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.one", "--checkpoint", e.ckpt)
-	r := e.run("stream", "--source", e.landing, "--format", "parquet", "--table", "db.two", "--checkpoint", e.ckpt)
-	if r.code == 0 || !strings.Contains(r.stderr, "belongs to query") || !strings.Contains(r.stderr, "db.one") {
+	e.WriteIDs("a.parquet", 0, 100)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.one", "--checkpoint", e.Ckpt)
+	r := e.Run("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.two", "--checkpoint", e.Ckpt)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "belongs to query") || !strings.Contains(r.Stderr, "db.one") {
 		t.Fatalf("want a refusal naming the checkpoint's sink, got %s", r)
 	}
 }
 
 // --progress=json prints one StreamingQueryProgress-shaped record per batch.
 func TestProgressJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 1000)
-	e.writeIDs("b.parquet", 1000, 500)
-	r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.p", "--checkpoint", e.ckpt,
+	e.WriteIDs("a.parquet", 0, 1000)
+	e.WriteIDs("b.parquet", 1000, 500)
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.p", "--checkpoint", e.Ckpt,
 		"--max-files-per-trigger", "1", "--progress=json")
 	var recs []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(r.stderr))
+	sc := bufio.NewScanner(strings.NewReader(r.Stderr))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -59,7 +62,7 @@ func TestProgressJSON(t *testing.T) {
 		recs = append(recs, m)
 	}
 	if len(recs) != 2 {
-		t.Fatalf("want 2 progress records, got %d:\n%s", len(recs), r.stderr)
+		t.Fatalf("want 2 progress records, got %d:\n%s", len(recs), r.Stderr)
 	}
 	for i, m := range recs {
 		for _, k := range []string{"id", "runId", "batchId", "numInputRows", "inputRowsPerSecond", "processedRowsPerSecond", "durationMs", "sources", "sink"} {
@@ -98,36 +101,38 @@ func TestProgressJSON(t *testing.T) {
 
 // A file changed after it was ingested is reported, not re-read.
 func TestChangedFileIsReportedNotReread(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.c", "--checkpoint", e.ckpt)
-	e.writeIDs("a.parquet", 100, 300)
-	r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.c", "--checkpoint", e.ckpt)
-	if !strings.Contains(r.stderr, "changed after it was ingested") || !strings.Contains(r.stderr, "a.parquet") {
+	e.WriteIDs("a.parquet", 0, 100)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.c", "--checkpoint", e.Ckpt)
+	e.WriteIDs("a.parquet", 100, 300)
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.c", "--checkpoint", e.Ckpt)
+	if !strings.Contains(r.Stderr, "changed after it was ingested") || !strings.Contains(r.Stderr, "a.parquet") {
 		t.Fatalf("want a warning naming the changed file, got %s", r)
 	}
-	if n := e.count("db.c"); n != 100 {
+	if n := e.Count("db.c"); n != 100 {
 		t.Fatalf("rows = %d, want 100", n)
 	}
 }
 
 // clean-source moves or deletes files only once their batch committed.
 func TestCleanSource(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"archive", "delete"} {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t)
-			e.writeIDs("a.parquet", 0, 100)
-			e.writeIDs("b.parquet", 100, 100)
-			archive := filepath.Join(e.dir, "archive")
-			args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.cs", "--checkpoint", e.ckpt, "--clean-source", mode}
+			e.WriteIDs("a.parquet", 0, 100)
+			e.WriteIDs("b.parquet", 100, 100)
+			archive := filepath.Join(e.Dir, "archive")
+			args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.cs", "--checkpoint", e.Ckpt, "--clean-source", mode}
 			if mode == "archive" {
 				args = append(args, "--source-archive-dir", archive)
 			}
-			e.ok(args...)
-			if n := e.count("db.cs"); n != 200 {
+			e.OK(args...)
+			if n := e.Count("db.cs"); n != 200 {
 				t.Fatalf("rows = %d, want 200", n)
 			}
-			left, _ := os.ReadDir(e.landing)
+			left, _ := os.ReadDir(e.Landing)
 			if len(left) != 0 {
 				t.Fatalf("landing directory still holds %d files", len(left))
 			}
@@ -144,46 +149,47 @@ func TestCleanSource(t *testing.T) {
 
 // Rate limits and file selection, with Spark's meaning.
 func TestFileSelectionOptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	old := time.Now().Add(-time.Hour)
 	for i := int64(0); i < 4; i++ {
 		name := fmt.Sprintf("f%d.parquet", i)
-		e.writeIDs(name, i*100, 100)
+		e.WriteIDs(name, i*100, 100)
 		mt := old.Add(time.Duration(i) * time.Minute)
-		if err := os.Chtimes(filepath.Join(e.landing, name), mt, mt); err != nil {
+		if err := os.Chtimes(filepath.Join(e.Landing, name), mt, mt); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(e.landing, "notes.txt"), []byte("not data"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(e.Landing, "notes.txt"), []byte("not data"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.sel", "--checkpoint", e.ckpt,
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.sel", "--checkpoint", e.Ckpt,
 		"--path-glob-filter", "*.parquet", "--latest-first", "--trigger", "once", "--max-files-per-trigger", "1", "--progress=json")
 	var p struct {
 		NumInputRows int64 `json:"numInputRows"`
 	}
-	_ = json.Unmarshal([]byte(strings.SplitN(r.stderr, "\n", 2)[0]), &p)
+	_ = json.Unmarshal([]byte(strings.SplitN(r.Stderr, "\n", 2)[0]), &p)
 	// once ignores rate limits: every parquet file, notes.txt filtered out.
-	if n := e.count("db.sel"); n != 400 || p.NumInputRows != 400 {
+	if n := e.Count("db.sel"); n != 400 || p.NumInputRows != 400 {
 		t.Fatalf("once: %d rows (%d in progress), want 400", n, p.NumInputRows)
 	}
 
 	e2 := newEnv(t)
 	for i := int64(0); i < 3; i++ {
 		name := fmt.Sprintf("f%d.parquet", i)
-		e2.writeIDs(name, i*100, 100)
+		e2.WriteIDs(name, i*100, 100)
 		mt := old.Add(time.Duration(i) * time.Minute)
-		_ = os.Chtimes(filepath.Join(e2.landing, name), mt, mt)
+		_ = os.Chtimes(filepath.Join(e2.Landing, name), mt, mt)
 	}
-	e2.ok("stream", "--source", e2.landing, "--format", "parquet", "--table", "db.lf", "--checkpoint", e2.ckpt,
+	e2.OK("stream", "--source", e2.Landing, "--format", "parquet", "--table", "db.lf", "--checkpoint", e2.Ckpt,
 		"--latest-first", "--max-files-per-trigger", "1")
-	snaps := e2.snapshots("db.lf")
+	snaps := e2.Snapshots("db.lf")
 	if len(snaps) != 3 {
 		t.Fatalf("latest-first with 1 file per trigger: %d snapshots, want 3", len(snaps))
 	}
 	// The first batch's source log entry names the file it took.
 	var first []struct{ Path string }
-	data, err := os.ReadFile(filepath.Join(e2.ckpt, "sources", "0", "0"))
+	data, err := os.ReadFile(filepath.Join(e2.Ckpt, "sources", "0", "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,27 +198,28 @@ func TestFileSelectionOptions(t *testing.T) {
 	}
 
 	e3 := newEnv(t)
-	e3.writeIDs("young.parquet", 0, 100)
-	r = e3.ok("stream", "--source", e3.landing, "--format", "parquet", "--table", "db.young", "--checkpoint", e3.ckpt, "--min-file-age", "1h")
-	if r := e3.run("scan", "db.young", "--count"); r.code == 0 && strings.TrimSpace(r.stdout) != "0" {
-		t.Fatalf("a file younger than min-file-age was ingested: %s", r.stdout)
+	e3.WriteIDs("young.parquet", 0, 100)
+	r = e3.OK("stream", "--source", e3.Landing, "--format", "parquet", "--table", "db.young", "--checkpoint", e3.Ckpt, "--min-file-age", "1h")
+	if r := e3.Run("scan", "db.young", "--count"); r.Code == 0 && strings.TrimSpace(r.Stdout) != "0" {
+		t.Fatalf("a file younger than min-file-age was ingested: %s", r.Stdout)
 	}
 }
 
 // Without --create-table a missing table is an error that says how to fix
 // it, and nothing is recorded as done.
 func TestCreateTableOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 10)
-	r := e.stream("db.absent", "--create-table=false")
-	if r.code != 1 || !strings.Contains(r.stderr, "db.absent does not exist") || !strings.Contains(r.stderr, "create-table") {
+	e.WriteIDs("a.parquet", 0, 10)
+	r := e.Stream("db.absent", "--create-table=false")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "db.absent does not exist") || !strings.Contains(r.Stderr, "create-table") {
 		t.Fatalf("want a missing-table error naming create-table, got %s", r)
 	}
-	if _, err := os.Stat(filepath.Join(e.ckpt, "commits")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.Ckpt, "commits")); !os.IsNotExist(err) {
 		t.Fatalf("a commits log exists after the failed run: %v", err)
 	}
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.absent", "--checkpoint", e.ckpt)
-	if n := e.count("db.absent"); n != 10 {
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.absent", "--checkpoint", e.Ckpt)
+	if n := e.Count("db.absent"); n != 10 {
 		t.Fatalf("rows after creating the table = %d, want 10", n)
 	}
 }
@@ -220,27 +227,29 @@ func TestCreateTableOff(t *testing.T) {
 // max-file-age ignores files older than the window, measured from the
 // newest file already seen; the first batch considers every file.
 func TestMaxFileAge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	now := time.Now()
-	e.writeIDs("new.parquet", 0, 10)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.age", "--checkpoint", e.ckpt, "--max-file-age", "1h")
-	e.writeIDs("stale.parquet", 10, 10)
+	e.WriteIDs("new.parquet", 0, 10)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.age", "--checkpoint", e.Ckpt, "--max-file-age", "1h")
+	e.WriteIDs("stale.parquet", 10, 10)
 	stale := now.Add(-3 * time.Hour)
-	if err := os.Chtimes(filepath.Join(e.landing, "stale.parquet"), stale, stale); err != nil {
+	if err := os.Chtimes(filepath.Join(e.Landing, "stale.parquet"), stale, stale); err != nil {
 		t.Fatal(err)
 	}
-	e.writeIDs("fresh.parquet", 20, 10)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.age", "--checkpoint", e.ckpt, "--max-file-age", "1h")
-	if n := e.count("db.age"); n != 20 {
+	e.WriteIDs("fresh.parquet", 20, 10)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.age", "--checkpoint", e.Ckpt, "--max-file-age", "1h")
+	if n := e.Count("db.age"); n != 20 {
 		t.Fatalf("rows = %d, want 20 (the 3-hour-old file ignored)", n)
 	}
 }
 
 // A malformed -p is refused without echoing it: it may hold a secret.
 func TestMalformedPropertyIsNotEchoed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	r := e.run("scan", "db.t", "--count", "-p", "s3.secret-access-key:hunter2-secret")
-	if r.code != 2 || !strings.Contains(r.stderr, "key=value") || strings.Contains(r.stdout+r.stderr, "hunter2") {
+	r := e.Run("scan", "db.t", "--count", "-p", "s3.secret-access-key:hunter2-secret")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "key=value") || strings.Contains(r.Stdout+r.Stderr, "hunter2") {
 		t.Fatalf("want exit 2 without the value, got %s", r)
 	}
 }
@@ -249,28 +258,29 @@ func TestMalformedPropertyIsNotEchoed(t *testing.T) {
 // changed output mode waits until it is done, and a checkpoint that lost its
 // offsets log is refused rather than read from the start again.
 func TestPendingBatchKeepsItsPlan(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 100)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.pend", "--checkpoint", e.ckpt)
+	e.WriteIDs("a.parquet", 0, 100)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.pend", "--checkpoint", e.Ckpt)
 	// As if the run had stopped between the table commit and commits/0.
-	if err := os.Remove(filepath.Join(e.ckpt, "commits", "0")); err != nil {
+	if err := os.Remove(filepath.Join(e.Ckpt, "commits", "0")); err != nil {
 		t.Fatal(err)
 	}
-	r := e.stream("db.pend", "--mode", "complete")
-	if r.code != 1 || !strings.Contains(r.stderr, "planned in append mode") {
+	r := e.Stream("db.pend", "--mode", "complete")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "planned in append mode") {
 		t.Fatalf("a changed mode with a pending batch: %s", r)
 	}
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.pend", "--checkpoint", e.ckpt)
-	if n, s := e.count("db.pend"), len(e.snapshots("db.pend")); n != 100 || s != 1 {
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.pend", "--checkpoint", e.Ckpt)
+	if n, s := e.Count("db.pend"), len(e.Snapshots("db.pend")); n != 100 || s != 1 {
 		t.Fatalf("after finishing the pending batch: %d rows, %d snapshots; want 100 and 1", n, s)
 	}
-	if err := os.RemoveAll(filepath.Join(e.ckpt, "offsets")); err != nil {
+	if err := os.RemoveAll(filepath.Join(e.Ckpt, "offsets")); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.stream("db.pend"); r.code != 1 || !strings.Contains(r.stderr, "no offsets log") {
+	if r := e.Stream("db.pend"); r.Code != 1 || !strings.Contains(r.Stderr, "no offsets log") {
 		t.Fatalf("a checkpoint without its offsets log: %s", r)
 	}
-	if n := e.count("db.pend"); n != 100 {
+	if n := e.Count("db.pend"); n != 100 {
 		t.Fatalf("rows = %d, want 100", n)
 	}
 }

@@ -34,23 +34,23 @@ func plainPath(p string) string { return strings.TrimPrefix(p, "file://") }
 // its log, every snapshot's manifest list, manifests and the files they
 // name, and statistics files.
 func (e *env) refs(name string) tableRefs {
-	e.t.Helper()
+	e.T.Helper()
 	ctx := context.Background()
-	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: e.warehouse})
+	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: e.Warehouse})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	ident, err := floe.ParseIdent(name)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	meta := tbl.Metadata()
 	r := tableRefs{location: plainPath(tbl.Location()), all: map[string]bool{}, live: map[string]bool{}}
@@ -74,13 +74,13 @@ func (e *env) refs(name string) tableRefs {
 		add(s.ManifestList, true)
 		manifests, err := s.Manifests(fsys)
 		if err != nil {
-			e.t.Fatalf("manifests of snapshot %d: %v", s.SnapshotID, err)
+			e.T.Fatalf("manifests of snapshot %d: %v", s.SnapshotID, err)
 		}
 		for _, m := range manifests {
 			add(m.FilePath(), true)
 			entries, err := m.FetchEntries(fsys, false)
 			if err != nil {
-				e.t.Fatalf("entries of %s: %v", m.FilePath(), err)
+				e.T.Fatalf("entries of %s: %v", m.FilePath(), err)
 			}
 			for _, en := range entries {
 				// A deleted entry's file may be gone with an expired snapshot.
@@ -188,18 +188,19 @@ func plainPaths(ps []string) []string {
 // files and those manifests behind. remove-orphan-files removes exactly
 // them; a young unreferenced file and every referenced file survive.
 func TestRemoveOrphansOfAKilledCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.ckpt,
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt,
 		"--trigger", "available-now", "--max-files-per-trigger", "1"}
 	for i := range int64(3) {
-		e.writeIDs(fmt.Sprintf("part-%03d.parquet", i), i*100, 100)
+		e.WriteIDs(fmt.Sprintf("part-%03d.parquet", i), i*100, 100)
 	}
-	e.ok(args...)
+	e.OK(args...)
 	loc := e.refs("db.t").location
 	before := filesUnder(t, loc)
 
-	e.writeIDs("part-003.parquet", 300, 100)
-	if r := e.runEnv(floeBin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, args...); r.code != 137 {
+	e.WriteIDs("part-003.parquet", 300, 100)
+	if r := e.RunEnv(floeBin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, args...); r.Code != 137 {
 		t.Fatalf("the crash hook did not fire: %s", r)
 	}
 	var killed []string
@@ -213,8 +214,8 @@ func TestRemoveOrphansOfAKilledCommit(t *testing.T) {
 		t.Fatalf("the killed commit left %v (%v), want data files and manifests and no metadata file", k, killed)
 	}
 
-	e.ok(args...)
-	sameIDs(t, "after the restart", e.ids("db.t"), idRange(0, 400))
+	e.OK(args...)
+	sameIDs(t, "after the restart", e.IDs("db.t"), idRange(0, 400))
 	files := filesUnder(t, loc)
 	refs := e.refs("db.t")
 	if got := unreferenced(files, refs); !slices.Equal(got, killed) {
@@ -232,14 +233,14 @@ func TestRemoveOrphansOfAKilledCommit(t *testing.T) {
 		bytes += files[p]
 	}
 
-	dry := decode[orphanJSON](t, e.ok("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--dry-run", "--json"))
+	dry := decode[orphanJSON](t, e.OK("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--dry-run", "--json"))
 	if !dry.DryRun || dry.Count != len(killed) || dry.Deleted != 0 || dry.Bytes != bytes || !slices.Equal(plainPaths(dry.Paths), killed) {
 		t.Fatalf("dry run: %+v\nwant the killed commit's %d files (%d bytes):\n%v", dry, len(killed), bytes, killed)
 	}
 	if after := filesUnder(t, loc); len(after) != len(files)+1 {
 		t.Fatalf("the dry run changed the files: %d, want %d", len(after), len(files)+1)
 	}
-	res := decode[orphanJSON](t, e.ok("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--json"))
+	res := decode[orphanJSON](t, e.OK("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--json"))
 	if res.DryRun || res.Count != len(killed) || res.Deleted != len(killed) || !slices.Equal(plainPaths(res.Paths), killed) {
 		t.Fatalf("removal: %+v\nwant the killed commit's:\n%v", res, killed)
 	}
@@ -254,10 +255,10 @@ func TestRemoveOrphansOfAKilledCommit(t *testing.T) {
 		t.Fatalf("files after the removal:\n%v\nwant:\n%v", slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(want)))
 	}
 	liveFilesExist(t, e.refs("db.t"))
-	if n := e.count("db.t"); n != 400 {
+	if n := e.Count("db.t"); n != 400 {
 		t.Fatalf("%d rows after the removal, want 400", n)
 	}
-	sameIDs(t, "after the removal", e.ids("db.t"), idRange(0, 400))
+	sameIDs(t, "after the removal", e.IDs("db.t"), idRange(0, 400))
 	t.Logf("the killed commit left %d orphans %v; removed %d, the young file and %d referenced files kept",
 		len(killed), kinds(killed), res.Deleted, len(refs.all))
 }
@@ -266,12 +267,13 @@ func TestRemoveOrphansOfAKilledCommit(t *testing.T) {
 // everything old: the table stays readable with every row exactly once,
 // every file it reads is still there, and no unreferenced file is left.
 func TestRemoveOrphansAfterRandomKills(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const files, rows, kills = 16, 200, 5
 	for i := range int64(files) {
-		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
+		e.WriteIDs(fmt.Sprintf("f-%03d.parquet", i), i*rows, rows)
 	}
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.ckpt,
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt,
 		"--trigger", "available-now", "--max-files-per-trigger", "1"}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	total := int64(files * rows)
@@ -282,19 +284,19 @@ func TestRemoveOrphansAfterRandomKills(t *testing.T) {
 		}
 		// All input is in: the next kill needs work to interrupt.
 		for range 4 {
-			e.writeIDs(fmt.Sprintf("g-%06d.parquet", total), total, rows)
+			e.WriteIDs(fmt.Sprintf("g-%06d.parquet", total), total, rows)
 			total += rows
 		}
 	}
-	e.ok(args...)
-	sameIDs(t, "after the kills", e.ids("db.t"), idRange(0, total))
+	e.OK(args...)
+	sameIDs(t, "after the kills", e.IDs("db.t"), idRange(0, total))
 
 	refs := e.refs("db.t")
 	all := filesUnder(t, refs.location)
 	orphans := unreferenced(all, refs)
 	liveFilesExist(t, refs)
 	backdate(t, all)
-	res := decode[orphanJSON](t, e.ok("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--json"))
+	res := decode[orphanJSON](t, e.OK("maintain", "remove-orphan-files", "db.t", "--older-than", "1h", "--json"))
 	if res.Count != len(orphans) || res.Deleted != len(orphans) || !slices.Equal(plainPaths(res.Paths), orphans) {
 		t.Fatalf("removal: %+v\nwant the unreferenced files:\n%v", res, orphans)
 	}
@@ -310,9 +312,9 @@ func TestRemoveOrphansAfterRandomKills(t *testing.T) {
 	if !maps.Equal(kept, all) {
 		t.Fatalf("files after the removal:\n%v\nwant every referenced one:\n%v", slices.Sorted(maps.Keys(kept)), slices.Sorted(maps.Keys(all)))
 	}
-	if n := e.count("db.t"); n != total {
+	if n := e.Count("db.t"); n != total {
 		t.Fatalf("%d rows after the removal, want %d", n, total)
 	}
-	sameIDs(t, "after the removal", e.ids("db.t"), idRange(0, total))
+	sameIDs(t, "after the removal", e.IDs("db.t"), idRange(0, total))
 	t.Logf("%d kills left %d orphans %v; all removed, %d referenced files kept", kills, len(orphans), kinds(orphans), len(after.all))
 }

@@ -101,6 +101,7 @@ func dateText(days int32) string { return time.Unix(int64(days)*86400, 0).UTC().
 func num[T int32 | int64](v T) any { return float64(v) }
 
 func TestPartitionTransforms(t *testing.T) {
+	t.Parallel()
 	cases := []transformCase{
 		{"s", "s", func(v any) any { return v }},
 		{"i", "i", func(v any) any { return num(v.(int32)) }},
@@ -123,13 +124,13 @@ func TestPartitionTransforms(t *testing.T) {
 		{"void(s)", "s", func(any) any { return nil }},
 	}
 	e := newEnv(t)
-	writeTransformInput(t, filepath.Join(e.landing, "in.parquet"), 3000)
+	writeTransformInput(t, filepath.Join(e.Landing, "in.parquet"), 3000)
 	ctx := context.Background()
 	for n, c := range cases {
 		t.Run(c.expr, func(t *testing.T) {
 			name := fmt.Sprintf("db.t%02d", n)
-			e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", name,
-				"--checkpoint", filepath.Join(e.dir, "ckpt", name), "--partition-fields", c.expr)
+			e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", name,
+				"--checkpoint", filepath.Join(e.Dir, "ckpt", name), "--partition-fields", c.expr)
 			files := e.files(name)
 			if len(files) < 2 && !strings.HasPrefix(c.expr, "void") {
 				t.Fatalf("%d data files; the input spans many partitions", len(files))
@@ -171,7 +172,7 @@ func TestPartitionTransforms(t *testing.T) {
 // partition.
 func checkPruning(ctx context.Context, t *testing.T, e *env, name string, files []dataFile, c transformCase) {
 	t.Helper()
-	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: e.warehouse})
+	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: e.Warehouse})
 	if err != nil {
 		t.Fatal(err)
 	}

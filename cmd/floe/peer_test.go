@@ -14,6 +14,7 @@ import (
 	"github.com/floe-io/floe"
 
 	"github.com/floe-io/floe/internal/canonical"
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // Tables written by other engines (shared/fixtures/peer-tables, see its
@@ -25,7 +26,8 @@ import (
 // feature under test). Big tables are checked by count; out-of-spec tables
 // must be refused with a message naming the problem, never a panic.
 func TestPeerTables(t *testing.T) {
-	peer := filepath.Join(sharedDir(t), "fixtures", "peer-tables")
+	t.Parallel()
+	peer := fixture.Shared(t, "fixtures/peer-tables")
 	var cases []peerCase
 	raw, err := os.ReadFile(filepath.Join("testdata", "peer", "tables.json"))
 	if err != nil {
@@ -47,16 +49,16 @@ func TestPeerTables(t *testing.T) {
 			}
 			switch c.Kind {
 			case "reject":
-				r := e.run(args...)
-				if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "internal error") {
+				r := e.Run(args...)
+				if strings.Contains(r.Stderr, "panic") || strings.Contains(r.Stderr, "internal error") {
 					t.Fatalf("floe crashed: %s", r)
 				}
-				if r.code != 1 || !strings.Contains(r.stderr, c.Error) {
+				if r.Code != 1 || !strings.Contains(r.Stderr, c.Error) {
 					t.Fatalf("want exit 1 with a message containing %q, got %s", c.Error, r)
 				}
 			case "count":
-				r := e.run(append(args, "--count")...)
-				if r.code != 0 || strings.TrimSpace(r.stdout) != strconv.FormatInt(c.Count, 10) {
+				r := e.Run(append(args, "--count")...)
+				if r.Code != 0 || strings.TrimSpace(r.Stdout) != strconv.FormatInt(c.Count, 10) {
 					t.Fatalf("want %d rows, got %s", c.Count, r)
 				}
 			default:
@@ -91,12 +93,12 @@ func checkPeerRows(t *testing.T, e *env, c peerCase, loc string, args []string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := e.run(append(args, "--format", "jsonl")...)
-	if r.code != 0 {
+	r := e.Run(append(args, "--format", "jsonl")...)
+	if r.Code != 0 {
 		t.Fatalf("scan failed: %s", r)
 	}
 	var got []string
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.UseNumber()
 	for dec.More() {
 		var row map[string]any

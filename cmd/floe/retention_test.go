@@ -13,26 +13,27 @@ import (
 // (raw catalog commits) included, and a table property given at creation
 // overrides the bound.
 func TestMetadataRetention(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range int64(40) {
-		e.writeIDs(fmt.Sprintf("f-%03d.parquet", i), i*10, 10)
+		e.WriteIDs(fmt.Sprintf("f-%03d.parquet", i), i*10, 10)
 	}
-	e.stream("db.kept", "--max-files-per-trigger", "1")
+	e.Stream("db.kept", "--max-files-per-trigger", "1")
 	if n := metadataFiles(t, e, "kept"); n > 26 {
 		t.Fatalf("%d metadata files after 40 commits, want at most 26 (the current one and 25 previous)", n)
 	}
-	r := e.ok("table", "describe", "db.kept", "--json")
+	r := e.OK("table", "describe", "db.kept", "--json")
 	for _, p := range []string{`"write.metadata.delete-after-commit.enabled": "true"`, `"write.metadata.previous-versions-max": "25"`} {
-		if !strings.Contains(r.stdout, p) {
-			t.Errorf("table properties lack %s:\n%s", p, r.stdout)
+		if !strings.Contains(r.Stdout, p) {
+			t.Errorf("table properties lack %s:\n%s", p, r.Stdout)
 		}
 	}
-	if n := e.count("db.kept"); n != 400 {
+	if n := e.Count("db.kept"); n != 400 {
 		t.Fatalf("%d rows, want 400", n)
 	}
 
-	e.ckpt += "-all"
-	e.stream("db.all", "--max-files-per-trigger", "4", "-p", "table-default.write.metadata.delete-after-commit.enabled=false")
+	e.Ckpt += "-all"
+	e.Stream("db.all", "--max-files-per-trigger", "4", "-p", "table-default.write.metadata.delete-after-commit.enabled=false")
 	if n := metadataFiles(t, e, "all"); n < 11 {
 		t.Fatalf("%d metadata files after 10 commits with deletion off, want them all", n)
 	}
@@ -40,12 +41,12 @@ func TestMetadataRetention(t *testing.T) {
 
 func metadataFiles(t *testing.T, e *env, name string) int {
 	t.Helper()
-	matches, err := filepath.Glob(filepath.Join(e.warehouse, "db.db", name, "metadata", "*.metadata.json"))
+	matches, err := filepath.Glob(filepath.Join(e.Warehouse, "db.db", name, "metadata", "*.metadata.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(matches) == 0 {
-		entries, _ := os.ReadDir(e.warehouse)
+		entries, _ := os.ReadDir(e.Warehouse)
 		t.Fatalf("no metadata files found for %s (warehouse holds %v)", name, entries)
 	}
 	return len(matches)

@@ -2,13 +2,14 @@ package main_test
 
 import (
 	"encoding/json"
-	"github.com/floe-io/floe/internal/fixture"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/floe-io/floe/internal/fixture"
 
 	"github.com/floe-io/floe/internal/s3test"
 )
@@ -43,7 +44,7 @@ func newS3Env(t *testing.T) *s3env {
 	t.Helper()
 	srv := s3test.Start(t)
 	e := newEnv(t)
-	return &s3env{env: e, srv: srv, warehouse: srv.URL("wh"), catalogDB: filepath.Join(e.dir, "catalog.db")}
+	return &s3env{env: e, srv: srv, warehouse: srv.URL("wh"), catalogDB: filepath.Join(e.Dir, "catalog.db")}
 }
 
 // catalogArgs are the flags that point floe at the S3 warehouse. The
@@ -61,61 +62,61 @@ func (s *s3env) catalogArgs(mode credMode, secret string) []string {
 
 // floeS3 runs floe with the S3 catalog flags appended and credentials given
 // as mode says, signing with secret.
-func (s *s3env) floeS3(mode credMode, secret string, args ...string) result {
-	s.t.Helper()
+func (s *s3env) floeS3(mode credMode, secret string, args ...string) fixture.Result {
+	s.T.Helper()
 	env := hermeticAWSEnv()
 	if mode == credsEnv {
 		env = append(env, "AWS_ACCESS_KEY_ID="+s.srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+secret, "AWS_REGION="+s.srv.Region)
 	}
 	full := append(append([]string{}, args...), s.catalogArgs(mode, secret)...)
 	cmd := exec.Command(floeBin, full...)
-	cmd.Dir = s.dir
+	cmd.Dir = s.Dir
 	cmd.Env = env
 	o, err := fixture.Run(cmd)
 	if err != nil {
-		s.t.Fatalf("run floe %v: %v", args, err)
+		s.T.Fatalf("run floe %v: %v", args, err)
 	}
-	r := result{stdout: o.Stdout, stderr: o.Stderr, code: o.Code}
+	r := o
 	// The name goes into failure messages, so it must not carry the secret
 	// itself.
 	what := strings.NewReplacer(s.srv.SecretKey, "<SECRET>", secret, "<SECRET>").Replace("floe " + strings.Join(args, " "))
-	s.outputs = append(s.outputs, capture{what + " (stdout)", r.stdout}, capture{what + " (stderr)", r.stderr})
+	s.outputs = append(s.outputs, capture{what + " (stdout)", r.Stdout}, capture{what + " (stderr)", r.Stderr})
 	return r
 }
 
 // ok is floeS3 with the right secret, failing the test unless floe exits 0.
-func (s *s3env) ok(mode credMode, args ...string) result {
-	s.t.Helper()
+func (s *s3env) ok(mode credMode, args ...string) fixture.Result {
+	s.T.Helper()
 	r := s.floeS3(mode, s.srv.SecretKey, args...)
-	if r.code != 0 {
-		s.t.Fatalf("floe %s: %s", strings.Join(args, " "), r)
+	if r.Code != 0 {
+		s.T.Fatalf("floe %s: %s", strings.Join(args, " "), r)
 	}
 	return r
 }
 
-func (s *s3env) stream(mode credMode, extra ...string) result {
-	s.t.Helper()
-	args := []string{"stream", "--source", s.landing, "--format", "parquet", "--table", "db.stream",
-		"--checkpoint", s.ckpt, "--trigger", "available-now", "--progress=json"}
+func (s *s3env) stream(mode credMode, extra ...string) fixture.Result {
+	s.T.Helper()
+	args := []string{"stream", "--source", s.Landing, "--format", "parquet", "--table", "db.stream",
+		"--checkpoint", s.Ckpt, "--trigger", "available-now", "--progress=json"}
 	return s.ok(mode, append(args, extra...)...)
 }
 
 func (s *s3env) count(mode credMode) int64 {
-	s.t.Helper()
+	s.T.Helper()
 	r := s.ok(mode, "scan", "db.stream", "--count")
-	n, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64)
+	n, err := strconv.ParseInt(strings.TrimSpace(r.Stdout), 10, 64)
 	if err != nil {
-		s.t.Fatalf("scan --count printed %q", r.stdout)
+		s.T.Fatalf("scan --count printed %q", r.Stdout)
 	}
 	return n
 }
 
-func (s *s3env) snapshots(mode credMode) []snapshot {
-	s.t.Helper()
+func (s *s3env) snapshots(mode credMode) []fixture.Snapshot {
+	s.T.Helper()
 	r := s.ok(mode, "table", "snapshots", "db.stream", "--json")
-	var out []snapshot
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		s.t.Fatalf("snapshots --json: %v\n%s", err, r.stdout)
+	var out []fixture.Snapshot
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		s.T.Fatalf("snapshots --json: %v\n%s", err, r.Stdout)
 	}
 	return out
 }
@@ -138,10 +139,10 @@ func hermeticAWSEnv() []string {
 
 // checkProgressJSON asserts --progress=json wrote want JSON lines (one
 // per batch) on stderr.
-func checkProgressJSON(t *testing.T, r result, want int) {
+func checkProgressJSON(t *testing.T, r fixture.Result, want int) {
 	t.Helper()
 	n := 0
-	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
 		if !strings.HasPrefix(line, "{") {
 			continue
 		}
@@ -164,9 +165,10 @@ func checkProgressJSON(t *testing.T, r result, want int) {
 // endpoint fail with a clear error, and the secret shows nowhere: in no
 // output, checkpoint file, catalog database or object.
 func TestS3ArticleScenario(t *testing.T) {
+	t.Parallel()
 	s := newS3Env(t)
 	for i := int64(0); i < 3; i++ {
-		s.writeIDs("part-"+string(rune('0'+i))+".parquet", i*1000, 1000)
+		s.WriteIDs("part-"+string(rune('0'+i))+".parquet", i*1000, 1000)
 	}
 
 	checkProgressJSON(t, s.stream(credsEnv), 1)
@@ -184,13 +186,13 @@ func TestS3ArticleScenario(t *testing.T) {
 		t.Fatalf("after re-run: %d rows, %d snapshots; want 3000 and 1", n, sn)
 	}
 
-	s.writeIDs("part-3.parquet", 3000, 1000)
+	s.WriteIDs("part-3.parquet", 3000, 1000)
 	checkProgressJSON(t, s.stream(credsEnv), 1)
 	if n, sn := s.count(credsProps), len(s.snapshots(credsEnv)); n != 4000 || sn != 2 {
 		t.Fatalf("after a fourth file: %d rows, %d snapshots; want 4000 and 2", n, sn)
 	}
 	r := s.ok(credsProps, "scan", "db.stream", "--output-format", "csv")
-	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 4001 {
+	if lines := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(lines) != 4001 {
 		t.Fatalf("scan csv: %d lines, want a header and 4000 rows", len(lines))
 	}
 
@@ -202,8 +204,8 @@ func TestS3ArticleScenario(t *testing.T) {
 		RecordCount int64  `json:"record_count"`
 		SizeBytes   int64  `json:"file_size_in_bytes"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &files); err != nil {
-		t.Fatalf("table files --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &files); err != nil {
+		t.Fatalf("table files --json: %v\n%s", err, r.Stdout)
 	}
 	var rows int64
 	prefix := s.warehouse + "/"
@@ -228,8 +230,8 @@ func TestS3ArticleScenario(t *testing.T) {
 		Location         string `json:"location"`
 		MetadataLocation string `json:"metadata_location"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &desc); err != nil {
-		t.Fatalf("table describe --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &desc); err != nil {
+		t.Fatalf("table describe --json: %v\n%s", err, r.Stdout)
 	}
 	if !strings.HasPrefix(desc.Location, prefix) || !strings.HasPrefix(desc.MetadataLocation, prefix) {
 		t.Fatalf("table location %q, metadata %q: want both under %s", desc.Location, desc.MetadataLocation, prefix)
@@ -242,20 +244,20 @@ func TestS3ArticleScenario(t *testing.T) {
 	wrong := "wrong-" + s.srv.SecretKey[len(s.srv.SecretKey)/2:]
 	for _, mode := range []credMode{credsEnv, credsProps} {
 		r = s.floeS3(mode, wrong, "scan", "db.stream", "--count")
-		if r.code == 0 || !strings.Contains(r.stderr, "SignatureDoesNotMatch") {
+		if r.Code == 0 || !strings.Contains(r.Stderr, "SignatureDoesNotMatch") {
 			t.Errorf("scan with a wrong secret (mode %d): want a failure naming SignatureDoesNotMatch, got %s", mode, r)
 		}
-		checkNoSecret(t, "wrong secret run", r.stdout+r.stderr, wrong)
-		t.Logf("scan with a wrong secret (mode %d) says: %s", mode, strings.TrimSpace(r.stderr))
+		checkNoSecret(t, "wrong secret run", r.Stdout+r.Stderr, wrong)
+		t.Logf("scan with a wrong secret (mode %d) says: %s", mode, strings.TrimSpace(r.Stderr))
 	}
-	s.writeIDs("part-4.parquet", 4000, 1000)
-	r = s.floeS3(credsEnv, wrong, "stream", "--source", s.landing, "--format", "parquet", "--table", "db.stream",
-		"--checkpoint", s.ckpt, "--trigger", "available-now", "--progress=json")
-	if r.code == 0 || !strings.Contains(r.stderr, "SignatureDoesNotMatch") {
+	s.WriteIDs("part-4.parquet", 4000, 1000)
+	r = s.floeS3(credsEnv, wrong, "stream", "--source", s.Landing, "--format", "parquet", "--table", "db.stream",
+		"--checkpoint", s.Ckpt, "--trigger", "available-now", "--progress=json")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "SignatureDoesNotMatch") {
 		t.Errorf("stream with a wrong secret: want a failure naming SignatureDoesNotMatch, got %s", r)
 	}
-	checkNoSecret(t, "wrong secret stream", r.stdout+r.stderr, wrong)
-	t.Logf("stream with a wrong secret says: %s", strings.TrimSpace(r.stderr))
+	checkNoSecret(t, "wrong secret stream", r.Stdout+r.Stderr, wrong)
+	t.Logf("stream with a wrong secret says: %s", strings.TrimSpace(r.Stderr))
 	// The failed run planned batch 2 but could not commit it; with the
 	// right secret the next run commits it once.
 	checkProgressJSON(t, s.stream(credsProps), 1)
@@ -265,25 +267,25 @@ func TestS3ArticleScenario(t *testing.T) {
 
 	// Half a key pair: iceberg-go names the missing property.
 	r = s.floeS3(credsEnv, s.srv.SecretKey, "scan", "db.stream", "--count", "-p", "s3.secret-access-key="+s.srv.SecretKey)
-	if r.code == 0 || !strings.Contains(r.stderr, "s3.access-key-id") {
+	if r.Code == 0 || !strings.Contains(r.Stderr, "s3.access-key-id") {
 		t.Errorf("scan with s3.secret-access-key alone: want a failure naming s3.access-key-id, got %s", r)
 	}
 
 	// A stopped endpoint: floe fails naming the address it could not reach.
 	s.srv.Stop()
 	r = s.floeS3(credsProps, s.srv.SecretKey, "scan", "db.stream", "--count", "-p", "s3.connect-timeout=2s")
-	if r.code == 0 || !strings.Contains(r.stderr, s.srv.Addr) || !strings.Contains(r.stderr, "connection refused") {
+	if r.Code == 0 || !strings.Contains(r.Stderr, s.srv.Addr) || !strings.Contains(r.Stderr, "connection refused") {
 		t.Errorf("scan against a stopped endpoint: want a failure naming %s and connection refused, got %s", s.srv.Addr, r)
 	}
-	t.Logf("scan against a stopped endpoint says: %s", strings.TrimSpace(r.stderr))
+	t.Logf("scan against a stopped endpoint says: %s", strings.TrimSpace(r.Stderr))
 
 	// Secret hygiene: every command's output, every local file floe wrote
 	// (checkpoint, catalog database with its WAL) and every object.
 	for _, c := range s.outputs {
 		checkNoSecret(t, c.what, c.text, s.srv.SecretKey)
 	}
-	for _, dir := range []string{s.dir, s.srv.Root} {
-		for rel, content := range tree(t, dir) {
+	for _, dir := range []string{s.Dir, s.srv.Root} {
+		for rel, content := range fixture.Tree(t, dir) {
 			checkNoSecret(t, filepath.Join(dir, rel), content, s.srv.SecretKey)
 		}
 	}
@@ -306,9 +308,10 @@ func checkNoSecret(t *testing.T, where, text, secret string) {
 // The S3 warehouse with the SQLite catalog needs a local catalog database,
 // and floe says so instead of failing somewhere inside iceberg-go.
 func TestS3WarehouseNeedsCatalogURI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	r := e.run("table", "list", "--warehouse", "s3://bucket/wh")
-	if r.code != 2 || !strings.Contains(r.stderr, "--catalog-uri") {
+	r := e.Run("table", "list", "--warehouse", "s3://bucket/wh")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--catalog-uri") {
 		t.Fatalf("want exit 2 naming --catalog-uri, got %s", r)
 	}
 }

@@ -30,11 +30,11 @@ type describe struct {
 }
 
 func (e *env) describe(table string) describe {
-	e.t.Helper()
-	out := e.ok("table", "describe", table, "--json").stdout
+	e.T.Helper()
+	out := e.OK("table", "describe", table, "--json").Stdout
 	var d describe
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
-		e.t.Fatalf("describe --json: %v\n%s", err, out)
+		e.T.Fatalf("describe --json: %v\n%s", err, out)
 	}
 	return d
 }
@@ -52,8 +52,9 @@ func (d describe) columns() []string {
 }
 
 func TestKeepDropOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeRegions(t, filepath.Join(e.landing, "a.parquet"), 0, 100, nil)
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 100, nil)
 	for _, c := range []struct {
 		flags []string
 		want  []string
@@ -64,37 +65,38 @@ func TestKeepDropOnly(t *testing.T) {
 		{[]string{"--only", "meta"}, []string{"kind:string"}},
 	} {
 		name := "db.sel_" + strings.NewReplacer("-", "", ",", "_", ".", "_").Replace(strings.Join(c.flags, "_"))
-		e.ok(append([]string{"stream", "--source", e.landing, "--format", "parquet", "--table", name, "--checkpoint", filepath.Join(e.dir, name)}, c.flags...)...)
+		e.OK(append([]string{"stream", "--source", e.Landing, "--format", "parquet", "--table", name, "--checkpoint", filepath.Join(e.Dir, name)}, c.flags...)...)
 		if got := e.describe(name).columns(); !slices.Equal(got, c.want) {
 			t.Errorf("%v: table columns %v, want %v", c.flags, got, c.want)
 		}
-		if n := e.count(name); n != 100 {
+		if n := e.Count(name); n != 100 {
 			t.Errorf("%v: %d rows, want 100", c.flags, n)
 		}
 	}
-	if out := e.ok("scan", "db.sel_only_meta", "--output-format", "jsonl", "--limit", "2").stdout; !strings.Contains(out, `{"kind":"k0"}`) || !strings.Contains(out, `{"kind":"k1"}`) {
+	if out := e.OK("scan", "db.sel_only_meta", "--output-format", "jsonl", "--limit", "2").Stdout; !strings.Contains(out, `{"kind":"k0"}`) || !strings.Contains(out, `{"kind":"k1"}`) {
 		t.Errorf("only meta wrote %s", out)
 	}
-	r := e.run("stream", "--source", e.landing, "--format", "parquet", "--table", "db.bad", "--checkpoint", filepath.Join(e.dir, "bad"), "--keep", "id", "--drop", "meta")
-	if r.code != 2 || !strings.Contains(r.stderr, "mutually exclusive") {
+	r := e.Run("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.bad", "--checkpoint", filepath.Join(e.Dir, "bad"), "--keep", "id", "--drop", "meta")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "mutually exclusive") {
 		t.Errorf("keep with drop: want a usage error, got %s", r)
 	}
-	r = e.run("stream", "--source", e.landing, "--format", "parquet", "--table", "db.bad", "--checkpoint", filepath.Join(e.dir, "bad"), "--keep", "id,nope")
-	if r.code != 1 || !strings.Contains(r.stderr, "nope") {
+	r = e.Run("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.bad", "--checkpoint", filepath.Join(e.Dir, "bad"), "--keep", "id,nope")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "nope") {
 		t.Errorf("keep of a missing field: want an error naming it, got %s", r)
 	}
 }
 
 func TestSnapshotAndTableProperties(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 10)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.props", "--checkpoint", e.ckpt,
+	e.WriteIDs("a.parquet", 0, 10)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.props", "--checkpoint", e.Ckpt,
 		"-o", "snapshot-property.job=nightly", "-o", "snapshot-property.owner=data-eng",
 		"-p", "table-default.write.parquet.compression-codec=snappy", "-p", "table-default.custom.key=v")
-	e.writeIDs("b.parquet", 10, 10)
-	e.ok("stream", "--source", e.landing, "--format", "parquet", "--table", "db.props", "--checkpoint", e.ckpt,
+	e.WriteIDs("b.parquet", 10, 10)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.props", "--checkpoint", e.Ckpt,
 		"-o", "snapshot-property.job=nightly", "-o", "snapshot-property.owner=data-eng")
-	snaps := e.snapshots("db.props")
+	snaps := e.Snapshots("db.props")
 	if len(snaps) != 2 {
 		t.Fatalf("%d snapshots, want 2", len(snaps))
 	}
@@ -110,26 +112,27 @@ func TestSnapshotAndTableProperties(t *testing.T) {
 }
 
 func TestCreateWithPipelineOptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.writeIDs("a.parquet", 0, 10)
-	pipeline := `source: {path: ` + e.landing + `, format: parquet}
+	e.WriteIDs("a.parquet", 0, 10)
+	pipeline := `source: {path: ` + e.Landing + `, format: parquet}
 sink:
   table: db.created
   partition-fields: ["bucket(id, 4)"]
   identifier-fields: [id]
   format-version: 3
   check-nullability: false
-checkpoint: ` + e.ckpt + "\n"
-	path := filepath.Join(e.dir, "p.yaml")
+checkpoint: ` + e.Ckpt + "\n"
+	path := filepath.Join(e.Dir, "p.yaml")
 	if err := os.WriteFile(path, []byte(pipeline), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.ok("run", path)
+	e.OK("run", path)
 	d := e.describe("db.created")
 	if d.FormatVersion != 3 || len(d.Schema.IdentifierFieldIDs) != 1 || !d.Schema.Fields[0].Required {
 		t.Fatalf("created table: format %d, identifier fields %v, id required %v", d.FormatVersion, d.Schema.IdentifierFieldIDs, d.Schema.Fields[0].Required)
 	}
-	if n := e.count("db.created"); n != 10 {
+	if n := e.Count("db.created"); n != 10 {
 		t.Fatalf("%d rows, want 10", n)
 	}
 	if files := e.files("db.created"); len(files) < 2 {
@@ -171,26 +174,27 @@ func writeTyped(t *testing.T, path string, wide, extra bool, first int) {
 }
 
 func TestSchemaEvolution(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	writeTyped(t, filepath.Join(e.landing, "a.parquet"), false, false, 0)
-	args := []string{"stream", "--source", e.landing, "--format", "parquet", "--table", "db.evolve", "--checkpoint", e.ckpt}
-	e.ok(args...)
+	writeTyped(t, filepath.Join(e.Landing, "a.parquet"), false, false, 0)
+	args := []string{"stream", "--source", e.Landing, "--format", "parquet", "--table", "db.evolve", "--checkpoint", e.Ckpt}
+	e.OK(args...)
 	if got := e.describe("db.evolve").columns(); !slices.Equal(got, []string{"id:int", "v:float"}) {
 		t.Fatalf("created with %v", got)
 	}
-	writeTyped(t, filepath.Join(e.landing, "b.parquet"), true, true, 10)
-	r := e.run(args...)
-	if r.code != 1 || !strings.Contains(r.stderr, `column "v" has type double in the input but float in table db.evolve`) {
+	writeTyped(t, filepath.Join(e.Landing, "b.parquet"), true, true, 10)
+	r := e.Run(args...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, `column "v" has type double in the input but float in table db.evolve`) {
 		t.Fatalf("a wider input without schema evolution: want an error naming the column and both types, got %s", r)
 	}
-	if n := e.count("db.evolve"); n != 10 {
+	if n := e.Count("db.evolve"); n != 10 {
 		t.Fatalf("the refused batch changed the table: %d rows", n)
 	}
-	e.ok(append(args, "--schema-evolution", "add-columns")...)
+	e.OK(append(args, "--schema-evolution", "add-columns")...)
 	if got := e.describe("db.evolve").columns(); !slices.Equal(got, []string{"id:long", "v:double", "extra:string"}) {
 		t.Fatalf("evolved to %v, want id long, v double, extra string", got)
 	}
-	out := e.ok("scan", "db.evolve", "--output-format", "jsonl").stdout
+	out := e.OK("scan", "db.evolve", "--output-format", "jsonl").Stdout
 	if n := strings.Count(out, "\n"); n != 20 {
 		t.Fatalf("%d rows after evolution, want 20", n)
 	}
@@ -202,31 +206,32 @@ func TestSchemaEvolution(t *testing.T) {
 // A nullable input column for a required table column: refused at once with
 // check-nullability (the default); with it off, only rows with nulls fail.
 func TestCheckNullability(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	required := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, required)
 	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2, 3}, nil)
 	rec := b.NewRecordBatch()
 	b.Release()
-	if err := fixture.WriteParquet(filepath.Join(e.landing, "a.parquet"), rec); err != nil {
+	if err := fixture.WriteParquet(filepath.Join(e.Landing, "a.parquet"), rec); err != nil {
 		t.Fatal(err)
 	}
 	rec.Release()
 	pipeline := func(check bool) string {
-		p := filepath.Join(e.dir, "p.yaml")
+		p := filepath.Join(e.Dir, "p.yaml")
 		c := "true"
 		if !check {
 			c = "false"
 		}
-		text := `source: {path: ` + e.landing + `, format: parquet}
+		text := `source: {path: ` + e.Landing + `, format: parquet}
 sink: {table: db.req, identifier-fields: [id], check-nullability: ` + c + `}
-checkpoint: ` + e.ckpt + "\n"
+checkpoint: ` + e.Ckpt + "\n"
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	e.ok("run", pipeline(true))
+	e.OK("run", pipeline(true))
 	// A nullable column without nulls.
 	idSchema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 	writeIDOnly := func(name string, ids []int64, valid []bool) {
@@ -235,26 +240,26 @@ checkpoint: ` + e.ckpt + "\n"
 		rec := b.NewRecordBatch()
 		b.Release()
 		defer rec.Release()
-		if err := fixture.WriteParquet(filepath.Join(e.landing, name), rec); err != nil {
+		if err := fixture.WriteParquet(filepath.Join(e.Landing, name), rec); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeIDOnly("b.parquet", []int64{10, 11, 12, 13, 14}, nil)
-	r := e.run("run", pipeline(true))
-	if r.code != 1 || !strings.Contains(r.stderr, "id") || !strings.Contains(r.stderr, "check-nullability") {
+	r := e.Run("run", pipeline(true))
+	if r.Code != 1 || !strings.Contains(r.Stderr, "id") || !strings.Contains(r.Stderr, "check-nullability") {
 		t.Fatalf("nullable input for a required column: want a refusal naming check-nullability, got %s", r)
 	}
-	e.ok("run", pipeline(false))
-	if n := e.count("db.req"); n != 8 {
+	e.OK("run", pipeline(false))
+	if n := e.Count("db.req"); n != 8 {
 		t.Fatalf("%d rows, want 8", n)
 	}
 	// And a real null fails its file even then.
 	writeIDOnly("c.parquet", []int64{20, 0, 22}, []bool{true, false, true})
-	r = e.run("run", pipeline(false))
-	if r.code != 1 || !strings.Contains(r.stderr, "c.parquet") || !strings.Contains(r.stderr, "null") {
+	r = e.Run("run", pipeline(false))
+	if r.Code != 1 || !strings.Contains(r.Stderr, "c.parquet") || !strings.Contains(r.Stderr, "null") {
 		t.Fatalf("a null in a required column: want an error naming the file, got %s", r)
 	}
-	if n := e.count("db.req"); n != 8 {
+	if n := e.Count("db.req"); n != 8 {
 		t.Fatalf("the failed batch changed the table: %d rows", n)
 	}
 }

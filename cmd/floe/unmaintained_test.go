@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-var weekThree = flag.Int("week-three", 150, "batches of TestWeekThree (the full scenario is 2000)")
+var unmaintainedBatches = flag.Int("unmaintained-batches", 150, "batches of TestMaintenanceRestoresUnmaintainedStream (the full scenario is 2000)")
 
 type healthJSON struct {
 	Snapshots  int     `json:"snapshots"`
@@ -23,28 +23,29 @@ type healthJSON struct {
 }
 
 func (e *env) health(name string) healthJSON {
-	e.t.Helper()
-	r := e.ok("table", "health", name, "--json")
+	e.T.Helper()
+	r := e.OK("table", "health", name, "--json")
 	var h healthJSON
-	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
-		e.t.Fatalf("health --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &h); err != nil {
+		e.T.Fatalf("health --json: %v\n%s", err, r.Stdout)
 	}
 	return h
 }
 
-// TestWeekThree is the table a stream leaves after weeks without
+// TestMaintenanceRestoresUnmaintainedStream: the table a stream leaves after weeks without
 // maintenance, shrunk: many batches of 100 rows, one snapshot, manifest
 // and small file each. The health report shows the growth; then
 // rewrite-data-files, rewrite-manifests, expire-snapshots and
 // remove-orphan-files bring it back, with the same rows.
-// -week-three=2000 runs the full scenario (a few minutes).
-func TestWeekThree(t *testing.T) {
+// -unmaintained-batches=2000 runs the full scenario (a few minutes).
+// Not parallel: it compares planning times measured before and after.
+func TestMaintenanceRestoresUnmaintainedStream(t *testing.T) {
 	e := newEnv(t)
-	n := *weekThree
+	n := *unmaintainedBatches
 	for i := range int64(n) {
-		e.writeIDs(fmt.Sprintf("f-%05d.parquet", i), i*100, 100)
+		e.WriteIDs(fmt.Sprintf("f-%05d.parquet", i), i*100, 100)
 	}
-	e.stream("db.w", "--max-files-per-trigger", "1", "--maintenance=false")
+	e.Stream("db.w", "--max-files-per-trigger", "1", "--maintenance=false")
 	before := e.health("db.w")
 	t.Logf("after %d batches: %+v", n, before)
 	if before.Snapshots != n || before.DataFiles != n || before.Manifests != n || before.SmallShare != 1 {
@@ -60,10 +61,10 @@ func TestWeekThree(t *testing.T) {
 	rows, sum := e.contents("db.w")
 
 	const retain = 10
-	e.ok("maintain", "rewrite-data-files", "db.w")
-	e.ok("maintain", "rewrite-manifests", "db.w")
-	e.ok("maintain", "expire-snapshots", "db.w", "--older-than", "0s", "--retain-last", fmt.Sprint(retain))
-	e.ok("maintain", "remove-orphan-files", "db.w", "--older-than", "0s")
+	e.OK("maintain", "rewrite-data-files", "db.w")
+	e.OK("maintain", "rewrite-manifests", "db.w")
+	e.OK("maintain", "expire-snapshots", "db.w", "--older-than", "0s", "--retain-last", fmt.Sprint(retain))
+	e.OK("maintain", "remove-orphan-files", "db.w", "--older-than", "0s")
 	after := e.health("db.w")
 	t.Logf("after maintenance: %+v", after)
 	const target = 512 << 20
