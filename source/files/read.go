@@ -39,7 +39,7 @@ type filePart struct {
 	schema  *arrow.Schema          // what Open's reader reports
 	csvCols *arrow.Schema          // CSV: the file's columns in file order
 	footer  *metadata.FileMetaData // Parquet
-	derived int                    // times the schema was derived from the file
+	derived int                    // schema derivations; tests hold it at one
 }
 
 func (p *filePart) Name() string { return p.entry.Path }
