@@ -76,6 +76,10 @@ func New(cfg config.Source, stateDir string) (*Files, error) {
 	default:
 		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv or json", floe.ErrConfig, cfg.Format)
 	}
+	if _, err := path.Match(cfg.PathGlobFilter, ""); err != nil {
+		// Unchecked, a malformed filter silently matches nothing.
+		return nil, fmt.Errorf("%w: source path-glob-filter %q is not a valid pattern (%v); use *, ?, [abc], [a-z] and [^a] as path.Match does", floe.ErrConfig, cfg.PathGlobFilter, err)
+	}
 	log, err := openLog(stateDir)
 	if err != nil {
 		return nil, err

@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/floe-io/floe"
@@ -29,29 +31,48 @@ const batchRows = 64 * 1024
 type filePart struct {
 	entry fileEntry
 	cfg   config.Source
+
+	// What reading the schema learnt, kept so that asking for the schema
+	// before reading (the pipeline does, to evolve the table) does not
+	// infer it or parse the footer a second time.
+	mu      sync.Mutex
+	schema  *arrow.Schema          // what Open's reader reports
+	csvCols *arrow.Schema          // CSV: the file's columns in file order
+	footer  *metadata.FileMetaData // Parquet
+	derived int                    // schema derivations; tests hold it at one
 }
 
 func (p *filePart) Name() string { return p.entry.Path }
 
 func (p *filePart) bad(err error) error { return &floe.BadFileError{Path: p.entry.Path, Err: err} }
 
+// Schema is the schema Open's reader reports, read from what the format
+// needs (the Parquet footer, the CSV header and values, the JSON values),
+// and kept for Open.
+func (p *filePart) Schema(ctx context.Context) (*arrow.Schema, error) {
+	if err := p.readable(); err != nil {
+		return nil, err
+	}
+	if err := p.derive(); err != nil {
+		return nil, p.fail(err)
+	}
+	// The file may have changed while its schema was derived.
+	if err := p.unchanged(); err != nil {
+		return nil, err
+	}
+	return p.schema, nil
+}
+
 // Open checks that the file is the one planned, then reads it in its format.
 // The returned reader checks again at the end, so a file that grew or was
 // rewritten while read is reported as unstable instead of ingested torn.
 func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
-	if err := p.unchanged(); err != nil {
+	if err := p.readable(); err != nil {
 		return nil, err
 	}
-	if p.entry.Size == 0 {
-		return nil, p.bad(errors.New("the file is empty (0 bytes); remove it or replace it with a complete file"))
+	if err := p.derive(); err != nil {
+		return nil, p.fail(err)
 	}
-	// Say plainly that the file cannot be opened, rather than letting each
-	// format's reader call it corrupt.
-	f, oerr := os.Open(p.entry.Path)
-	if oerr != nil {
-		return nil, p.bad(fmt.Errorf("cannot read the file: %w", oerr))
-	}
-	_ = f.Close()
 	var (
 		rdr array.RecordReader
 		err error
@@ -67,16 +88,120 @@ func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
 		err = fmt.Errorf("format %q is not supported", p.cfg.Format)
 	}
 	if err != nil {
-		if cerr := p.unchanged(); cerr != nil {
-			return nil, cerr
-		}
-		var bf *floe.BadFileError
-		if errors.As(err, &bf) {
-			return nil, err
-		}
-		return nil, p.bad(err)
+		return nil, p.fail(err)
 	}
 	return &checkedReader{RecordReader: rdr, part: p}, nil
+}
+
+// readable checks that the file is the one planned, not empty, and can be
+// opened.
+func (p *filePart) readable() error {
+	if err := p.unchanged(); err != nil {
+		return err
+	}
+	if p.entry.Size == 0 {
+		return p.bad(errors.New("the file is empty (0 bytes); remove it or replace it with a complete file"))
+	}
+	// Say plainly that the file cannot be opened, rather than letting each
+	// format's reader call it corrupt.
+	f, err := os.Open(p.entry.Path)
+	if err != nil {
+		return p.bad(fmt.Errorf("cannot read the file: %w", err))
+	}
+	_ = f.Close()
+	return nil
+}
+
+// fail reports a failure to read the file: as unstable when the file
+// changed since it was planned, else as a bad file.
+func (p *filePart) fail(err error) error {
+	if cerr := p.unchanged(); cerr != nil {
+		return cerr
+	}
+	var bf *floe.BadFileError
+	if errors.As(err, &bf) {
+		return err
+	}
+	return p.bad(err)
+}
+
+// derive works out the schema once per part.
+func (p *filePart) derive() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.schema != nil {
+		return nil
+	}
+	p.derived++
+	switch p.cfg.Format {
+	case "parquet":
+		return p.deriveParquet()
+	case "csv":
+		return p.deriveCSV()
+	case "json":
+		return p.deriveJSON()
+	}
+	return fmt.Errorf("format %q is not supported", p.cfg.Format)
+}
+
+// parquetProps are the read properties of every Parquet reader: the schema
+// depends on them.
+var parquetProps = pqarrow.ArrowReadProperties{BatchSize: batchRows}
+
+func (p *filePart) deriveParquet() error {
+	pf, err := file.OpenParquetFile(p.entry.Path, false)
+	if err != nil {
+		return fmt.Errorf("not a readable Parquet file (%v); it may be truncated or corrupt", err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, parquetProps, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("cannot read the Parquet schema: %w", err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return fmt.Errorf("cannot read the Parquet schema: %w", err)
+	}
+	p.schema, p.footer = schema, pf.MetaData()
+	return nil
+}
+
+func (p *filePart) deriveCSV() error {
+	delim, header := p.csvDialect()
+	out, err := explicitSchema(p.cfg.Schema)
+	if err != nil {
+		return err
+	}
+	// cols is the file's columns in file order; out is what the reader
+	// returns.
+	cols := out
+	switch {
+	case out == nil:
+		if cols, err = inferCSV(p.entry.Path, delim, header); err != nil {
+			return err
+		}
+		out = cols
+	case header:
+		if cols, err = csvHeaderSchema(p.entry.Path, delim, out); err != nil {
+			return err
+		}
+	}
+	p.schema, p.csvCols = out, cols
+	return nil
+}
+
+func (p *filePart) deriveJSON() error {
+	schema, err := explicitSchema(p.cfg.Schema)
+	if err != nil {
+		return err
+	}
+	if schema == nil {
+		if schema, err = inferJSON(p.entry.Path); err != nil {
+			return err
+		}
+	}
+	p.schema = schema
+	return nil
 }
 
 // unchanged compares the file with what planning saw.
@@ -91,12 +216,13 @@ func (p *filePart) unchanged() error {
 	return nil
 }
 
+// openParquet reads the file with the footer derive parsed.
 func (p *filePart) openParquet(ctx context.Context) (array.RecordReader, error) {
-	pf, err := file.OpenParquetFile(p.entry.Path, false)
+	pf, err := file.OpenParquetFile(p.entry.Path, false, file.WithMetadata(p.footer))
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file (%v); it may be truncated or corrupt", err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, parquetProps, memory.DefaultAllocator)
 	if err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("cannot read the Parquet schema: %w", err)
@@ -109,38 +235,26 @@ func (p *filePart) openParquet(ctx context.Context) (array.RecordReader, error) 
 	return &closingReader{RecordReader: rr, close: pf.Close}, nil
 }
 
-func (p *filePart) openCSV() (array.RecordReader, error) {
-	delim := ','
+// csvDialect is the delimiter and whether the first line is a header.
+func (p *filePart) csvDialect() (delim rune, header bool) {
+	delim = ','
 	if d := p.cfg.CSV.Delimiter; d != "" {
 		delim = []rune(d)[0]
 	}
-	header := p.cfg.CSV.Header == nil || *p.cfg.CSV.Header
-	out, err := explicitSchema(p.cfg.Schema)
-	if err != nil {
-		return nil, err
-	}
-	// schema is the file's columns in file order; out is what the reader
-	// returns.
-	schema := out
-	switch {
-	case out == nil:
-		if schema, err = inferCSV(p.entry.Path, delim, header); err != nil {
-			return nil, err
-		}
-		out = schema
-	case header:
-		if schema, err = csvHeaderSchema(p.entry.Path, delim, out); err != nil {
-			return nil, err
-		}
-	}
+	return delim, p.cfg.CSV.Header == nil || *p.cfg.CSV.Header
+}
+
+// openCSV reads the file with the columns derive found.
+func (p *filePart) openCSV() (array.RecordReader, error) {
+	delim, header := p.csvDialect()
 	f, err := os.Open(p.entry.Path)
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20), csvReadSchema(schema),
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20), csvReadSchema(p.csvCols),
 		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(batchRows),
 		csv.WithNullReader(true, ""))
-	return &closingReader{RecordReader: newCSVConvReader(r, schema, out), close: f.Close}, nil
+	return &closingReader{RecordReader: newCSVConvReader(r, p.csvCols, p.schema), close: f.Close}, nil
 }
 
 // csvHeaderSchema matches the header of a file to an explicit schema by
@@ -330,21 +444,13 @@ func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Arr
 	return b.NewArray(), nil
 }
 
+// openJSON reads the file with the schema derive found.
 func (p *filePart) openJSON() (array.RecordReader, error) {
-	schema, err := explicitSchema(p.cfg.Schema)
-	if err != nil {
-		return nil, err
-	}
-	if schema == nil {
-		if schema, err = inferJSON(p.entry.Path); err != nil {
-			return nil, err
-		}
-	}
 	f, err := os.Open(p.entry.Path)
 	if err != nil {
 		return nil, err
 	}
-	return newJSONReader(f, schema), nil
+	return newJSONReader(f, p.schema), nil
 }
 
 // checkedReader turns read errors into BadFileErrors naming the file, and

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -381,6 +382,10 @@ type part struct {
 
 func (p *part) Name() string     { return p.task.File.FilePath() }
 func (p *part) SizeBytes() int64 { return p.task.File.FileSizeBytes() }
+
+// Schema is the schema Open's reader reports, known from the table's
+// metadata without reading the file.
+func (p *part) Schema(ctx context.Context) (*arrow.Schema, error) { return p.reader.Schema(), nil }
 
 // Open streams the file's rows, with the source's filter and columns.
 func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
