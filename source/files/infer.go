@@ -43,11 +43,6 @@ func (k *csvKind) observe(v string) {
 	if !k.seen {
 		*k = csvKind{seen: true, isInt: true, isFloat: true, isBool: true, isDate: true, isTimestamp: true, isTimestampTZ: true, isTime: true}
 	}
-	if (k.isInt || k.isFloat) && zeroPadded(v) {
-		// Zip codes, account numbers: a number would drop the zeros, and
-		// the value cannot be restored from the table.
-		k.isInt, k.isFloat = false, false
-	}
 	if k.isInt {
 		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
 			k.isInt = false
@@ -72,13 +67,6 @@ func (k *csvKind) observe(v string) {
 	k.isTimestamp = k.isTimestamp && tsRe.MatchString(v) && validTimestamp(v)
 	k.isTimestampTZ = k.isTimestampTZ && tsTZRe.MatchString(v) && validTimestamp(v)
 	k.isTime = k.isTime && timeRe.MatchString(v) && validTime(v)
-}
-
-// zeroPadded tells a number written with leading zeros ("007", "-01.5")
-// from zero itself and zero fractions ("0", "0.5").
-func zeroPadded(v string) bool {
-	v = strings.TrimLeft(v, "+-")
-	return len(v) > 1 && v[0] == '0' && v[1] >= '0' && v[1] <= '9'
 }
 
 // validDate parses like arrow's CSV reader does for date columns.
