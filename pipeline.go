@@ -66,6 +66,7 @@ type Pipeline struct {
 	fixed   string
 	route   *write.Router
 	project *conform.Projection
+	conform conform.Options
 
 	// maintainer runs the maintenance: block between batches; nil when
 	// it is off.
@@ -89,7 +90,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	p := &Pipeline{cfg: cfg, opts: opts, ownsCat: opts.Catalog == nil, runID: uuid.NewString(), stopCh: make(chan struct{}),
-		project: conform.NewProjection(cfg.Sink.Keep, cfg.Sink.Drop, cfg.Sink.Only)}
+		project: conform.NewProjection(cfg.Sink.Keep, cfg.Sink.Drop, cfg.Sink.Only), conform: conform.OptionsFor(&cfg.Sink)}
 	var partition []write.PartitionField
 	if !cfg.Sink.Console() {
 		var err error
@@ -470,7 +471,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		prog.ProcessedRowsPerSecond = float64(res.Rows) / secs
 		prog.InputRowsPerSecond = prog.ProcessedRowsPerSecond
 	}
-	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End,
+	prog.Sources = []SourceProgress{{Description: p.checkpoint.Metadata.Source, StartOffset: entry.Start, EndOffset: entry.End,
 		NumInputFiles: res.Parts, NumInputRows: res.Rows, InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond}}
 	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table)
 	if p.cfg.Sink.Console() {
@@ -595,7 +596,7 @@ func (p *Pipeline) writer(batchID int64) *write.Writer {
 		Route:          p.route,
 		FilePrefix:     fmt.Sprintf("%s-%05d", p.checkpoint.Metadata.ID[:8], batchID),
 		Project:        p.project,
-		Conform:        conform.OptionsFor(&p.cfg.Sink),
+		Conform:        p.conform,
 		TargetFileSize: p.cfg.Sink.TargetFileSizeBytes,
 		MaxOpenFiles:   p.cfg.Sink.MaxOpenFiles,
 		Clustered:      !p.cfg.Sink.Fanout(),

@@ -63,8 +63,10 @@ func TestInferCSVTypes(t *testing.T) {
 		{"timestamps with and without zones", []string{"2024-01-31T10:00:00Z", "2024-01-31 10:00:00"}, arrow.BinaryTypes.String},
 		{"times", []string{"10:00:00", "23:59:59.5"}, arrow.FixedWidthTypes.Time64us},
 		{"an impossible time makes strings", []string{"10:00:00", "25:00:00"}, arrow.BinaryTypes.String},
-		{"zip codes keep their leading zeros", []string{"02134", "10001"}, arrow.BinaryTypes.String},
-		{"zero-padded floats keep their zeros", []string{"01.5", "2.5"}, arrow.BinaryTypes.String},
+		// As Spark's inferSchema: zero-padded digits are numbers; a schema
+		// (or a non-digit value in the file) keeps them as strings.
+		{"zero-padded integers are integers, as in Spark", []string{"02134", "10001"}, arrow.PrimitiveTypes.Int64},
+		{"zero-padded floats are floats, as in Spark", []string{"01.5", "2.5"}, arrow.PrimitiveTypes.Float64},
 		{"zero itself is an int", []string{"0", "-0", "10"}, arrow.PrimitiveTypes.Int64},
 		{"zero fractions are floats", []string{"0.5", "-0.25", "0e1"}, arrow.PrimitiveTypes.Float64},
 		{"empty cells are nulls", []string{"", "5", ""}, arrow.PrimitiveTypes.Int64},
@@ -87,16 +89,16 @@ func TestInferCSVTypes(t *testing.T) {
 	}
 }
 
-// Values read as inferred: leading zeros kept, empty cells null.
+// Values read as inferred: strings as written, empty cells null.
 func TestInferCSVValues(t *testing.T) {
 	t.Parallel()
 	part, _ := onePart(t, config.Source{Format: "csv"}, "f.csv",
-		"zip,n,when,ok\n02134,1,2024-01-31,true\n10001,,2024-02-01,\n")
+		"zip,n,when,ok\nMA-02134,1,2024-01-31,true\nNY-10001,,2024-02-01,\n")
 	tb, err := readPart(t, part)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tb.cols["zip"]; !slices.Equal(got, []any{"02134", "10001"}) {
+	if got := tb.cols["zip"]; !slices.Equal(got, []any{"MA-02134", "NY-10001"}) {
 		t.Fatalf("zip %v", got)
 	}
 	if got := tb.cols["n"]; !slices.Equal(got, []any{int64(1), nil}) {
