@@ -10,9 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/floe-io/floe"
-	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/filter"
+	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/scan"
 )
 
@@ -25,10 +24,7 @@ import (
 func TestScanWithPushedAndResidual(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, _ := fixture.CatalogAt(t, filepath.Join(t.TempDir(), "warehouse"))
 	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +85,7 @@ func TestScanWithPushedAndResidual(t *testing.T) {
 func TestScanTableKeepsColumnsWithFilter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, _ := fixture.CatalogAt(t, filepath.Join(t.TempDir(), "warehouse"))
 	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
 		t.Fatal(err)
 	}

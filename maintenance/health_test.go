@@ -34,10 +34,7 @@ type healthEnv struct {
 func newHealthEnv(t *testing.T) *healthEnv {
 	t.Helper()
 	dir := t.TempDir()
-	cat, err := floe.OpenCatalog(context.Background(), config.Catalog{Warehouse: filepath.Join(dir, "warehouse")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, _ := fixture.CatalogAt(t, filepath.Join(dir, "warehouse"))
 	return &healthEnv{t: t, dir: dir, cat: cat, landing: filepath.Join(dir, "landing")}
 }
 

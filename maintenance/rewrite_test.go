@@ -37,10 +37,7 @@ type rwEnv struct {
 
 func newRWEnv(t *testing.T) *rwEnv {
 	dir := t.TempDir()
-	cat, err := floe.OpenCatalog(context.Background(), config.Catalog{Warehouse: filepath.Join(dir, "warehouse")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, _ := fixture.CatalogAt(t, filepath.Join(dir, "warehouse"))
 	return &rwEnv{t: t, dir: dir, cat: cat, landing: filepath.Join(dir, "landing")}
 }
 
@@ -199,10 +196,7 @@ func TestRewriteSortDisjointRanges(t *testing.T) {
 func TestRewriteRequiredPartitionSource(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, _ := fixture.CatalogAt(t, filepath.Join(t.TempDir(), "warehouse"))
 	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
 		t.Fatal(err)
 	}

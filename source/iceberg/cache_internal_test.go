@@ -21,10 +21,7 @@ func TestCommitForgetsReadSnapshots(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(dir, "warehouse")})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cat, _ := fixture.CatalogAt(t, filepath.Join(dir, "warehouse"))
 			// One append per file, each in a later millisecond.
 			const files = 6
 			for i := range int64(files) {

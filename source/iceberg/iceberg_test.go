@@ -31,10 +31,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	dir := t.TempDir()
-	cat, err := floe.OpenCatalog(context.Background(), config.Catalog{Warehouse: filepath.Join(dir, "warehouse")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, _ := fixture.CatalogAt(t, filepath.Join(dir, "warehouse"))
 	return &env{t: t, dir: dir, cat: cat, landing: filepath.Join(dir, "landing")}
 }
 
