@@ -349,6 +349,7 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	for _, c := range badCases() {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			table := "db.bad"
 			args := []string{"stream", "--source", e.Landing, "--format", c.format, "--table", table, "--checkpoint", e.Ckpt, "--trigger", "available-now"}
@@ -771,6 +772,7 @@ func TestBadInputRequiredColumnNull(t *testing.T) {
 			"{\"id\": 11, \"tag\": \"x\"}\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			file := e.usePipeline(c.pipeline)
 			e.OK("run", file)

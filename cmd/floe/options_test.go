@@ -120,6 +120,7 @@ func TestCleanSource(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"archive", "delete"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			e.WriteIDs("a.parquet", 0, 100)
 			e.WriteIDs("b.parquet", 100, 100)

@@ -128,6 +128,8 @@ func TestPartitionTransforms(t *testing.T) {
 	ctx := context.Background()
 	for n, c := range cases {
 		t.Run(c.expr, func(t *testing.T) {
+			t.Parallel()
+			e := &env{e.For(t)}
 			name := fmt.Sprintf("db.t%02d", n)
 			e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", name,
 				"--checkpoint", filepath.Join(e.Dir, "ckpt", name), "--partition-fields", c.expr)
