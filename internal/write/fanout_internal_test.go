@@ -21,14 +21,6 @@ import (
 	"github.com/floe-io/floe/internal/ingest"
 )
 
-type testPart struct{ recs []arrow.RecordBatch }
-
-func (p testPart) Name() string     { return "fanout" }
-func (p testPart) SizeBytes() int64 { return -1 }
-func (p testPart) Open(context.Context) (array.RecordReader, error) {
-	return array.NewRecordReader(p.recs[0].Schema(), p.recs)
-}
-
 type failingFS struct {
 	icebergio.WriteFileIO
 	mu            sync.Mutex
@@ -150,7 +142,7 @@ func fanoutRun(t *testing.T, tbl *table.Table, maxOpen int, failCloseOf int, ps 
 	for _, p := range ps {
 		recs = append(recs, partRecord(p, 10))
 	}
-	err = b.writePart(ctx, 0, testPart{recs})
+	err = b.writePart(ctx, 0, fixture.Part{PartName: "fanout", Records: recs})
 	if err == nil {
 		err = b.finish(ctx, 1)
 	}
@@ -186,17 +178,6 @@ func TestEvictionErrorFailsWrite(t *testing.T) {
 	}
 }
 
-type namedPart struct {
-	name string
-	recs []arrow.RecordBatch
-}
-
-func (p namedPart) Name() string     { return p.name }
-func (p namedPart) SizeBytes() int64 { return -1 }
-func (p namedPart) Open(context.Context) (array.RecordReader, error) {
-	return array.NewRecordReader(p.recs[0].Schema(), p.recs)
-}
-
 func mixedRecord(seed, n, parts int) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, fanoutSchema)
 	defer b.Release()
@@ -224,7 +205,7 @@ func TestFanoutStress(t *testing.T) {
 					want += rec.NumRows()
 					recs = append(recs, rec)
 				}
-				parts = append(parts, namedPart{name: "p", recs: recs})
+				parts = append(parts, fixture.Part{PartName: "p", Records: recs})
 			}
 			ctbl, fs := countingTable(tbl)
 			w := &Writer{Table: ctbl, FilePrefix: "fanout", MaxOpenFiles: maxOpen}
@@ -275,7 +256,7 @@ func TestIdleFileMakesRoom(t *testing.T) {
 			recs = append(recs, partRecord(p, 10))
 		}
 	}
-	if err := b.writePart(ctx, 0, testPart{recs}); err != nil {
+	if err := b.writePart(ctx, 0, fixture.Part{PartName: "fanout", Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 	waiting := 0
@@ -308,7 +289,7 @@ func TestNullPartitionValue(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	w := &Writer{Table: tbl, FilePrefix: "fanout"}
-	res, err := w.Write(context.Background(), []ingest.Part{testPart{[]arrow.RecordBatch{rec}}})
+	res, err := w.Write(context.Background(), []ingest.Part{fixture.Part{PartName: "fanout", Records: []arrow.RecordBatch{rec}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +317,7 @@ func TestClusteredCountsSlices(t *testing.T) {
 		recs = append(recs, rec)
 	}
 	w := &Writer{Table: tbl, FilePrefix: "fanout", Clustered: true}
-	res, err := w.Write(context.Background(), []ingest.Part{testPart{recs}})
+	res, err := w.Write(context.Background(), []ingest.Part{fixture.Part{PartName: "fanout", Records: recs}})
 	if err != nil {
 		t.Fatal(err)
 	}
