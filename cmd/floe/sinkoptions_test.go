@@ -203,6 +203,26 @@ func TestSchemaEvolution(t *testing.T) {
 	}
 }
 
+// The first batch of a query evolves an existing table too: each table is
+// evolved once in every batch, batch 0 included.
+func TestSchemaEvolutionOnFirstBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeTyped(t, filepath.Join(e.Landing, "a.parquet"), false, false, 0)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.evolve", "--checkpoint", e.Ckpt)
+	// A second query, from another landing directory, starts at batch 0.
+	landing := filepath.Join(e.Dir, "landing2")
+	writeTyped(t, filepath.Join(landing, "b.parquet"), true, true, 10)
+	e.OK("stream", "--source", landing, "--format", "parquet", "--table", "db.evolve",
+		"--checkpoint", filepath.Join(e.Dir, "ckpt2"), "--schema-evolution", "add-columns")
+	if got := e.describe("db.evolve").columns(); !slices.Equal(got, []string{"id:long", "v:double", "extra:string"}) {
+		t.Fatalf("evolved to %v, want id long, v double, extra string", got)
+	}
+	if n := e.Count("db.evolve"); n != 20 {
+		t.Fatalf("%d rows, want 20", n)
+	}
+}
+
 // A nullable input column for a required table column: refused at once with
 // check-nullability (the default); with it off, only rows with nulls fail.
 func TestCheckNullability(t *testing.T) {
