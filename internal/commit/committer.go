@@ -136,10 +136,10 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	// way that does not prove the commit was refused (a timeout, a reset
 	// connection, a server error): the commit may be in the table, so its
 	// files must survive, and the ancestry check decides on the next run.
-	ambiguous, existing := false, false
+	ambiguous := false
+	var found *table.Snapshot // the batch, when an earlier attempt or run committed it
 	out, attempts, err := Retry(ctx, c.load, req.Base, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
-		if s := c.FindBatch(tbl, req.BatchID); s != nil {
-			existing = true
+		if found = c.FindBatch(tbl, req.BatchID); found != nil {
 			return tbl, nil
 		}
 		out, sent, err := c.attempt(ctx, tbl, req, files, props)
@@ -160,9 +160,9 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("%w: table %s batch %d after %d attempts: %w", ingest.ErrCommit, c.Name(), req.BatchID, attempts, err)
 	}
-	res := Result{Existing: existing, Attempts: attempts, Table: out}
-	if existing {
-		res.SnapshotID = c.FindBatch(out, req.BatchID).SnapshotID
+	res := Result{Existing: found != nil, Attempts: attempts, Table: out}
+	if found != nil {
+		res.SnapshotID = found.SnapshotID
 	} else {
 		res.SnapshotID = out.CurrentSnapshot().SnapshotID
 	}
