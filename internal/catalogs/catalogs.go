@@ -5,7 +5,9 @@ package catalogs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -135,11 +137,7 @@ func sqliteURI(uri string) (string, error) {
 	if strings.Contains(uri, "_pragma=") {
 		return uri, nil // the caller chose its own settings
 	}
-	path := strings.TrimPrefix(uri, "file:")
-	if q := strings.IndexByte(path, '?'); q >= 0 {
-		path = path[:q]
-	}
-	abs, err := filepath.Abs(path)
+	abs, err := filepath.Abs(sqlitePath(uri))
 	if err != nil {
 		return "", fmt.Errorf("%w: catalog database %q: %v", ingest.ErrConfig, uri, err)
 	}
@@ -152,6 +150,52 @@ func sqliteURI(uri string) (string, error) {
 		abs = abs + uri[strings.IndexByte(uri, '?'):]
 	}
 	return "file:" + abs + sep + "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)", nil
+}
+
+// sqlitePath is the database file of an SQLite URI or path.
+func sqlitePath(uri string) string {
+	path := strings.TrimPrefix(uri, "file:")
+	if q := strings.IndexByte(path, '?'); q >= 0 {
+		path = path[:q]
+	}
+	return path
+}
+
+// Missing tells a local catalog that does not exist yet from one that
+// does: Open would create it (the embedded default's warehouse and
+// catalog.db, a Hadoop warehouse directory, an SQLite database), which a
+// command that only reads must not do. It returns what is missing and the
+// flag that names it; catalogs that are not local files are left for the
+// catalog itself to judge.
+func Missing(c config.Catalog) (what, flag string, missing bool) {
+	wh, err := ResolveWarehouse(c.Warehouse)
+	if err != nil {
+		return "", "", false // Open reports it
+	}
+	local := !IsURL(wh)
+	switch c.Type {
+	case "", "sql":
+		if c.URI == "" {
+			db := filepath.Join(wh, "catalog.db")
+			return "warehouse at " + wh + " (no catalog.db)", "--warehouse", local && !exists(db)
+		}
+		if driver := c.Properties[sqlcat.DriverKey]; driver != "" && driver != "sqlite" {
+			return "", "", false
+		}
+		path := sqlitePath(c.URI)
+		if path == "" || path == ":memory:" || strings.Contains(c.URI, "mode=memory") {
+			return "", "", false
+		}
+		return "catalog database at " + path, "--catalog-uri", !exists(path)
+	case "hadoop":
+		return "warehouse at " + wh, "--warehouse", local && !exists(wh)
+	}
+	return "", "", false
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 func setDefault(p iceberg.Properties, k, v string) {
