@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -67,6 +68,12 @@ type CommitEntry struct {
 	// empty when the batch had no rows.
 	Snapshots map[string]int64 `json:"snapshots,omitempty"`
 	Rows      int64            `json:"rows"`
+	// MetadataFiles maps each table the batch wrote to its metadata file
+	// after the commit: what to register should the catalog lose it.
+	MetadataFiles map[string]string `json:"metadataFiles,omitempty"`
+	// Input is the source's account of the query's input after the batch
+	// (RecordingSource), as the tables record it.
+	Input map[string]string `json:"input,omitempty"`
 }
 
 const checkpointRetain = 100
@@ -107,6 +114,11 @@ func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
 		ok = true
 		return c, false, nil
 	case errors.Is(err, fs.ErrNotExist):
+		if what := c.progressFiles(); what != "" {
+			// A new query id would make every table this query wrote look
+			// like another query's, and re-read the source from the start.
+			return nil, false, fmt.Errorf("%w: checkpoint %s has lost its metadata file but still holds %s: it is not a new checkpoint; run floe checkpoint rebuild with this pipeline's arguments to restore it from the table, or restore the file from a backup", ErrCheckpointMismatch, abs, what)
+		}
 		c.Metadata = CheckpointMetadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
 		data, _ := json.MarshalIndent(c.Metadata, "", "  ")
 		if err := atomicfile.Write(filepath.Join(abs, "metadata"), append(data, '\n')); err != nil {
@@ -117,6 +129,18 @@ func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
 	default:
 		return nil, false, fmt.Errorf("read checkpoint %s: %w", abs, err)
 	}
+}
+
+// progressFiles names what a checkpoint directory holds of a query's
+// progress (log entries, source state), or "" when it holds none.
+func (c *Checkpoint) progressFiles() string {
+	var found []string
+	for _, d := range []string{"offsets", "commits", filepath.Join("sources", "0")} {
+		if entries, err := os.ReadDir(filepath.Join(c.Dir, d)); err == nil && len(entries) > 0 {
+			found = append(found, fmt.Sprintf("%d entries in %s/", len(entries), d))
+		}
+	}
+	return strings.Join(found, ", ")
 }
 
 // lockDir takes the checkpoint's lock: two runs of one query at once (a

@@ -27,8 +27,10 @@ var (
 	ErrUnstableFile = ingest.ErrUnstableFile
 
 	// ErrCheckpointMismatch marks a checkpoint that belongs to another sink
-	// or source than the pipeline using it.
-	ErrCheckpointMismatch = errors.New("checkpoint does not match pipeline")
+	// or source than the pipeline using it, or that does not match the
+	// record its table holds of the query (damaged, restored from an older
+	// backup, or its table lost by the catalog).
+	ErrCheckpointMismatch = errors.New("checkpoint mismatch")
 	// ErrCheckpointInUse marks a checkpoint another run holds.
 	ErrCheckpointInUse = errors.New("checkpoint in use")
 	// ErrSourceCannotContinue marks a source that cannot go on from the

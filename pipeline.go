@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
@@ -71,6 +72,10 @@ type Pipeline struct {
 	// maintainer runs the maintenance: block between batches; nil when
 	// it is off.
 	maintainer Maintainer
+
+	// input is the source's account of the query's input after its newest
+	// committed batch (RecordingSource), which the next batch extends.
+	input map[string]string
 
 	mu       sync.Mutex
 	progress []Progress
@@ -194,6 +199,7 @@ func (p *Pipeline) Close() error {
 
 func (p *Pipeline) closeCatalog() {
 	if c, ok := p.cat.(io.Closer); ok && p.ownsCat {
+		catalogs.Forget(p.cat)
 		_ = c.Close()
 	}
 }
@@ -204,6 +210,10 @@ func (p *Pipeline) closeCatalog() {
 func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	var sum Summary
 	if err := p.checkOtherQueries(ctx); err != nil {
+		return sum, err
+	}
+	var err error
+	if p.input, err = p.checkTables(ctx); err != nil {
 		return sum, err
 	}
 	start, next, err := p.recover(ctx, &sum)
@@ -330,10 +340,6 @@ func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, er
 		return nil, 0, err
 	}
 	if lastOff < 0 {
-		if lastCommit >= 0 {
-			// Starting over would re-read everything the commits record.
-			return nil, 0, fmt.Errorf("%w: checkpoint %s has commits up to batch %d but no offsets log; restore offsets/ from a backup, or use a new checkpoint and table", ErrCheckpointMismatch, p.checkpoint.Dir, lastCommit)
-		}
 		return p.source.InitialOffset(), 0, nil
 	}
 	entry, err := p.checkpoint.offsets(lastOff)
@@ -391,7 +397,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	// A re-run batch of a table template may be in some of its tables
 	// already: which, only its rows can tell.
 	mayBeCommitted := rerun && p.route != nil
-	res, existing, err := p.writeBatch(ctx, entry, prog, mayBeCommitted)
+	res, held, err := p.writeBatch(ctx, entry, prog, mayBeCommitted)
 	if err != nil {
 		// Forget the batch only on bad input: then nothing of it reached the
 		// table (a re-run batch is looked up in the table before anything is
@@ -415,13 +421,20 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	addMs := time.Since(t).Milliseconds()
 
 	t = time.Now()
-	done := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows}
+	var input map[string]string
+	if rs, ok := p.source.(RecordingSource); ok && p.tables != nil {
+		if input, err = rs.BatchInput(p.input, entry.Start, entry.End); err != nil {
+			return fmt.Errorf("batch %d: %w", entry.BatchID, err)
+		}
+	}
+	rec := &commit.Record{Batch: entry.BatchID, Source: p.checkpoint.Metadata.Source, Offset: entry.End, Input: input}
+	done := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows, Input: input}
 	switch {
-	case existing != nil:
-		done.Snapshots = map[string]int64{p.cfg.Sink.Table: existing.SnapshotID}
-		prog.Sink.SnapshotID = existing.SnapshotID
+	case held.ok:
+		done.Snapshots = map[string]int64{p.cfg.Sink.Table: held.id()}
+		prog.Sink.SnapshotID = held.id()
 		// The batch was committed by the run that stopped: count its rows.
-		res.Rows = commit.AddedRows(existing)
+		res.Rows = commit.AddedRows(held.snap)
 		done.Rows = res.Rows
 	case len(res.Files) > 0:
 		if p.opts.ForEachBatch != nil {
@@ -430,14 +443,18 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 				return fmt.Errorf("batch %d: for-each-batch hook: %w", entry.BatchID, err)
 			}
 		}
-		tcs, err := p.tables.Commit(ctx, entry.BatchID, res.Files, res.Tables)
+		tcs, err := p.tables.Commit(ctx, entry.BatchID, res.Files, res.Tables, rec)
 		if err != nil {
 			return err
 		}
-		done.Snapshots = map[string]int64{}
+		if err := catalogs.Intact(p.cat); err != nil {
+			return fmt.Errorf("batch %d: %w", entry.BatchID, err)
+		}
+		done.Snapshots, done.MetadataFiles = map[string]int64{}, map[string]string{}
 		res.Rows = 0
 		for _, tc := range tcs {
 			done.Snapshots[tc.Table] = tc.SnapshotID
+			done.MetadataFiles[tc.Table] = tc.MetadataFile
 			res.Rows += tc.Rows
 			if !tc.Existing {
 				sum.Snapshots++
@@ -453,11 +470,23 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 				prog.Sink.Tables[i] = TableProgress{Table: tc.Table, SnapshotID: tc.SnapshotID, NumOutputRows: tc.Rows, DataFiles: tc.DataFiles}
 			}
 		}
+	case p.fixed != "" && input != nil:
+		// No rows, so no snapshot; the table's record must still cover the
+		// batch's input, or the next start would find the source's log
+		// ahead of the table.
+		meta, err := p.tables.Record(ctx, p.fixed, rec)
+		if err != nil {
+			return err
+		}
+		if meta != "" {
+			done.MetadataFiles = map[string]string{p.fixed: meta}
+		}
 	}
 	done.TimestampMs = time.Now().UnixMilli()
 	if err := p.checkpoint.writeCommit(done); err != nil {
 		return err
 	}
+	p.input = input
 	if err := p.source.Commit(ctx, entry.End); err != nil {
 		p.opts.Logger.Warn("source clean-up after commit failed", "batch", entry.BatchID, "err", err)
 	}
@@ -506,37 +535,51 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	return nil
 }
 
+// heldBatch is a batch the fixed table holds already; snap is nil when its
+// snapshot has been expired since (the table's record still tells).
+type heldBatch struct {
+	ok   bool
+	snap *table.Snapshot
+}
+
+func (h heldBatch) id() int64 {
+	if h.snap == nil {
+		return 0
+	}
+	return h.snap.SnapshotID
+}
+
 // writeBatch reads the batch's parts and writes its data files. Files still
 // being written are dropped from the batch and retried later; with
 // on-bad-file quarantine, bad files are moved aside and the batch goes on
-// without them. The snapshot is set when the table already holds the batch.
-func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress, mayBeCommitted bool) (write.Result, *table.Snapshot, error) {
+// without them. held is set when the table already holds the batch.
+func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress, mayBeCommitted bool) (res write.Result, held heldBatch, err error) {
 	// Each turn drops one file from the batch, so the loop ends; the bound
 	// guards against a source that fails to drop it.
 	for turn := 0; ; turn++ {
 		parts, err := p.source.Read(ctx, entry.Start, entry.End)
 		if err != nil {
-			return write.Result{}, nil, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
+			return write.Result{}, heldBatch{}, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
 		}
 		if len(parts) == 0 {
-			return write.Result{}, nil, nil
+			return write.Result{}, heldBatch{}, nil
 		}
 		if turn > len(parts)+1 {
-			return write.Result{}, nil, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
+			return write.Result{}, heldBatch{}, fmt.Errorf("batch %d: the source keeps handing back files it was asked to drop", entry.BatchID)
 		}
 		var res write.Result
 		if p.tables == nil {
 			if res.Rows, err = write.Print(ctx, p.stdout(), parts, p.project); err == nil {
 				res.Parts = len(parts)
-				return res, nil, nil
+				return res, heldBatch{}, nil
 			}
 		} else {
 			if p.fixed != "" {
 				// A re-run of a batch the stopped run committed is found
 				// before anything is read; a template's tables are known
 				// only once rows are routed, and each commit checks its own.
-				if s, err := p.tables.FindBatch(ctx, p.fixed, entry.BatchID); err != nil || s != nil {
-					return write.Result{}, s, err
+				if held.snap, held.ok, err = p.tables.Holds(ctx, p.fixed, entry.BatchID); err != nil || held.ok {
+					return write.Result{}, held, err
 				}
 			}
 			var schema *arrow.Schema
@@ -546,7 +589,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 			if err == nil {
 				p.tables.StartBatch(schema)
 				if res, err = p.writer(entry.BatchID).Write(ctx, parts); err == nil {
-					return res, nil, nil
+					return res, heldBatch{}, nil
 				}
 			}
 		}
@@ -556,25 +599,25 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 		case errors.As(err, &uf) && mayBeCommitted:
 			// Leaving the file for a later batch would ingest it twice into
 			// the tables that already hold this one.
-			return write.Result{}, nil, fmt.Errorf("batch %d, re-run after a stop, may already be committed to some of the tables of %s, but %s changed since it was planned: %w; restore the file as it was, or move it aside with on-bad-file: quarantine", entry.BatchID, p.cfg.Sink.Table, uf.Path, err)
+			return write.Result{}, heldBatch{}, fmt.Errorf("batch %d, re-run after a stop, may already be committed to some of the tables of %s, but %s changed since it was planned: %w; restore the file as it was, or move it aside with on-bad-file: quarantine", entry.BatchID, p.cfg.Sink.Table, uf.Path, err)
 		case errors.As(err, &uf):
 			p.warn(uf.Error())
 			prog.Deferred = append(prog.Deferred, uf.Path)
 			if err := p.exclude(ctx, entry, uf.Path); err != nil {
-				return write.Result{}, nil, err
+				return write.Result{}, heldBatch{}, err
 			}
 		case errors.As(err, &bf) && p.cfg.OnBadFile == "quarantine":
 			moved, qerr := p.checkpoint.quarantine(bf.Path)
 			if qerr != nil {
-				return write.Result{}, nil, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
+				return write.Result{}, heldBatch{}, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
 			}
 			p.warn(fmt.Sprintf("quarantined %s to %s: %v", bf.Path, moved, bf.Err))
 			prog.Quarantined = append(prog.Quarantined, QuarantinedFile{Path: bf.Path, MovedTo: moved, Reason: bf.Err.Error()})
 			if err := p.exclude(ctx, entry, bf.Path); err != nil {
-				return write.Result{}, nil, err
+				return write.Result{}, heldBatch{}, err
 			}
 		default:
-			return write.Result{}, nil, fmt.Errorf("batch %d: %w", entry.BatchID, err)
+			return write.Result{}, heldBatch{}, fmt.Errorf("batch %d: %w", entry.BatchID, err)
 		}
 	}
 }

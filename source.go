@@ -95,6 +95,25 @@ type WarningSource interface {
 	Warnings() []string
 }
 
+// RecordingSource is implemented by sources whose offsets alone do not say
+// what a batch read (the file source's offset is an entry of its own log,
+// kept in the checkpoint). Each batch's snapshot then records the source's
+// account of the query's input so far, so that the table can tell a
+// checkpoint that lost or restored its source state (see
+// docs/format/checkpoint.md).
+type RecordingSource interface {
+	// BatchInput is the account after batch (start, end]: prev is the
+	// account after the query's previous batch, nil before the first.
+	BatchInput(prev map[string]string, start, end Offset) (map[string]string, error)
+	// CheckInput verifies the source's state against the account the
+	// table holds for the batch that ended at end, the newest committed:
+	// an error names what is missing or different.
+	CheckInput(input map[string]string, end Offset) error
+	// RebuildInput remakes the source's state from the table's account of
+	// the batch that ended at end, or says why the account is not enough.
+	RebuildInput(ctx context.Context, input map[string]string, end Offset) error
+}
+
 // SourceEnv is what a source gets besides its configuration.
 type SourceEnv struct {
 	// StateDir is the source's private directory inside the checkpoint.

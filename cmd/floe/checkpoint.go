@@ -30,6 +30,8 @@ func init() {
 
 var checkpointSubcommands = []subcommand{
 	{"show", "what a checkpoint records: query, latest batches, pending batch", checkpointShow},
+	{"verify", "check a pipeline's checkpoint against its table, without running", checkpointVerify},
+	{"rebuild", "remake a lost or damaged checkpoint from its table's record", checkpointRebuild},
 }
 
 func cmdCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -4,7 +4,7 @@
 // Exit codes: 0 success; 1 the job failed (bad input, unreachable catalog,
 // failed commit); 2 invalid usage or configuration, including a warehouse,
 // catalog or checkpoint that does not exist for a command that only reads
-// it; 3 no input was found and --fail-on-empty was given.
+// it, and a checkpoint that does not match its table; 3 no input was found and --fail-on-empty was given.
 package main
 
 import (
@@ -55,7 +55,9 @@ const exitCodes = `Exit codes:
   0  success
   1  the job failed: bad input, an unreachable catalog, a failed commit
   2  invalid usage or configuration, including a warehouse, catalog or
-     checkpoint that does not exist for a command that only reads it
+     checkpoint that does not exist for a command that only reads it, and
+     a checkpoint that does not match its table (the message names the
+     repair)
   3  no input was found and --fail-on-empty was given`
 
 // usageError marks a mistake in the command line: exit code 2.
@@ -114,7 +116,10 @@ func report(err error, stderr io.Writer) int {
 	var ue usageError
 	var ce *config.Error
 	switch {
-	case errors.As(err, &ue), errors.As(err, &ce), errors.Is(err, floe.ErrConfig):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.Is(err, floe.ErrConfig),
+		errors.Is(err, floe.ErrCheckpointMismatch), errors.Is(err, floe.ErrQueryConflict):
+		// A checkpoint that does not match its table or pipeline, like a
+		// wrong configuration, fails the same way until a person repairs it.
 		return exitUsage
 	case errors.Is(err, floe.ErrNoInput):
 		return exitNoInput

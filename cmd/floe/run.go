@@ -49,33 +49,53 @@ func (r *runFlags) register(fs *flagSet) {
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", stderr)
+	cfg, rf, err := fileConfig("run", args, stderr)
+	if err != nil {
+		return err
+	}
+	return runPipeline(ctx, cfg, rf, stdout, stderr)
+}
+
+// fileConfig reads the pipeline file args name, with flags that override
+// it, for command name.
+func fileConfig(name string, args []string, stderr io.Writer) (*config.Pipeline, runFlags, error) {
+	fs := newFlagSet(name, stderr)
 	var rf runFlags
 	rf.register(fs)
 	// -p table-default.KEY=VALUE is a catalog flag like any -p.
 	fs.key("sink.table-properties")
 	pos, err := fs.parse(args)
 	if err != nil {
-		return err
+		return nil, rf, err
 	}
 	if len(pos) != 1 {
-		return usagef("run takes one pipeline file, e.g. floe run examples/quickstart.yaml")
+		return nil, rf, usagef("%s takes one pipeline file, e.g. floe %s examples/quickstart.yaml", name, name)
 	}
 	// A malformed flag is reported before the file is read.
 	if err := fs.apply(&config.Pipeline{}); err != nil {
-		return err
+		return nil, rf, err
 	}
 	// The flags fill in the file before it is checked, so that a Managed
 	// I/O config, which has no source, is complete once they are given.
 	complete := func(p *config.Pipeline) { _ = fs.apply(p) }
 	cfg, err := config.LoadWith(pos[0], complete)
 	if err != nil {
-		return err
+		return nil, rf, err
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
-	return runPipeline(ctx, cfg, rf, stdout, stderr)
+	return cfg, rf, nil
+}
+
+// pipelineConfig reads a pipeline as `run` does (a file first) or as
+// `stream` does (flags only), for commands that act on a pipeline without
+// running it.
+func pipelineConfig(name string, args []string, stderr io.Writer) (*config.Pipeline, runFlags, error) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return fileConfig(name, args, stderr)
+	}
+	return streamConfig(name, args, stderr)
 }
 
 // testHooks is set only in binaries built with the floetest tag, for the

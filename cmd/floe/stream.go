@@ -34,7 +34,16 @@ func init() {
 }
 
 func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stream", stderr)
+	cfg, rf, err := streamConfig("stream", args, stderr)
+	if err != nil {
+		return err
+	}
+	return runPipeline(ctx, cfg, rf, stdout, stderr)
+}
+
+// streamConfig reads a pipeline given as flags, for command name.
+func streamConfig(name string, args []string, stderr io.Writer) (*config.Pipeline, runFlags, error) {
+	fs := newFlagSet(name, stderr)
 	var rf runFlags
 	rf.register(fs)
 	// Every other key that has a flag: stream is the pipeline file as flags.
@@ -50,23 +59,23 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.alias("no-fanout", "fanout", "--fanout=false", negate)
 	pos, err := fs.parse(args)
 	if err != nil {
-		return err
+		return nil, rf, err
 	}
 	if len(pos) > 0 {
-		return usagef("stream takes no positional arguments (got %q); see floe stream --help", pos[0])
+		return nil, rf, usagef("%s takes no positional arguments (got %q); see floe %s --help", name, pos[0], name)
 	}
 	var cfg config.Pipeline
 	if err := fs.apply(&cfg); err != nil {
-		return err
+		return nil, rf, err
 	}
 	if err := readFlags(&cfg); err != nil {
-		return err
+		return nil, rf, err
 	}
 	cfg.SetFlagDefaults(fs.isGiven)
 	if err := cfg.Validate(); err != nil {
-		return err
+		return nil, rf, err
 	}
-	return runPipeline(ctx, &cfg, rf, stdout, stderr)
+	return &cfg, rf, nil
 }
 
 // readFlags makes --source-table an iceberg source, with the -o options

@@ -29,6 +29,7 @@ var tableSubcommands = []subcommand{
 	{"files", "the data and delete files of the current snapshot", tableFiles},
 	{"history", "the snapshot log: which snapshot was current when", tableHistory},
 	{"health", "snapshots, metadata, small files and plan time, with advice", tableHealth},
+	{"register", "add a table to the catalog by its metadata file (Spark's register_table)", tableRegister},
 }
 
 func init() {

@@ -60,19 +60,36 @@ func IsURL(s string) bool {
 // SQLite catalog at <warehouse>/catalog.db with tables under <warehouse>,
 // in the standard JDBC catalog schema, so other engines can open it.
 func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
+	name, typ, props, err := properties(c)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Load(ctx, name, props)
+	if err != nil {
+		return nil, fmt.Errorf("open %s catalog %q: %w", typ, name, err)
+	}
+	if typ == "sql" && props[sqlcat.DriverKey] == "sqlite" {
+		watch(cat, sqlitePath(props["uri"]))
+	}
+	return cat, nil
+}
+
+// properties are the catalog's name, type and iceberg-go properties, with
+// floe's defaults applied.
+func properties(c config.Catalog) (name, typ string, props iceberg.Properties, err error) {
 	wh, err := ResolveWarehouse(c.Warehouse)
 	if err != nil {
-		return nil, fmt.Errorf("%w: warehouse %q: %v", ingest.ErrConfig, c.Warehouse, err)
+		return "", "", nil, fmt.Errorf("%w: warehouse %q: %v", ingest.ErrConfig, c.Warehouse, err)
 	}
-	name := c.Name
+	name = c.Name
 	if name == "" {
 		name = "floe"
 	}
-	typ := c.Type
+	typ = c.Type
 	if typ == "" {
 		typ = "sql"
 	}
-	props := iceberg.Properties{}
+	props = iceberg.Properties{}
 	for k, v := range c.Properties {
 		props[k] = v
 	}
@@ -86,17 +103,17 @@ func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
 		uri := c.URI
 		if uri == "" {
 			if !local {
-				return nil, fmt.Errorf("%w: the embedded SQLite catalog keeps its database on local disk, and warehouse %s is not local; pass --catalog-uri with the catalog database, e.g. --catalog-uri ./catalog.db", ingest.ErrConfig, wh)
+				return "", "", nil, fmt.Errorf("%w: the embedded SQLite catalog keeps its database on local disk, and warehouse %s is not local; pass --catalog-uri with the catalog database, e.g. --catalog-uri ./catalog.db", ingest.ErrConfig, wh)
 			}
 			if err := os.MkdirAll(wh, 0o755); err != nil {
-				return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
+				return "", "", nil, fmt.Errorf("create warehouse %s: %w", wh, err)
 			}
 			uri = filepath.Join(wh, "catalog.db")
 		}
 		driver := props.Get(sqlcat.DriverKey, "sqlite")
 		if driver == "sqlite" {
 			if uri, err = sqliteURI(uri); err != nil {
-				return nil, err
+				return "", "", nil, err
 			}
 		}
 		setDefault(props, "uri", uri)
@@ -107,7 +124,7 @@ func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
 	case "hadoop":
 		if local {
 			if err := os.MkdirAll(wh, 0o755); err != nil {
-				return nil, fmt.Errorf("create warehouse %s: %w", wh, err)
+				return "", "", nil, fmt.Errorf("create warehouse %s: %w", wh, err)
 			}
 		}
 		setDefault(props, "warehouse", wh)
@@ -119,14 +136,10 @@ func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
 			setDefault(props, "warehouse", c.Warehouse)
 		}
 	default:
-		return nil, fmt.Errorf("%w: catalog type %q is not supported; use sql, rest, hadoop or glue", ingest.ErrConfig, typ)
+		return "", "", nil, fmt.Errorf("%w: catalog type %q is not supported; use sql, rest, hadoop or glue", ingest.ErrConfig, typ)
 	}
 	props["type"] = typ
-	cat, err := catalog.Load(ctx, name, props)
-	if err != nil {
-		return nil, fmt.Errorf("open %s catalog %q: %w", typ, name, err)
-	}
-	return cat, nil
+	return name, typ, props, nil
 }
 
 // sqliteURI turns a database path (or file: URI) into the driver's URI with

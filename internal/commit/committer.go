@@ -44,6 +44,10 @@ type Request struct {
 	// Overwrite replaces the table's contents (complete mode).
 	Overwrite  bool
 	Properties map[string]string
+	// Record, when set, is the query's record after this batch: its keys
+	// go into the snapshot summary and it replaces the query's record
+	// property, in the same commit.
+	Record *Record
 	// Base, when set, is a freshly loaded table for the first attempt, which
 	// saves reading the metadata again when nobody else committed since.
 	Base *table.Table
@@ -53,7 +57,8 @@ type Request struct {
 type Result struct {
 	SnapshotID int64
 	// Existing is true when the batch was found already committed (a run
-	// that stopped between the table commit and the commits log).
+	// that stopped between the table commit and the commits log); its
+	// SnapshotID is 0 when that snapshot has been expired since.
 	Existing bool
 	Attempts int
 	// Table is the table as the commit left it, or as it was found holding
@@ -101,6 +106,20 @@ func (c *Committer) FindBatch(tbl *table.Table, batchID int64) *table.Snapshot {
 	return nil
 }
 
+// Holds tells whether the table holds the batch: its snapshot from the
+// ancestry, or, when that snapshot was expired, the query's record saying
+// the batch or a later one was committed (snapshot nil, held true).
+func (c *Committer) Holds(tbl *table.Table, batchID int64) (*table.Snapshot, bool, error) {
+	if s := c.FindBatch(tbl, batchID); s != nil {
+		return s, true, nil
+	}
+	rec, err := ReadRecord(tbl, c.QueryID)
+	if err != nil {
+		return nil, false, err
+	}
+	return nil, rec != nil && rec.Batch >= batchID, nil
+}
+
 // OtherQuery returns the id of another floe query that wrote the table from
 // the same source, or "" when there is none.
 func (c *Committer) OtherQuery(tbl *table.Table) string {
@@ -128,6 +147,15 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	props[SummaryQueryID] = c.QueryID
 	props[SummaryBatchID] = strconv.FormatInt(req.BatchID, 10)
 	props[SummarySource] = c.Source
+	var tableProps iceberg.Properties
+	if req.Record != nil {
+		req.Record.summary(props)
+		v, err := req.Record.property()
+		if err != nil {
+			return Result{}, err
+		}
+		tableProps = iceberg.Properties{RecordKey(c.QueryID): v}
+	}
 	files := make([]iceberg.DataFile, len(req.Files))
 	for i, f := range req.Files {
 		files[i] = f.File
@@ -138,11 +166,13 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	// files must survive, and the ancestry check decides on the next run.
 	ambiguous := false
 	var found *table.Snapshot // the batch, when an earlier attempt or run committed it
+	held := false
 	out, attempts, err := Retry(ctx, c.load, req.Base, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
-		if found = c.FindBatch(tbl, req.BatchID); found != nil {
-			return tbl, nil
+		var err error
+		if found, held, err = c.Holds(tbl, req.BatchID); err != nil || held {
+			return tbl, Final(err)
 		}
-		out, sent, err := c.attempt(ctx, tbl, req, files, props)
+		out, sent, err := c.attempt(ctx, tbl, req, files, props, tableProps)
 		if err != nil {
 			if sent && !IsConflict(err) {
 				ambiguous = true
@@ -160,10 +190,11 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("%w: table %s batch %d after %d attempts: %w", ingest.ErrCommit, c.Name(), req.BatchID, attempts, err)
 	}
-	res := Result{Existing: found != nil, Attempts: attempts, Table: out}
-	if found != nil {
+	res := Result{Existing: held, Attempts: attempts, Table: out}
+	switch {
+	case found != nil:
 		res.SnapshotID = found.SnapshotID
-	} else {
+	case !held && len(req.Files) > 0:
 		res.SnapshotID = out.CurrentSnapshot().SnapshotID
 	}
 	return res, nil
@@ -181,7 +212,10 @@ func (c *Committer) load(ctx context.Context) (*table.Table, error) {
 // fresh look at the table confirms the batch is not there.
 func (c *Committer) deleteIfAbsent(ctx context.Context, req Request) {
 	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
-	if err != nil || c.FindBatch(tbl, req.BatchID) != nil {
+	if err != nil {
+		return
+	}
+	if _, held, err := c.Holds(tbl, req.BatchID); err != nil || held {
 		return
 	}
 	if fs, err := tbl.FS(ctx); err == nil {
@@ -191,8 +225,16 @@ func (c *Committer) deleteIfAbsent(ctx context.Context, req Request) {
 
 // attempt stages the batch's snapshot on tbl and commits it; sent reports
 // that the commit reached the catalog.
-func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, files []iceberg.DataFile, props iceberg.Properties) (out *table.Table, sent bool, err error) {
+func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, files []iceberg.DataFile, props, tableProps iceberg.Properties) (out *table.Table, sent bool, err error) {
 	txn := tbl.NewTransaction()
+	if err := txn.SetProperties(tableProps); err != nil {
+		return nil, false, err
+	}
+	if len(files) == 0 && !req.Overwrite {
+		// A batch without rows makes no snapshot; only its record changes.
+		out, err = txn.Commit(ctx)
+		return out, true, err
+	}
 	if req.Overwrite && tbl.Metadata().Version() >= 3 {
 		return nil, false, Final(fmt.Errorf("%w: complete mode does not write format-version 3 tables yet; use format-version 2 or mode append", ingest.ErrConfig))
 	}

@@ -126,19 +126,19 @@ func (t *Tables) Load(ctx context.Context, name string) (*table.Table, error) {
 	return tbl, nil
 }
 
-// FindBatch returns the snapshot of table name that holds the batch, or
-// nil: a re-run batch that the stopped run committed is found before
-// anything is read.
-func (t *Tables) FindBatch(ctx context.Context, name string, batchID int64) (*table.Snapshot, error) {
+// Holds tells whether table name holds the batch, with its snapshot unless
+// that was expired since (Committer.Holds): a re-run batch that the
+// stopped run committed is found before anything is read.
+func (t *Tables) Holds(ctx context.Context, name string, batchID int64) (*table.Snapshot, bool, error) {
 	tbl, err := t.Load(ctx, name)
 	if err != nil || tbl == nil {
-		return nil, err
+		return nil, false, err
 	}
 	c, err := t.committer(name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return c.FindBatch(tbl, batchID), nil
+	return c.Holds(tbl, batchID)
 }
 
 // Table is the writer's way to a destination: the table, created from the
@@ -186,6 +186,27 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 	return tbl, nil
 }
 
+// Record commits only the query's record to table name, for a batch that
+// wrote no rows to it: its input is covered all the same. A table that
+// does not exist yet has nothing to record in (""). It returns the
+// table's metadata file after the commit.
+func (t *Tables) Record(ctx context.Context, name string, rec *Record) (string, error) {
+	tbl, err := t.Load(ctx, name)
+	if err != nil || tbl == nil {
+		return "", err
+	}
+	c, err := t.committer(name)
+	if err != nil {
+		return "", err
+	}
+	cr, err := c.Commit(ctx, Request{BatchID: rec.Batch, Record: rec, Base: tbl})
+	if err != nil {
+		return "", err
+	}
+	t.tables[name] = cr.Table
+	return cr.Table.MetadataLocation(), nil
+}
+
 // TableCommit is one table's part of a batch's commit.
 type TableCommit struct {
 	Table      string
@@ -194,15 +215,19 @@ type TableCommit struct {
 	DataFiles  int
 	// Existing is set when the table already held the batch.
 	Existing bool
+	// MetadataFile is the table's metadata file after the commit: where to
+	// register the table again should its catalog lose it.
+	MetadataFile string
 }
 
 // Commit commits the batch's files, one snapshot per table in name order;
-// bases are the tables as the files were written for them. A table that
+// bases are the tables as the files were written for them, and rec, when
+// set, the query's record after the batch, which each table gets. A table that
 // already holds the batch (a re-run after a crash between two tables'
 // commits) is skipped and the files just written for it are deleted. On
 // failure the files of the tables not reached are deleted: a re-run writes
 // the batch anew under other names.
-func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataFile, bases map[string]*table.Table) ([]TableCommit, error) {
+func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataFile, bases map[string]*table.Table, rec *Record) ([]TableCommit, error) {
 	byTable := map[string][]ingest.DataFile{}
 	for _, f := range files {
 		byTable[f.Table] = append(byTable[f.Table], f)
@@ -225,12 +250,12 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 			abandon(names[i:])
 			return out, err
 		}
-		cr, err := c.Commit(ctx, Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Base: bases[name]})
+		cr, err := c.Commit(ctx, Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Record: rec, Base: bases[name]})
 		if err != nil {
 			abandon(names[i+1:])
 			return out, err
 		}
-		tc := TableCommit{Table: name, SnapshotID: cr.SnapshotID, DataFiles: len(files), Existing: cr.Existing}
+		tc := TableCommit{Table: name, SnapshotID: cr.SnapshotID, DataFiles: len(files), Existing: cr.Existing, MetadataFile: cr.Table.MetadataLocation()}
 		for _, f := range files {
 			tc.Rows += f.Rows
 		}

@@ -215,3 +215,27 @@ func (l *sourceLog) compactThrough(committed int64, keep func(fileEntry) bool) e
 	}
 	return atomicfile.SyncDir(l.dir)
 }
+
+// restore starts an empty log with files, all of log batch n, as one
+// compact entry: the state a rebuilt checkpoint resumes from.
+func (l *sourceLog) restore(n int64, files []fileEntry) error {
+	for i := range files {
+		files[i].Batch = n
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	data, err := json.Marshal(files)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return fmt.Errorf("create source log %s: %w", l.dir, err)
+	}
+	if err := atomicfile.Write(filepath.Join(l.dir, strconv.FormatInt(n, 10)+".compact"), data); err != nil {
+		return fmt.Errorf("write source log %s: %w", l.dir, err)
+	}
+	for _, f := range files {
+		l.seen[f.Path] = f
+	}
+	l.compact, l.last = n, n
+	return nil
+}

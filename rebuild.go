@@ -1,0 +1,204 @@
+package floe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/atomicfile"
+	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/internal/ingest"
+)
+
+// Verify holds the checkpoint against its tables as every run does first
+// (docs/format/checkpoint.md), without running a batch: nil when the run
+// would resume exactly, else the error the run would stop with.
+func (p *Pipeline) Verify(ctx context.Context) error {
+	if err := p.checkOtherQueries(ctx); err != nil {
+		return err
+	}
+	_, err := p.checkTables(ctx)
+	return err
+}
+
+// Rebuilt tells what RebuildCheckpoint restored.
+type Rebuilt struct {
+	// QueryID is the query the checkpoint belongs to again, BatchID its
+	// newest committed batch and Offset the source offset it ended at.
+	QueryID string
+	BatchID int64
+	Offset  Offset
+	// MovedTo is where the damaged checkpoint was set aside ("" when there
+	// was none).
+	MovedTo string
+}
+
+// RebuildCheckpoint makes the checkpoint of a pipeline writing one table
+// whole again from the record the table holds of the query: the query id,
+// the newest batch and its offset, and the source's own state where the
+// source can remake it exactly (RecordingSource); otherwise it refuses,
+// saying why, and changes nothing. A damaged checkpoint is set aside
+// beside the new one, its quarantined files moved over.
+func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) (Rebuilt, error) {
+	var out Rebuilt
+	if err := cfg.Validate(); err != nil {
+		return out, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.Sink.Console() || cfg.Sink.IsTemplate() {
+		return out, fmt.Errorf("%w: a checkpoint is rebuilt from the one table it writes; %s is not one table", ErrConfig, cfg.Sink.Table)
+	}
+	ident, err := ingest.ParseIdent(cfg.Sink.Table)
+	if err != nil {
+		return out, err
+	}
+	cat := opts.Catalog
+	if cat == nil {
+		if cat, err = OpenCatalog(ctx, cfg.Catalog); err != nil {
+			return out, err
+		}
+		if c, ok := cat.(io.Closer); ok {
+			defer c.Close()
+		}
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return out, fmt.Errorf("load table %s, whose record rebuilds the checkpoint: %w", cfg.Sink.Table, err)
+	}
+	dir, err := filepath.Abs(cfg.Checkpoint)
+	if err != nil {
+		return out, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+	}
+	_, statErr := os.Stat(dir)
+	existed := statErr == nil
+	lock, err := lockDir(dir)
+	if err != nil {
+		return out, err
+	}
+	defer lock.Close()
+	// What is left of the metadata names the query; a damaged one is no
+	// help.
+	var old CheckpointMetadata
+	if data, err := os.ReadFile(filepath.Join(dir, "metadata")); err == nil {
+		if json.Unmarshal(data, &old) != nil || uuid.Validate(old.ID) != nil {
+			old = CheckpointMetadata{}
+		}
+	}
+
+	fresh, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".rebuild-")
+	if err != nil {
+		return out, fmt.Errorf("rebuild checkpoint %s: %w", dir, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = os.RemoveAll(fresh)
+		}
+	}()
+	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(fresh, "sources", "0"), Catalog: cat, Logger: opts.Logger})
+	if err != nil {
+		return out, err
+	}
+	defer src.Close()
+	desc := src.Description()
+	if old.ID != "" && old.Source != desc {
+		return out, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; rebuild it with that query's source", ErrCheckpointMismatch, dir, old.ID, old.Source, desc)
+	}
+	id, rec, err := pickRecord(tbl.Properties(), cfg.Sink.Table, old.ID, desc)
+	if err != nil {
+		return out, err
+	}
+	if rs, ok := src.(RecordingSource); ok {
+		if err := rs.RebuildInput(ctx, rec.Input, rec.Offset); err != nil {
+			return out, fmt.Errorf("%w: checkpoint %s cannot be rebuilt exactly from table %s: %v. Restore the checkpoint from a backup, or start a new checkpoint and a new table", ErrCheckpointMismatch, dir, cfg.Sink.Table, err)
+		}
+	}
+
+	created := old.Created
+	if created.IsZero() {
+		created = time.Now().UTC()
+	}
+	ck := &Checkpoint{Dir: fresh, Metadata: CheckpointMetadata{ID: id, Created: created, Sink: cfg.Sink.Table, Source: desc}}
+	meta, _ := json.MarshalIndent(ck.Metadata, "", "  ")
+	if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
+		return out, err
+	}
+	now := time.Now().UnixMilli()
+	// The batch's start is not recorded; the next batch needs only its end.
+	if err := ck.writeOffsets(OffsetEntry{BatchID: rec.Batch, TimestampMs: now, Start: rec.Offset, End: rec.Offset, Conf: map[string]string{"mode": cfg.Sink.Mode}}); err != nil {
+		return out, err
+	}
+	entry := CommitEntry{BatchID: rec.Batch, TimestampMs: now, Input: rec.Input, MetadataFiles: map[string]string{cfg.Sink.Table: tbl.MetadataLocation()}}
+	c := &commit.Committer{QueryID: id}
+	if s := c.FindBatch(tbl, rec.Batch); s != nil {
+		entry.Snapshots, entry.Rows = map[string]int64{cfg.Sink.Table: s.SnapshotID}, commit.AddedRows(s)
+	}
+	if err := ck.writeEntry("commits", rec.Batch, entry); err != nil {
+		return out, err
+	}
+
+	// Swap: the damaged checkpoint goes aside, with its quarantined files
+	// moved into the new one, which takes its place.
+	if !existed {
+		// Only the lock is there.
+		if err := os.RemoveAll(dir); err != nil {
+			return out, err
+		}
+	} else {
+		if err := os.Rename(filepath.Join(dir, "quarantine"), filepath.Join(fresh, "quarantine")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return out, fmt.Errorf("move quarantined files of %s: %w", dir, err)
+		}
+		out.MovedTo = fmt.Sprintf("%s.damaged-%s", dir, time.Now().UTC().Format("20060102T150405Z"))
+		if err := os.Rename(dir, out.MovedTo); err != nil {
+			return out, fmt.Errorf("set aside damaged checkpoint %s: %w", dir, err)
+		}
+	}
+	if err := os.Rename(fresh, dir); err != nil {
+		return out, fmt.Errorf("put rebuilt checkpoint in place at %s: %w", dir, err)
+	}
+	done = true
+	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
+		return out, err
+	}
+	out.QueryID, out.BatchID, out.Offset = id, rec.Batch, rec.Offset
+	return out, nil
+}
+
+// pickRecord finds the query whose checkpoint is rebuilt: the one named by
+// what is left of the metadata, else the only query the table records
+// reading the same source.
+func pickRecord(props map[string]string, name, id, source string) (string, commit.Record, error) {
+	recs := commit.RecordsOf(props)
+	if id != "" {
+		r, ok := recs[id]
+		if !ok {
+			return "", r, fmt.Errorf("%w: table %s holds no record of query %s (a table written by floe before tables carried records, or by another query); restore the checkpoint from a backup", ErrCheckpointMismatch, name, id)
+		}
+		return id, r, nil
+	}
+	var ids []string
+	for q, r := range recs {
+		if r.Source == source {
+			ids = append(ids, q)
+		}
+	}
+	slices.Sort(ids)
+	switch len(ids) {
+	case 0:
+		return "", commit.Record{}, fmt.Errorf("%w: table %s holds no record of a query reading %s; restore the checkpoint from a backup", ErrCheckpointMismatch, name, source)
+	case 1:
+		return ids[0], recs[ids[0]], nil
+	default:
+		return "", commit.Record{}, fmt.Errorf("%w: table %s records several queries reading %s (%s); restore the checkpoint's metadata file with the right query id, then rebuild", ErrCheckpointMismatch, name, source, strings.Join(ids, ", "))
+	}
+}

@@ -1,0 +1,202 @@
+package floe
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/commit"
+)
+
+// The table, not the checkpoint, is the authority on what a query has
+// committed: each batch's commit writes the query's record into the table
+// (commit.Record), and every run starts by holding the checkpoint against
+// it. A checkpoint restored from an older backup, one that lost files, or a
+// table its catalog lost or that went back to older metadata would
+// otherwise make a run skip input or read it twice with nothing to show.
+
+// committedTables returns, for each table the checkpoint's retained
+// commits name, the newest commit entry that wrote to it or to its record.
+func (c *Checkpoint) committedTables() (map[string]CommitEntry, error) {
+	ids, err := c.batchIDs("commits")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]CommitEntry{}
+	for _, id := range slices.Backward(ids) {
+		e, err := c.commit(id)
+		if err != nil {
+			return nil, err
+		}
+		for name := range e.MetadataFiles {
+			if _, ok := out[name]; !ok {
+				out[name] = e
+			}
+		}
+		for name := range e.Snapshots {
+			if _, ok := out[name]; !ok {
+				out[name] = e
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkTables holds the checkpoint against the tables: each table it
+// records commits to must exist, and the fixed table's record of the query
+// must be where the checkpoint is. It returns the account of the input
+// the next batch goes on from.
+func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
+	lastOff, err := p.checkpoint.latestOffsets()
+	if err != nil {
+		return nil, err
+	}
+	lastCommit, err := p.checkpoint.latestCommit()
+	if err != nil {
+		return nil, err
+	}
+	if lastCommit > lastOff {
+		return nil, p.diverged("its offsets log ends at batch %d but its commits log at batch %d: offsets entries were deleted", lastOff, lastCommit)
+	}
+	var input map[string]string
+	var end Offset
+	if lastCommit >= 0 {
+		e, err := p.checkpoint.commit(lastCommit)
+		if err != nil {
+			return nil, err
+		}
+		o, err := p.checkpoint.offsets(lastCommit)
+		if err != nil {
+			return nil, err
+		}
+		input, end = e.Input, o.End
+	}
+	if p.tables != nil {
+		committed, err := p.checkpoint.committedTables()
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range slices.Sorted(maps.Keys(committed)) {
+			tbl, err := p.tables.Load(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			if tbl == nil {
+				return nil, p.lostTable(name, committed[name])
+			}
+		}
+		if p.fixed != "" {
+			if in, e, err := p.checkRecord(ctx, committed[p.fixed], lastOff, lastCommit); err != nil {
+				return nil, err
+			} else if in != nil {
+				input, end = in, e
+			}
+		}
+	}
+	if rs, ok := p.source.(RecordingSource); ok && lastCommit >= 0 {
+		if err := rs.CheckInput(input, end); err != nil {
+			return nil, p.diverged("%v", err)
+		}
+	}
+	return input, nil
+}
+
+// checkRecord compares the fixed table's record of the query with the
+// checkpoint, whose newest commit to the table is last. Every batch the
+// query commits, with rows or without, moves the record, so the record
+// and the commits log end at the same batch, or the record one ahead when
+// a run stopped between the table commit and the commits log. It returns
+// the table's account and end offset when the two agree.
+func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, lastCommit int64) (map[string]string, Offset, error) {
+	tbl, err := p.tables.Load(ctx, p.fixed)
+	if err != nil || tbl == nil {
+		return nil, nil, err
+	}
+	rec, err := commit.ReadRecord(tbl, p.checkpoint.Metadata.ID)
+	if err != nil || rec == nil {
+		// A table written before records, or not yet by this query.
+		return nil, nil, err
+	}
+	switch {
+	case rec.Batch > lastCommit:
+		if rec.Batch == lastOff && lastOff == lastCommit+1 {
+			// The run stopped between the table commit and the commits
+			// log: the re-run finds the batch, if it is the same batch.
+			o, err := p.checkpoint.offsets(lastOff)
+			if err != nil {
+				return nil, nil, err
+			}
+			if string(o.End) != string(rec.Offset) {
+				return nil, nil, p.diverged("table %s holds batch %d read up to offset %s, and the checkpoint planned batch %d up to %s", p.fixed, rec.Batch, rec.Offset, lastOff, o.End)
+			}
+			return nil, nil, nil
+		}
+		return nil, nil, p.behind(tbl, rec, lastCommit)
+	case rec.Batch < lastCommit:
+		return nil, nil, fmt.Errorf("%w: table %s holds batches of query %s up to batch %d, but checkpoint %s records batch %d committed to it: the table went back to older metadata (a rollback, or a registration of an older metadata file), and the newer batches' rows are not in it. Register the newest metadata file (%s), or, to ingest those batches again, start a new checkpoint and table",
+			ErrCheckpointMismatch, p.fixed, p.checkpoint.Metadata.ID, rec.Batch, p.checkpoint.Dir, lastCommit, newestMetadata(last.MetadataFiles[p.fixed]))
+	}
+	o, err := p.checkpoint.offsets(rec.Batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	if string(o.End) != string(rec.Offset) {
+		return nil, nil, p.diverged("table %s holds batch %d read up to offset %s, the checkpoint's batch %d read up to %s", p.fixed, rec.Batch, rec.Offset, rec.Batch, o.End)
+	}
+	return rec.Input, rec.Offset, nil
+}
+
+// diverged is the refusal of a checkpoint that does not match its table.
+func (p *Pipeline) diverged(format string, args ...any) error {
+	return fmt.Errorf("%w: checkpoint %s does not match table %s: %s. Run floe checkpoint rebuild with this pipeline's arguments to remake it from the table, or restore the whole checkpoint from one backup",
+		ErrCheckpointMismatch, p.checkpoint.Dir, p.cfg.Sink.Table, fmt.Sprintf(format, args...))
+}
+
+// behind is the refusal of a checkpoint older than its table: a restored
+// backup would plan batches the table holds already, and the crash check,
+// which finds a batch by its id, would take new files for them.
+func (p *Pipeline) behind(tbl *table.Table, rec *commit.Record, lastCommit int64) error {
+	return fmt.Errorf("%w: checkpoint %s is behind table %s: the table holds batch %d of query %s (read up to offset %s), the checkpoint's newest commit is batch %d. It was restored from an older backup or lost entries; run floe checkpoint rebuild with this pipeline's arguments to bring it to the table's state",
+		ErrCheckpointMismatch, p.checkpoint.Dir, strings.Join(tbl.Identifier(), "."), rec.Batch, p.checkpoint.Metadata.ID, rec.Offset, lastCommit)
+}
+
+// lostTable is the refusal to write a table the catalog no longer has
+// while the checkpoint records commits to it: creating it anew would hold
+// only new rows, and leave the old data files to orphan removal.
+func (p *Pipeline) lostTable(name string, e CommitEntry) error {
+	return fmt.Errorf("%w: table %s is not in the catalog, but checkpoint %s records batch %d committed to it as snapshot %d. If the catalog lost it, register its newest metadata file again: floe table register %s %s",
+		ErrCheckpointMismatch, name, p.checkpoint.Dir, e.BatchID, e.Snapshots[name], name, newestMetadata(e.MetadataFiles[name]))
+}
+
+// newestMetadata returns the newest metadata file beside a recorded one
+// (later commits, maintenance included, write newer ones), or the recorded
+// one when its directory cannot be listed; "METADATA_FILE" when none is
+// recorded.
+func newestMetadata(recorded string) string {
+	if recorded == "" {
+		return "METADATA_FILE"
+	}
+	dir := filepath.Dir(strings.TrimPrefix(recorded, "file://"))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return recorded
+	}
+	newest := recorded
+	for _, e := range entries {
+		// Metadata files are named <version>-<uuid>.metadata.json with a
+		// zero-padded version, so the greatest name is the newest.
+		if n := e.Name(); strings.HasSuffix(n, ".metadata.json") && n > filepath.Base(newest) {
+			newest = filepath.Join(dir, n)
+		}
+	}
+	if strings.HasPrefix(recorded, "file://") && !strings.HasPrefix(newest, "file://") {
+		newest = "file://" + newest
+	}
+	return newest
+}
