@@ -23,19 +23,21 @@ var rootAPI = []string{
 	// the source contract
 	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
 	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource",
-	"SourceEnv", "SourceFactory", "RegisterSource",
+	"SourceEnv", "SourceFactory", "RegisterSource", "RecordingSource",
 	// maintenance between batches
 	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",
 	// the checkpoint
 	"Checkpoint", "OpenCheckpoint", "CheckpointMetadata", "OffsetEntry", "CommitEntry",
 	"Checkpoint.Close", "Checkpoint.QuarantineDir", "ReadCheckpoint", "CheckpointStatus",
+	// the table as the record: checking a checkpoint against it, rebuilding one from it
+	"Pipeline.Verify", "RebuildCheckpoint", "Rebuilt",
 	// committing files written outside a pipeline
 	"Committer", "Committer.Commit", "DataFile", "SummaryQueryID", "SummaryBatchID",
 	// catalogs and tables by location
 	"OpenCatalog", "ResolveWarehouse", "WarehouseEnv", "ParseIdent",
 	"LoadTableAt", "FindMetadata", "IsTablePath", "PathPrefix", "ParsePathPrefix",
 	// errors
-	"ErrConfig", "ErrBadInput", "ErrSchemaMismatch", "ErrCommit", "ErrQueryConflict", "ErrUnstableFile",
+	"ErrConfig", "ErrBadInput", "ErrSchemaMismatch", "ErrCommit", "ErrQueryConflict", "ErrUnstableFile", "ErrTableUnreadable",
 	"ErrCheckpointMismatch", "ErrCheckpointInUse", "ErrSourceCannotContinue", "ErrNoInput", "ErrNoMetadata",
 	"BadFileError", "UnstableFileError",
 }

@@ -22,6 +22,10 @@ var (
 	// ErrQueryConflict marks a new query whose table already holds the
 	// output of another query reading the same source.
 	ErrQueryConflict = ingest.ErrQueryConflict
+	// ErrTableUnreadable marks a table whose current metadata file is
+	// gone (deleted by hand or by another tool): a stream stops on it
+	// instead of retrying.
+	ErrTableUnreadable = ingest.ErrTableUnreadable
 	// ErrUnstableFile marks a file that changed while it was read: it is
 	// still being written and is left for a later batch.
 	ErrUnstableFile = ingest.ErrUnstableFile

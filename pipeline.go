@@ -236,12 +236,19 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 		for !p.stopping.Load() {
 			began := time.Now()
 			var err error
+			ran := false
 			if resume {
-				start, next, err = p.recover(ctx, &sum)
+				// On failure next stays the batch that failed, which the
+				// recovery re-runs: the warning below names it.
+				var s Offset
+				var n int64
+				if s, n, err = p.recover(ctx, &sum); err == nil {
+					start, next = s, n
+				}
 			}
 			if err == nil {
 				resume = false
-				_, err = p.runNext(ctx, &start, &next, limit, &sum)
+				ran, err = p.runNext(ctx, &start, &next, limit, &sum)
 			}
 			if err != nil {
 				if !transient(err) || ctx.Err() != nil {
@@ -260,6 +267,11 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 			}
 			backoff = trig.Interval
 			wait := trig.Interval - time.Since(began)
+			if !ran {
+				// Nothing new: poll no faster than idlePoll, or a tiny
+				// interval lists the source in a busy loop.
+				wait = max(wait, idlePoll)
+			}
 			if wait <= 0 {
 				continue
 			}
@@ -297,10 +309,15 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	return sum, nil
 }
 
+// idlePoll is the least time between two looks at a source that had
+// nothing new, whatever the trigger interval; Spark's pollingDelay plays
+// this part.
+const idlePoll = 100 * time.Millisecond
+
 // transient tells failures worth retrying from those that will fail the
 // same way again (bad input, configuration, a checkpoint owned elsewhere).
 func transient(err error) bool {
-	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, ErrSourceCannotContinue, context.Canceled} {
+	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrTableUnreadable, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, ErrSourceCannotContinue, context.Canceled} {
 		if errors.Is(err, permanent) {
 			return false
 		}
@@ -514,8 +531,11 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			prog.Backlog = &b
 		}
 	}
-	sum.Batches++
-	sum.Rows += res.Rows
+	if !held.ok {
+		// A batch the stopped run committed adds nothing in this one.
+		sum.Batches++
+		sum.Rows += res.Rows
+	}
 	p.mu.Lock()
 	p.progress = append(p.progress, *prog)
 	if len(p.progress) > 100 {

@@ -87,10 +87,11 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	}
 	defer lock.Close()
 	// What is left of the metadata names the query; a damaged one is no
-	// help.
+	// help, nor is one without progress (a run that was refused for a
+	// new query id against this table wrote it).
 	var old CheckpointMetadata
 	if data, err := os.ReadFile(filepath.Join(dir, "metadata")); err == nil {
-		if json.Unmarshal(data, &old) != nil || uuid.Validate(old.ID) != nil {
+		if json.Unmarshal(data, &old) != nil || uuid.Validate(old.ID) != nil || (&Checkpoint{Dir: dir}).progressFiles() == "" {
 			old = CheckpointMetadata{}
 		}
 	}

@@ -62,7 +62,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 		return nil, err
 	}
 	if lastCommit > lastOff {
-		return nil, p.diverged("its offsets log ends at batch %d but its commits log at batch %d: offsets entries were deleted", lastOff, lastCommit)
+		return nil, p.diverged("its offsets log ends %s but its commits log at batch %d: offsets entries were deleted", batchText(lastOff), lastCommit)
 	}
 	var input map[string]string
 	var end Offset
@@ -199,4 +199,12 @@ func newestMetadata(recorded string) string {
 		newest = "file://" + newest
 	}
 	return newest
+}
+
+// batchText says where a log ends: "at batch N", or "before any batch".
+func batchText(id int64) string {
+	if id < 0 {
+		return "before any batch"
+	}
+	return fmt.Sprintf("at batch %d", id)
 }

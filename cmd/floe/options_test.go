@@ -20,7 +20,7 @@ func TestNewQueryOnSameSourceIsRefused(t *testing.T) {
 	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt)
 	other := filepath.Join(e.Dir, "ckpt-2")
 	r := e.Run("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", other)
-	if r.Code != 1 || !strings.Contains(r.Stderr, "duplicate rows") || !strings.Contains(r.Stderr, "--allow-new-query") {
+	if r.Code != 2 || !strings.Contains(r.Stderr, "duplicate rows") || !strings.Contains(r.Stderr, "--allow-new-query") {
 		t.Fatalf("want a refusal naming the duplication risk and --allow-new-query, got %s", r)
 	}
 	if n := e.Count("db.t"); n != 100 {
@@ -268,7 +268,7 @@ func TestPendingBatchKeepsItsPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.Stream("db.pend", "--mode", "complete")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "planned in append mode") {
+	if r.Code != 2 || !strings.Contains(r.Stderr, "planned in append mode") {
 		t.Fatalf("a changed mode with a pending batch: %s", r)
 	}
 	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.pend", "--checkpoint", e.Ckpt)
@@ -278,7 +278,7 @@ func TestPendingBatchKeepsItsPlan(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(e.Ckpt, "offsets")); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.Stream("db.pend"); r.Code != 1 || !strings.Contains(r.Stderr, "no offsets log") {
+	if r := e.Stream("db.pend"); r.Code != 2 || !strings.Contains(r.Stderr, "offsets entries were deleted") {
 		t.Fatalf("a checkpoint without its offsets log: %s", r)
 	}
 	if n := e.Count("db.pend"); n != 100 {

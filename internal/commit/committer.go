@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"strconv"
 
@@ -76,9 +77,18 @@ func (c *Committer) Load(ctx context.Context) (*table.Table, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", c.Name(), err)
+		return nil, c.loadError(err)
 	}
 	return tbl, nil
+}
+
+// loadError wraps a failure to load the table; a metadata file that is gone
+// is Final: waiting does not bring it back.
+func (c *Committer) loadError(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return Final(fmt.Errorf("%w: table %s: the catalog names a metadata file that is gone (%v); restore the file, or register the newest metadata file of the table's metadata directory with floe table register", ingest.ErrTableUnreadable, c.Name(), err))
+	}
+	return fmt.Errorf("load table %s: %w", c.Name(), err)
 }
 
 // FindBatch walks the table's ancestry from the current snapshot back to
@@ -203,7 +213,7 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 func (c *Committer) load(ctx context.Context) (*table.Table, error) {
 	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
 	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", c.Name(), err)
+		return nil, c.loadError(err)
 	}
 	return tbl, nil
 }

@@ -119,7 +119,7 @@ func (t *Tables) Load(ctx context.Context, name string) (*table.Table, error) {
 	}
 	if t.refuseOthers {
 		if other := c.OtherQuery(tbl); other != "" {
-			return nil, fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint, or pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, name, other, t.opts.Source, t.opts.Checkpoint)
+			return nil, fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint; if it was lost, floe checkpoint rebuild with this pipeline's arguments remakes it from the table; pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, name, other, t.opts.Source, t.opts.Checkpoint)
 		}
 	}
 	t.tables[name] = tbl

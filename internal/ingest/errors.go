@@ -19,6 +19,9 @@ var (
 	// ErrQueryConflict marks a new query whose table already holds the
 	// output of another query reading the same source.
 	ErrQueryConflict = errors.New("table already written by another query from this source")
+	// ErrTableUnreadable marks a table whose current metadata file is
+	// gone: no retry brings it back.
+	ErrTableUnreadable = errors.New("table metadata unreadable")
 	// ErrUnstableFile marks a file that changed while it was read: it is
 	// still being written and is left for a later batch.
 	ErrUnstableFile = errors.New("file changed while being read")

@@ -1,0 +1,250 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// exactly fails the test unless table holds each id of [0, n) once, read
+// with iceberg-go's scan, not floe's.
+func (e *env) exactly(table string, n int64) {
+	e.T.Helper()
+	if d := fixture.Exact(e.TableIDs(table), 0, n); d != "" {
+		e.T.Fatalf("%s: %s", table, d)
+	}
+}
+
+// refused fails the test unless r is a refusal: exit code 2 and a message
+// holding each of want.
+func refused(t *testing.T, r fixture.Result, want ...string) {
+	t.Helper()
+	if r.Code != 2 {
+		t.Fatalf("want exit code 2, got %s", r)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.Stderr, w) {
+			t.Fatalf("the refusal does not name %q:\n%s", w, r.Stderr)
+		}
+	}
+}
+
+// land drops file i of a numbered series: 100 ids from 100*i.
+func (e *env) land(i int) {
+	e.T.Helper()
+	e.WriteIDs(fmt.Sprintf("f%03d.parquet", i), int64(100*i), 100)
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v\n%s", from, to, err, out)
+	}
+}
+
+func restoreDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.RemoveAll(to); err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, from, to)
+}
+
+// A checkpoint restored from a backup is behind the table: the run refuses
+// instead of taking new files for batches the table holds already, and
+// checkpoint rebuild brings it to the table's state; nothing is lost.
+func TestRestoredCheckpointIsRefusedThenRebuilt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.land(0)
+	e.land(1)
+	e.OK(e.StreamArgs("db.t")...)
+	backup := filepath.Join(e.Dir, "ck.bak")
+	copyDir(t, e.Ckpt, backup)
+	e.land(2)
+	e.OK(e.StreamArgs("db.t")...)
+	e.land(3)
+	e.OK(e.StreamArgs("db.t")...)
+	restoreDir(t, backup, e.Ckpt)
+	e.land(4)
+	refused(t, e.Stream("db.t"), "is behind table db.t", "holds batch 2", "floe checkpoint rebuild")
+	refused(t, e.Run(append([]string{"checkpoint", "verify"}, e.StreamArgs("db.t")[1:]...)...), "is behind table db.t")
+	e.exactly("db.t", 400)
+
+	r := e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
+	if !strings.Contains(r.Stdout, "batch 2") {
+		t.Fatalf("rebuild: %s", r)
+	}
+	e.OK(append([]string{"checkpoint", "verify"}, e.StreamArgs("db.t")[1:]...)...)
+	e.OK(e.StreamArgs("db.t")...)
+	e.land(5)
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 600)
+}
+
+// Deleting any part of a checkpoint (a source-log entry, the source log,
+// the metadata, an offsets entry) is refused with the repair; rebuild then
+// resumes exactly, as it does after the whole checkpoint is lost.
+func TestDamagedCheckpointIsRefusedThenRebuilt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		damage func(ck string) error
+		want   string
+	}{
+		{"source log entry", func(ck string) error { return os.Remove(filepath.Join(ck, "sources", "0", "2")) }, "ends at log batch 1"},
+		{"middle source log entry", func(ck string) error { return os.Remove(filepath.Join(ck, "sources", "0", "1")) }, "lacks log batch 1"},
+		{"source log", func(ck string) error { return os.RemoveAll(filepath.Join(ck, "sources")) }, "is empty or gone"},
+		{"metadata", func(ck string) error { return os.Remove(filepath.Join(ck, "metadata")) }, "lost its metadata file"},
+		{"offsets entry", func(ck string) error { return os.Remove(filepath.Join(ck, "offsets", "2")) }, "offsets entries were deleted"},
+		{"whole checkpoint", os.RemoveAll, "already holds batches of floe query"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			for i := range 3 {
+				e.land(i)
+				e.OK(e.StreamArgs("db.t")...)
+			}
+			if err := c.damage(e.Ckpt); err != nil {
+				t.Fatal(err)
+			}
+			e.land(3)
+			refused(t, e.Stream("db.t"), c.want, "floe checkpoint rebuild")
+			e.exactly("db.t", 300)
+			e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
+			e.OK(e.StreamArgs("db.t")...)
+			e.exactly("db.t", 400)
+		})
+	}
+}
+
+// Rebuild refuses when the landing directory no longer tells which files
+// were read, and changes nothing.
+func TestRebuildRefusesWhenLandingChanged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 3 {
+		e.land(i)
+		e.OK(e.StreamArgs("db.t")...)
+	}
+	if err := os.RemoveAll(e.Ckpt); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(e.Landing, "f001.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, e.Run(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...), "2 files", "table records 3", "cannot be rebuilt exactly")
+	if _, err := os.Stat(e.Ckpt); err == nil {
+		entries, _ := os.ReadDir(e.Ckpt)
+		if len(entries) > 1 {
+			t.Fatalf("a refused rebuild left a checkpoint: %v", entries)
+		}
+	}
+	e.exactly("db.t", 300)
+}
+
+// The Iceberg source's checkpoint is rebuilt from the offset the table
+// records: a reader whose checkpoint was lost goes on where it was.
+func TestRebuildIcebergSourceCheckpoint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	read := func(extra ...string) fixture.Result {
+		return e.Run(append([]string{"stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt + "-b"}, extra...)...)
+	}
+	for i := range 3 {
+		e.land(i)
+		e.OK(e.StreamArgs("db.a")...)
+		if r := read(); r.Code != 0 {
+			t.Fatal(r)
+		}
+	}
+	if err := os.RemoveAll(e.Ckpt + "-b"); err != nil {
+		t.Fatal(err)
+	}
+	e.land(3)
+	e.OK(e.StreamArgs("db.a")...)
+	refused(t, read(), "already holds batches of floe query", "floe checkpoint rebuild")
+	e.OK("checkpoint", "rebuild", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt+"-b")
+	if r := read(); r.Code != 0 {
+		t.Fatal(r)
+	}
+	e.exactly("db.b", 400)
+}
+
+// A catalog that lost its database is not a new catalog: the run refuses
+// to create the table again, names the metadata file to register, and
+// after floe table register the stream goes on exactly.
+func TestLostCatalogIsRefusedThenRegistered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 3 {
+		e.land(i)
+		e.OK(e.StreamArgs("db.t")...)
+	}
+	removeCatalog(t, e.Warehouse)
+	e.land(3)
+	r := e.Stream("db.t")
+	refused(t, r, "db.t is not in the catalog", "floe table register db.t")
+	meta := r.Stderr[strings.Index(r.Stderr, "floe table register db.t ")+len("floe table register db.t "):]
+	meta = strings.Fields(meta)[0]
+	if len(e.TableIDs("db.t")) != 0 {
+		t.Fatal("the refused run created the table")
+	}
+	e.OK("table", "register", "db.t", meta)
+	refused(t, e.Run("table", "register", "db.t", meta), "already exists")
+	e.exactly("db.t", 300)
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 400)
+}
+
+func removeCatalog(t *testing.T, wh string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(wh, "catalog.db*"))
+	if len(files) == 0 {
+		t.Fatalf("no catalog.db in %s", wh)
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Deleting the catalog database under a running stream: the next commit
+// goes into the deleted file, which floe notices and stops on instead of
+// calling the batch committed; registering the newest metadata brings
+// every row back exactly once.
+func TestCatalogDeletedWhileStreaming(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.land(0)
+	var stderr syncBuffer
+	cmd := e.startFloe(&stderr, e.StreamArgs("db.t", "--trigger", "processing-time=200ms")...)
+	defer cmd.Process.Kill()
+	fixture.WaitFor(t, 20*time.Second, "the first file", func() bool { return len(e.TableIDs("db.t")) == 100 })
+	removeCatalog(t, e.Warehouse)
+	e.land(1)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the stream went on after its catalog database was deleted:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), "was deleted or replaced") {
+		t.Fatalf("exit %d:\n%s", code, stderr.String())
+	}
+	metas, _ := filepath.Glob(filepath.Join(e.Warehouse, "db.db", "t", "metadata", "*.metadata.json"))
+	sort.Strings(metas)
+	e.OK("table", "register", "db.t", metas[len(metas)-1])
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 200)
+}
