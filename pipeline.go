@@ -86,6 +86,10 @@ type Summary struct {
 	Batches   int
 	Rows      int64
 	Snapshots int
+	// Recovered counts batches a stopped run had committed to the table
+	// but not to the checkpoint: this run found and recorded them, and
+	// counts them nowhere else.
+	Recovered int
 }
 
 // Open validates the configuration, opens the catalog, the checkpoint and
@@ -531,8 +535,9 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			prog.Backlog = &b
 		}
 	}
-	if !held.ok {
-		// A batch the stopped run committed adds nothing in this one.
+	if held.ok {
+		sum.Recovered++
+	} else {
 		sum.Batches++
 		sum.Rows += res.Rows
 	}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -177,28 +179,56 @@ func (p *Pipeline) lostTable(name string, e CommitEntry) error {
 // newestMetadata returns the newest metadata file beside a recorded one
 // (later commits, maintenance included, write newer ones), or the recorded
 // one when its directory cannot be listed; "METADATA_FILE" when none is
-// recorded.
+// recorded. Files are named <version>-<uuid>.metadata.json; a commit
+// killed after writing its file leaves one of a version a later commit
+// writes again, so the later written of a version wins.
 func newestMetadata(recorded string) string {
 	if recorded == "" {
 		return "METADATA_FILE"
 	}
-	dir := filepath.Dir(strings.TrimPrefix(recorded, "file://"))
+	local := strings.TrimPrefix(recorded, "file://")
+	dir := filepath.Dir(local)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return recorded
 	}
-	newest := recorded
+	newest, bestVersion, bestTime := "", int64(-1), time.Time{}
 	for _, e := range entries {
-		// Metadata files are named <version>-<uuid>.metadata.json with a
-		// zero-padded version, so the greatest name is the newest.
-		if n := e.Name(); strings.HasSuffix(n, ".metadata.json") && n > filepath.Base(newest) {
-			newest = filepath.Join(dir, n)
+		name := e.Name()
+		v, ok := metadataVersion(name)
+		if !ok {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if v > bestVersion || (v == bestVersion && info.ModTime().After(bestTime)) {
+			newest, bestVersion, bestTime = filepath.Join(dir, name), v, info.ModTime()
 		}
 	}
-	if strings.HasPrefix(recorded, "file://") && !strings.HasPrefix(newest, "file://") {
+	if newest == "" {
+		return recorded
+	}
+	if strings.HasPrefix(recorded, "file://") {
 		newest = "file://" + newest
 	}
 	return newest
+}
+
+// metadataVersion reads the version of a file named
+// <version>-<uuid>.metadata.json.
+func metadataVersion(name string) (int64, bool) {
+	base, ok := strings.CutSuffix(name, ".metadata.json")
+	if !ok {
+		return 0, false
+	}
+	v, _, ok := strings.Cut(base, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
 }
 
 // batchText says where a log ends: "at batch N", or "before any batch".

@@ -279,11 +279,15 @@ func (s *summaryProgress) failed() {}
 
 // summaryLine is the last line of a run that succeeded.
 func summaryLine(sum floe.Summary, files int, table string) string {
+	recovered := ""
+	if sum.Recovered > 0 {
+		recovered = fmt.Sprintf("; %s the stopped run had committed to %s found there and recorded", plural(sum.Recovered, "batch"), table)
+	}
 	if sum.Batches == 0 {
-		return fmt.Sprintf("floe: no new input; nothing committed to %s", table)
+		return fmt.Sprintf("floe: no new input; nothing committed to %s%s", table, recovered)
 	}
 	return fmt.Sprintf("floe: %s, %s read, %s, %s committed to %s", plural(sum.Batches, "batch"), plural(files, "input file"),
-		plural(sum.Rows, "row"), plural(sum.Snapshots, "snapshot"), table)
+		plural(sum.Rows, "row"), plural(sum.Snapshots, "snapshot"), table) + recovered
 }
 
 // barProgress redraws one line on a terminal: a bar over the files of an
