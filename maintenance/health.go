@@ -270,25 +270,26 @@ func (r *Report) countMetadataFiles(tbl *table.Table, fs icebergio.IO) error {
 	return nil
 }
 
-// fileSize stats through the IO's Stat when it has one, else by opening.
+// fileSize is fileInfo's size.
 func fileSize(fs icebergio.IO, path string) (int64, error) {
-	if s, ok := fs.(icebergio.StatIO); ok {
-		fi, err := s.Stat(path)
-		if err != nil {
-			return 0, err
-		}
-		return fi.Size(), nil
-	}
-	f, err := fs.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := fileInfo(fs, path)
 	if err != nil {
 		return 0, err
 	}
 	return fi.Size(), nil
+}
+
+// fileInfo stats through the IO's Stat when it has one, else by opening.
+func fileInfo(fs icebergio.IO, path string) (iofs.FileInfo, error) {
+	if s, ok := fs.(icebergio.StatIO); ok {
+		return s.Stat(path)
+	}
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
 }
 
 func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
