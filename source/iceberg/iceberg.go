@@ -43,6 +43,7 @@ const (
 	OptStreamFromTimestamp = "stream-from-timestamp"
 	OptSkipOverwriteSnaps  = "streaming-skip-overwrite-snapshots"
 	OptSkipDeleteSnapshots = "streaming-skip-delete-snapshots"
+	OptSkipExpiredSnaps    = "streaming-skip-expired-snapshots"
 	OptAsyncPlanning       = "async-micro-batch-planning-enabled"
 	OptPollingIntervalMs   = "streaming-snapshot-polling-interval-ms"
 	OptPreloadFileLimit    = "async-queue-preload-file-limit"
@@ -70,6 +71,13 @@ type Source struct {
 	fromTimestamp int64 // epoch ms; 0 means from the first snapshot
 	skipOverwrite bool
 	skipDelete    bool
+	skipExpired   bool
+
+	// queryID names the reader's tag on the table (registerPosition);
+	// empty outside a pipeline, which then registers nothing.
+	queryID string
+	// registered is the snapshot the tag was last set to by this run.
+	registered int64
 
 	// capSnapshot is the table's current snapshot when an available-now
 	// run started: later snapshots wait for the next run. noSnapshot when
@@ -95,6 +103,7 @@ var (
 	_ floe.Source             = (*Source)(nil)
 	_ floe.AvailableNowSource = (*Source)(nil)
 	_ floe.WarningSource      = (*Source)(nil)
+	_ floe.QueryAwareSource   = (*Source)(nil)
 )
 
 // offset is the position: every unit up to and including the first
@@ -126,7 +135,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 	s := &Source{
 		name: cfg.Table, ident: ident, cat: env.Catalog, log: log,
 		read:  scan.Options{Filter: cfg.Filter, Columns: cfg.Keep, Drop: cfg.Drop},
-		added: map[int64]addedFiles{}, warned: map[int64]bool{},
+		added: map[int64]addedFiles{}, warned: map[int64]bool{}, registered: noSnapshot,
 	}
 	num := func(k string, def int64) (int64, error) {
 		v, ok := cfg.Options[k]
@@ -143,7 +152,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 	if s.fromTimestamp, err = num(OptStreamFromTimestamp, 0); err != nil {
 		return nil, err
 	}
-	s.skipOverwrite, s.skipDelete = flag(OptSkipOverwriteSnaps), flag(OptSkipDeleteSnapshots)
+	s.skipOverwrite, s.skipDelete, s.skipExpired = flag(OptSkipOverwriteSnaps), flag(OptSkipDeleteSnapshots), flag(OptSkipExpiredSnaps)
 	if flag(OptAsyncPlanning) {
 		ms, err := num(OptPollingIntervalMs, defaultPollingInterval.Milliseconds())
 		if err != nil {
@@ -338,15 +347,14 @@ func (s *Source) fileReader(ctx context.Context, tbl *table.Table) (*scan.FileRe
 	return rd, nil
 }
 
-// Commit forgets the cached files of snapshots before end: the table is
-// not the source's to change.
+// Commit forgets the cached files of snapshots before end, and moves the
+// query's tag on the table to end's snapshot (registerPosition).
 func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
 	en, err := decode(end)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if at, ok := s.added[en.SnapshotID]; ok {
 		for id, a := range s.added {
 			if a.before(at) {
@@ -354,8 +362,12 @@ func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
 			}
 		}
 	}
-	return nil
+	s.mu.Unlock()
+	return s.registerPosition(ctx, en.SnapshotID)
 }
+
+// SetQueryID names the query, whose tag registerPosition keeps.
+func (s *Source) SetQueryID(id string) { s.queryID = id }
 
 // Close stops the background planner; the catalog belongs to the pipeline.
 func (s *Source) Close() error {
