@@ -6,7 +6,10 @@
 // The unit of work is one data file added by an append snapshot. Replace
 // snapshots (compactions) add no new rows and are skipped; overwrite and
 // delete snapshots stop the query unless the matching
-// streaming-skip-*-snapshots option is "true".
+// streaming-skip-*-snapshots option is "true", and so do snapshots expired
+// before the query read them. A query keeps a tag on the table at its
+// position (registerPosition), which floe's expiry honours by keeping
+// every snapshot after it.
 package iceberg
 
 import (
