@@ -22,7 +22,7 @@ var rootAPI = []string{
 	"Progress", "Durations", "SourceProgress", "SinkProgress", "TableProgress", "QuarantinedFile", "Backlog",
 	// the source contract
 	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
-	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource",
+	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource", "QueryAwareSource",
 	"SourceEnv", "SourceFactory", "RegisterSource", "RecordingSource",
 	// maintenance between batches
 	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",

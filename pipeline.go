@@ -150,6 +150,9 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		return nil, err
 	}
 	p.source, p.checkpoint = src, ck
+	if qs, ok := src.(QueryAwareSource); ok {
+		qs.SetQueryID(ck.Metadata.ID)
+	}
 	if !cfg.Sink.Console() {
 		p.tables = commit.NewTables(cat, commit.TablesOptions{
 			QueryID: ck.Metadata.ID, Source: src.Description(), Checkpoint: ck.Dir,

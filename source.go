@@ -114,6 +114,15 @@ type RecordingSource interface {
 	RebuildInput(ctx context.Context, input map[string]string, end Offset) error
 }
 
+// QueryAwareSource is implemented by sources that need the id of the
+// query reading them, such as the iceberg source, which records the
+// query's position on the table it reads so that the table's expiry keeps
+// what the query has yet to read. The pipeline calls SetQueryID once the
+// checkpoint is open, before the first batch.
+type QueryAwareSource interface {
+	SetQueryID(id string)
+}
+
 // SourceEnv is what a source gets besides its configuration.
 type SourceEnv struct {
 	// StateDir is the source's private directory inside the checkpoint.

@@ -162,6 +162,7 @@ var specs = []fieldSpec{
 			"start at the first snapshot committed at or after it), `streaming-max-files-per-micro-batch`, " +
 			"`streaming-max-rows-per-micro-batch` (soft: whole files), `streaming-skip-overwrite-snapshots` and " +
 			"`streaming-skip-delete-snapshots` (`\"true\"` skips such snapshots instead of failing), " +
+			"`streaming-skip-expired-snapshots` (`\"true\"` goes on, with a warning, past snapshots expired before the query read them, instead of failing), " +
 			"`async-micro-batch-planning-enabled` (`\"true\"` plans batches ahead in the background), " +
 			"`streaming-snapshot-polling-interval-ms` (30000: how often the background planner looks for new snapshots), " +
 			"`async-queue-preload-file-limit` (100) and `async-queue-preload-row-limit` (100000: how far it plans ahead). " +

@@ -286,6 +286,7 @@ var icebergOptions = []string{
 	"streaming-max-rows-per-micro-batch",
 	"streaming-skip-overwrite-snapshots",
 	"streaming-skip-delete-snapshots",
+	"streaming-skip-expired-snapshots",
 	"async-micro-batch-planning-enabled",
 	"streaming-snapshot-polling-interval-ms",
 	"async-queue-preload-file-limit",
@@ -346,7 +347,7 @@ func (s *Source) validateIceberg(ps *problems) {
 				}
 				ps.add(p, 0, "%q is not valid; use %s", v, what)
 			}
-		case "streaming-skip-overwrite-snapshots", "streaming-skip-delete-snapshots", "async-micro-batch-planning-enabled":
+		case "streaming-skip-overwrite-snapshots", "streaming-skip-delete-snapshots", "streaming-skip-expired-snapshots", "async-micro-batch-planning-enabled":
 			if b := strings.ToLower(strings.TrimSpace(v)); b != "true" && b != "false" {
 				ps.add(p, 0, "%q is not valid; use \"true\" or \"false\"", v)
 			}

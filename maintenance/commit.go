@@ -36,48 +36,7 @@ func Commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, ch
 // to the catalog as they are (no updates: nothing to commit). It returns
 // the table reloaded after the commit.
 func CommitUpdates(ctx context.Context, cat catalog.Catalog, ident table.Identifier, change func(*table.Table) ([]table.Requirement, []table.Update, error)) (*table.Table, error) {
-	return retryCommit(ctx, cat, ident, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
-		reqs, updates, err := change(tbl)
-		if err != nil || len(updates) == 0 {
-			return tbl, commit.Final(err)
-		}
-		meta, _, err := cat.CommitTable(ctx, ident, reqs, updates)
-		if err != nil {
-			return nil, err
-		}
-		deleteOldMetadata(ctx, tbl, meta)
-		committed, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			// The commit landed; only the reload failed.
-			return nil, commit.Final(fmt.Errorf("reload table %s after commit: %w", strings.Join(ident, "."), err))
-		}
-		return committed, nil
-	})
-}
-
-// deleteOldMetadata does for a raw catalog commit what a transaction's
-// commit does: with write.metadata.delete-after-commit.enabled, the
-// metadata files the commit dropped from the metadata log are deleted.
-// Without it each expiry would leave one behind for good.
-func deleteOldMetadata(ctx context.Context, base *table.Table, meta table.Metadata) {
-	if !meta.Properties().GetBool(table.MetadataDeleteAfterCommitEnabledKey, table.MetadataDeleteAfterCommitEnabledDefault) {
-		return
-	}
-	kept := map[string]bool{}
-	for e := range meta.PreviousFiles() {
-		kept[e.MetadataFile] = true
-	}
-	fs, err := base.FS(ctx)
-	if err != nil {
-		return
-	}
-	for e := range base.Metadata().PreviousFiles() {
-		if !kept[e.MetadataFile] {
-			// Already gone is fine: another writer's commit may have
-			// deleted it; anything else is left to remove-orphan-files.
-			_ = fs.Remove(e.MetadataFile)
-		}
-	}
+	return retryCommit(ctx, cat, ident, commit.UpdatesAttempt(cat, ident, change))
 }
 
 // retryCommit runs a maintenance change through floe's commit loop, each

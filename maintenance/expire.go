@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -37,7 +39,8 @@ type ExpireOptions struct {
 	// DryRun computes the result without committing or deleting.
 	DryRun bool
 	// ReleaseQueries lists floe query ids whose checkpoints are gone: their
-	// newest snapshots are no longer protected.
+	// newest snapshots are no longer protected, and the tags of those
+	// reading the table are removed.
 	ReleaseQueries []string
 }
 
@@ -67,6 +70,7 @@ const (
 	KeptRef        = "head of %s %s"
 	KeptQuery      = "newest snapshot of floe query %s"
 	KeptQueryPath  = "between the current snapshot and the newest snapshot of floe query %s (the committer's idempotency check walks this path)"
+	KeptReader     = "not yet read by floe query %s (its tag %s)"
 )
 
 // KeptSnapshot is a snapshot ExpireSnapshots kept and every reason why.
@@ -108,7 +112,10 @@ type ExpireResult struct {
 	// ExpiredCount and ExpiredIDs are the snapshots removed from metadata.
 	ExpiredCount int     `json:"snapshots_expired"`
 	ExpiredIDs   []int64 `json:"expired_snapshot_ids"`
-	KeptCount    int     `json:"snapshots_kept"`
+	// ExpiredRefs are the branches and tags removed: older than their
+	// max-ref-age-ms, or the tags of released floe queries.
+	ExpiredRefs []string `json:"expired_refs"`
+	KeptCount   int      `json:"snapshots_kept"`
 	// Kept lists every kept snapshot with its reasons, newest first.
 	Kept []KeptSnapshot `json:"kept"`
 	// Files were deleted (planned, on a dry run, or when GC is disabled).
@@ -124,7 +131,13 @@ type ExpireResult struct {
 // heads, and, for every floe query, its newest snapshot and the path from
 // the current snapshot back to it: the committer's idempotency check walks
 // that path to find a batch committed just before a crash, and a gap in it
-// would let that batch be committed twice.
+// would let that batch be committed twice. A floe query streaming the
+// table's appends keeps a tag at its position (ReaderRefPrefix and its
+// id): the path from the current snapshot back to that tag is kept too, so
+// that the query reads every row. Branches and tags older than their
+// max-ref-age-ms (else the table's history.expire.max-ref-age-ms), as
+// Iceberg measures it from the snapshot they point at, are removed first,
+// and so are the tags of released queries; main never is.
 //
 // iceberg-go's Transaction.ExpireSnapshots cannot keep chosen snapshots, so
 // the removal is committed as a remove-snapshots update of its own.
@@ -159,7 +172,7 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 
 	post, err := CommitUpdates(ctx, cat, ident, func(tbl *table.Table) ([]table.Requirement, []table.Update, error) {
 		plan(tbl)
-		if len(res.ExpiredIDs) == 0 {
+		if len(res.ExpiredIDs) == 0 && len(res.ExpiredRefs) == 0 {
 			return nil, nil, nil
 		}
 		md := tbl.Metadata()
@@ -169,7 +182,14 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 			id := r.SnapshotID
 			reqs = append(reqs, table.AssertRefSnapshotID(ref, &id))
 		}
-		return reqs, []table.Update{table.NewRemoveSnapshotsUpdate(res.ExpiredIDs, false)}, nil
+		var updates []table.Update
+		for _, ref := range res.ExpiredRefs {
+			updates = append(updates, table.NewRemoveSnapshotRefUpdate(ref))
+		}
+		if len(res.ExpiredIDs) > 0 {
+			updates = append(updates, table.NewRemoveSnapshotsUpdate(res.ExpiredIDs, false))
+		}
+		return reqs, updates, nil
 	})
 	if err != nil {
 		return res, err
@@ -203,7 +223,7 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 func planExpiry(tbl *table.Table, opts ExpireOptions, now time.Time) ExpireResult {
 	md := tbl.Metadata()
 	cutoff := now.Add(-opts.OlderThan).UnixMilli()
-	res := ExpireResult{DryRun: opts.DryRun, CutoffMs: cutoff, RetainLast: opts.RetainLast, ExpiredIDs: []int64{}, Kept: []KeptSnapshot{}}
+	res := ExpireResult{DryRun: opts.DryRun, CutoffMs: cutoff, RetainLast: opts.RetainLast, ExpiredIDs: []int64{}, ExpiredRefs: []string{}, Kept: []KeptSnapshot{}}
 	reasons := map[int64][]string{}
 	keep := func(id int64, why string) {
 		if !slices.Contains(reasons[id], why) {
@@ -212,12 +232,50 @@ func planExpiry(tbl *table.Table, opts ExpireOptions, now time.Time) ExpireResul
 	}
 	lookup := func(id int64) *table.Snapshot { return md.SnapshotByID(id) }
 
+	// keepPath keeps the snapshots from the current one back to id, id
+	// excluded, when id is an ancestor of the current snapshot.
+	keepPath := func(id int64, why string) {
+		cur := md.CurrentSnapshot()
+		if cur == nil {
+			return
+		}
+		var path []int64
+		for _, a := range table.AncestorsOf(cur.SnapshotID, lookup) {
+			if a.SnapshotID == id {
+				for _, p := range path {
+					keep(p, why)
+				}
+				return
+			}
+			path = append(path, a.SnapshotID)
+		}
+	}
+
 	if cur := md.CurrentSnapshot(); cur != nil {
 		keep(cur.SnapshotID, KeptCurrent)
 	}
-	for ref, r := range md.Refs() {
+	defaultRefAge := md.Properties().GetInt64(table.MaxRefAgeMsKey, math.MaxInt64)
+	refs := maps.Collect(md.Refs())
+	for _, ref := range slices.Sorted(maps.Keys(refs)) {
+		r := refs[ref]
+		reader, isReader := strings.CutPrefix(ref, commit.ReaderRefPrefix)
+		isReader = isReader && r.SnapshotRefType == table.TagRef
+		if ref != table.MainBranch {
+			maxAge := defaultRefAge
+			if r.MaxRefAgeMs != nil {
+				maxAge = *r.MaxRefAgeMs
+			}
+			s := md.SnapshotByID(r.SnapshotID)
+			if (s != nil && now.UnixMilli()-s.TimestampMs > maxAge) || (isReader && slices.Contains(opts.ReleaseQueries, reader)) {
+				res.ExpiredRefs = append(res.ExpiredRefs, ref)
+				continue
+			}
+		}
 		if r.SnapshotRefType != table.BranchRef {
 			keep(r.SnapshotID, fmt.Sprintf(KeptRef, "tag", ref))
+			if isReader {
+				keepPath(r.SnapshotID, fmt.Sprintf(KeptReader, reader, ref))
+			}
 			continue
 		}
 		keep(r.SnapshotID, fmt.Sprintf(KeptRef, "branch", ref))
@@ -247,20 +305,7 @@ func planExpiry(tbl *table.Table, opts ExpireOptions, now time.Time) ExpireResul
 	}
 	for q, s := range newest {
 		keep(s.SnapshotID, fmt.Sprintf(KeptQuery, q))
-		cur := md.CurrentSnapshot()
-		if cur == nil {
-			continue
-		}
-		var path []int64
-		for _, a := range table.AncestorsOf(cur.SnapshotID, lookup) {
-			if a.SnapshotID == s.SnapshotID {
-				for _, id := range path {
-					keep(id, fmt.Sprintf(KeptQueryPath, q))
-				}
-				break
-			}
-			path = append(path, a.SnapshotID)
-		}
+		keepPath(s.SnapshotID, fmt.Sprintf(KeptQueryPath, q))
 	}
 
 	snaps := slices.Clone(md.Snapshots())

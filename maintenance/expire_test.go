@@ -318,3 +318,45 @@ func TestExpireDeletesDataFilesOfExpiredSnapshots(t *testing.T) {
 		t.Fatalf("%d rows after expiry, %d before", len(got), len(ids))
 	}
 }
+
+// A floe reader's tag keeps its snapshot and every one after it; a ref
+// past its max-ref-age-ms is removed and protects nothing; releasing the
+// reader's query removes its tag.
+func TestExpiryKeepsReaderPositionAndDropsOldRefs(t *testing.T) {
+	e := newEnv(t)
+	e.land("a", 5)
+	e.mustRun("a")
+	var snaps []int64
+	for _, s := range table.AncestorsOf(e.table().CurrentSnapshot().SnapshotID, e.table().Metadata().SnapshotByID) {
+		snaps = append([]int64{s.SnapshotID}, snaps...)
+	}
+	if len(snaps) != 5 {
+		t.Fatalf("%d snapshots, want 5", len(snaps))
+	}
+	reader := commit.ReaderRefPrefix + "q"
+	_, err := maintenance.CommitUpdates(context.Background(), e.cat, ident, func(*table.Table) ([]table.Requirement, []table.Update, error) {
+		return nil, []table.Update{
+			table.NewSetSnapshotRefUpdate(reader, snaps[1], table.TagRef, commit.ReaderRefMaxAge.Milliseconds(), 0, 0),
+			table.NewSetSnapshotRefUpdate("old", snaps[0], table.TagRef, 1, 0, 0),
+		}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := expire(t, e, maintenance.ExpireOptions{RetainLast: 1})
+	if !slices.Equal(res.ExpiredRefs, []string{"old"}) || !slices.Equal(res.ExpiredIDs, []int64{snaps[0]}) {
+		t.Fatalf("expired refs %v and snapshots %v; want the old tag and its snapshot %d", res.ExpiredRefs, res.ExpiredIDs, snaps[0])
+	}
+	for _, k := range res.Kept {
+		if k.SnapshotID == snaps[2] && !strings.Contains(strings.Join(k.Reasons, ";"), "not yet read by floe query q") {
+			t.Errorf("snapshot %d kept for %v, want as not yet read by the reader", k.SnapshotID, k.Reasons)
+		}
+	}
+	res = expire(t, e, maintenance.ExpireOptions{RetainLast: 1, ReleaseQueries: []string{"q"}})
+	if !slices.Equal(res.ExpiredRefs, []string{reader}) || res.ExpiredCount != 3 || res.KeptCount != 1 {
+		t.Fatalf("after releasing the reader: %+v; want its tag and the 3 snapshots it kept removed", res)
+	}
+	if got := e.ids(); len(got) != 500 {
+		t.Fatalf("%d rows, want 500", len(got))
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/config"
 )
 
 // Thresholds behind the recommendations. A table below all of them gets
@@ -215,7 +217,7 @@ func Health(ctx context.Context, tbl *table.Table, opts HealthOptions) (Report, 
 			return r, err
 		}
 	}
-	r.Recommendations = recommend(r, tbl.Properties())
+	r.Recommendations = recommend(r, tbl.Properties(), opts.Now())
 	return r, nil
 }
 
@@ -268,25 +270,26 @@ func (r *Report) countMetadataFiles(tbl *table.Table, fs icebergio.IO) error {
 	return nil
 }
 
-// fileSize stats through the IO's Stat when it has one, else by opening.
+// fileSize is fileInfo's size.
 func fileSize(fs icebergio.IO, path string) (int64, error) {
-	if s, ok := fs.(icebergio.StatIO); ok {
-		fi, err := s.Stat(path)
-		if err != nil {
-			return 0, err
-		}
-		return fi.Size(), nil
-	}
-	f, err := fs.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := fileInfo(fs, path)
 	if err != nil {
 		return 0, err
 	}
 	return fi.Size(), nil
+}
+
+// fileInfo stats through the IO's Stat when it has one, else by opening.
+func fileInfo(fs icebergio.IO, path string) (iofs.FileInfo, error) {
+	if s, ok := fs.(icebergio.StatIO); ok {
+		return s.Stat(path)
+	}
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
 }
 
 func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
@@ -385,8 +388,41 @@ func (r *Report) timePlan(ctx context.Context, tbl *table.Table, runs int) error
 	return nil
 }
 
+// Snapshot counts the expiry advice brings a table down to: a table with
+// more than adviseKeepMany snapshots keeps that many, a smaller one whose
+// rate alone is unhealthy keeps as many as a pipeline's own maintenance
+// does.
+const (
+	adviseKeepMany = MaxHealthySnapshots / 5
+	adviseKeepFew  = defaultRetainLast
+)
+
+// expireAdvice is the retention the expiry advice names: the newest keep
+// snapshots, and an older-than no longer than Iceberg's 5 days that every
+// older snapshot is past. Iceberg's default alone expires nothing on a
+// table that commits every minute but is younger than 5 days. olderThan is
+// floored to its largest unit, so the command, run later, expires at least
+// as much as it says.
+func expireAdvice(r Report, now time.Time) (keep int, olderThan time.Duration) {
+	keep = adviseKeepFew
+	if r.Snapshots > adviseKeepMany {
+		keep = adviseKeepMany
+	}
+	olderThan = DefaultExpireOlderThan
+	if n := len(r.History); n >= keep {
+		age := time.Duration(now.UnixMilli()-r.History[n-keep].TimestampMs) * time.Millisecond
+		olderThan = min(olderThan, max(age, 0))
+	}
+	for _, unit := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
+		if olderThan >= unit {
+			return keep, olderThan.Truncate(unit)
+		}
+	}
+	return keep, 0
+}
+
 // recommend turns the numbers into advice; a healthy table gets none.
-func recommend(r Report, props iceberg.Properties) []Recommendation {
+func recommend(r Report, props iceberg.Properties, now time.Time) []Recommendation {
 	out := []Recommendation{}
 	name := r.Table
 	if name == "" {
@@ -397,9 +433,12 @@ func recommend(r Report, props iceberg.Properties) []Recommendation {
 	}
 	fastRate := r.Snapshots >= MinSnapshotsForRate && r.SnapshotsPerDay > MaxHealthySnapshotsPerDay
 	if r.Snapshots > MaxHealthySnapshots || fastRate {
+		keep, olderThan := expireAdvice(r, now)
 		add("expire-snapshots", "%s snapshots in %s (about one every %s: %s a day); "+
-			"let the writing pipeline's maintenance expire them (its maintenance: block, on unless turned off) or run `floe maintain expire-snapshots %s --older-than 5d --retain-last 100`",
-			Count(int64(r.Snapshots)), Duration(r.HistoryMs), Duration(int64(86_400_000/max(r.SnapshotsPerDay, 1e-9))), Count(int64(r.SnapshotsPerDay+0.5)), name)
+			"let the writing pipeline's maintenance expire them (its maintenance: block, on unless turned off) or run `floe maintain expire-snapshots %s --older-than %s --retain-last %d`, "+
+			"which keeps the newest %d (and those floe queries and refs need)",
+			Count(int64(r.Snapshots)), Duration(r.HistoryMs), Duration(int64(86_400_000/max(r.SnapshotsPerDay, 1e-9))), Count(int64(r.SnapshotsPerDay+0.5)), name,
+			config.Duration(olderThan), keep, keep)
 	}
 	if r.SmallDataFiles >= MinSmallFilesToCompact && r.SmallFileShare > MaxHealthySmallFileShare {
 		add("rewrite-data-files", "%d%% of data files (%s of %s) are smaller than a quarter of the target size %s (%s); mean size %s: run `floe maintain rewrite-data-files %s`",

@@ -127,4 +127,13 @@ func TestOrphanOptionsValidate(t *testing.T) {
 	if !errors.Is(err, maintenance.ErrOrphanOptions) || !strings.Contains(err.Error(), "older-than") {
 		t.Fatalf("Validate: %v", err)
 	}
+	err = maintenance.OrphanOptions{OlderThan: time.Minute}.Validate()
+	if !errors.Is(err, maintenance.ErrOrphanOptions) || !strings.Contains(err.Error(), "--writers-stopped") {
+		t.Fatalf("Validate of a minute: %v", err)
+	}
+	for _, o := range []maintenance.OrphanOptions{{OlderThan: time.Hour}, {WritersStopped: true}} {
+		if err := o.Validate(); err != nil {
+			t.Errorf("Validate(%+v): %v", o, err)
+		}
+	}
 }

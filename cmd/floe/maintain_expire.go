@@ -20,8 +20,9 @@ func init() {
 	helps["maintain expire-snapshots"] = commandHelp{
 		usage: "maintain expire-snapshots NS.TABLE [flags]",
 		about: "Expire a table's snapshots older than --older-than, keeping the newest --retain-last of every branch, " +
-			"the snapshots tags and branches point at, and the newest snapshot of every floe query writing the table " +
-			"(its restart needs it); then delete the files no snapshot left uses, unless gc.enabled is false.",
+			"the snapshots tags and branches point at, the newest snapshot of every floe query writing the table " +
+			"(its restart needs it) and every snapshot a floe query reading the table has not read yet (its floe-reader-ID tag); " +
+			"remove branches and tags past their max-ref-age-ms; then delete the files no snapshot left uses, unless gc.enabled is false.",
 		examples: []example{
 			{"What the defaults would expire, changing nothing.", "floe maintain expire-snapshots db.events --dry-run"},
 			{"Keep a day of history, at least ten snapshots; print JSON.", "floe maintain expire-snapshots db.events --older-than 1d --retain-last 10 --json"},
@@ -42,7 +43,7 @@ func maintainExpire(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "Expire only snapshots older than this (7d, 12h). Default: "+config.Duration(opts.OlderThan).String()+", Iceberg's history.expire.max-snapshot-age-ms default.")
 	fs.IntVar(&opts.RetainLast, "retain-last", opts.RetainLast, "Keep the newest `N` snapshots of every branch whatever their age.")
 	var release stringsFlag
-	fs.Var(&release, "release-query", "A floe query `ID` whose checkpoint is gone: stop protecting its newest snapshot (repeatable).")
+	fs.Var(&release, "release-query", "A floe query `ID` whose checkpoint is gone: stop protecting its newest snapshot, or, for a query reading the table, remove its tag (repeatable).")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "Report what would be expired and deleted, changing nothing.")
 	asJSON := fs.Bool("json", false, "Print the result as JSON.")
 	pos, err := fs.parse(args)
@@ -78,6 +79,13 @@ func maintainExpire(ctx context.Context, args []string, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "%s: %s %d snapshots older than %s, kept %d\n", res.Table, verb, res.ExpiredCount, time.UnixMilli(res.CutoffMs).UTC().Format(time.RFC3339), res.KeptCount)
 	for _, k := range res.Kept {
 		fmt.Fprintf(stdout, "  kept %d  %s  %s\n", k.SnapshotID, msTime(k.TimestampMs), strings.Join(k.Reasons, "; "))
+	}
+	if len(res.ExpiredRefs) > 0 {
+		verb := "removed"
+		if res.DryRun {
+			verb = "would remove"
+		}
+		fmt.Fprintf(stdout, "  %s refs %s (past their max-ref-age-ms, or tags of released queries)\n", verb, strings.Join(res.ExpiredRefs, ", "))
 	}
 	if res.FilesKeptGCDisabled {
 		del = "left in place (gc.enabled=false)"

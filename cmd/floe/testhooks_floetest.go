@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -29,6 +31,12 @@ const CrashAfterTableCommitsEnv = "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS"
 // catalog never sees the new metadata, so they are orphans.
 const CrashInCatalogCommitEnv = "FLOE_TEST_CRASH_IN_CATALOG_COMMIT"
 
+// PauseInCatalogCommitEnv names a directory: a test build pauses in place
+// of its first catalog commit, with the commit's data files and manifests
+// written, creates DIR/paused and goes on with the commit once DIR/resume
+// exists. A test steps in while a commit is in flight.
+const PauseInCatalogCommitEnv = "FLOE_TEST_PAUSE_IN_CATALOG_COMMIT"
+
 func init() {
 	testHooks = func(cfg *config.Pipeline, o *floe.Options) {
 		if n, err := strconv.Atoi(os.Getenv(CrashAfterTableCommitsEnv)); err == nil && n > 0 {
@@ -40,7 +48,9 @@ func init() {
 				return nil
 			}
 		}
-		if n, err := strconv.Atoi(os.Getenv(CrashInCatalogCommitEnv)); err == nil && n > 0 {
+		crashAt, err := strconv.Atoi(os.Getenv(CrashInCatalogCommitEnv))
+		pauseDir := os.Getenv(PauseInCatalogCommitEnv)
+		if (err == nil && crashAt > 0) || pauseDir != "" {
 			// The pipeline does not close a catalog it is given; the process
 			// ends soon after anyway.
 			cat, err := floe.OpenCatalog(context.Background(), cfg.Catalog)
@@ -48,17 +58,34 @@ func init() {
 				fmt.Fprintln(os.Stderr, "test hook: open catalog:", err)
 				os.Exit(1)
 			}
-			o.Catalog = &crashingCatalog{Catalog: cat, crashAt: n}
+			o.Catalog = &crashingCatalog{Catalog: cat, crashAt: crashAt, pauseDir: pauseDir}
 		}
 	}
 }
 
-// crashingCatalog exits in place of its crashAt-th CommitTable. Tables are
-// bound to it on load and create, because a table's transactions commit
-// through the catalog that made it, not through the pipeline's.
+// crashingCatalog exits in place of its crashAt-th CommitTable, or pauses
+// before its first one. Tables are bound to it on load and create, because
+// a table's transactions commit through the catalog that made it, not
+// through the pipeline's.
 type crashingCatalog struct {
 	catalog.Catalog
 	commits, crashAt int
+	pauseDir         string
+}
+
+// pause waits for pauseDir/resume, after saying it is paused.
+func (c *crashingCatalog) pause() {
+	if err := os.WriteFile(filepath.Join(c.pauseDir, "paused"), nil, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "test hook:", err)
+		os.Exit(1)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(c.pauseDir, "resume")); err == nil {
+			return
+		}
+	}
+	fmt.Fprintln(os.Stderr, "test hook: no resume within 2 minutes")
+	os.Exit(1)
 }
 
 func (c *crashingCatalog) bind(tbl *table.Table, err error) (*table.Table, error) {
@@ -79,6 +106,9 @@ func (c *crashingCatalog) CreateTable(ctx context.Context, ident table.Identifie
 func (c *crashingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	if c.commits++; c.commits == c.crashAt {
 		os.Exit(137)
+	}
+	if c.commits == 1 && c.pauseDir != "" {
+		c.pause()
 	}
 	return c.Catalog.CommitTable(ctx, ident, reqs, updates)
 }

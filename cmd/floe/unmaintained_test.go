@@ -64,7 +64,7 @@ func TestMaintenanceRestoresUnmaintainedStream(t *testing.T) {
 	e.OK("maintain", "rewrite-data-files", "db.w")
 	e.OK("maintain", "rewrite-manifests", "db.w")
 	e.OK("maintain", "expire-snapshots", "db.w", "--older-than", "0s", "--retain-last", fmt.Sprint(retain))
-	e.OK("maintain", "remove-orphan-files", "db.w", "--older-than", "0s")
+	e.OK("maintain", "remove-orphan-files", "db.w", "--older-than", "0s", "--writers-stopped")
 	after := e.health("db.w")
 	t.Logf("after maintenance: %+v", after)
 	const target = 512 << 20

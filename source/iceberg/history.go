@@ -89,10 +89,11 @@ func (s *Source) cached(id int64) ([]iceberg.DataFile, bool) {
 // of its files may be left) to the end of the backlog: the current
 // snapshot, or the one fixed by an available-now run.
 //
-// A start snapshot that is no longer in the table was expired while the
-// query was stopped or behind. As Spark does since Iceberg 1.5, the stream
-// then goes on from the oldest snapshot left that is newer, with a
-// warning: the files of snapshots expired in between cannot be read.
+// Snapshots after st that were expired before the query read them (the
+// start snapshot itself gone, or a gap in the ancestry between it and the
+// end) stop the query, as Spark's Iceberg source does: their rows cannot
+// be read. With streaming-skip-expired-snapshots the stream goes on from
+// the oldest newer snapshot left, with a warning naming what was skipped.
 func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 	var end *table.Snapshot
 	if s.capSnapshot != nil {
@@ -106,8 +107,11 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 		return nil, nil
 	}
 	start := st.SnapshotID
-	var chain []*table.Snapshot
-	found := false
+	var (
+		chain []*table.Snapshot
+		found bool
+		gone  int64 = noSnapshot // a parent the walk found expired
+	)
 	for snap := end; snap != nil; {
 		if start != noSnapshot && snap.SnapshotID == start {
 			chain = append(chain, snap)
@@ -122,48 +126,76 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 		if snap.ParentSnapshotID == nil {
 			break
 		}
-		snap = tbl.SnapshotByID(*snap.ParentSnapshotID)
+		if snap = tbl.SnapshotByID(*snap.ParentSnapshotID); snap == nil {
+			gone = *chain[len(chain)-1].ParentSnapshotID
+		}
 	}
 	if start != noSnapshot && !found {
-		if tbl.SnapshotByID(start) != nil {
+		startSnap := tbl.SnapshotByID(start)
+		if startSnap != nil && gone == noSnapshot {
 			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, where the query stopped, is not an ancestor of snapshot %d: "+
 				"the table was rolled back; the query cannot resume exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, start, s.name, end.SnapshotID)
 		}
-		if st.TimestampMs == 0 {
+		if startSnap == nil && st.TimestampMs == 0 {
 			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, where the query stopped, was expired, and the checkpoint does not record "+
 				"when it was committed, so the query cannot tell where to go on (start a new checkpoint)", floe.ErrSourceCannotContinue, start, s.name)
 		}
-		// Expired: go on from its child, which names it as parent. Commit
-		// times tell only when that is gone too: a child may share its
-		// parent's millisecond, or have an earlier one from a writer whose
-		// clock is behind.
-		if i := slices.IndexFunc(chain, func(snap *table.Snapshot) bool {
-			return snap.ParentSnapshotID != nil && *snap.ParentSnapshotID == start
-		}); i >= 0 {
-			chain = chain[:i+1]
-		} else {
-			chain = slices.DeleteFunc(chain, func(snap *table.Snapshot) bool { return snap.TimestampMs <= st.TimestampMs })
+		var err error
+		if chain, err = s.expired(st, startSnap, chain); err != nil {
+			return nil, err
 		}
-		s.warnExpired(st, chain)
 	}
 	slices.Reverse(chain)
 	return chain, nil
 }
 
-func (s *Source) warnExpired(st offset, chain []*table.Snapshot) {
+// expired handles snapshots after st that were expired unread: it returns
+// the part of chain (newest first) to go on with when
+// streaming-skip-expired-snapshots is set, else an error naming them.
+// startSnap is st's snapshot, nil when it is gone too.
+func (s *Source) expired(st offset, startSnap *table.Snapshot, chain []*table.Snapshot) ([]*table.Snapshot, error) {
+	// Go on from the start's child, which names it as parent; commit times
+	// tell only when that is gone too: a child may share its parent's
+	// millisecond, or have an earlier one from a writer whose clock is
+	// behind.
+	var what string
+	if i := slices.IndexFunc(chain, func(snap *table.Snapshot) bool {
+		return snap.ParentSnapshotID != nil && *snap.ParentSnapshotID == st.SnapshotID
+	}); i >= 0 {
+		chain = chain[:i+1]
+		what = fmt.Sprintf("snapshot %d, where the query stopped after %d of its added files, was expired before the query read the others, if it had any", st.SnapshotID, st.Position)
+	} else {
+		since := st.TimestampMs
+		if startSnap != nil {
+			since = startSnap.TimestampMs
+		}
+		chain = slices.DeleteFunc(chain, func(snap *table.Snapshot) bool { return snap.TimestampMs <= since })
+		first := "snapshot %d, where the query stopped, and the snapshots after it"
+		if startSnap != nil {
+			first = "the snapshots after snapshot %d, where the query stopped,"
+		}
+		what = fmt.Sprintf(first, st.SnapshotID)
+		if n := len(chain); n > 0 && chain[n-1].ParentSnapshotID != nil {
+			what += fmt.Sprintf(" up to snapshot %d (the parent of %d, the oldest newer snapshot left)", *chain[n-1].ParentSnapshotID, chain[n-1].SnapshotID)
+		}
+		what += " were expired before the query read them"
+	}
+	if !s.skipExpired {
+		return nil, fmt.Errorf("%w: iceberg source: table %s: %s, so their rows cannot be read. Set source.options.%s: \"true\" (-o %s=true) to go on without them, "+
+			"or start a new checkpoint to read the table from its oldest snapshot. floe's own expiry keeps what a running floe query has not read (docs/maintenance.md)",
+			floe.ErrSourceCannotContinue, s.name, what, OptSkipExpiredSnaps, OptSkipExpiredSnaps)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.warned[st.SnapshotID] {
-		return
+	if !s.warned[st.SnapshotID] {
+		s.warned[st.SnapshotID] = true
+		next := "no newer snapshot is left, so the query waits for the next commit"
+		if len(chain) > 0 {
+			next = fmt.Sprintf("going on from snapshot %d, the oldest newer one left", chain[len(chain)-1].SnapshotID)
+		}
+		s.warnings = append(s.warnings, fmt.Sprintf("iceberg source: table %s: %s; their rows are not read (%s is set); %s", s.name, what, OptSkipExpiredSnaps, next))
 	}
-	s.warned[st.SnapshotID] = true
-	next := "no newer snapshot is left, so the query waits for the next commit"
-	if len(chain) > 0 {
-		next = fmt.Sprintf("going on from snapshot %d, the oldest newer one left", chain[len(chain)-1].SnapshotID)
-	}
-	s.warnings = append(s.warnings, fmt.Sprintf("iceberg source: snapshot %d of table %s, where the query stopped, was expired; %s. "+
-		"Rows appended by snapshots expired in between are not read; expire snapshots less eagerly than the query reads them",
-		st.SnapshotID, s.name, next))
+	return chain, nil
 }
 
 // units returns the data files a snapshot added, in manifest order, or

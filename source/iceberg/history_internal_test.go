@@ -1,12 +1,16 @@
 package iceberg
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe"
 )
 
 // history builds a table's metadata whose main branch is the chain of
@@ -40,9 +44,10 @@ func history(t *testing.T, snaps ...table.Snapshot) *table.Table {
 }
 
 // TestResumeAfterExpiredStartSnapshot: when the snapshot a query stopped
-// at was expired, the stream goes on from its child, found by its parent
-// id, even when the child's commit time is not later than its parent's
-// (the same millisecond, or a writer's clock behind).
+// at was expired, the query stops unless streaming-skip-expired-snapshots
+// is set; then the stream goes on from its child, found by its parent id,
+// even when the child's commit time is not later than its parent's (the
+// same millisecond, or a writer's clock behind).
 func TestResumeAfterExpiredStartSnapshot(t *testing.T) {
 	const expired = int64(10)
 	parent := func(id int64) *int64 { return &id }
@@ -56,9 +61,18 @@ func TestResumeAfterExpiredStartSnapshot(t *testing.T) {
 				table.Snapshot{SnapshotID: 11, ParentSnapshotID: parent(expired), TimestampMs: at + tc.childTs},
 				table.Snapshot{SnapshotID: 12, ParentSnapshotID: parent(11), TimestampMs: at + 1000})
 			s := &Source{name: "db.a", added: map[int64]addedFiles{}, warned: map[int64]bool{}}
-			chain, err := s.after(tbl, offset{SnapshotID: expired, Position: 1, TimestampMs: at})
+			st := offset{SnapshotID: expired, Position: 1, TimestampMs: at}
+			if _, err := s.after(tbl, st); !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "snapshot 10") ||
+				!strings.Contains(err.Error(), OptSkipExpiredSnaps) {
+				t.Fatalf("without %s: %v; want an error naming the snapshot and the option", OptSkipExpiredSnaps, err)
+			}
+			s.skipExpired = true
+			chain, err := s.after(tbl, st)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if w := s.Warnings(); len(w) != 1 || !strings.Contains(w[0], "snapshot 10") || !strings.Contains(w[0], "going on from snapshot 11") {
+				t.Fatalf("warnings %q, want one naming the expired snapshot and where the stream goes on", w)
 			}
 			var ids []int64
 			for _, snap := range chain {
@@ -68,5 +82,34 @@ func TestResumeAfterExpiredStartSnapshot(t *testing.T) {
 				t.Fatalf("the stream goes on with snapshots %v, want [11 12]: the expired snapshot's child and what follows", ids)
 			}
 		})
+	}
+}
+
+// TestStopOnExpiredGap: the snapshot a query stopped at is still there (a
+// tag keeps it) but snapshots between it and the current one were
+// expired, as an expiry that keeps tagged snapshots alone leaves them: the
+// query stops naming the gap (not a rollback), or, with
+// streaming-skip-expired-snapshots, goes on from the oldest newer snapshot
+// left.
+func TestStopOnExpiredGap(t *testing.T) {
+	parent := func(id int64) *int64 { return &id }
+	at := time.Now().UnixMilli()
+	tbl := history(t,
+		table.Snapshot{SnapshotID: 10, TimestampMs: at},
+		table.Snapshot{SnapshotID: 13, ParentSnapshotID: parent(12), TimestampMs: at + 3},
+		table.Snapshot{SnapshotID: 14, ParentSnapshotID: parent(13), TimestampMs: at + 4})
+	s := &Source{name: "db.a", added: map[int64]addedFiles{}, warned: map[int64]bool{}}
+	st := offset{SnapshotID: 10, Position: 1, TimestampMs: at}
+	_, err := s.after(tbl, st)
+	if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "up to snapshot 12") || strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("gap: %v; want an error naming the expired snapshots", err)
+	}
+	s.skipExpired = true
+	chain, err := s.after(tbl, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chain) != 2 || chain[0].SnapshotID != 13 || chain[1].SnapshotID != 14 {
+		t.Fatalf("the stream goes on with %v, want snapshots 13 and 14", chain)
 	}
 }

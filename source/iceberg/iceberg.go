@@ -6,7 +6,10 @@
 // The unit of work is one data file added by an append snapshot. Replace
 // snapshots (compactions) add no new rows and are skipped; overwrite and
 // delete snapshots stop the query unless the matching
-// streaming-skip-*-snapshots option is "true".
+// streaming-skip-*-snapshots option is "true", and so do snapshots expired
+// before the query read them. A query keeps a tag on the table at its
+// position (registerPosition), which floe's expiry honours by keeping
+// every snapshot after it.
 package iceberg
 
 import (
@@ -43,6 +46,7 @@ const (
 	OptStreamFromTimestamp = "stream-from-timestamp"
 	OptSkipOverwriteSnaps  = "streaming-skip-overwrite-snapshots"
 	OptSkipDeleteSnapshots = "streaming-skip-delete-snapshots"
+	OptSkipExpiredSnaps    = "streaming-skip-expired-snapshots"
 	OptAsyncPlanning       = "async-micro-batch-planning-enabled"
 	OptPollingIntervalMs   = "streaming-snapshot-polling-interval-ms"
 	OptPreloadFileLimit    = "async-queue-preload-file-limit"
@@ -70,6 +74,13 @@ type Source struct {
 	fromTimestamp int64 // epoch ms; 0 means from the first snapshot
 	skipOverwrite bool
 	skipDelete    bool
+	skipExpired   bool
+
+	// queryID names the reader's tag on the table (registerPosition);
+	// empty outside a pipeline, which then registers nothing.
+	queryID string
+	// registered is the snapshot the tag was last set to by this run.
+	registered int64
 
 	// capSnapshot is the table's current snapshot when an available-now
 	// run started: later snapshots wait for the next run. noSnapshot when
@@ -95,6 +106,7 @@ var (
 	_ floe.Source             = (*Source)(nil)
 	_ floe.AvailableNowSource = (*Source)(nil)
 	_ floe.WarningSource      = (*Source)(nil)
+	_ floe.QueryAwareSource   = (*Source)(nil)
 )
 
 // offset is the position: every unit up to and including the first
@@ -126,7 +138,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 	s := &Source{
 		name: cfg.Table, ident: ident, cat: env.Catalog, log: log,
 		read:  scan.Options{Filter: cfg.Filter, Columns: cfg.Keep, Drop: cfg.Drop},
-		added: map[int64]addedFiles{}, warned: map[int64]bool{},
+		added: map[int64]addedFiles{}, warned: map[int64]bool{}, registered: noSnapshot,
 	}
 	num := func(k string, def int64) (int64, error) {
 		v, ok := cfg.Options[k]
@@ -143,7 +155,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 	if s.fromTimestamp, err = num(OptStreamFromTimestamp, 0); err != nil {
 		return nil, err
 	}
-	s.skipOverwrite, s.skipDelete = flag(OptSkipOverwriteSnaps), flag(OptSkipDeleteSnapshots)
+	s.skipOverwrite, s.skipDelete, s.skipExpired = flag(OptSkipOverwriteSnaps), flag(OptSkipDeleteSnapshots), flag(OptSkipExpiredSnaps)
 	if flag(OptAsyncPlanning) {
 		ms, err := num(OptPollingIntervalMs, defaultPollingInterval.Milliseconds())
 		if err != nil {
@@ -338,15 +350,14 @@ func (s *Source) fileReader(ctx context.Context, tbl *table.Table) (*scan.FileRe
 	return rd, nil
 }
 
-// Commit forgets the cached files of snapshots before end: the table is
-// not the source's to change.
+// Commit forgets the cached files of snapshots before end, and moves the
+// query's tag on the table to end's snapshot (registerPosition).
 func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
 	en, err := decode(end)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if at, ok := s.added[en.SnapshotID]; ok {
 		for id, a := range s.added {
 			if a.before(at) {
@@ -354,8 +365,12 @@ func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
 			}
 		}
 	}
-	return nil
+	s.mu.Unlock()
+	return s.registerPosition(ctx, en.SnapshotID)
 }
+
+// SetQueryID names the query, whose tag registerPosition keeps.
+func (s *Source) SetQueryID(id string) { s.queryID = id }
 
 // Close stops the background planner; the catalog belongs to the pipeline.
 func (s *Source) Close() error {
