@@ -248,3 +248,74 @@ func TestCatalogDeletedWhileStreaming(t *testing.T) {
 	e.OK(e.StreamArgs("db.t")...)
 	e.exactly("db.t", 200)
 }
+
+// The README's "table is the record" block works as written, after the
+// tour's first run: each command exits as its comment says (exit 2 where
+// it says so, else 0), and the table keeps the quickstart's 60 rows.
+func TestReadmeTableIsTheRecord(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(e.Dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	at := strings.Index(text, "### The table is the record")
+	if at < 0 {
+		t.Fatal("README.md has no \"The table is the record\" section")
+	}
+	_, block, _ := strings.Cut(text[at:], "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	vars := []string{"FLOE_WAREHOUSE=" + filepath.Join(e.Dir, "tour", "warehouse")}
+	if r := e.RunEnv(floeBin, vars, "run", "examples/quickstart.yaml", "--checkpoint", "tour/checkpoint"); r.Code != 0 {
+		t.Fatal(r)
+	}
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, comment, _ := strings.Cut(line, "  #")
+		cmd = strings.TrimSpace(cmd)
+		switch {
+		case strings.HasPrefix(cmd, "rm "):
+			for _, p := range shellWords(t, cmd)[1:] {
+				if !strings.HasPrefix(p, "-") {
+					if err := os.RemoveAll(filepath.Join(e.Dir, p)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		case strings.HasPrefix(cmd, "./floe "):
+			r := e.RunEnv(floeBin, vars, shellWords(t, strings.TrimPrefix(cmd, "./floe "))...)
+			want := 0
+			if strings.Contains(comment, "exit 2") {
+				want = 2
+			}
+			if r.Code != want {
+				t.Fatalf("README: %s: want exit %d, got %s", cmd, want, r)
+			}
+			ran++
+		default:
+			t.Fatalf("README: a line the test does not know how to run: %q", line)
+		}
+	}
+	if ran < 6 {
+		t.Fatalf("the block ran %d floe commands", ran)
+	}
+	cat, _ := fixture.CatalogAt(t, filepath.Join(e.Dir, "tour", "warehouse"))
+	ids, err := fixture.ReadIDs(t.Context(), cat, "db.quickstart", "order_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for id, n := range ids {
+		if n != 1 {
+			t.Fatalf("id %d appears %d times", id, n)
+		}
+		total += n
+	}
+	if total != 60 {
+		t.Fatalf("db.quickstart holds %d rows, want the quickstart's 60", total)
+	}
+}
