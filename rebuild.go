@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/atomicfile"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/ingest"
 )
@@ -72,6 +74,10 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		}
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return out, fmt.Errorf("%w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
+			ErrConfig, cfg.Sink.Table, cfg.Sink.Table, defaultMetadataFile(cfg, ident))
+	}
 	if err != nil {
 		return out, fmt.Errorf("load table %s, whose record rebuilds the checkpoint: %w", cfg.Sink.Table, err)
 	}
@@ -160,6 +166,12 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 			return out, fmt.Errorf("move quarantined files of %s: %w", dir, err)
 		}
 		out.MovedTo = fmt.Sprintf("%s.damaged-%s", dir, time.Now().UTC().Format("20060102T150405Z"))
+		for n := 2; ; n++ {
+			if _, err := os.Lstat(out.MovedTo); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			out.MovedTo = fmt.Sprintf("%s.damaged-%s-%d", dir, time.Now().UTC().Format("20060102T150405Z"), n)
+		}
 		if err := os.Rename(dir, out.MovedTo); err != nil {
 			return out, fmt.Errorf("set aside damaged checkpoint %s: %w", dir, err)
 		}
@@ -202,4 +214,18 @@ func pickRecord(props map[string]string, name, id, source string) (string, commi
 	default:
 		return "", commit.Record{}, fmt.Errorf("%w: table %s records several queries reading %s (%s); restore the checkpoint's metadata file with the right query id, then rebuild", ErrCheckpointMismatch, name, source, strings.Join(ids, ", "))
 	}
+}
+
+// defaultMetadataFile is the newest metadata file where the embedded
+// catalog keeps a table's (<warehouse>/<namespace>.db/<table>/metadata),
+// or "METADATA_FILE" when there is none to be found.
+func defaultMetadataFile(cfg *config.Pipeline, ident []string) string {
+	wh, err := ResolveWarehouse(cfg.Catalog.Warehouse)
+	if err != nil || catalogs.IsURL(wh) || (cfg.Catalog.Type != "" && cfg.Catalog.Type != "sql") || len(ident) != 2 {
+		return "METADATA_FILE"
+	}
+	if m, ok := newestMetadataIn(filepath.Join(wh, ident[0]+".db", ident[1], "metadata")); ok {
+		return m
+	}
+	return "METADATA_FILE"
 }

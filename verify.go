@@ -186,11 +186,22 @@ func newestMetadata(recorded string) string {
 	if recorded == "" {
 		return "METADATA_FILE"
 	}
-	local := strings.TrimPrefix(recorded, "file://")
-	dir := filepath.Dir(local)
+	newest, ok := newestMetadataIn(filepath.Dir(strings.TrimPrefix(recorded, "file://")))
+	if !ok {
+		return recorded
+	}
+	if strings.HasPrefix(recorded, "file://") {
+		newest = "file://" + newest
+	}
+	return newest
+}
+
+// newestMetadataIn is the newest metadata file of a local metadata
+// directory, if it holds one.
+func newestMetadataIn(dir string) (string, bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return recorded
+		return "", false
 	}
 	newest, bestVersion, bestTime := "", int64(-1), time.Time{}
 	for _, e := range entries {
@@ -207,13 +218,7 @@ func newestMetadata(recorded string) string {
 			newest, bestVersion, bestTime = filepath.Join(dir, name), v, info.ModTime()
 		}
 	}
-	if newest == "" {
-		return recorded
-	}
-	if strings.HasPrefix(recorded, "file://") {
-		newest = "file://" + newest
-	}
-	return newest
+	return newest, newest != ""
 }
 
 // metadataVersion reads the version of a file named
