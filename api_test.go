@@ -23,6 +23,7 @@ var rootAPI = []string{
 	// the source contract
 	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
 	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource",
+	"AliasedSource", "TableSchemaSource",
 	"SourceEnv", "SourceFactory", "RegisterSource",
 	// maintenance between batches
 	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",
