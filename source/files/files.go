@@ -112,10 +112,10 @@ func open(cfg config.Source, stateDir string, own []string) (*Files, error) {
 
 // Description names the directory and format; it identifies the source in
 // snapshot summaries, so two queries over one directory are recognised.
-// The directory is the path as configured, not resolved through symbolic
-// links: checkpoints bind this string and the source log names files under
-// that path, so a checkpoint made before links were resolved stays valid.
-// SameSource sees through the links.
+// The directory is the path as configured (made absolute), not resolved
+// through symbolic links: checkpoints bind this string and the source log
+// names files under that path, so resolving it would make every existing
+// checkpoint under a linked path mismatch. SameSource sees through links.
 func (s *Files) Description() string {
 	return fmt.Sprintf("FileStreamSource[%s, format=%s]", s.dir, s.cfg.Format)
 }
@@ -124,6 +124,9 @@ func (s *Files) Description() string {
 // directory, perhaps through a symbolic link, in the same format.
 func (s *Files) SameSource(description string) bool {
 	inner, ok := strings.CutPrefix(description, "FileStreamSource[")
+	if !ok {
+		return false
+	}
 	if inner, ok = strings.CutSuffix(inner, "]"); !ok {
 		return false
 	}

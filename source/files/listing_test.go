@@ -336,3 +336,28 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// The same directory through a symbolic link is the same source; another
+// directory, another format or another kind of source is not.
+func TestSameSource(t *testing.T) {
+	t.Parallel()
+	l := newLanding(t, config.Source{})
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Symlink(l.dir, alias); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	other := t.TempDir()
+	cases := map[string]bool{
+		"FileStreamSource[" + alias + ", format=csv]":      true,
+		"FileStreamSource[" + l.dir + ", format=csv]":      true,
+		"FileStreamSource[" + alias + ", format=json]":     false,
+		"FileStreamSource[" + other + ", format=csv]":      false,
+		"IcebergSource[" + alias + ", format=csv]":         false,
+		"FileStreamSource[" + alias + "/gone, format=csv]": false,
+	}
+	for desc, want := range cases {
+		if got := l.src.SameSource(desc); got != want {
+			t.Errorf("SameSource(%q) = %v, want %v", desc, got, want)
+		}
+	}
+}
