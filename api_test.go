@@ -23,7 +23,8 @@ var rootAPI = []string{
 	// the source contract
 	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
 	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource", "QueryAwareSource",
-	"SourceEnv", "SourceFactory", "RegisterSource", "RecordingSource",
+	"AliasedSource", "TableSchemaSource", "RecordingSource",
+	"SourceEnv", "SourceFactory", "RegisterSource",
 	// maintenance between batches
 	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",
 	// the checkpoint

@@ -82,6 +82,12 @@ const checkpointRetain = 100
 // when absent. sink and source describe the pipeline; a checkpoint made for
 // another sink or source is refused, since sharing one corrupts both.
 func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
+	return openCheckpoint(dir, sink, source, nil)
+}
+
+// openCheckpoint is OpenCheckpoint for a source whose input may go by
+// another description (AliasedSource); same, when set, recognises it.
+func openCheckpoint(dir, sink, source string, same func(string) bool) (*Checkpoint, bool, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("checkpoint %s: %w", dir, err)
@@ -107,6 +113,12 @@ func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
 		}
 		if c.Metadata.Sink != sink {
 			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s writing to %s, not %s; use a separate checkpoint directory for each sink", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Sink, sink)
+		}
+		if c.Metadata.Source != source && same != nil && same(c.Metadata.Source) {
+			// Refused all the same: the source records its input by the
+			// name the checkpoint was made with, so under another name
+			// every file would be new again.
+			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, the same input as %s under another name, and it records its input under the name it was made with; run with that one", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)
 		}
 		if c.Metadata.Source != source {
 			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; use a separate checkpoint directory for each source", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)

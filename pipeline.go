@@ -10,13 +10,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -115,8 +118,22 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 			return nil, err
 		}
 	}
+	ckptDir, err := filepath.Abs(cfg.Checkpoint)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+	}
+	// Checked before the catalog is opened, which would create its
+	// warehouse and catalog.db inside the landing directory.
+	own := map[string]string{"checkpoint": ckptDir}
+	if opts.Catalog == nil {
+		if wh := catalogs.LocalWarehouse(cfg.Catalog); wh != "" {
+			own["catalog.warehouse"] = wh
+		}
+	}
+	if err := cfg.CheckOwnDirs(own); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	cat := opts.Catalog
-	var err error
 	if cat == nil {
 		if cat, err = OpenCatalog(ctx, cfg.Catalog); err != nil {
 			return nil, err
@@ -129,12 +146,8 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	// The source's description is needed to open the checkpoint, and the
 	// source's state lives in the checkpoint: open the source against the
 	// path where that state will be.
-	ckptDir, err := filepath.Abs(cfg.Checkpoint)
-	if err != nil {
-		p.closeCatalog()
-		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
-	}
-	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(ckptDir, "sources", "0"), Catalog: cat, Logger: p.opts.Logger})
+	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(ckptDir, "sources", "0"), OwnDirs: slices.Collect(maps.Values(own)),
+		Catalog: cat, Logger: p.opts.Logger})
 	if err != nil {
 		p.closeCatalog()
 		return nil, err
@@ -143,7 +156,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	if cfg.Sink.Console() {
 		sinkName = "console"
 	}
-	ck, _, err := OpenCheckpoint(ckptDir, sinkName, src.Description())
+	ck, _, err := openCheckpoint(ckptDir, sinkName, src.Description(), sameSource(src))
 	if err != nil {
 		_ = src.Close()
 		p.closeCatalog()
@@ -155,7 +168,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	}
 	if !cfg.Sink.Console() {
 		p.tables = commit.NewTables(cat, commit.TablesOptions{
-			QueryID: ck.Metadata.ID, Source: src.Description(), Checkpoint: ck.Dir,
+			QueryID: ck.Metadata.ID, Source: src.Description(), SameSource: sameSource(src), Checkpoint: ck.Dir,
 			Create: cfg.Sink.CreateTable == nil || *cfg.Sink.CreateTable,
 			CreateOptions: commit.CreateOptions{
 				Properties:       cfg.Sink.TableProperties,
@@ -175,6 +188,14 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
 	}
 	return p, nil
+}
+
+// sameSource is the source's test for another name of its input, or nil.
+func sameSource(src Source) func(string) bool {
+	if a, ok := src.(AliasedSource); ok {
+		return a.SameSource
+	}
+	return nil
 }
 
 // Checkpoint returns the pipeline's checkpoint.
@@ -585,6 +606,9 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 	// Each turn drops one file from the batch, so the loop ends; the bound
 	// guards against a source that fails to drop it.
 	for turn := 0; ; turn++ {
+		if err := p.handTableSchema(ctx); err != nil {
+			return write.Result{}, heldBatch{}, err
+		}
 		parts, err := p.source.Read(ctx, entry.Start, entry.End)
 		if err != nil {
 			return write.Result{}, heldBatch{}, fmt.Errorf("read batch %d: %w", entry.BatchID, err)
@@ -648,6 +672,27 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 			return write.Result{}, heldBatch{}, fmt.Errorf("batch %d: %w", entry.BatchID, err)
 		}
 	}
+}
+
+// handTableSchema gives a source that infers types the schema of the
+// table its batch goes to, as it is now.
+func (p *Pipeline) handTableSchema(ctx context.Context) error {
+	ts, ok := p.source.(TableSchemaSource)
+	if !ok {
+		return nil
+	}
+	var schema *iceberg.Schema
+	if p.fixed != "" {
+		tbl, err := p.tables.Load(ctx, p.fixed)
+		if err != nil {
+			return err
+		}
+		if tbl != nil {
+			schema = tbl.Schema()
+		}
+	}
+	ts.SetTableSchema(schema)
+	return nil
 }
 
 func (p *Pipeline) exclude(ctx context.Context, entry OffsetEntry, name string) error {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/floe-io/floe/config"
@@ -123,10 +124,35 @@ type QueryAwareSource interface {
 	SetQueryID(id string)
 }
 
+// AliasedSource is implemented by sources whose input can go by more than
+// one description (a directory reached through a symbolic link): the
+// new-query guard asks SameSource about another query's description, from
+// a snapshot summary, so that a second name for the same input does not
+// let a new checkpoint ingest it again.
+type AliasedSource interface {
+	SameSource(description string) bool
+}
+
+// TableSchemaSource is implemented by sources that infer their columns'
+// types from the values (CSV, JSON lines). Before each batch is read the
+// pipeline hands them the schema of the table the batch goes to (nil while
+// the table does not exist, and with a table template, whose rows go to
+// several), and a column the table has is read as the table's type
+// wherever its values allow: zip codes that look like numbers still fill a
+// string column, with their leading zeros.
+type TableSchemaSource interface {
+	SetTableSchema(schema *iceberg.Schema)
+}
+
 // SourceEnv is what a source gets besides its configuration.
 type SourceEnv struct {
 	// StateDir is the source's private directory inside the checkpoint.
 	StateDir string
+	// OwnDirs are the local directories floe writes for the pipeline (the
+	// checkpoint, the warehouse of a local catalog): a source reading a
+	// directory tree never reads them, or it would ingest floe's own
+	// output.
+	OwnDirs []string
 	// Catalog is the pipeline's catalog, for sources that read tables.
 	Catalog catalog.Catalog
 	// Logger receives what a source does in the background (a

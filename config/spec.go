@@ -184,7 +184,9 @@ var specs = []fieldSpec{
 	{
 		path: "source.path", flag: "source", flagArg: "DIR",
 		required: `the directory to read landing files from, e.g. "s3://bucket/landing/events/" or "./landing"`,
-		doc:      "Directory or object-store prefix that producers drop files into.",
+		doc: "Directory or object-store prefix that producers drop files into. " +
+			"Symbolic links are followed: the directory itself may be one (a mounted volume), and so may the files in it, " +
+			"which are read as the files they name; a link that cannot be followed is named in a warning.",
 	},
 	{
 		path: "source.format", flag: "format",
@@ -194,8 +196,11 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "source.recursive", flag: "recursive", def: "false",
-		doc: "Also read files in subdirectories of `path`. Off by default so that a producer's staging subdirectory " +
-			"is not read by accident.",
+		doc: "Also read files in subdirectories of `path`, and in directories that symbolic links in it lead to. " +
+			"Each real directory is read once: a link to a directory already read, or back to one that holds it (a loop), " +
+			"is skipped with a warning. Off by default so that a producer's staging subdirectory is not read by accident. " +
+			"A recursive source that holds floe's own `checkpoint` or warehouse is refused, as it would ingest floe's output " +
+			"(directories compared after resolving symbolic links; hidden ones, such as `_checkpoint`, are never read and are fine).",
 	},
 	{
 		path: "source.max-files-per-trigger", flag: "max-files-per-trigger", def: "0", defNote: "no limit",
@@ -221,12 +226,14 @@ var specs = []fieldSpec{
 		path: "source.max-file-age", flag: "max-file-age", def: "7d", defNote: "`0` turns the limit off", zeroIsValue: true,
 		doc: "Ignore files older than this, measured back from the modification time of the newest file seen, as Spark's `maxFileAge` is. " +
 			"It is what lets the checkpoint forget files, " +
-			"once they are too old to be picked up again; without a limit it remembers every file ever processed.",
+			"once they are too old to be picked up again; without a limit it remembers every file ever processed. " +
+			"The files it ignores are named in a warning.",
 	},
 	{
 		path: "source.min-file-age", flag: "min-file-age", def: "0s", defNote: "files are read as soon as they appear",
 		doc: "Skip files modified more recently than this, so that a file still being written by a producer that does not " +
-			"write atomically is not read half-finished. Must be less than `max-file-age`.",
+			"write atomically is not read half-finished. Must be less than `max-file-age`. " +
+			"An `available-now` run names the files it leaves for a later run in a warning.",
 	},
 	{
 		path: "source.clean-source", flag: "clean-source", def: "off", allowed: []string{"off", "archive", "delete"},
@@ -237,7 +244,7 @@ var specs = []fieldSpec{
 		path: "source.source-archive-dir", flag: "source-archive-dir", flagArg: "DIR",
 		required: `when source.clean-source is "archive": the directory to move processed files into, e.g. "s3://bucket/archive/events/"`,
 		doc: "Where `clean-source: archive` moves processed files. Required with `archive` and not allowed otherwise; " +
-			"it must be outside `path`, or archived files would be read again.",
+			"it must be outside `path` (also after resolving symbolic links), or archived files would be read again.",
 	},
 	{
 		path: "source.schema", typ: "list of columns",

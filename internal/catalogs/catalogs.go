@@ -174,6 +174,20 @@ func sqlitePath(uri string) string {
 	return path
 }
 
+// LocalWarehouse is the local directory a catalog of type sql (the
+// embedded default) or hadoop keeps its tables in, or "" when the tables
+// are elsewhere (REST and Glue catalogs, object-store warehouses).
+func LocalWarehouse(c config.Catalog) string {
+	if c.Type != "" && c.Type != "sql" && c.Type != "hadoop" {
+		return ""
+	}
+	wh, err := ResolveWarehouse(c.Warehouse)
+	if err != nil || IsURL(wh) {
+		return ""
+	}
+	return wh
+}
+
 // Missing tells a local catalog that does not exist yet from one that
 // does: Open would create it (the embedded default's warehouse and
 // catalog.db, a Hadoop warehouse directory, an SQLite database), which a

@@ -35,7 +35,10 @@ type Committer struct {
 	Ident   table.Identifier
 	QueryID string
 	Source  string
-	Logger  *slog.Logger
+	// SameSource, when set, recognises another description of Source's
+	// input in other queries' snapshots (see OtherQuery).
+	SameSource func(description string) bool
+	Logger     *slog.Logger
 }
 
 // Request is one batch's change to the table.
@@ -131,18 +134,33 @@ func (c *Committer) Holds(tbl *table.Table, batchID int64) (*table.Snapshot, boo
 }
 
 // OtherQuery returns the id of another floe query that wrote the table from
-// the same source, or "" when there is none.
-func (c *Committer) OtherQuery(tbl *table.Table) string {
+// the same source, and that query's description of it, or "" when there is
+// none. The source is the same when its description is, or when
+// SameSource recognises it: the same directory reached through a symbolic
+// link is the same input.
+func (c *Committer) OtherQuery(tbl *table.Table) (query, source string) {
+	same := map[string]bool{c.Source: true}
 	for _, s := range tbl.Metadata().Snapshots() {
 		if s.Summary == nil {
 			continue
 		}
 		p := s.Summary.Properties
-		if q := p[SummaryQueryID]; q != "" && q != c.QueryID && p[SummarySource] == c.Source {
-			return q
+		q, src := p[SummaryQueryID], p[SummarySource]
+		if q == "" || q == c.QueryID || src == "" {
+			continue
+		}
+		is, known := same[src]
+		if !known {
+			// Asked once per description: a table has few sources and
+			// many snapshots.
+			is = c.SameSource != nil && c.SameSource(src)
+			same[src] = is
+		}
+		if is {
+			return q, src
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // Commit adds the batch's files in one snapshot, or finds that an earlier

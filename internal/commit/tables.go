@@ -20,6 +20,10 @@ import (
 type TablesOptions struct {
 	// QueryID and Source name the query in its snapshots' summaries.
 	QueryID, Source string
+	// SameSource, when set, tells whether another query's source
+	// description names the same input as Source (a directory under
+	// another path), for the new-query guard.
+	SameSource func(description string) bool
 	// Checkpoint names the query's checkpoint in errors.
 	Checkpoint string
 	// Create makes missing tables from the first rows' schema, with
@@ -99,7 +103,7 @@ func (t *Tables) committer(name string) (*Committer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Committer{Catalog: t.cat, Ident: ident, QueryID: t.opts.QueryID, Source: t.opts.Source, Logger: t.opts.Logger}
+	c := &Committer{Catalog: t.cat, Ident: ident, QueryID: t.opts.QueryID, Source: t.opts.Source, SameSource: t.opts.SameSource, Logger: t.opts.Logger}
 	t.committers[name] = c
 	return c, nil
 }
@@ -118,8 +122,8 @@ func (t *Tables) Load(ctx context.Context, name string) (*table.Table, error) {
 		return nil, err
 	}
 	if t.refuseOthers {
-		if other := c.OtherQuery(tbl); other != "" {
-			return nil, fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint; if it was lost, floe checkpoint rebuild with this pipeline's arguments remakes it from the table; pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, name, other, t.opts.Source, t.opts.Checkpoint)
+		if other, src := c.OtherQuery(tbl); other != "" {
+			return nil, fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint; if it was lost, floe checkpoint rebuild with this pipeline's arguments remakes it from the table; pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, name, other, src, t.opts.Checkpoint)
 		}
 	}
 	t.tables[name] = tbl

@@ -12,9 +12,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
@@ -22,7 +24,7 @@ import (
 
 func init() {
 	floe.RegisterSource("files", func(cfg config.Source, env floe.SourceEnv) (floe.Source, error) {
-		return New(cfg, env.StateDir)
+		return open(cfg, env.StateDir, env.OwnDirs)
 	})
 }
 
@@ -39,7 +41,13 @@ type Files struct {
 	now   func() time.Time
 	cap   map[string]int64 // the backlog fixed by an available-now run: path to size
 	warns []string
-	told  map[string]bool // changed-after-ingest warnings already given
+	told  map[string]bool // warnings already given this run, by kind and path
+	// own are the real paths of the directories floe writes (checkpoint,
+	// warehouse, archive), which are never read as input.
+	own []string
+	// table is the destination table's columns, as the readers would
+	// produce them: the types that columns the table has are read as.
+	table *arrow.Schema
 	// cleaned is the last log batch clean-source handled in this run.
 	cleaned *int64
 }
@@ -51,6 +59,8 @@ var (
 	_ floe.WarningSource      = (*Files)(nil)
 	_ floe.DiscardingSource   = (*Files)(nil)
 	_ floe.BacklogSource      = (*Files)(nil)
+	_ floe.AliasedSource      = (*Files)(nil)
+	_ floe.TableSchemaSource  = (*Files)(nil)
 )
 
 // offset is the file source's position: the last log batch included.
@@ -59,7 +69,11 @@ type offset struct {
 }
 
 // New opens the source; stateDir holds its log of seen files.
-func New(cfg config.Source, stateDir string) (*Files, error) {
+func New(cfg config.Source, stateDir string) (*Files, error) { return open(cfg, stateDir, nil) }
+
+// open opens the source; own are the directories floe writes, which it
+// never reads (see floe.SourceEnv).
+func open(cfg config.Source, stateDir string, own []string) (*Files, error) {
 	dir, err := filepath.Abs(cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("source path %s: %w", cfg.Path, err)
@@ -84,13 +98,48 @@ func New(cfg config.Source, stateDir string) (*Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Files{cfg: cfg, dir: dir, log: log, now: time.Now, told: map[string]bool{}}, nil
+	s := &Files{cfg: cfg, dir: dir, log: log, now: time.Now, told: map[string]bool{}}
+	if cfg.ArchiveDir != "" && !strings.Contains(cfg.ArchiveDir, "://") {
+		own = append(own, cfg.ArchiveDir)
+	}
+	for _, o := range own {
+		if r, err := config.RealPath(o); err == nil {
+			s.own = append(s.own, r)
+		}
+	}
+	return s, nil
 }
 
 // Description names the directory and format; it identifies the source in
 // snapshot summaries, so two queries over one directory are recognised.
+// The directory is the path as configured (made absolute), not resolved
+// through symbolic links: checkpoints bind this string and the source log
+// names files under that path, so resolving it would make every existing
+// checkpoint under a linked path mismatch. SameSource sees through links.
 func (s *Files) Description() string {
 	return fmt.Sprintf("FileStreamSource[%s, format=%s]", s.dir, s.cfg.Format)
+}
+
+// SameSource tells whether another query's description names this
+// directory, perhaps through a symbolic link, in the same format.
+func (s *Files) SameSource(description string) bool {
+	inner, ok := strings.CutPrefix(description, "FileStreamSource[")
+	if !ok {
+		return false
+	}
+	if inner, ok = strings.CutSuffix(inner, "]"); !ok {
+		return false
+	}
+	i := strings.LastIndex(inner, ", format=")
+	if i < 0 || inner[i+len(", format="):] != s.cfg.Format {
+		return false
+	}
+	other, err := filepath.EvalSymlinks(inner[:i])
+	if err != nil {
+		return false
+	}
+	mine, err := filepath.EvalSymlinks(s.dir)
+	return err == nil && other == mine
 }
 
 // InitialOffset is before the first log batch.
@@ -104,11 +153,19 @@ func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
 	// (a file of a failed batch's plan has not been ingested, so it has not
 	// "changed after it was ingested"), and without giving them twice.
 	warns, told := s.warns, maps.Clone(s.told)
-	cands, err := s.list(ctx)
+	cands, held, err := s.list(ctx)
 	s.warns, s.told = warns, told
 	if err != nil {
 		return err
 	}
+	// Files that wait are left by this run: name them, since the run ends
+	// without them. The listings that plan batches name those ignored.
+	s.warnFiles("unfinished:", held.unfinished, func(names string) string {
+		return fmt.Sprintf("available-now leaves %s for a later run: Parquet without its footer, changed within the last %s, so taken to be still being written", names, freshWindow)
+	})
+	s.warnFiles("young:", held.young, func(names string) string {
+		return fmt.Sprintf("available-now leaves %s for a later run: younger than min-file-age (%s)", names, s.cfg.MinFileAge)
+	})
 	s.cap = make(map[string]int64, len(cands))
 	for _, c := range cands {
 		s.cap[c.Path] = c.Size
@@ -159,10 +216,11 @@ func (s *Files) LatestOffset(ctx context.Context, start floe.Offset, limit floe.
 	if err := s.log.discardAfter(st.LogOffset); err != nil {
 		return nil, err
 	}
-	cands, err := s.list(ctx)
+	cands, held, err := s.list(ctx)
 	if err != nil {
 		return nil, err
 	}
+	s.warnHeld(held)
 	var picked []fileEntry
 	var bytes int64
 	for _, c := range cands {
@@ -188,120 +246,6 @@ func (s *Files) LatestOffset(ctx context.Context, start floe.Offset, limit floe.
 	return encode(offset{LogOffset: n}), nil
 }
 
-// list returns the files eligible for the next batch, in planning order.
-func (s *Files) list(ctx context.Context) ([]fileEntry, error) {
-	now := s.now()
-	var cands []fileEntry
-	nested := 0
-	var maxSeen int64
-	for _, f := range s.log.seen {
-		maxSeen = max(maxSeen, f.ModTime)
-	}
-	ageLimit := int64(0)
-	// As Spark does, the age limit is off when the newest files are taken
-	// first under a file limit: the first batch would push the window past
-	// the rest of the backlog, which would then never be read.
-	ageOff := s.cfg.LatestFirst && s.cfg.MaxFilesPerTrigger > 0
-	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 && !ageOff {
-		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
-	}
-	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == s.dir {
-				return err
-			}
-			return nil // a file removed while listing
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		name := d.Name()
-		if p != s.dir && hidden(name) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(s.dir, p)
-		if !s.cfg.Recursive && strings.ContainsRune(rel, filepath.Separator) {
-			nested++
-			return nil
-		}
-		if s.cfg.PathGlobFilter != "" {
-			if ok, _ := path.Match(s.cfg.PathGlobFilter, name); !ok {
-				return nil
-			}
-		}
-		info, err := d.Info()
-		if err != nil || !info.Mode().IsRegular() {
-			return nil
-		}
-		e := fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()}
-		if old, ok := s.log.seen[p]; ok {
-			if (old.Size != e.Size || old.ModTime != e.ModTime) && !s.told[p] {
-				s.told[p] = true
-				s.warns = append(s.warns, fmt.Sprintf("file %s changed after it was ingested in batch %d (size %d -> %d); files are read once, so the change is not ingested", p, old.Batch, old.Size, e.Size))
-			}
-			return nil
-		}
-		if ageLimit > 0 && e.ModTime < ageLimit {
-			return nil
-		}
-		if s.cfg.MinFileAge > 0 && now.Sub(info.ModTime()) < time.Duration(s.cfg.MinFileAge) {
-			return nil
-		}
-		if s.cfg.Format == "parquet" && now.Sub(info.ModTime()) < freshWindow && !hasParquetFooter(p, e.Size) {
-			return nil // still being copied in; its footer comes last
-		}
-		cands = append(cands, e)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list landing directory %s: %w", s.dir, err)
-	}
-	if nested > 0 {
-		s.warns = append(s.warns, fmt.Sprintf("%d files sit in subdirectories of %s and are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", nested, s.dir))
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		a, b := cands[i], cands[j]
-		if a.ModTime != b.ModTime {
-			if s.cfg.LatestFirst {
-				return a.ModTime > b.ModTime
-			}
-			return a.ModTime < b.ModTime
-		}
-		return a.Path < b.Path
-	})
-	return cands, nil
-}
-
-// hidden follows Hadoop's convention, which Spark's file source applies:
-// names starting with "." or "_" are temporary or marker files.
-func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") }
-
-func hasParquetFooter(p string, size int64) bool {
-	if size < 12 {
-		return false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		// A file that cannot be opened (no permission) is not one being
-		// copied in: report it true so the file is planned and the read
-		// names the file and the error, instead of deferring it silently.
-		// A file removed since it was listed is skipped as before.
-		return !errors.Is(err, fs.ErrNotExist)
-	}
-	defer f.Close()
-	var tail [4]byte
-	if _, err := f.ReadAt(tail[:], size-4); err != nil {
-		return false
-	}
-	return string(tail[:]) == "PAR1"
-}
-
 // Read turns the files of log batches (start, end] into parts.
 func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
 	st, err := decode(start)
@@ -318,9 +262,31 @@ func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, 
 	}
 	parts := make([]floe.Part, len(entries))
 	for i, e := range entries {
-		parts[i] = &filePart{entry: e, cfg: s.cfg}
+		parts[i] = &filePart{entry: e, cfg: s.cfg, table: s.table}
 	}
 	return parts, nil
+}
+
+// SetTableSchema takes the columns of the table the next batch goes to:
+// an inferred column the table has is read as the table's type where the
+// file's values allow (see asTable). Types the readers do not produce from
+// text (uuid, binary, fixed, nested types) are left to inference.
+func (s *Files) SetTableSchema(schema *iceberg.Schema) {
+	s.table = nil
+	if schema == nil {
+		return
+	}
+	var fields []arrow.Field
+	for _, f := range schema.Fields() {
+		switch f.Type.(type) {
+		case iceberg.UUIDType, iceberg.BinaryType:
+			continue
+		}
+		if dt, err := arrowType(f.Type.String()); err == nil {
+			fields = append(fields, arrow.Field{Name: f.Name, Type: dt, Nullable: true})
+		}
+	}
+	s.table = arrow.NewSchema(fields, nil)
 }
 
 // SizeBytes is the file's size when it was planned.

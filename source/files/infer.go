@@ -23,10 +23,13 @@ import (
 // string column, not a parse failure half-way through the file.
 
 // csvKind flags which types every non-empty value of a column parses as.
+// padded is set by a number written with leading zeros (00501), which
+// keeps the column from being a number column: the zeros would be lost.
 type csvKind struct {
 	seen                               bool
 	isInt, isFloat, isBool, isDate     bool
 	isTimestamp, isTimestampTZ, isTime bool
+	padded                             bool
 }
 
 var (
@@ -43,6 +46,7 @@ func (k *csvKind) observe(v string) {
 	if !k.seen {
 		*k = csvKind{seen: true, isInt: true, isFloat: true, isBool: true, isDate: true, isTimestamp: true, isTimestampTZ: true, isTime: true}
 	}
+	k.padded = k.padded || zeroPadded(v)
 	if k.isInt {
 		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
 			k.isInt = false
@@ -67,6 +71,14 @@ func (k *csvKind) observe(v string) {
 	k.isTimestamp = k.isTimestamp && tsRe.MatchString(v) && validTimestamp(v)
 	k.isTimestampTZ = k.isTimestampTZ && tsTZRe.MatchString(v) && validTimestamp(v)
 	k.isTime = k.isTime && timeRe.MatchString(v) && validTime(v)
+}
+
+// zeroPadded tells a number written with a leading zero before another
+// digit (007, -01, 00.5): codes such as zip codes and account numbers,
+// whose zeros a number column would drop.
+func zeroPadded(v string) bool {
+	v = strings.TrimLeft(v, "+-")
+	return len(v) > 1 && v[0] == '0' && v[1] >= '0' && v[1] <= '9'
 }
 
 // validDate parses like arrow's CSV reader does for date columns.
@@ -94,9 +106,9 @@ func (k csvKind) arrowType() arrow.DataType {
 		// column (a table created from it gets a string column), so a file
 		// where a column happens to be empty is not a schema mismatch.
 		return arrow.Null
-	case k.isInt:
+	case k.isInt && !k.padded:
 		return arrow.PrimitiveTypes.Int64
-	case k.isFloat:
+	case k.isFloat && !k.padded:
 		return arrow.PrimitiveTypes.Float64
 	case k.isBool:
 		return arrow.FixedWidthTypes.Boolean
@@ -121,7 +133,9 @@ func inferCSV(path string, delim rune, header bool) (*arrow.Schema, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	br := bufio.NewReaderSize(f, 1<<20)
+	skipBOM(br)
+	r := csv.NewReader(br)
 	r.Comma = delim
 	r.ReuseRecord = true
 	var names []string
@@ -297,6 +311,7 @@ func inferJSON(path string) (*arrow.Schema, error) {
 	defer f.Close()
 	root := &jsonKind{kind: "object", fields: map[string]*jsonKind{}}
 	br := bufio.NewReaderSize(f, 1<<20)
+	skipBOM(br)
 	line := 0
 	for {
 		b, err := br.ReadBytes('\n')

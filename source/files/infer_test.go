@@ -63,10 +63,12 @@ func TestInferCSVTypes(t *testing.T) {
 		{"timestamps with and without zones", []string{"2024-01-31T10:00:00Z", "2024-01-31 10:00:00"}, arrow.BinaryTypes.String},
 		{"times", []string{"10:00:00", "23:59:59.5"}, arrow.FixedWidthTypes.Time64us},
 		{"an impossible time makes strings", []string{"10:00:00", "25:00:00"}, arrow.BinaryTypes.String},
-		// As Spark's inferSchema: zero-padded digits are numbers; a schema
-		// (or a non-digit value in the file) keeps them as strings.
-		{"zero-padded integers are integers, as in Spark", []string{"02134", "10001"}, arrow.PrimitiveTypes.Int64},
-		{"zero-padded floats are floats, as in Spark", []string{"01.5", "2.5"}, arrow.PrimitiveTypes.Float64},
+		// Unlike Spark's inferSchema, and as DuckDB's sniffer: zero-padded
+		// digits are codes (zip codes, account numbers), whose zeros a
+		// number column would drop for good.
+		{"zero-padded integers are strings", []string{"02134", "10001"}, arrow.BinaryTypes.String},
+		{"zero-padded negative integers are strings", []string{"-01", "5"}, arrow.BinaryTypes.String},
+		{"zero-padded floats are strings", []string{"01.5", "2.5"}, arrow.BinaryTypes.String},
 		{"zero itself is an int", []string{"0", "-0", "10"}, arrow.PrimitiveTypes.Int64},
 		{"zero fractions are floats", []string{"0.5", "-0.25", "0e1"}, arrow.PrimitiveTypes.Float64},
 		{"empty cells are nulls", []string{"", "5", ""}, arrow.PrimitiveTypes.Int64},

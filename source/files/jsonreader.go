@@ -3,6 +3,7 @@ package files
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,9 +27,11 @@ type jsonReader struct {
 	line   int
 	err    error
 	done   bool
+	// asText are the columns whose values are read as their JSON text.
+	asText map[string]bool
 }
 
-func newJSONReader(f *os.File, schema *arrow.Schema) *jsonReader {
+func newJSONReader(f *os.File, schema *arrow.Schema, asText []string) *jsonReader {
 	// Build with every field nullable: the builder would otherwise skip
 	// absent keys of required fields and misalign columns. Required fields
 	// are checked against the table when the batch is written.
@@ -39,6 +42,13 @@ func newJSONReader(f *os.File, schema *arrow.Schema) *jsonReader {
 	}
 	r := &jsonReader{f: f, br: bufio.NewReaderSize(f, 1<<20), schema: schema,
 		bldr: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))}
+	skipBOM(r.br)
+	if len(asText) > 0 {
+		r.asText = map[string]bool{}
+		for _, c := range asText {
+			r.asText[c] = true
+		}
+	}
 	r.refs.Add(1)
 	return r
 }
@@ -74,7 +84,14 @@ func (r *jsonReader) Next() bool {
 		if len(b) > 0 {
 			r.line++
 			if b = bytes.TrimSpace(b); len(b) > 0 {
-				if uerr := r.bldr.UnmarshalJSON(b); uerr != nil {
+				var uerr error
+				if r.asText != nil {
+					b, uerr = valuesAsText(b, r.asText)
+				}
+				if uerr == nil {
+					uerr = r.bldr.UnmarshalJSON(b)
+				}
+				if uerr != nil {
 					r.err = fmt.Errorf("line %d: malformed JSON or a value of the wrong type (%v)", r.line, uerr)
 					return false
 				}
@@ -97,4 +114,24 @@ func (r *jsonReader) Next() bool {
 	defer rec.Release()
 	r.cur = array.NewRecordBatch(r.schema, rec.Columns(), rec.NumRows())
 	return true
+}
+
+// valuesAsText rewrites the values of the given keys that are neither
+// strings nor null as strings of their JSON text: 501 becomes "501".
+func valuesAsText(line []byte, keys map[string]bool) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil, err
+	}
+	changed := false
+	for k, v := range obj {
+		if v = bytes.TrimSpace(v); keys[k] && len(v) > 0 && v[0] != '"' && string(v) != "null" {
+			obj[k], _ = json.Marshal(string(v))
+			changed = true
+		}
+	}
+	if !changed {
+		return line, nil
+	}
+	return json.Marshal(obj)
 }

@@ -195,24 +195,78 @@ func TestListingParquetWithoutFooter(t *testing.T) {
 	}
 }
 
-// Symbolic links are not followed: a link to a file or to a directory is
-// not listed, recursive or not.
-func TestListingSkipsSymlinks(t *testing.T) {
+// Symbolic links are followed, to files and, when recursive, to
+// directories. Each real directory and file is read once: a link back to
+// an ancestor (a loop) or to a file already listed adds nothing and is
+// named in a warning, and so is a link that cannot be followed.
+func TestListingFollowsSymlinks(t *testing.T) {
+	cases := []struct {
+		recursive bool
+		want      []string
+		warnings  []string
+	}{
+		{false, []string{"a.csv", "link.csv"}, []string{"again.csv is the same file as", "dangling.csv cannot be followed", "1 files sit in subdirectories"}},
+		{true, []string{"a.csv", "link.csv", "linkdir/real.csv"}, []string{"again.csv is the same file as", "dangling.csv cannot be followed", "back leads back to", "(a loop)"}},
+	}
+	for _, tc := range cases {
+		t.Run(map[bool]string{false: "flat", true: "recursive"}[tc.recursive], func(t *testing.T) {
+			t.Parallel()
+			l := newLanding(t, config.Source{Recursive: tc.recursive})
+			outside, other := t.TempDir(), t.TempDir()
+			for p, content := range map[string]string{filepath.Join(outside, "real.csv"): "id\n1\n", filepath.Join(other, "one.csv"): "id\n2\n"} {
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a := l.write("a.csv", "id\n3\n")
+			links := map[string]string{
+				filepath.Join(other, "one.csv"):    filepath.Join(l.dir, "link.csv"),
+				outside:                            filepath.Join(l.dir, "linkdir"),
+				l.dir:                              filepath.Join(outside, "back"),
+				a:                                  filepath.Join(l.dir, "again.csv"),
+				filepath.Join(outside, "gone.csv"): filepath.Join(l.dir, "dangling.csv"),
+			}
+			for target, link := range links {
+				if err := os.Symlink(target, link); err != nil {
+					t.Skipf("no symbolic links here: %v", err)
+				}
+			}
+			if got := sorted(l.names(all)); !slices.Equal(got, tc.want) {
+				t.Fatalf("planned %v, want %v", got, tc.want)
+			}
+			w := strings.Join(l.src.Warnings(), "\n")
+			for _, want := range tc.warnings {
+				if !strings.Contains(w, want) {
+					t.Errorf("warnings %q lack %q", w, want)
+				}
+			}
+		})
+	}
+}
+
+// A symbolic link that is the landing directory itself is read through.
+func TestListingThroughLinkedRoot(t *testing.T) {
 	t.Parallel()
-	l := newLanding(t, config.Source{Recursive: true})
-	outside := t.TempDir()
-	if err := os.WriteFile(filepath.Join(outside, "real.csv"), []byte("id\n1\n"), 0o644); err != nil {
+	real := t.TempDir()
+	if err := os.WriteFile(filepath.Join(real, "a.csv"), []byte("id\n1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(outside, "real.csv"), filepath.Join(l.dir, "link.csv")); err != nil {
+	root := filepath.Join(t.TempDir(), "landing")
+	if err := os.Symlink(real, root); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
-	if err := os.Symlink(outside, filepath.Join(l.dir, "linkdir")); err != nil {
+	src, err := files.New(config.Source{Type: "files", Path: root, Format: "csv"}, filepath.Join(t.TempDir(), "state"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	l.write("a.csv", "id\n1\n")
-	if got := l.names(all); !slices.Equal(got, []string{"a.csv"}) {
-		t.Fatalf("planned %v, want a.csv alone", got)
+	start := src.InitialOffset()
+	end, err := src.LatestOffset(t.Context(), start, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := src.Read(t.Context(), start, end)
+	if err != nil || len(parts) != 1 || parts[0].Name() != filepath.Join(root, "a.csv") {
+		t.Fatalf("planned %v (%v), want %s", parts, err, filepath.Join(root, "a.csv"))
 	}
 }
 
@@ -280,5 +334,30 @@ func TestNewRefusesBadConfig(t *testing.T) {
 				t.Fatalf("got %v, want a configuration error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// The same directory through a symbolic link is the same source; another
+// directory, another format or another kind of source is not.
+func TestSameSource(t *testing.T) {
+	t.Parallel()
+	l := newLanding(t, config.Source{})
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Symlink(l.dir, alias); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	other := t.TempDir()
+	cases := map[string]bool{
+		"FileStreamSource[" + alias + ", format=csv]":      true,
+		"FileStreamSource[" + l.dir + ", format=csv]":      true,
+		"FileStreamSource[" + alias + ", format=json]":     false,
+		"FileStreamSource[" + other + ", format=csv]":      false,
+		"IcebergSource[" + alias + ", format=csv]":         false,
+		"FileStreamSource[" + alias + "/gone, format=csv]": false,
+	}
+	for desc, want := range cases {
+		if got := l.src.SameSource(desc); got != want {
+			t.Errorf("SameSource(%q) = %v, want %v", desc, got, want)
+		}
 	}
 }

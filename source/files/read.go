@@ -2,6 +2,7 @@ package files
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	stdcsv "encoding/csv"
 	"errors"
@@ -31,6 +32,7 @@ const batchRows = 64 * 1024
 type filePart struct {
 	entry fileEntry
 	cfg   config.Source
+	table *arrow.Schema // the destination table's columns, or nil (see Files.SetTableSchema)
 
 	// What reading the schema learnt, kept so that asking for the schema
 	// before reading (the pipeline does, to evolve the table) does not
@@ -38,6 +40,7 @@ type filePart struct {
 	mu      sync.Mutex
 	schema  *arrow.Schema          // what Open's reader reports
 	csvCols *arrow.Schema          // CSV: the file's columns in file order
+	asText  []string               // JSON: columns whose values are read as their JSON text
 	footer  *metadata.FileMetaData // Parquet
 	derived int                    // schema derivations; tests hold it at one
 }
@@ -180,6 +183,7 @@ func (p *filePart) deriveCSV() error {
 		if cols, err = inferCSV(p.entry.Path, delim, header); err != nil {
 			return err
 		}
+		cols, _ = asTable(cols, p.table, false)
 		out = cols
 	case header:
 		if cols, err = csvHeaderSchema(p.entry.Path, delim, out); err != nil {
@@ -199,6 +203,7 @@ func (p *filePart) deriveJSON() error {
 		if schema, err = inferJSON(p.entry.Path); err != nil {
 			return err
 		}
+		schema, p.asText = asTable(schema, p.table, true)
 	}
 	p.schema = schema
 	return nil
@@ -251,7 +256,9 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20), csvReadSchema(p.csvCols),
+	br := bufio.NewReaderSize(f, 1<<20)
+	skipBOM(br)
+	r := csv.NewReader(br, csvReadSchema(p.csvCols),
 		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(batchRows),
 		csv.WithNullReader(true, ""))
 	return &closingReader{RecordReader: newCSVConvReader(r, p.csvCols, p.schema), close: f.Close}, nil
@@ -268,7 +275,9 @@ func csvHeaderSchema(path string, delim rune, schema *arrow.Schema) (*arrow.Sche
 		return nil, err
 	}
 	defer f.Close()
-	r := stdcsv.NewReader(bufio.NewReader(f))
+	br := bufio.NewReader(f)
+	skipBOM(br)
+	r := stdcsv.NewReader(br)
 	r.Comma = delim
 	names, err := r.Read()
 	if errors.Is(err, io.EOF) {
@@ -450,7 +459,73 @@ func (p *filePart) openJSON() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newJSONReader(f, p.schema), nil
+	return newJSONReader(f, p.schema, p.asText), nil
+}
+
+// utf8BOM is the byte order mark that Excel's "CSV UTF-8" and some other
+// Windows tools put at the start of a UTF-8 file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// skipBOM drops a byte order mark at the start of a file: it is no part of
+// the first column's name or the first line's JSON.
+func skipBOM(br *bufio.Reader) {
+	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM))
+	}
+}
+
+// asTable reads a column the destination table has as the table's type
+// instead of the type inferred from one file, where the file's values can
+// be read so; other columns keep their inferred types, which conform then
+// matches to the table as before. Reading as the table's type is what
+// makes a later file fit the table that earlier files made:
+//   - a string column takes any values as text: CSV numbers keep their
+//     leading zeros, and a JSON number or boolean is read as its JSON text,
+//     as Spark reads a JSON value into a string column (the column names
+//     are returned, for the JSON reader);
+//   - float and decimal columns take numbers (a JSON decimal also a
+//     string), which would otherwise be inferred as double or long;
+//   - date, time and timestamp columns take JSON strings, which inference
+//     never reads as dates.
+//
+// A column matches the table's by name, exactly or else ignoring case, as
+// the table's columns are matched.
+func asTable(inferred, table *arrow.Schema, json bool) (*arrow.Schema, []string) {
+	if table == nil {
+		return inferred, nil
+	}
+	fields := inferred.Fields()
+	var asText []string
+	for i, f := range fields {
+		j := fieldIndex(table, f.Name)
+		if j < 0 {
+			continue
+		}
+		want, from := table.Field(j).Type, f.Type.ID()
+		number := from == arrow.INT64 || from == arrow.FLOAT64
+		ok := false
+		switch want.ID() {
+		case arrow.STRING:
+			if json {
+				ok = number || from == arrow.BOOL
+				if ok {
+					asText = append(asText, f.Name)
+				}
+			} else {
+				ok = from != arrow.STRING && from != arrow.NULL
+			}
+		case arrow.FLOAT32:
+			ok = number
+		case arrow.DECIMAL128:
+			ok = number || (json && from == arrow.STRING)
+		case arrow.DATE32, arrow.TIMESTAMP, arrow.TIME64:
+			ok = json && from == arrow.STRING
+		}
+		if ok {
+			fields[i].Type = want
+		}
+	}
+	return arrow.NewSchema(fields, nil), asText
 }
 
 // checkedReader turns read errors into BadFileErrors naming the file, and

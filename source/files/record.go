@@ -215,7 +215,7 @@ func (s *Files) RebuildInput(ctx context.Context, input map[string]string, end f
 	if s.log.last >= 0 {
 		return fmt.Errorf("the file source log %s is not empty; rebuild starts from an empty log", s.log.dir)
 	}
-	cands, err := s.list(ctx)
+	cands, _, err := s.list(ctx)
 	s.warns = nil
 	if err != nil {
 		return err

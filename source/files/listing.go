@@ -1,0 +1,326 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// heldFiles are the files a listing found and left out, by reason: an
+// available-now run that leaves one, or a stream that ignores one for good,
+// names it in a warning.
+type heldFiles struct {
+	young      []string // younger than min-file-age: a later batch
+	unfinished []string // Parquet without its footer, fresh: a later batch
+	old        []string // older than max-file-age: never
+}
+
+// list returns the files eligible for the next batch, in planning order,
+// and the files it held back.
+func (s *Files) list(ctx context.Context) ([]fileEntry, heldFiles, error) {
+	now := s.now()
+	var cands []fileEntry
+	var held heldFiles
+	var maxSeen int64
+	for _, f := range s.log.seen {
+		maxSeen = max(maxSeen, f.ModTime)
+	}
+	ageLimit := int64(0)
+	// As Spark does, the age limit is off when the newest files are taken
+	// first under a file limit: the first batch would push the window past
+	// the rest of the backlog, which would then never be read.
+	ageOff := s.cfg.LatestFirst && s.cfg.MaxFilesPerTrigger > 0
+	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 && !ageOff {
+		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
+	}
+	w := &walk{s: s, ctx: ctx, read: map[string]string{}, listed: map[fileID]string{}}
+	w.file = func(p string, info fs.FileInfo) {
+		e := fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()}
+		if old, ok := s.log.seen[p]; ok {
+			if old.Size != e.Size || old.ModTime != e.ModTime {
+				s.warnOnce("changed:"+p, fmt.Sprintf("file %s changed after it was ingested in batch %d (size %d -> %d); files are read once, so the change is not ingested", p, old.Batch, old.Size, e.Size))
+			}
+			return
+		}
+		switch {
+		case ageLimit > 0 && e.ModTime < ageLimit:
+			held.old = append(held.old, p)
+		case s.cfg.MinFileAge > 0 && now.Sub(info.ModTime()) < time.Duration(s.cfg.MinFileAge):
+			held.young = append(held.young, p)
+		case s.cfg.Format == "parquet" && now.Sub(info.ModTime()) < freshWindow && !hasParquetFooter(p, e.Size):
+			held.unfinished = append(held.unfinished, p) // still being copied in; its footer comes last
+		default:
+			cands = append(cands, e)
+		}
+	}
+	if err := w.run(); err != nil {
+		return nil, held, fmt.Errorf("list landing directory %s: %w", s.dir, err)
+	}
+	if w.nested > 0 {
+		s.warns = append(s.warns, fmt.Sprintf("%d files sit in subdirectories of %s and are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", w.nested, s.dir))
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.ModTime != b.ModTime {
+			if s.cfg.LatestFirst {
+				return a.ModTime > b.ModTime
+			}
+			return a.ModTime < b.ModTime
+		}
+		return a.Path < b.Path
+	})
+	return cands, held, nil
+}
+
+// warnHeld names the files a listing for a batch held back that may
+// otherwise never be read, or not soon: the ones max-file-age ignores, and
+// Parquet files waiting for their footer. Each file is named once a run.
+func (s *Files) warnHeld(held heldFiles) {
+	s.warnFiles("old:", held.old, func(names string) string {
+		return fmt.Sprintf("max-file-age (%s) ignores %s: older than the newest file ingested by more than that, so never read; raise or turn off source.max-file-age to read them", s.cfg.MaxFileAge, names)
+	})
+	s.warnFiles("unfinished:", held.unfinished, func(names string) string {
+		return fmt.Sprintf("waiting for %s: Parquet without its footer, changed within the last %s, so taken to be still being written; a later batch reads it once complete, or reports it as a bad file if it has no footer by then", names, freshWindow)
+	})
+}
+
+// warnFiles gives one warning, from message, naming those of paths not
+// named for the same kind of reason earlier in the run.
+func (s *Files) warnFiles(kind string, paths []string, message func(names string) string) {
+	var fresh []string
+	for _, p := range paths {
+		if !s.told[kind+p] {
+			s.told[kind+p] = true
+			fresh = append(fresh, p)
+		}
+	}
+	if len(fresh) > 0 {
+		s.warns = append(s.warns, message(fileNames(fresh)))
+	}
+}
+
+// warnOnce adds a warning unless one with the same key was given this run.
+func (s *Files) warnOnce(key, msg string) {
+	if s.told[key] {
+		return
+	}
+	s.told[key] = true
+	s.warns = append(s.warns, msg)
+}
+
+// fileNames lists paths for a message: all of a few, the first of many.
+func fileNames(paths []string) string {
+	const shown = 5
+	sort.Strings(paths)
+	if len(paths) == 1 {
+		return paths[0]
+	}
+	if len(paths) <= shown {
+		return fmt.Sprintf("%d files (%s)", len(paths), strings.Join(paths, ", "))
+	}
+	return fmt.Sprintf("%d files (%s and %d more)", len(paths), strings.Join(paths[:shown], ", "), len(paths)-shown)
+}
+
+// walk is one pass over the landing directory. Symbolic links are
+// followed, to files and to directories, as the files they name are what
+// producers meant to land (a volume mounted through a link, a file linked
+// in). Each real directory and each file is read once, under the first
+// path that reaches it: the landing directory's own tree comes first, then
+// the directories that links lead to, then the files that links name. So
+// a link to a directory already read, or to one of its ancestors (a loop),
+// adds nothing, and neither does a link to a file already listed.
+type walk struct {
+	s         *Files
+	ctx       context.Context
+	file      func(p string, info fs.FileInfo)
+	read      map[string]string // real directory -> the path it is read by
+	listed    map[fileID]string // file -> the path it is listed by
+	links     []string          // links to directories, followed after the real tree
+	fileLinks []string          // links to files, followed last
+	nested    int               // files in subdirectories, which a non-recursive source skips
+}
+
+// fileID identifies a file whatever its name.
+type fileID struct{ dev, ino uint64 }
+
+func (w *walk) run() error {
+	root, err := filepath.EvalSymlinks(w.s.dir)
+	if err != nil {
+		return err
+	}
+	w.read[root] = w.s.dir
+	if err := w.dir(w.s.dir, root); err != nil {
+		return err
+	}
+	for len(w.links) > 0 {
+		l := w.links[0]
+		w.links = w.links[1:]
+		if err := w.follow(l); err != nil {
+			return err
+		}
+	}
+	for _, p := range w.fileLinks {
+		if info, err := os.Stat(p); err == nil {
+			w.visit(p, info)
+		}
+	}
+	return nil
+}
+
+// dir lists the directory p, whose real path is real. Only the landing
+// directory itself must be readable; a subdirectory removed while listing
+// is skipped, and one that cannot be read is named in a warning.
+func (w *walk) dir(p, real string) error {
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		if p == w.s.dir {
+			return err
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			w.s.warnOnce("unreadable:"+p, fmt.Sprintf("directory %s cannot be read (%v); its files are not ingested until it can", p, err))
+		}
+		return nil
+	}
+	for _, d := range entries {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		name := d.Name()
+		if hidden(name) {
+			continue
+		}
+		child := filepath.Join(p, name)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			info, err := os.Stat(child)
+			if err != nil {
+				if _, lerr := os.Lstat(child); lerr == nil {
+					w.s.warnOnce("link:"+child, fmt.Sprintf("symbolic link %s cannot be followed (%v); it is skipped until it can", child, err))
+				}
+				continue
+			}
+			if info.IsDir() {
+				w.links = append(w.links, child)
+			} else {
+				w.fileLinks = append(w.fileLinks, child)
+			}
+		case d.IsDir():
+			childReal := filepath.Join(real, name)
+			if w.own(child, childReal) {
+				continue
+			}
+			w.read[childReal] = child
+			if err := w.dir(child, childReal); err != nil {
+				return err
+			}
+		default:
+			info, err := d.Info()
+			if err != nil {
+				continue // removed while listing
+			}
+			w.visit(child, info)
+		}
+	}
+	return nil
+}
+
+// follow reads the directory a link names, unless it was read already. A
+// link inside the path a directory is read by leads back to it: a loop.
+func (w *walk) follow(link string) error {
+	real, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		w.s.warnOnce("link:"+link, fmt.Sprintf("symbolic link %s cannot be followed (%v); it is skipped until it can", link, err))
+		return nil
+	}
+	if prev, ok := w.read[real]; ok {
+		if within(link, prev) {
+			w.s.warnOnce("link:"+link, fmt.Sprintf("symbolic link %s leads back to %s, a directory that holds it (a loop); it is not followed", link, prev))
+		} else {
+			w.s.warnOnce("link:"+link, fmt.Sprintf("symbolic link %s leads to %s, which is read already as %s; its files are read once, under that path", link, real, prev))
+		}
+		return nil
+	}
+	if w.own(link, real) {
+		return nil
+	}
+	w.read[real] = link
+	return w.dir(link, real)
+}
+
+// own tells whether a directory is, or is inside, one floe writes (the
+// checkpoint, the warehouse, the archive), which is never read as input.
+// A recursive source holding one is refused at start; this covers links
+// into them, and keeps their files out of a non-recursive source's count.
+func (w *walk) own(p, real string) bool {
+	for _, o := range w.s.own {
+		if within(real, o) {
+			if w.s.cfg.Recursive {
+				w.s.warnOnce("own:"+p, fmt.Sprintf("directory %s is %s, which floe writes; it is not read as input", p, o))
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// visit hands a regular file, reached at p, to the listing.
+func (w *walk) visit(p string, info fs.FileInfo) {
+	if !info.Mode().IsRegular() {
+		return
+	}
+	if rel, _ := filepath.Rel(w.s.dir, p); !w.s.cfg.Recursive && strings.ContainsRune(rel, filepath.Separator) {
+		w.nested++
+		return
+	}
+	if g := w.s.cfg.PathGlobFilter; g != "" {
+		if ok, _ := path.Match(g, filepath.Base(p)); !ok {
+			return
+		}
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		id := fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}
+		if prev, ok := w.listed[id]; ok {
+			w.s.warnOnce("same:"+p, fmt.Sprintf("%s is the same file as %s; it is read once, under that path", p, prev))
+			return
+		}
+		w.listed[id] = p
+	}
+	w.file(p, info)
+}
+
+// within reports whether dir is base or below it; both are clean paths.
+func within(dir, base string) bool {
+	return dir == base || strings.HasPrefix(dir, strings.TrimSuffix(base, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// hidden follows Hadoop's convention, which Spark's file source applies:
+// names starting with "." or "_" are temporary or marker files.
+func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") }
+
+func hasParquetFooter(p string, size int64) bool {
+	if size < 12 {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		// A file that cannot be opened (no permission) is not one being
+		// copied in: report it true so the file is planned and the read
+		// names the file and the error, instead of deferring it silently.
+		// A file removed since it was listed is skipped as before.
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	var tail [4]byte
+	if _, err := f.ReadAt(tail[:], size-4); err != nil {
+		return false
+	}
+	return string(tail[:]) == "PAR1"
+}
