@@ -49,15 +49,44 @@ func (o Options) bind(ctx context.Context, tbl *table.Table, snap int64) (*filte
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
 	}
-	lost, err := lostLowerBound(ctx, tbl, snap, filterSources(e, schemaOf(tbl, snap)))
+	sources := filterSources(e, schemaOf(tbl, snap))
+	lost, err := lostLowerBound(ctx, tbl, snap, sources)
 	if err != nil {
 		return nil, err
 	}
-	if lost {
-		// Pruning would skip partitions that match: check every row.
+	if lost || unmapped(tbl.Metadata().NameMapping(), sources) {
+		// Pruning would skip files that match: check every row.
 		b = b.Unpushed()
 	}
 	return b, nil
+}
+
+// unmapped tells whether the table has a name mapping that gives no name
+// to a field the filter reads (ids in sources). A data file written
+// without field ids then cannot hold the field, which reads as NULL, while
+// its manifest may still record metrics under the field's id from the
+// mapping the file was added with; those metrics would prune it.
+func unmapped(m iceberg.NameMapping, sources map[int]bool) bool {
+	if m == nil {
+		return false
+	}
+	named := map[int]bool{}
+	var walk func([]iceberg.MappedField)
+	walk = func(fields []iceberg.MappedField) {
+		for _, f := range fields {
+			if f.FieldID != nil && len(f.Names) > 0 {
+				named[*f.FieldID] = true
+			}
+			walk(f.Fields)
+		}
+	}
+	walk(m)
+	for id := range sources {
+		if !named[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // lostLowerBound tells whether a manifest of the snapshot summarises a
