@@ -24,6 +24,9 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
+		return Plan{}, err
+	}
 	bound, err := o.bind(ctx, tbl, snap)
 	if err != nil {
 		return Plan{}, err

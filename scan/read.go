@@ -61,6 +61,9 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
+		return nil, nil, err
+	}
 	bound, err := o.bind(ctx, tbl, snap)
 	if err != nil {
 		return nil, nil, err
@@ -82,6 +85,9 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 	snap, err := o.snapshot(tbl)
 	if err != nil {
+		return 0, err
+	}
+	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
 		return 0, err
 	}
 	if snapshotOf(tbl, snap) == nil {

@@ -453,7 +453,7 @@ type FileReader struct{ r *tableReader }
 // Filter, Columns and Drop; the options that choose a snapshot must be
 // unset, since the caller chooses the files.
 func NewFileReader(ctx context.Context, tbl *table.Table, o Options) (*FileReader, error) {
-	if o.SnapshotID != 0 || o.AsOfMs != 0 || o.Branch != "" || o.Tag != "" || o.Limit != 0 {
+	if o.SnapshotID != 0 || o.AsOfMs != nil || o.Branch != "" || o.Tag != "" || o.Limit != 0 {
 		return nil, fmt.Errorf("%w: a file reader reads the files it is given: no snapshot, time, branch, tag or limit", ingest.ErrConfig)
 	}
 	bound, err := o.bind(ctx, tbl, 0)
