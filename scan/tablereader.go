@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -271,20 +272,33 @@ func holdsAny(df iceberg.DataFile, proj *iceberg.Schema) bool {
 	return false
 }
 
-// anchorFor names a top-level primitive column of sc the file holds (ids),
-// when it holds no leaf of proj; "" when it holds one, or no such column.
+// anchorFor names a primitive column of sc the file holds (ids), nested
+// as a.b, when the file holds no leaf of proj; "" when it holds one, or no
+// such column.
 func anchorFor(proj, sc *iceberg.Schema, ids map[int]bool) string {
 	for _, id := range leafIDs(proj.Fields(), nil) {
 		if ids[id] {
 			return ""
 		}
 	}
-	for _, f := range sc.Fields() {
-		if _, prim := f.Type.(iceberg.PrimitiveType); prim && ids[f.ID] {
-			return f.Name
+	var find func(prefix string, fields []iceberg.NestedField) string
+	find = func(prefix string, fields []iceberg.NestedField) string {
+		for _, f := range fields {
+			if !ids[f.ID] || strings.Contains(f.Name, ".") {
+				continue
+			}
+			switch t := f.Type.(type) {
+			case iceberg.PrimitiveType:
+				return prefix + f.Name
+			case *iceberg.StructType:
+				if name := find(prefix+f.Name+".", t.FieldList); name != "" {
+					return name
+				}
+			}
 		}
+		return ""
 	}
-	return ""
+	return find("", sc.Fields())
 }
 
 // leafIDs appends the ids of the primitive fields of fields, at any depth.
@@ -420,10 +434,11 @@ func unfiltered(task table.FileScanTask) table.FileScanTask {
 	return task
 }
 
-// selectFields keeps the columns of rec that schema names, in its order:
-// rec was read with an anchor column the selection does not hold. The
-// record takes schema itself where the types agree (they differ only for
-// uuid columns read as fixed[16], which retypeRecord relabels).
+// selectFields keeps the columns of rec that schema names, in its order,
+// and of their structs the fields schema names: rec was read with an
+// anchor column the selection does not hold. The record takes schema
+// itself where the types agree (they differ only for uuid columns read as
+// fixed[16], which retypeRecord relabels).
 func selectFields(rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
 	defer rec.Release()
 	cols := make([]arrow.Array, schema.NumFields())
@@ -434,7 +449,15 @@ func selectFields(rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatc
 		if len(idx) != 1 {
 			return nil, fmt.Errorf("internal: column %s read %d times", f.Name, len(idx))
 		}
-		cols[i], fields[i] = rec.Column(idx[0]), rec.Schema().Field(idx[0])
+		d, err := pickFields(rec.Column(idx[0]).Data(), f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+		defer cols[i].Release()
+		fields[i] = rec.Schema().Field(idx[0])
+		fields[i].Type = cols[i].DataType()
 		same = same && arrow.TypeEqual(f.Type, fields[i].Type)
 	}
 	out := schema
@@ -442,6 +465,40 @@ func selectFields(rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatc
 		out = arrow.NewSchema(fields, nil)
 	}
 	return array.NewRecordBatch(out, cols, rec.NumRows()), nil
+}
+
+// pickFields cuts struct data d to the fields of struct type dt, by name,
+// at any depth; other data is returned as it is. The result takes dt
+// itself where the types agree.
+func pickFields(d arrow.ArrayData, dt arrow.DataType) (arrow.ArrayData, error) {
+	want, ok := dt.(*arrow.StructType)
+	have, isStruct := d.DataType().(*arrow.StructType)
+	if !ok || !isStruct {
+		d.Retain()
+		return d, nil
+	}
+	children := make([]arrow.ArrayData, want.NumFields())
+	fields := make([]arrow.Field, want.NumFields())
+	for i, f := range want.Fields() {
+		j, found := have.FieldIdx(f.Name)
+		if !found {
+			return nil, fmt.Errorf("internal: field %s was not read", f.Name)
+		}
+		c, err := pickFields(d.Children()[j], f.Type)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Release()
+		children[i], fields[i] = c, have.Field(j)
+		fields[i].Type = c.DataType()
+	}
+	var out arrow.DataType = arrow.StructOf(fields...)
+	if arrow.TypeEqual(out, dt) {
+		out = dt
+	}
+	// A struct's children are indexed from its own offset, so they are
+	// kept as they are.
+	return array.NewData(out, d.Len(), d.Buffers(), children, d.NullN(), d.Offset()), nil
 }
 
 // FileReader reads chosen data files of a table in its current schema, as

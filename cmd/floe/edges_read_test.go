@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,6 +258,21 @@ func TestPeerTableDefaultsSelected(t *testing.T) {
 			args = append(args, "--filter", c.filter)
 		}
 		sameRows(t, strings.Join(args, " "), p.scan(t, e, c.keep, args...), p.want(c.keep, c.match))
+	}
+	// A field added to a struct, selected alone: the older file holds the
+	// struct with none of the selected fields.
+	ps := openPeer(t, "add_columns_with_defaults_in_struct")
+	var want []string
+	for _, row := range ps.rows {
+		a, _ := row["a"].(map[string]any)
+		want = append(want, fmt.Sprintf(`{"a":{"col_integer":%s}}`, a["col_integer"]))
+	}
+	sort.Strings(want)
+	r := e.Run(append(slices.Clone(ps.args), "--keep", "a.col_integer", "--output-format", "jsonl")...)
+	got := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	sort.Strings(got)
+	if r.Code != 0 || !slices.Equal(got, want) {
+		t.Errorf("--keep a.col_integer: want %q, got %s", want, r)
 	}
 }
 
