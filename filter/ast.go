@@ -225,11 +225,12 @@ const (
 	LitDate                     // DATE '2024-01-01'
 	LitTimestamp                // TIMESTAMP '2024-01-01 10:00:00'
 	LitTime                     // TIME '10:00:00'
+	LitBinary                   // X'0102'
 )
 
 // Literal is a constant as written. Text is the number as written, the
-// unquoted string, TRUE or FALSE, or the quoted text of DATE, TIMESTAMP
-// and TIME.
+// unquoted string, TRUE or FALSE, the quoted text of DATE, TIMESTAMP
+// and TIME, or the hex digits of a binary literal.
 type Literal struct {
 	Kind LitKind
 	Text string
@@ -245,6 +246,8 @@ func (l Literal) String() string {
 		return "TIMESTAMP " + quote(l.Text, '\'')
 	case LitTime:
 		return "TIME " + quote(l.Text, '\'')
+	case LitBinary:
+		return "X" + quote(l.Text, '\'')
 	}
 	return l.Text
 }

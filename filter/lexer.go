@@ -14,6 +14,7 @@ const (
 	tokQuotedIdent
 	tokNumber
 	tokString
+	tokBinary
 	tokOp
 	tokLParen
 	tokRParen
@@ -37,6 +38,8 @@ func (t token) describe() string {
 		return "end of filter"
 	case tokString:
 		return "string " + quote(t.text, '\'')
+	case tokBinary:
+		return "X" + quote(t.text, '\'')
 	case tokQuotedIdent:
 		return quote(t.text, '"')
 	}
@@ -75,6 +78,19 @@ func lex(in string) ([]token, error) {
 		switch {
 		case unicode.IsSpace(r):
 			i += size
+			continue
+		case (r == 'X' || r == 'x') && i+1 < len(in) && in[i+1] == '\'':
+			// X'0102' is a binary literal (SQL, Calcite): hex digits, two
+			// per byte.
+			text, end, ok := lexQuoted(in, i+1)
+			if !ok {
+				return nil, &SyntaxError{in, start, "unterminated binary literal"}
+			}
+			if msg := checkHex(text); msg != "" {
+				return nil, &SyntaxError{in, start, "binary literal X" + quote(text, '\'') + " " + msg}
+			}
+			toks = append(toks, token{tokBinary, text, start})
+			i = end
 			continue
 		case isIdentStart(r):
 			for i < len(in) {
@@ -125,6 +141,20 @@ func lex(in string) ([]token, error) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// checkHex says what is wrong with the digits of a binary literal, "" when
+// nothing is.
+func checkHex(s string) string {
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return "has " + quote(string(r), '\'') + ", which is not a hex digit (0-9, A-F)"
+		}
+	}
+	if len(s)%2 != 0 {
+		return "has an odd number of hex digits; each byte takes two"
+	}
+	return ""
+}
 
 // lexNumber scans digits, an optional fraction and an optional exponent.
 func lexNumber(in string, i int) (int, error) {

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/hex"
 	"fmt"
 	"math"
 	"math/big"
@@ -15,7 +16,7 @@ import (
 
 // A converted literal carries the Go value the matcher compares with
 // (int64 for integers, dates in days, timestamps and times in
-// microseconds; UUID bytes as a string;
+// microseconds; UUID, binary and fixed bytes as a string;
 // float64; decimal128.Num at the column's scale; string; bool), the
 // iceberg literal for pushdown and the literal as written, for printing.
 type value struct {
@@ -117,6 +118,22 @@ func convert(l Literal, c column) (value, error) {
 		}
 		us := tod / 1000
 		return value{us, iceberg.TimeLiteral(us), l}, nil
+	case iceberg.BinaryType, iceberg.FixedType:
+		if l.Kind != LitBinary {
+			return value{}, bad("is not a binary value; write bytes in hex, as X'0102'")
+		}
+		b, err := hex.DecodeString(l.Text)
+		if err != nil {
+			return value{}, bad("is not hex")
+		}
+		if f, ok := t.(iceberg.FixedType); ok {
+			if len(b) != f.Len() {
+				return value{}, bad(fmt.Sprintf("is %s; the column holds exactly %s", bytesText(len(b)), bytesText(f.Len())))
+			}
+			// Bytes as a string compare as Iceberg orders binary values.
+			return value{string(b), iceberg.FixedLiteral(b), l}, nil
+		}
+		return value{string(b), iceberg.BinaryLiteral(b), l}, nil
 	case iceberg.UUIDType:
 		if l.Kind != LitString {
 			return value{}, notA
@@ -129,6 +146,13 @@ func convert(l Literal, c column) (value, error) {
 		return value{string(u[:]), iceberg.UUIDLiteral(u), l}, nil
 	}
 	return value{}, fmt.Errorf("%w: column %s is %s; filters on %s columns are not supported", ErrBind, c, c.typ, c.typ)
+}
+
+func bytesText(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return strconv.Itoa(n) + " bytes"
 }
 
 func article(s string) string {

@@ -137,6 +137,11 @@ func arrowFits(dt arrow.DataType, t iceberg.Type) bool {
 	case iceberg.UUIDType:
 		_, ok := dt.(*extensions.UUIDType)
 		return ok
+	case iceberg.BinaryType:
+		return dt.ID() == arrow.BINARY || dt.ID() == arrow.LARGE_BINARY || dt.ID() == arrow.BINARY_VIEW
+	case iceberg.FixedType:
+		f, ok := dt.(*arrow.FixedSizeBinaryType)
+		return ok && f.ByteWidth == t.Len()
 	case iceberg.TimestampType, iceberg.TimestampTzType:
 		// Literals are microseconds, the unit of Iceberg timestamps.
 		ts, ok := dt.(*arrow.TimestampType)
@@ -264,6 +269,14 @@ func values(arr arrow.Array) func(int) any {
 		return func(i int) any { u := a.Value(i); return string(u[:]) }
 	case *array.Timestamp:
 		return func(i int) any { return int64(a.Value(i)) }
+	case *array.Binary:
+		return func(i int) any { return string(a.Value(i)) }
+	case *array.LargeBinary:
+		return func(i int) any { return string(a.Value(i)) }
+	case *array.BinaryView:
+		return func(i int) any { return string(a.Value(i)) }
+	case *array.FixedSizeBinary:
+		return func(i int) any { return string(a.Value(i)) }
 	}
 	panic(fmt.Sprintf("filter: no reader for %s", arr.DataType()))
 }

@@ -39,6 +39,10 @@ func TestParseString(t *testing.T) {
 		{"true", "TRUE"},
 		{"false = flag", "flag = FALSE"},
 		{"ünïcode = 'ö'", "ünïcode = 'ö'"},
+		{"b = x'0aFF'", "b = X'0aFF'"},
+		{"X'01' < b", "b > X'01'"},
+		{"b IN (X'', X'00')", "b IN (X'', X'00')"},
+		{"x = X'00'", "x = X'00'"},
 	} {
 		e, err := filter.Parse(tc.in)
 		if tc.want == "" {
@@ -132,6 +136,18 @@ filter: the escape character must be followed by %, _ or itself at position 8
 filter: expected a column after '<', found '6' at position 5
   5 < 6
       ^`},
+		{"b = X'012'", `
+filter: binary literal X'012' has an odd number of hex digits; each byte takes two at position 5
+  b = X'012'
+      ^`},
+		{"b = X'0G'", `
+filter: binary literal X'0G' has 'G', which is not a hex digit (0-9, A-F) at position 5
+  b = X'0G'
+      ^`},
+		{"b = X'01", `
+filter: unterminated binary literal at position 5
+  b = X'01
+      ^`},
 		{`"" = 1`, `
 filter: empty quoted name at position 1
   "" = 1
@@ -157,7 +173,7 @@ filter: expected a value after '=', found end of filter at position 5
 func TestBindErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
-		{"nope = 1", "column nope: no such column (have id, n, status, price, ts, d, flag, score, a, \"odd name\", tz, t, u)"},
+		{"nope = 1", "column nope: no such column (have id, n, status, price, ts, d, flag, score, a, \"odd name\", tz, t, u, bin, fx)"},
 		{"a.x = 1", "column a.x: no such column (have b, c)"},
 		{"id.x = 1", "column id is long, which has no field \"x\""},
 		{"a = 1", "column a is struct<11: b: optional int, 15: c: optional string>; filters compare primitive columns only"},
@@ -177,6 +193,11 @@ func TestBindErrors(t *testing.T) {
 		{"t = '25:00'", "column t is time; '25:00' is not a time"},
 		{"t = TIME '10:00:00.0000001'", "column t is time; TIME '10:00:00.0000001' is finer than the microseconds the column holds"},
 		{"u = 'abc'", "column u is uuid; 'abc' is not a uuid"},
+		{"bin = 'a'", "column bin is binary; 'a' is not a binary value; write bytes in hex, as X'0102'"},
+		{"fx = X'01'", "column fx is fixed[3]; X'01' is 1 byte; the column holds exactly 3 bytes"},
+		{"fx = X'01020304'", "column fx is fixed[3]; X'01020304' is 4 bytes; the column holds exactly 3 bytes"},
+		{"id = X'01'", "column id is long; X'01' is not a long"},
+		{"bin LIKE 'a%'", "column bin is binary; LIKE applies to string columns"},
 		{"id LIKE '1%'", "column id is long; LIKE applies to string columns"},
 		{"status IN ('a', 1)", "column status is string; 1 is not a string"},
 		{"id BETWEEN 1 AND 'x'", "column id is long; 'x' is not a long"},

@@ -136,11 +136,11 @@ func (p *parser) position(t token) string {
 }
 
 // startsLiteral reports whether a literal starts here: a number, a string,
-// a minus sign, or DATE, TIMESTAMP or TIME followed by a string.
+// a binary literal, a minus sign, or DATE, TIMESTAMP or TIME followed by a string.
 func (p *parser) startsLiteral() bool {
 	t := p.peek()
 	switch t.kind {
-	case tokNumber, tokString, tokMinus:
+	case tokNumber, tokString, tokBinary, tokMinus:
 		return true
 	}
 	return (isWord(t, "DATE") || isWord(t, "TIMESTAMP") || isWord(t, "TIME")) && p.peekAt(1).kind == tokString
@@ -295,6 +295,8 @@ func (p *parser) literal(after token) (Literal, error) {
 		return numberLit("-" + p.next().text), nil
 	case t.kind == tokString:
 		return Literal{LitString, t.text}, nil
+	case t.kind == tokBinary:
+		return Literal{LitBinary, t.text}, nil
 	case isWord(t, "TRUE"), isWord(t, "FALSE"):
 		return Literal{LitBool, strings.ToUpper(t.text)}, nil
 	case isWord(t, "DATE") && p.peek().kind == tokString:

@@ -1,6 +1,7 @@
 package filter_test
 
 import (
+	"encoding/hex"
 	"math/big"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ const (
 var colTypes = map[string]string{
 	"id": "num", "n": "num", "status": "string", "price": "num", "score": "num",
 	"ts": "ts", "tz": "ts", "d": "date", "flag": "bool", "a.b": "num", "a.c": "string", "odd name": "string", "t": "time", "u": "uuid",
+	"bin": "bytes", "fx": "bytes",
 }
 
 func refEval(e filter.Expr, r row) truth {
@@ -101,7 +103,8 @@ func truthOf(b bool) truth {
 }
 
 // refColumn looks the column up ignoring case and returns its value in the
-// reference domain: *big.Rat for numbers, time.Time, string or bool.
+// reference domain: *big.Rat for numbers, time.Time, string (also for
+// bytes) or bool.
 func refColumn(c filter.Column, r row) (any, string) {
 	name := lower(strings.Join(c.Path, "."))
 	typ := colTypes[name]
@@ -124,6 +127,8 @@ func refColumn(c filter.Column, r row) (any, string) {
 		v = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(x)
 	case uuid.UUID:
 		v = x.String()
+	case []byte:
+		v = string(x)
 	}
 	return v, typ
 }
@@ -138,6 +143,12 @@ func refLit(l filter.Literal, typ string) any {
 		return v
 	case "bool":
 		return l.Text == "TRUE"
+	case "bytes":
+		b, err := hex.DecodeString(l.Text)
+		if err != nil {
+			panic("bad hex " + l.Text)
+		}
+		return string(b)
 	case "uuid":
 		u, err := uuid.Parse(l.Text)
 		if err != nil {

@@ -36,6 +36,8 @@ var testSchema = iceberg.NewSchema(0,
 	iceberg.NestedField{ID: 12, Name: "tz", Type: iceberg.PrimitiveTypes.TimestampTz},
 	iceberg.NestedField{ID: 13, Name: "t", Type: iceberg.PrimitiveTypes.Time},
 	iceberg.NestedField{ID: 14, Name: "u", Type: iceberg.PrimitiveTypes.UUID},
+	iceberg.NestedField{ID: 16, Name: "bin", Type: iceberg.PrimitiveTypes.Binary},
+	iceberg.NestedField{ID: 17, Name: "fx", Type: iceberg.FixedTypeOf(3)},
 )
 
 // row holds one row as plain Go values; nil is NULL. a is nil when the
@@ -64,8 +66,10 @@ func testRows() []row {
 			"tz":       base.Add(time.Duration(i) * 30 * time.Minute),
 			"t":        time.Duration(i*47%1440) * time.Minute,
 			"u":        uuid.UUID{byte(i * 53), byte(i), 0x40, 0, 0x80, 15: byte(i % 5)},
+			"bin":      []byte{byte(i % 4), byte(i % 3 * 0x7f)}[:i%3],
+			"fx":       []byte{byte(i % 5), byte(i % 2 * 0xff), byte(i % 7)},
 		}
-		for j, name := range []string{"id", "n", "status", "price", "ts", "d", "flag", "score", "a", "odd name", "tz", "t", "u"} {
+		for j, name := range []string{"id", "n", "status", "price", "ts", "d", "flag", "score", "a", "odd name", "tz", "t", "u", "bin", "fx"} {
 			if (i+3*j)%(7+j) == 0 {
 				r[name] = nil
 			}
@@ -117,6 +121,10 @@ func record(t testing.TB, rows []row) arrow.RecordBatch {
 				fb.Append(v.(bool))
 			case *array.Float64Builder:
 				fb.Append(v.(float64))
+			case *array.BinaryBuilder:
+				fb.Append(v.([]byte))
+			case *array.FixedSizeBinaryBuilder:
+				fb.Append(v.([]byte))
 			case *array.StructBuilder:
 				fb.Append(true)
 				a := v.(map[string]any)

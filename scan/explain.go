@@ -24,6 +24,9 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
+		return Plan{}, err
+	}
 	bound, err := o.bind(ctx, tbl, snap)
 	if err != nil {
 		return Plan{}, err
@@ -34,20 +37,18 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 	} else {
 		return plan, nil
 	}
-	count := func(opts []table.ScanOption) (int, int64, error) {
-		tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
-		if err != nil {
-			return 0, 0, planError(ctx, tbl, snap, err)
-		}
+	size := func(tasks []table.FileScanTask) (int, int64) {
 		var bytes int64
 		for _, t := range tasks {
 			bytes += t.File.FileSizeBytes()
 		}
-		return len(tasks), bytes, nil
+		return len(tasks), bytes
 	}
-	if plan.FilesTotal, plan.BytesTotal, err = count(o.scanOptions(snap, nil, nil)); err != nil {
-		return plan, err
+	all, err := tbl.Scan(o.scanOptions(snap, nil, nil)...).PlanFiles(ctx)
+	if err != nil {
+		return plan, planError(ctx, tbl, snap, err)
 	}
+	plan.FilesTotal, plan.BytesTotal = size(all)
 	plan.FilesPlanned, plan.BytesPlanned = plan.FilesTotal, plan.BytesTotal
 	if bound == nil {
 		return plan, nil
@@ -56,6 +57,15 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 	if bound.Residual != nil {
 		plan.ResidualFilter = bound.Residual.String()
 	}
-	plan.FilesPlanned, plan.BytesPlanned, err = count(o.scanOptions(snap, bound, schemaOf(tbl, snap)))
-	return plan, err
+	// The files a scan reads: pruning as the read prunes.
+	r, err := newTableReader(ctx, tbl, o, snap, bound)
+	if err != nil {
+		return plan, err
+	}
+	planned, err := r.plan(ctx, snap)
+	if err != nil {
+		return plan, planError(ctx, tbl, snap, err)
+	}
+	plan.FilesPlanned, plan.BytesPlanned = size(planned)
+	return plan, nil
 }

@@ -20,8 +20,10 @@ import (
 // picks the snapshot; none means the current one.
 type Options struct {
 	SnapshotID int64
-	// AsOfMs reads the snapshot that was current at this time (epoch ms).
-	AsOfMs      int64
+	// AsOfMs, when set, reads the snapshot that was current at this time
+	// (epoch ms). A time before the table's first snapshot is an error,
+	// as in Spark.
+	AsOfMs      *int64
 	Branch, Tag string
 	// Columns, when set, are the only columns read (nested as a.b); Drop
 	// leaves columns out of what is returned.
@@ -49,15 +51,44 @@ func (o Options) bind(ctx context.Context, tbl *table.Table, snap int64) (*filte
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
 	}
-	lost, err := lostLowerBound(ctx, tbl, snap, filterSources(e, schemaOf(tbl, snap)))
+	sources := filterSources(e, schemaOf(tbl, snap))
+	lost, err := lostLowerBound(ctx, tbl, snap, sources)
 	if err != nil {
 		return nil, err
 	}
-	if lost {
-		// Pruning would skip partitions that match: check every row.
+	if lost || unmapped(tbl.Metadata().NameMapping(), sources) {
+		// Pruning would skip files that match: check every row.
 		b = b.Unpushed()
 	}
 	return b, nil
+}
+
+// unmapped tells whether the table has a name mapping that gives no name
+// to a field the filter reads (ids in sources). A data file written
+// without field ids then cannot hold the field, which reads as NULL, while
+// its manifest may still record metrics under the field's id from the
+// mapping the file was added with; those metrics would prune it.
+func unmapped(m iceberg.NameMapping, sources map[int]bool) bool {
+	if m == nil {
+		return false
+	}
+	named := map[int]bool{}
+	var walk func([]iceberg.MappedField)
+	walk = func(fields []iceberg.MappedField) {
+		for _, f := range fields {
+			if f.FieldID != nil && len(f.Names) > 0 {
+				named[*f.FieldID] = true
+			}
+			walk(f.Fields)
+		}
+	}
+	walk(m)
+	for id := range sources {
+		if !named[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // lostLowerBound tells whether a manifest of the snapshot summarises a
@@ -155,11 +186,36 @@ func filterSources(e filter.Expr, sc *iceberg.Schema) map[int]bool {
 	return ids
 }
 
+// check refuses what no read of sc can do: a negative limit, and keep or
+// drop columns sc does not have (a count reads no column, so it would
+// otherwise pass over them).
+func (o Options) check(tbl *table.Table, sc *iceberg.Schema) error {
+	if o.Limit < 0 {
+		return fmt.Errorf("%w: limit %d: give a number of rows, 1 or more, or 0 for all", ingest.ErrConfig, o.Limit)
+	}
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"keep", o.Columns}, {"drop", o.Drop}} {
+		for _, name := range l.names {
+			if _, ok := sc.FindFieldByName(name); ok {
+				continue
+			}
+			have := make([]string, 0, len(sc.Fields()))
+			for _, f := range sc.Fields() {
+				have = append(have, f.Name)
+			}
+			return fmt.Errorf("%w: %s: table %s has no column %q (it has: %s; nested columns as a.b)", ingest.ErrConfig, l.what, ingest.JoinIdent(tbl.Identifier()), name, strings.Join(have, ", "))
+		}
+	}
+	return nil
+}
+
 // snapshot resolves the options to a snapshot id; 0 means the current
 // snapshot (which may be none).
 func (o Options) snapshot(tbl *table.Table) (int64, error) {
 	set := 0
-	for _, on := range []bool{o.SnapshotID != 0, o.AsOfMs != 0, o.Branch != "", o.Tag != ""} {
+	for _, on := range []bool{o.SnapshotID != 0, o.AsOfMs != nil, o.Branch != "", o.Tag != ""} {
 		if on {
 			set++
 		}
@@ -174,24 +230,25 @@ func (o Options) snapshot(tbl *table.Table) (int64, error) {
 			return 0, fmt.Errorf("%w: table %s has no snapshot %d; `floe table snapshots` lists them (expired snapshots cannot be read)", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), o.SnapshotID)
 		}
 		return o.SnapshotID, nil
-	case o.AsOfMs != 0:
+	case o.AsOfMs != nil:
 		// The snapshot log records which snapshot was current when, which
 		// the snapshots' own timestamps do not once a rollback happened.
-		var id int64
-		var first int64
+		at := *o.AsOfMs
+		var id, first int64
+		seen := false
 		for e := range md.SnapshotLogs() {
-			if first == 0 {
-				first = e.TimestampMs
+			if !seen {
+				first, seen = e.TimestampMs, true
 			}
-			if e.TimestampMs <= o.AsOfMs {
+			if e.TimestampMs <= at {
 				id = e.SnapshotID
 			}
 		}
-		if id == 0 {
-			if first == 0 {
-				return 0, fmt.Errorf("%w: table %s has no snapshot history to read as of %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(o.AsOfMs))
-			}
-			return 0, fmt.Errorf("%w: table %s had no snapshot at %s; its history starts at %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(o.AsOfMs), msText(first))
+		switch {
+		case !seen:
+			return 0, fmt.Errorf("%w: table %s has no snapshot history to read as of %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(at))
+		case at < first:
+			return 0, fmt.Errorf("%w: table %s had no snapshot at %s; its history starts at %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(at), msText(first))
 		}
 		return id, nil
 	case o.Branch != "" || o.Tag != "":

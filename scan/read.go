@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -60,6 +61,9 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
+		return nil, nil, err
+	}
 	bound, err := o.bind(ctx, tbl, snap)
 	if err != nil {
 		return nil, nil, err
@@ -68,7 +72,7 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 	if err != nil {
 		return nil, nil, err
 	}
-	tasks, err := r.scan.PlanFiles(ctx)
+	tasks, err := r.plan(ctx, snap)
 	if err != nil {
 		return nil, nil, planError(ctx, r.rt.tbl, snap, err)
 	}
@@ -81,6 +85,9 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 	snap, err := o.snapshot(tbl)
 	if err != nil {
+		return 0, err
+	}
+	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
 		return 0, err
 	}
 	if snapshotOf(tbl, snap) == nil {
@@ -124,10 +131,11 @@ func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 	if rt.uuidTbl != nil {
 		var rest []table.FileScanTask
 		for _, t := range withDeletes {
-			_, plainUUID, err := rt.fileFieldIDs(ctx, t.File.FilePath())
+			md, err := rt.footer(ctx, t.File.FilePath())
 			if err != nil {
 				return 0, err
 			}
+			_, plainUUID := rt.fileFieldIDs(md)
 			if plainUUID {
 				viaUUID = append(viaUUID, t)
 			} else {
@@ -525,8 +533,9 @@ type fix struct {
 // contain and that have a value other than NULL: for a top-level column an
 // identity partition value, else an initial default (also for fields of
 // struct columns the file holds). plainUUID reports that the file stores a
-// uuid column without the UUID annotation (see rt.uuidTbl).
-func (rt *readTable) fixesFor(ctx context.Context, task table.FileScanTask, proj *iceberg.Schema) (fixes []fix, plainUUID bool, err error) {
+// uuid column without the UUID annotation (see rt.uuidTbl). The file's
+// footer is read, through footer, only when the answer depends on it.
+func (rt *readTable) fixesFor(task table.FileScanTask, proj *iceberg.Schema, footer func() (*metadata.FileMetaData, error)) (fixes []fix, plainUUID bool, err error) {
 	meta := rt.tbl.Metadata()
 	spec := meta.PartitionSpecByID(int(task.File.SpecID()))
 	var identity map[int]int // source field id -> partition field id
@@ -549,10 +558,11 @@ func (rt *readTable) fixesFor(ctx context.Context, task table.FileScanTask, proj
 	if !need {
 		return nil, false, nil
 	}
-	present, plainUUID, err := rt.fileFieldIDs(ctx, task.File.FilePath())
+	md, err := footer()
 	if err != nil {
 		return nil, false, err
 	}
+	present, plainUUID := rt.fileFieldIDs(md)
 	var out []fix
 	part := task.File.Partition()
 	var walk func(path []int, f iceberg.NestedField)
@@ -579,25 +589,30 @@ func (rt *readTable) fixesFor(ctx context.Context, task table.FileScanTask, proj
 	return out, plainUUID && rt.uuidTbl != nil, nil
 }
 
-// fileFieldIDs returns the field ids a Parquet data file holds, at any
-// depth: its own field ids, or, for columns written without them, the ids
-// the table's name mapping gives their names. plainUUID reports a column of
-// a uuid field stored as FIXED_LEN_BYTE_ARRAY without the UUID annotation.
-func (rt *readTable) fileFieldIDs(ctx context.Context, path string) (ids map[int]bool, plainUUID bool, err error) {
+// footer reads the metadata of a Parquet data file.
+func (rt *readTable) footer(ctx context.Context, path string) (*metadata.FileMetaData, error) {
 	fsys, err := rt.tbl.FS(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	f, err := fsys.Open(path)
 	if err != nil {
-		return nil, false, fmt.Errorf("open data file: %w", err)
+		return nil, fmt.Errorf("open data file: %w", err)
 	}
 	defer f.Close()
 	rdr, err := file.NewParquetReader(f)
 	if err != nil {
-		return nil, false, fmt.Errorf("read Parquet footer of %s: %w", path, err)
+		return nil, fmt.Errorf("read Parquet footer of %s: %w", path, err)
 	}
 	defer rdr.Close()
+	return rdr.MetaData(), nil
+}
+
+// fileFieldIDs returns the field ids a Parquet data file holds, at any
+// depth: its own field ids, or, for columns written without them, the ids
+// the table's name mapping gives their names. plainUUID reports a column of
+// a uuid field stored as FIXED_LEN_BYTE_ARRAY without the UUID annotation.
+func (rt *readTable) fileFieldIDs(md *metadata.FileMetaData) (ids map[int]bool, plainUUID bool) {
 	ids = map[int]bool{}
 	var walk func(g *pqschema.GroupNode, mapping []iceberg.MappedField)
 	walk = func(g *pqschema.GroupNode, mapping []iceberg.MappedField) {
@@ -628,8 +643,8 @@ func (rt *readTable) fileFieldIDs(ctx context.Context, path string) (ids map[int
 			}
 		}
 	}
-	walk(rdr.MetaData().Schema.Root(), rt.tbl.Metadata().NameMapping())
-	return ids, plainUUID, nil
+	walk(md.Schema.Root(), rt.tbl.Metadata().NameMapping())
+	return ids, plainUUID
 }
 
 // retypeRecord gives rec, read with uuid columns as fixed[16], the types of

@@ -2,11 +2,17 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -21,6 +27,7 @@ import (
 // streaming source reads the files it picked exactly as a scan would.
 type tableReader struct {
 	rt   *readTable
+	sc   *iceberg.Schema // the schema read
 	opts []table.ScanOption
 	scan *table.Scan
 	proj *iceberg.Schema
@@ -28,13 +35,22 @@ type tableReader struct {
 	schema, out *arrow.Schema
 	residual    *filter.Matcher
 	post        *conform.Projection
-	// A file that needs fixes is read with fixedOpts, unfiltered, and its
-	// fixed rows are checked against the whole filter (whole, nil without
-	// one): iceberg-go would test the filter on the NULLs it reads for the
-	// columns the file lacks.
+	// Some files are read with fixedOpts, unfiltered, and their rows
+	// checked against the whole filter (whole, nil without one): files
+	// that need fixes (iceberg-go would test the filter on the NULLs it
+	// reads for the columns the file lacks) and files whose statistics
+	// cannot be trusted to prune (stats.go).
 	fixedOpts []table.ScanOption
 	fixedScan *table.Scan
 	whole     *filter.Matcher
+	// selected are the columns the scans select, nil for all.
+	selected []string
+	// prunedOn are the fields iceberg-go prunes on, nil when nothing is
+	// pushed.
+	prunedOn []iceberg.NestedField
+	// recheck holds the paths of files the plan kept against iceberg-go's
+	// pruning (see plan).
+	recheck map[string]bool
 }
 
 func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound) (*tableReader, error) {
@@ -42,12 +58,16 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 	if err != nil {
 		return nil, err
 	}
-	r := &tableReader{rt: rt, opts: o.scanOptions(snap, bound, schemaOf(rt.tbl, snap))}
+	sc := schemaOf(rt.tbl, snap)
+	r := &tableReader{rt: rt, sc: sc, opts: o.scanOptions(snap, bound, sc), selected: o.readColumns(bound, sc)}
 	r.scan = rt.tbl.Scan(r.opts...)
 	r.fixedOpts, r.fixedScan = r.opts, r.scan
 	if bound != nil {
-		r.fixedOpts = o.scanOptions(snap, bound.Unpushed(), schemaOf(rt.tbl, snap))
+		r.fixedOpts = o.scanOptions(snap, bound.Unpushed(), sc)
 		r.fixedScan = rt.tbl.Scan(r.fixedOpts...)
+		if !bound.Pushed.Equals(iceberg.AlwaysTrue{}) {
+			r.prunedOn = prunedOn(bound.Filter, sc)
+		}
 	}
 	if r.proj, err = r.scan.Projection(); err != nil {
 		return nil, err
@@ -80,6 +100,42 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 		}
 	}
 	return r, nil
+}
+
+// plan lists the tasks of a scan of the snapshot: iceberg-go's plan with
+// the pushed filter, plus every file it pruned whose manifest metrics on
+// the filter's columns contradict themselves, which the read then checks
+// row by row.
+func (r *tableReader) plan(ctx context.Context, snap int64) ([]table.FileScanTask, error) {
+	tasks, err := r.scan.PlanFiles(ctx)
+	if err != nil || len(r.prunedOn) == 0 {
+		return tasks, err
+	}
+	planned := map[string]bool{}
+	for _, t := range tasks {
+		planned[t.File.FilePath()] = true
+	}
+	if s := snapshotOf(r.rt.tbl, snap); s != nil && s.Summary != nil {
+		if n, err := strconv.Atoi(s.Summary.Properties["total-data-files"]); err == nil && n == len(planned) {
+			return tasks, nil // nothing pruned
+		}
+	}
+	all, err := r.fixedScan.PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range all {
+		path := t.File.FilePath()
+		if planned[path] || fileStatsTrusted(t.File, r.prunedOn) {
+			continue
+		}
+		if r.recheck == nil {
+			r.recheck = map[string]bool{}
+		}
+		r.recheck[path] = true
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
 }
 
 // read yields the rows of tasks, at most limit of them when limit > 0 (the
@@ -125,30 +181,166 @@ func (r *tableReader) read(ctx context.Context, tasks []table.FileScanTask, limi
 	}
 }
 
+// taskRead is how one task is read.
+type taskRead struct {
+	task      table.FileScanTask
+	fixes     []fix
+	plainUUID bool // read through rt.uuidTbl, then re-typed
+	// unpushed: read with fixedOpts and checked against the whole filter.
+	unpushed bool
+	// anchor is a column of the file read along with the selection when
+	// the file holds none of the selected columns (iceberg-go cannot read
+	// a file for no column), then dropped.
+	anchor string
+}
+
+// footerReads bounds the Parquet footers read at once while tasks are
+// sorted: enough to hide an object store's latency, few enough not to
+// crowd the read that follows.
+const footerReads = 8
+
+// sortTasks decides how each task is read, reading the footers that takes
+// footerReads at a time.
+func (r *tableReader) sortTasks(ctx context.Context, tasks []table.FileScanTask) ([]taskRead, error) {
+	out := make([]taskRead, len(tasks))
+	errs := make([]error, len(tasks))
+	sem := make(chan struct{}, footerReads)
+	var wg sync.WaitGroup
+	for i, task := range tasks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = r.sortTask(ctx, task)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (taskRead, error) {
+	tr := taskRead{task: task, unpushed: r.recheck[task.File.FilePath()]}
+	var md *metadata.FileMetaData
+	footer := func() (*metadata.FileMetaData, error) {
+		if md != nil {
+			return md, nil
+		}
+		var err error
+		md, err = r.rt.footer(ctx, task.File.FilePath())
+		return md, err
+	}
+	var err error
+	if tr.fixes, tr.plainUUID, err = r.rt.fixesFor(task, r.proj, footer); err != nil {
+		return tr, err
+	}
+	if len(tr.fixes) > 0 || tr.plainUUID {
+		tr.unpushed = true
+	}
+	if len(r.selected) > 0 && !holdsAny(task.File, r.proj) {
+		md, err := footer()
+		if err != nil {
+			return tr, err
+		}
+		ids, _ := r.rt.fileFieldIDs(md)
+		if tr.anchor = anchorFor(r.proj, r.sc, ids); tr.anchor != "" {
+			tr.unpushed = true
+		}
+	}
+	if !tr.unpushed && len(r.prunedOn) > 0 && mayHoldNulls(task.File, r.prunedOn) {
+		md, err := footer()
+		if err != nil {
+			return tr, err
+		}
+		tr.unpushed = !rowGroupStatsTrusted(md, r.prunedOn)
+	}
+	return tr, nil
+}
+
+// holdsAny reports whether the manifest shows the data file holding a
+// column of proj, by its value counts or column sizes; false may only mean
+// it does not say.
+func holdsAny(df iceberg.DataFile, proj *iceberg.Schema) bool {
+	counts, sizes := df.ValueCounts(), df.ColumnSizes()
+	for _, id := range leafIDs(proj.Fields(), nil) {
+		if _, ok := counts[id]; ok {
+			return true
+		}
+		if _, ok := sizes[id]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// anchorFor names a primitive column of sc the file holds (ids), nested
+// as a.b, when the file holds no leaf of proj; "" when it holds one, or no
+// such column.
+func anchorFor(proj, sc *iceberg.Schema, ids map[int]bool) string {
+	for _, id := range leafIDs(proj.Fields(), nil) {
+		if ids[id] {
+			return ""
+		}
+	}
+	var find func(prefix string, fields []iceberg.NestedField) string
+	find = func(prefix string, fields []iceberg.NestedField) string {
+		for _, f := range fields {
+			if !ids[f.ID] || strings.Contains(f.Name, ".") {
+				continue
+			}
+			switch t := f.Type.(type) {
+			case iceberg.PrimitiveType:
+				return prefix + f.Name
+			case *iceberg.StructType:
+				if name := find(prefix+f.Name+".", t.FieldList); name != "" {
+					return name
+				}
+			}
+		}
+		return ""
+	}
+	return find("", sc.Fields())
+}
+
+// leafIDs appends the ids of the primitive fields of fields, at any depth.
+func leafIDs(fields []iceberg.NestedField, into []int) []int {
+	for _, f := range fields {
+		switch t := f.Type.(type) {
+		case *iceberg.StructType:
+			into = leafIDs(t.FieldList, into)
+		case *iceberg.ListType:
+			into = leafIDs([]iceberg.NestedField{t.ElementField()}, into)
+		case *iceberg.MapType:
+			into = leafIDs([]iceberg.NestedField{t.KeyField(), t.ValueField()}, into)
+		default:
+			into = append(into, f.ID)
+		}
+	}
+	return into
+}
+
 // raw yields the rows iceberg-go reads for tasks, fixed, stopping once
 // stopAfter rows were yielded when stopAfter > 0.
 func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopAfter int64) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
-		// Files that need no fix are read in one call, which iceberg-go
-		// reads concurrently; the others one by one, each with its own
-		// fixes.
-		var plain []table.FileScanTask
-		type fixedTask struct {
-			task      table.FileScanTask
-			fixes     []fix
-			plainUUID bool // read through rt.uuidTbl, then re-typed
+		sorted, err := r.sortTasks(ctx, tasks)
+		if err != nil {
+			yield(nil, err)
+			return
 		}
-		var fixed []fixedTask
-		for _, task := range tasks {
-			fixes, plainUUID, err := r.rt.fixesFor(ctx, task, r.proj)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if len(fixes) == 0 && !plainUUID {
-				plain = append(plain, task)
-			} else {
-				fixed = append(fixed, fixedTask{task, fixes, plainUUID})
+		// Files read as iceberg-go reads them go in one call, which reads
+		// them concurrently, and so do the files read unfiltered that need
+		// nothing else; the others one by one, each with its own fixes.
+		var plain, unpushed []table.FileScanTask
+		var fixed []taskRead
+		for _, tr := range sorted {
+			switch {
+			case !tr.unpushed:
+				plain = append(plain, tr.task)
+			case len(tr.fixes) == 0 && !tr.plainUUID && tr.anchor == "":
+				unpushed = append(unpushed, unfiltered(tr.task))
+			default:
+				tr.task = unfiltered(tr.task)
+				fixed = append(fixed, tr)
 			}
 		}
 		var n int64
@@ -157,16 +349,32 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			n += rec.NumRows()
 			return yield(rec, nil) && (stopAfter <= 0 || n < stopAfter)
 		}
-		if len(plain) > 0 {
-			_, recs, err := r.scan.ReadTasks(ctx, plain)
+		for _, part := range []struct {
+			sc    *table.Scan
+			tasks []table.FileScanTask
+			check *filter.Matcher
+		}{{r.scan, plain, nil}, {r.fixedScan, unpushed, r.whole}} {
+			if len(part.tasks) == 0 {
+				continue
+			}
+			_, recs, err := part.sc.ReadTasks(ctx, part.tasks)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
 			for rec, err := range recs {
+				if err == nil && part.check != nil {
+					in := rec
+					rec, err = part.check.Filter(ctx, in)
+					in.Release()
+				}
 				if err != nil {
 					yield(nil, err)
 					return
+				}
+				if rec.NumRows() == 0 {
+					rec.Release()
+					continue
 				}
 				if !emit(rec) {
 					return
@@ -174,16 +382,23 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			}
 		}
 		for _, ft := range fixed {
-			sc := r.fixedScan
+			tbl := r.rt.tbl
 			if ft.plainUUID {
-				sc = r.rt.uuidTbl.Scan(r.fixedOpts...)
+				tbl = r.rt.uuidTbl
 			}
-			_, recs, err := sc.ReadTasks(ctx, []table.FileScanTask{ft.task})
+			opts := r.fixedOpts
+			if ft.anchor != "" {
+				opts = append(slices.Clone(opts), table.WithSelectedFields(append(slices.Clone(r.selected), ft.anchor)...))
+			}
+			_, recs, err := tbl.Scan(opts...).ReadTasks(ctx, []table.FileScanTask{ft.task})
 			if err != nil {
 				yield(nil, fmt.Errorf("read %s: %w", ft.task.File.FilePath(), err))
 				return
 			}
 			for rec, err := range recs {
+				if err == nil && ft.anchor != "" {
+					rec, err = selectFields(rec, r.schema)
+				}
 				if err == nil && ft.plainUUID {
 					rec, err = retypeRecord(rec, r.schema)
 				}
@@ -211,6 +426,81 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 	}
 }
 
+// unfiltered is task without the residual filter iceberg-go's plan put on
+// it: ReadTasks filters a task's rows by its residual whatever the scan's
+// own filter.
+func unfiltered(task table.FileScanTask) table.FileScanTask {
+	task.Residual = nil
+	return task
+}
+
+// selectFields keeps the columns of rec that schema names, in its order,
+// and of their structs the fields schema names: rec was read with an
+// anchor column the selection does not hold. The record takes schema
+// itself where the types agree (they differ only for uuid columns read as
+// fixed[16], which retypeRecord relabels).
+func selectFields(rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	cols := make([]arrow.Array, schema.NumFields())
+	fields := make([]arrow.Field, schema.NumFields())
+	same := true
+	for i, f := range schema.Fields() {
+		idx := rec.Schema().FieldIndices(f.Name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("internal: column %s read %d times", f.Name, len(idx))
+		}
+		d, err := pickFields(rec.Column(idx[0]).Data(), f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+		defer cols[i].Release()
+		fields[i] = rec.Schema().Field(idx[0])
+		fields[i].Type = cols[i].DataType()
+		same = same && arrow.TypeEqual(f.Type, fields[i].Type)
+	}
+	out := schema
+	if !same {
+		out = arrow.NewSchema(fields, nil)
+	}
+	return array.NewRecordBatch(out, cols, rec.NumRows()), nil
+}
+
+// pickFields cuts struct data d to the fields of struct type dt, by name,
+// at any depth; other data is returned as it is. The result takes dt
+// itself where the types agree.
+func pickFields(d arrow.ArrayData, dt arrow.DataType) (arrow.ArrayData, error) {
+	want, ok := dt.(*arrow.StructType)
+	have, isStruct := d.DataType().(*arrow.StructType)
+	if !ok || !isStruct {
+		d.Retain()
+		return d, nil
+	}
+	children := make([]arrow.ArrayData, want.NumFields())
+	fields := make([]arrow.Field, want.NumFields())
+	for i, f := range want.Fields() {
+		j, found := have.FieldIdx(f.Name)
+		if !found {
+			return nil, fmt.Errorf("internal: field %s was not read", f.Name)
+		}
+		c, err := pickFields(d.Children()[j], f.Type)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Release()
+		children[i], fields[i] = c, have.Field(j)
+		fields[i].Type = c.DataType()
+	}
+	var out arrow.DataType = arrow.StructOf(fields...)
+	if arrow.TypeEqual(out, dt) {
+		out = dt
+	}
+	// A struct's children are indexed from its own offset, so they are
+	// kept as they are.
+	return array.NewData(out, d.Len(), d.Buffers(), children, d.NullN(), d.Offset()), nil
+}
+
 // FileReader reads chosen data files of a table in its current schema, as
 // Table would read them, with a filter and a column selection: the
 // Iceberg streaming source's reader.
@@ -220,7 +510,7 @@ type FileReader struct{ r *tableReader }
 // Filter, Columns and Drop; the options that choose a snapshot must be
 // unset, since the caller chooses the files.
 func NewFileReader(ctx context.Context, tbl *table.Table, o Options) (*FileReader, error) {
-	if o.SnapshotID != 0 || o.AsOfMs != 0 || o.Branch != "" || o.Tag != "" || o.Limit != 0 {
+	if o.SnapshotID != 0 || o.AsOfMs != nil || o.Branch != "" || o.Tag != "" || o.Limit != 0 {
 		return nil, fmt.Errorf("%w: a file reader reads the files it is given: no snapshot, time, branch, tag or limit", ingest.ErrConfig)
 	}
 	bound, err := o.bind(ctx, tbl, 0)

@@ -70,9 +70,14 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("scan takes one table, e.g. floe scan db.events --count")
 	}
 	if asOf != "" {
-		if o.AsOfMs, err = parseTimeMs(asOf); err != nil {
+		ms, err := parseTimeMs(asOf)
+		if err != nil {
 			return usagef("--as-of-timestamp: %v", err)
 		}
+		o.AsOfMs = &ms
+	}
+	if *limit < 0 {
+		return usagef("--limit %d: give a number of rows, 1 or more, or 0 for all", *limit)
 	}
 	if keep != "" && drop != "" {
 		return usagef("--keep and --drop are mutually exclusive; give one")
