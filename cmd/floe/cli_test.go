@@ -341,14 +341,7 @@ func TestDeprecatedSpellings(t *testing.T) {
 func TestReadmeTour(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(e.Dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
-		t.Fatal(err)
-	}
-	text := string(readme)
+	text := e.readme()
 	top := shBlock(t, text)
 	tourAt := strings.Index(text, "## A five-minute tour")
 	if tourAt < 0 {
@@ -390,6 +383,20 @@ func TestReadmeTour(t *testing.T) {
 	if second := outputs[1].Stderr; !strings.Contains(second, "no new input; nothing committed") {
 		t.Errorf("the tour's second run:\n%s", second)
 	}
+}
+
+// readme returns the README's text, with the examples it uses copied
+// into the env's directory.
+func (e *env) readme() string {
+	e.T.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(e.Dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
+		e.T.Fatal(err)
+	}
+	return string(readme)
 }
 
 // shBlock returns the command lines of the first ```sh block in text,

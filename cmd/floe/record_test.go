@@ -42,6 +42,16 @@ func (e *env) land(i int) {
 	e.WriteIDs(fmt.Sprintf("f%03d.parquet", i), int64(100*i), 100)
 }
 
+// streamFiles lands files first..first+n-1, streaming after each: one
+// batch and one snapshot per file.
+func (e *env) streamFiles(first, n int) {
+	e.T.Helper()
+	for i := first; i < first+n; i++ {
+		e.land(i)
+		e.OK(e.StreamArgs("db.t")...)
+	}
+}
+
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
 	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
@@ -109,10 +119,7 @@ func TestDamagedCheckpointIsRefusedThenRebuilt(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			for i := range 3 {
-				e.land(i)
-				e.OK(e.StreamArgs("db.t")...)
-			}
+			e.streamFiles(0, 3)
 			if err := c.damage(e.Ckpt); err != nil {
 				t.Fatal(err)
 			}
@@ -131,10 +138,7 @@ func TestDamagedCheckpointIsRefusedThenRebuilt(t *testing.T) {
 func TestRebuildRefusesWhenLandingChanged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for i := range 3 {
-		e.land(i)
-		e.OK(e.StreamArgs("db.t")...)
-	}
+	e.streamFiles(0, 3)
 	if err := os.RemoveAll(e.Ckpt); err != nil {
 		t.Fatal(err)
 	}
@@ -185,10 +189,7 @@ func TestRebuildIcebergSourceCheckpoint(t *testing.T) {
 func TestLostCatalogIsRefusedThenRegistered(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for i := range 3 {
-		e.land(i)
-		e.OK(e.StreamArgs("db.t")...)
-	}
+	e.streamFiles(0, 3)
 	removeCatalog(t, e.Warehouse)
 	e.land(3)
 	r := e.Stream("db.t")
@@ -255,14 +256,7 @@ func TestCatalogDeletedWhileStreaming(t *testing.T) {
 func TestReadmeTableIsTheRecord(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(e.Dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
-		t.Fatal(err)
-	}
-	text := string(readme)
+	text := e.readme()
 	at := strings.Index(text, "### The table is the record")
 	if at < 0 {
 		t.Fatal("README.md has no \"The table is the record\" section")

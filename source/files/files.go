@@ -246,8 +246,8 @@ func (s *Files) LatestOffset(ctx context.Context, start floe.Offset, limit floe.
 	return encode(offset{LogOffset: n}), nil
 }
 
-// Read turns the files of log batches (start, end] into parts.
-func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
+// batchFiles lists the files of log batches (start, end].
+func (s *Files) batchFiles(start, end floe.Offset) ([]fileEntry, error) {
 	st, err := decode(start)
 	if err != nil {
 		return nil, err
@@ -256,7 +256,12 @@ func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, 
 	if err != nil {
 		return nil, err
 	}
-	entries, err := s.log.files(st.LogOffset, en.LogOffset)
+	return s.log.files(st.LogOffset, en.LogOffset)
+}
+
+// Read turns the files of log batches (start, end] into parts.
+func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
+	entries, err := s.batchFiles(start, end)
 	if err != nil {
 		return nil, err
 	}

@@ -120,15 +120,11 @@ func (a *account) add(f fileEntry) {
 // account (the query's first batch, or one written before records were)
 // the query's files so far come from the log.
 func (s *Files) BatchInput(prev map[string]string, start, end floe.Offset) (map[string]string, error) {
+	batch, err := s.batchFiles(start, end)
+	if err != nil {
+		return nil, err
+	}
 	st, err := decode(start)
-	if err != nil {
-		return nil, err
-	}
-	en, err := decode(end)
-	if err != nil {
-		return nil, err
-	}
-	batch, err := s.log.files(st.LogOffset, en.LogOffset)
 	if err != nil {
 		return nil, err
 	}
