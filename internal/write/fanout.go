@@ -567,15 +567,17 @@ func (b *batch) roll(d *dest, s *slot, keep bool) error {
 		return fmt.Errorf("finish data file %s: %w", f.path, err)
 	}
 	args := table.DataFileArgs{
-		Schema:        d.tbl.Schema(),
-		Spec:          d.tbl.Spec(),
-		Format:        iceberg.ParquetFile,
-		Metadata:      meta,
-		FilePath:      f.path,
-		FileSize:      f.out.n,
-		Content:       iceberg.EntryContentData,
-		Properties:    d.tbl.Properties(),
-		SortOrderID:   d.tbl.SortOrder().OrderID(),
+		Schema:     d.tbl.Schema(),
+		Spec:       d.tbl.Spec(),
+		Format:     iceberg.ParquetFile,
+		Metadata:   meta,
+		FilePath:   f.path,
+		FileSize:   f.out.n,
+		Content:    iceberg.EntryContentData,
+		Properties: d.tbl.Properties(),
+		// SortOrderID stays 0, unsorted: rows are written in the order they
+		// arrive, and the table's sort order id would tell engines the file
+		// is sorted by it.
 		FormatVersion: d.tbl.Metadata().Version(),
 	}
 	if s.key != nil {

@@ -1,0 +1,78 @@
+package main_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// dataFiles lists the live data files of a table's current snapshot as
+// iceberg-go's manifest reader sees them, with the size of each manifest.
+func dataFiles(t *testing.T, wh, name string) ([]iceberg.DataFile, []int64) {
+	t.Helper()
+	ctx := context.Background()
+	cat, _ := fixture.CatalogAt(t, wh)
+	tbl, err := cat.LoadTable(ctx, strings.Split(name, "."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := tbl.CurrentSnapshot().Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []iceberg.DataFile
+	var sizes []int64
+	for _, m := range manifests {
+		sizes = append(sizes, m.Length())
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			files = append(files, e.DataFile())
+		}
+	}
+	return files, sizes
+}
+
+// floe writes rows in arrival order, so its data files carry sort order id
+// 0 (unsorted) even on a table with a sort order, as iceberg-go's manifest
+// reader sees them.
+func TestFilesOfSortedTableAreMarkedUnsorted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cat, _ := fixture.CatalogAt(t, e.Warehouse)
+	order, err := table.NewSortOrder(1, []table.SortField{{SourceIDs: []int{1}, Transform: iceberg.IdentityTransform{}, Direction: table.SortDESC, NullOrder: table.NullsLast}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := fixture.CreateTable(t, cat, table.Identifier{"db", "sorted"}, fixture.IDSchema, catalog.WithSortOrder(order))
+	if tbl.SortOrder().OrderID() != 1 {
+		t.Fatalf("table sort order id %d, want 1", tbl.SortOrder().OrderID())
+	}
+	e.WriteIDs("a.parquet", 0, 1000)
+	e.WriteIDs("b.parquet", 1000, 1000)
+	e.OK(e.StreamArgs("db.sorted")...)
+	if diff := fixture.Exact(e.TableIDs("db.sorted"), 0, 2000); diff != "" {
+		t.Fatal(diff)
+	}
+	files, _ := dataFiles(t, e.Warehouse, "db.sorted")
+	if len(files) == 0 {
+		t.Fatal("no data files")
+	}
+	for _, f := range files {
+		if id := f.SortOrderID(); id != nil && *id != 0 {
+			t.Errorf("data file %s has sort order id %d, but floe did not sort it", f.FilePath(), *id)
+		}
+	}
+}
