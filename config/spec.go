@@ -290,7 +290,8 @@ var specs = []fieldSpec{
 		path: "sink.table-properties", flag: "p", flagPrefix: "table-default.", typ: "map of string to string",
 		doc: "Iceberg table properties set when floe creates the table, e.g. `write.parquet.compression-codec: zstd`. " +
 			"On the command line each is the catalog property `table-default.<key>`, as Iceberg's catalogs spell a property " +
-			"given to the tables they create: `-p table-default.write.parquet.compression-codec=zstd`, which overrides the file's entry.",
+			"given to the tables they create: `-p table-default.write.parquet.compression-codec=zstd`, which overrides the file's entry. " +
+			"The properties floe's writer reads are checked before anything is created (see writes.md, Table properties).",
 	},
 	{
 		path: "sink.snapshot-properties", flag: "o", flagPrefix: "snapshot-property.", typ: "map of string to string",

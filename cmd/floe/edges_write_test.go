@@ -2,6 +2,9 @@ package main_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,5 +77,28 @@ func TestFilesOfSortedTableAreMarkedUnsorted(t *testing.T) {
 		if id := f.SortOrderID(); id != nil && *id != 0 {
 			t.Errorf("data file %s has sort order id %d, but floe did not sort it", f.FilePath(), *id)
 		}
+	}
+}
+
+// Table properties floe cannot write with are configuration errors found
+// before the table is created: exit 2, and no table left behind.
+func TestBadTablePropertiesCreateNoTable(t *testing.T) {
+	t.Parallel()
+	for _, prop := range []string{"write.format.default=orc", "write.parquet.compression-codec=lzo", "write.metadata.metrics.default=truncate(0)"} {
+		t.Run(prop, func(t *testing.T) {
+			e := newEnv(t)
+			e.WriteIDs("a.parquet", 0, 10)
+			r := e.Stream("db.t", "-p", "table-default."+prop)
+			key, _, _ := strings.Cut(prop, "=")
+			if r.Code != 2 || !strings.Contains(r.Stderr, key) {
+				t.Fatalf("want exit 2 naming %s: %s", key, r)
+			}
+			if _, err := os.Stat(filepath.Join(e.Warehouse, "catalog.db")); err == nil {
+				cat, _ := fixture.CatalogAt(t, e.Warehouse)
+				if _, err := cat.LoadTable(context.Background(), table.Identifier{"db", "t"}); !errors.Is(err, catalog.ErrNoSuchTable) {
+					t.Fatalf("table db.t exists after the refused run (err %v)", err)
+				}
+			}
+		})
 	}
 }

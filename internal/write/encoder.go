@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	pqcompress "github.com/parquet-go/parquet-go/compress"
 
@@ -70,7 +71,7 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 	if err != nil {
 		return fileOptions{}, err
 	}
-	codecName := p.Get(table.ParquetCompressionKey, "zstd")
+	codecName := strings.ToLower(p.Get(table.ParquetCompressionKey, "zstd"))
 	var codec compress.Compression
 	switch codecName {
 	case "zstd":

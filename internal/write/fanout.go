@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"runtime"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/google/uuid"
@@ -90,8 +92,11 @@ type openFile struct {
 }
 
 func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*dest, error) {
-	if f := tbl.Properties().Get("write.format.default", "parquet"); f != "parquet" {
-		return nil, fmt.Errorf("%w: table %s has write.format.default=%s, and floe writes only Parquet data files; set the property to parquet", ingest.ErrConfig, name, f)
+	props := tbl.Properties()
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if err := config.CheckTableProperty(k, props[k]); err != nil {
+			return nil, fmt.Errorf("%w: table %s has property %s=%q, which floe cannot write with: %v (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", ingest.ErrConfig, name, k, props[k], err)
+		}
 	}
 	schema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
