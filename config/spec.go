@@ -279,7 +279,8 @@ var specs = []fieldSpec{
 	{
 		path: "sink.mode", flag: "mode", def: "append", allowed: []string{"append", "complete"},
 		doc: "`append` adds each batch's rows to the table. `complete` replaces the table's contents with each batch, " +
-			"for sources where every file is a full snapshot.",
+			"for sources where every file is a full snapshot; a batch of input without rows (a header-only CSV) leaves the table empty, " +
+			"as Spark's complete mode does.",
 	},
 	{
 		path: "sink.create-table", flag: "create-table", def: "true",

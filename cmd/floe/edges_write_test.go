@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -46,6 +47,55 @@ func dataFiles(t *testing.T, wh, name string) ([]iceberg.DataFile, []int64) {
 		}
 	}
 	return files, sizes
+}
+
+// In complete mode a batch of input without rows (a header-only CSV)
+// replaces the table's contents with nothing, as Spark's complete mode
+// does, in a snapshot a re-run finds.
+func TestCompleteModeEmptyBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	args := []string{"stream", "--source", e.Landing, "--format", "csv", "--table", "db.totals", "--checkpoint", e.Ckpt, "--mode", "complete"}
+	land := func(name string, data []byte, at time.Time) {
+		t.Helper()
+		path := filepath.Join(e.Landing, name)
+		if err := fixture.Land(path, data); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Add(-time.Hour)
+	land("a.csv", fixture.IDCSV(0, 100, ',', true), now)
+	e.OK(args...)
+	if diff := fixture.Exact(e.TableIDs("db.totals"), 0, 100); diff != "" {
+		t.Fatal(diff)
+	}
+	land("b.csv", []byte("id,v\n"), now.Add(time.Minute))
+	e.OK(args...)
+	if ids := e.TableIDs("db.totals"); len(ids) != 0 {
+		t.Fatalf("after an empty complete-mode batch the table holds %d ids, want none", len(ids))
+	}
+	snaps := e.Snapshots("db.totals")
+	last := snaps[len(snaps)-1]
+	if last.Summary["floe.batch-id"] != "1" || last.Summary["floe.query-id"] == "" {
+		t.Fatalf("the empty batch's snapshot has summary %v, want floe.batch-id 1 and the query id", last.Summary)
+	}
+	// A run that stopped between the table commit and the commits log
+	// finds the batch in the table and commits nothing more.
+	if err := os.Remove(filepath.Join(e.Ckpt, "commits", "1")); err != nil {
+		t.Fatal(err)
+	}
+	e.OK(args...)
+	if n := len(e.Snapshots("db.totals")); n != len(snaps) {
+		t.Fatalf("the re-run made %d snapshots, want %d", n, len(snaps))
+	}
+	land("c.csv", fixture.IDCSV(100, 50, ',', true), now.Add(2*time.Minute))
+	e.OK(args...)
+	if diff := fixture.Exact(e.TableIDs("db.totals"), 100, 50); diff != "" {
+		t.Fatal(diff)
+	}
 }
 
 // floe writes rows in arrival order, so its data files carry sort order id
