@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,5 +151,42 @@ func TestBadTablePropertiesCreateNoTable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Files land within a few percent of a small write.target-file-size-bytes,
+// with either encoder: records are split where the file reaches its target.
+func TestSmallTargetFileSize(t *testing.T) {
+	t.Parallel()
+	for _, enc := range []string{"parquet-go", "arrow"} {
+		for _, target := range []int64{1 << 20, 2 << 20} {
+			t.Run(fmt.Sprintf("%s/%dMiB", enc, target>>20), func(t *testing.T) {
+				e := newEnv(t)
+				// 150,000 rows of 120 random characters: ~19 MB encoded, read
+				// by one writer (under 32 MB of input).
+				writePartitioned(t, e.Landing, 3, 50_000, 1, 120, 11)
+				e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.sized", "--checkpoint", e.Ckpt,
+					"--target-file-size-bytes", fmt.Sprint(target), "-p", "table-default.floe.write.parquet-encoder="+enc)
+				if diff := fixture.Exact(e.TableIDs("db.sized"), 0, 150_000); diff != "" {
+					t.Fatal(diff)
+				}
+				var sizes []string
+				small := 0
+				for _, f := range e.files("db.sized") {
+					r := float64(f.Size) / float64(target)
+					sizes = append(sizes, fmt.Sprintf("%.3f", r))
+					if r > 1.05 {
+						t.Errorf("file %s is %.3fx the target", filepath.Base(f.Path), r)
+					}
+					if r < 0.95 {
+						small++
+					}
+				}
+				t.Logf("sizes / target: %s", strings.Join(sizes, " "))
+				if small > 1 {
+					t.Errorf("%d files under 0.95x the target, want only the last", small)
+				}
+			})
+		}
 	}
 }

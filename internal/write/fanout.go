@@ -487,31 +487,45 @@ func (b *batch) fail(err error) {
 	}
 }
 
-// appendTo writes rec to the slot's file, opening it first; s.mu is held.
+// appendTo writes rec to the slot's file, opening it first, and rolls the
+// file when it reaches the target size, in the middle of rec if need be;
+// s.mu is held.
 func (b *batch) appendTo(d *dest, s *slot, rec arrow.RecordBatch) error {
-	if s.file == nil || s.file.enc == nil {
-		counted := s.file != nil && s.file.counted
-		f, err := b.create(d, s, rec)
-		if err != nil {
-			if counted {
-				b.release(s) // create closed what it opened
+	rec.Retain()
+	defer func() { rec.Release() }()
+	for {
+		if s.file == nil || s.file.enc == nil {
+			counted := s.file != nil && s.file.counted
+			f, err := b.create(d, s, rec)
+			if err != nil {
+				if counted {
+					b.release(s) // create closed what it opened
+				}
+				s.file = nil
+				return err
 			}
-			s.file = nil
-			return err
+			f.counted = counted
+			s.file = f
 		}
-		f.counted = counted
-		s.file = f
+		f := s.file
+		taken, full, err := f.enc.Write(rec)
+		if err != nil {
+			return fmt.Errorf("encode data file %s: %w", f.path, err)
+		}
+		f.rows += taken
+		if full {
+			// Keep the slot's place under the cap for its next rows.
+			if err := b.roll(d, s, true); err != nil {
+				return err
+			}
+		}
+		if taken == rec.NumRows() {
+			return nil
+		}
+		rest := rec.NewSlice(taken, rec.NumRows())
+		rec.Release()
+		rec = rest
 	}
-	f := s.file
-	if err := f.enc.Write(rec); err != nil {
-		return fmt.Errorf("encode data file %s: %w", f.path, err)
-	}
-	f.rows += rec.NumRows()
-	if f.enc.EncodedBytes() >= d.opts.target {
-		// Keep the slot's place under the cap for its next rows.
-		return b.roll(d, s, true)
-	}
-	return nil
 }
 
 func (b *batch) create(d *dest, s *slot, first arrow.RecordBatch) (*openFile, error) {
