@@ -1,9 +1,13 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +19,45 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/write"
 )
+
+// landCSV writes a CSV of columns id and v to the landing directory through
+// a hidden temporary file, one row per value, ids from first.
+func landCSV(t *testing.T, dir, name string, first int64, values ...func(w *bufio.Writer)) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(w, "id,v")
+	for i, v := range values {
+		fmt.Fprintf(w, "%d,", first+int64(i))
+		v(w)
+		fmt.Fprintln(w)
+	}
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func text(s string) func(*bufio.Writer) { return func(w *bufio.Writer) { w.WriteString(s) } }
+
+// randomText is n random letters and digits, which compress little, seeded.
+func randomText(n int, seed uint64) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	rng := rand.New(rand.NewPCG(seed, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rng.IntN(len(alphabet))]
+	}
+	return string(b)
+}
 
 // dataFiles lists the live data files of a table's current snapshot as
 // iceberg-go's manifest reader sees them, with the size of each manifest.
@@ -48,6 +90,115 @@ func dataFiles(t *testing.T, wh, name string) ([]iceberg.DataFile, []int64) {
 		}
 	}
 	return files, sizes
+}
+
+// footerBytes is the length of a local Parquet file's footer.
+func footerBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open(strings.TrimPrefix(path, "file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := make([]byte, 8)
+	if _, err := f.ReadAt(tail, st.Size()-8); err != nil {
+		t.Fatal(err)
+	}
+	if string(tail[4:]) != "PAR1" {
+		t.Fatalf("%s does not end in PAR1", path)
+	}
+	return int64(binary.LittleEndian.Uint32(tail))
+}
+
+// A 64 MiB string lands with both encoders and reads back whole; the data
+// file's footer and the manifests stay small, since no bound of such a
+// value is kept whole (Iceberg's truncate(16) default in the manifests).
+func TestWriteValueOf64MiB(t *testing.T) {
+	t.Parallel()
+	huge := randomText(64<<20, 1)
+	want := sha256.Sum256([]byte(huge))
+	for _, enc := range []string{"parquet-go", "arrow"} {
+		t.Run(enc, func(t *testing.T) {
+			e := newEnv(t)
+			landCSV(t, e.Landing, "big.csv", 1, text(huge), text("small"), text(strings.Repeat("y", 5000)))
+			e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.big", "--checkpoint", e.Ckpt,
+				"-p", "table-default.floe.write.parquet-encoder="+enc)
+			if diff := fixture.Exact(e.TableIDs("db.big"), 1, 3); diff != "" {
+				t.Fatal(diff)
+			}
+			out := e.OK("scan", "db.big", "--output-format", "csv").Stdout
+			got := ""
+			for _, l := range strings.Split(out, "\n") {
+				if v, ok := strings.CutPrefix(l, "1,"); ok {
+					got = v
+				}
+			}
+			if sha256.Sum256([]byte(got)) != want {
+				t.Fatalf("the value of id 1 read back is %d bytes, not the %d written", len(got), len(huge))
+			}
+			files, manifests := dataFiles(t, e.Warehouse, "db.big")
+			for _, f := range files {
+				if n := footerBytes(t, f.FilePath()); n > 64<<10 {
+					t.Errorf("data file %s has a footer of %d bytes", f.FilePath(), n)
+				}
+				for id, b := range f.LowerBoundValues() {
+					if len(b) > 16 {
+						t.Errorf("lower bound of field %d is %d bytes, over truncate(16)", id, len(b))
+					}
+				}
+				for id, b := range f.UpperBoundValues() {
+					if len(b) > 16 {
+						t.Errorf("upper bound of field %d is %d bytes, over truncate(16)", id, len(b))
+					}
+				}
+			}
+			for _, n := range manifests {
+				if n > 64<<10 {
+					t.Errorf("a manifest of %d bytes", n)
+				}
+			}
+		})
+	}
+}
+
+// A value over write.MaxValueBytes is bad input: the batch fails naming the
+// file, the column and the limit, and on-bad-file: quarantine sets the file
+// aside while the rest of the batch lands.
+func TestValueOverLimitIsBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	landCSV(t, e.Landing, "huge.csv", 1, text("a"), func(w *bufio.Writer) {
+		chunk := strings.Repeat("z", 1<<20)
+		for range write.MaxValueBytes >> 20 {
+			w.WriteString(chunk)
+		}
+		w.WriteString("z")
+	})
+	landCSV(t, e.Landing, "fine.csv", 10, text("b"), text("c"))
+	args := []string{"stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt}
+	r := e.Run(args...)
+	if r.Code != 1 {
+		t.Fatalf("want exit 1 for bad input: %s", r)
+	}
+	for _, want := range []string{"huge.csv", `column "v" row 2`, fmt.Sprint(write.MaxValueBytes + 1), fmt.Sprint(write.MaxValueBytes), "on-bad-file: quarantine"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("error does not name %q: %s", want, r.Stderr)
+		}
+	}
+	if ids := e.TableIDs("db.t"); len(ids) != 0 {
+		t.Fatalf("a failed batch left %d ids in the table", len(ids))
+	}
+	e.OK(append(args, "--on-bad-file", "quarantine")...)
+	if diff := fixture.Exact(e.TableIDs("db.t"), 10, 2); diff != "" {
+		t.Fatal(diff)
+	}
+	if _, err := os.Stat(filepath.Join(e.Ckpt, "quarantine", "huge.csv")); err != nil {
+		t.Fatalf("huge.csv not quarantined: %v", err)
+	}
 }
 
 // In complete mode a batch of input without rows (a header-only CSV)

@@ -26,12 +26,16 @@ import (
 // pqarrow, which handles every type (nested ones included).
 type fileEncoder interface {
 	// Write encodes rows of rec from the first and returns how many it
-	// took; full reports that the file reached its target size and must be
-	// rolled before the rest is written.
+	// took; full reports that the file reached its target size (or cannot
+	// take the next row) and must be rolled before the rest is written.
 	Write(rec arrow.RecordBatch) (taken int64, full bool, err error)
 	// Close writes the footer and returns it, parsed.
 	Close() (*metadata.FileMetaData, error)
 }
+
+// errNewFile is put's way of saying that a record cannot go into the open
+// file as it was started, and fits a new one.
+var errNewFile = errors.New("record needs a new data file")
 
 // rowGroups cuts a file's row groups and tells when the file is full, for
 // both encoders. An encoder holds a whole row group before writing it out,
@@ -97,6 +101,9 @@ func (g *rowGroups) Write(rec arrow.RecordBatch) (int64, bool, error) {
 		err := g.put(part)
 		if !whole {
 			part.Release()
+		}
+		if errors.Is(err, errNewFile) {
+			return done, true, nil
 		}
 		if err != nil {
 			return done, false, err

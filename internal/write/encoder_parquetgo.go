@@ -85,11 +85,22 @@ type pqgoEncoder struct {
 	cols     []arrow.Field
 	defLevel []int
 	values   []pq.Value
+	// bounded are the string and binary columns whose bounds the file
+	// records; see maxBoundBytes.
+	bounded []int
 }
+
+// maxBoundBytes is the longest string or binary value whose column keeps its
+// bounds, as parquet-mr and arrow-go drop statistics over 4 KiB: parquet-go
+// records a column chunk's min and max whole, and a huge value would make
+// every reader of the file parse a huge footer. parquet-go decides per
+// column for the whole file, so a column meeting a longer value loses its
+// bounds for the file, and a file that started with them is rolled.
+const maxBoundBytes = 4096
 
 // newPqgoEncoder builds the Parquet schema in the table's column order with
 // the table's field ids. first is the file's first record: it decides which
-// string columns get a dictionary.
+// string columns get a dictionary, and which keep their bounds.
 func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first arrow.RecordBatch) (*pqgoEncoder, error) {
 	fields := make(pqgo.Group, len(schema.Fields()))
 	e := &pqgoEncoder{out: out, cols: schema.Fields()}
@@ -106,8 +117,15 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
-		if (f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY) && repetitive(first.Column(i)) {
-			node = pq.Encoded(node, &pq.RLEDictionary)
+		if f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY {
+			if repetitive(first.Column(i)) {
+				node = pq.Encoded(node, &pq.RLEDictionary)
+			}
+			if longestValue(first.Column(i)) > maxBoundBytes {
+				wopts = append(wopts, pq.SkipPageBounds(f.Name))
+			} else {
+				e.bounded = append(e.bounded, i)
+			}
 		}
 		def := 0
 		if f.Nullable {
@@ -190,6 +208,11 @@ func repetitive(col arrow.Array) bool {
 
 // put appends rec to the open row group.
 func (e *pqgoEncoder) put(rec arrow.RecordBatch) error {
+	for _, c := range e.bounded {
+		if longestValue(rec.Column(c)) > maxBoundBytes {
+			return errNewFile
+		}
+	}
 	n := int(rec.NumRows())
 	if cap(e.values) < n {
 		e.values = make([]pq.Value, n)
@@ -205,6 +228,20 @@ func (e *pqgoEncoder) put(rec arrow.RecordBatch) error {
 		}
 	}
 	return nil
+}
+
+// longestValue is the length of the longest value of a string or binary
+// column.
+func longestValue(a arrow.Array) int64 {
+	switch c := a.(type) {
+	case *array.String:
+		n, _ := longest(c.ValueOffsets())
+		return n
+	case *array.Binary:
+		n, _ := longest(c.ValueOffsets())
+		return n
+	}
+	return 0
 }
 
 // unsafeBytes views an Arrow string's bytes without a copy; parquet-go only

@@ -308,6 +308,9 @@ func (b *batch) writeTo(ctx context.Context, worker int, d *dest, rec arrow.Reco
 		return err
 	}
 	defer out.Release()
+	if err := checkValueSizes(d.name, out, firstRow); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	d.rows += out.NumRows()
 	d.mu.Unlock()
