@@ -180,6 +180,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 			SchemaEvolution: cfg.Sink.SchemaEvolution == "add-columns",
 			DeadLetter:      cfg.Sink.DeadLetterTable,
 			Overwrite:       cfg.Sink.Mode == "complete",
+			Table:           p.fixed,
 			Properties:      cfg.Sink.SnapshotProperties,
 			Logger:          p.opts.Logger,
 		})
@@ -481,7 +482,9 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		// The batch was committed by the run that stopped: count its rows.
 		res.Rows = commit.AddedRows(held.snap)
 		done.Rows = res.Rows
-	case len(res.Files) > 0:
+	case len(res.Files) > 0 || p.cfg.Sink.Mode == "complete" && res.Parts > 0:
+		// A complete-mode batch that read input but no rows empties the
+		// table; one whose files were all set aside commits nothing.
 		if p.opts.ForEachBatch != nil {
 			if err := p.opts.ForEachBatch(ctx, entry.BatchID, res.Files); err != nil {
 				res.Remove(ctx)

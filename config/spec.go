@@ -287,7 +287,8 @@ var specs = []fieldSpec{
 	{
 		path: "sink.mode", flag: "mode", def: "append", allowed: []string{"append", "complete"},
 		doc: "`append` adds each batch's rows to the table. `complete` replaces the table's contents with each batch, " +
-			"for sources where every file is a full snapshot.",
+			"for sources where every file is a full snapshot; a batch of input without rows (a header-only CSV) leaves the table empty, " +
+			"as Spark's complete mode does.",
 	},
 	{
 		path: "sink.create-table", flag: "create-table", def: "true",
@@ -298,7 +299,8 @@ var specs = []fieldSpec{
 		path: "sink.table-properties", flag: "p", flagPrefix: "table-default.", typ: "map of string to string",
 		doc: "Iceberg table properties set when floe creates the table, e.g. `write.parquet.compression-codec: zstd`. " +
 			"On the command line each is the catalog property `table-default.<key>`, as Iceberg's catalogs spell a property " +
-			"given to the tables they create: `-p table-default.write.parquet.compression-codec=zstd`, which overrides the file's entry.",
+			"given to the tables they create: `-p table-default.write.parquet.compression-codec=zstd`, which overrides the file's entry. " +
+			"The properties floe's writer reads are checked before anything is created (see writes.md, Table properties).",
 	},
 	{
 		path: "sink.snapshot-properties", flag: "o", flagPrefix: "snapshot-property.", typ: "map of string to string",

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"slices"
@@ -92,6 +93,11 @@ func (s *Sink) validate(ps *problems) {
 		ps.add("sink.mode", 0, "complete replaces a table's contents with each batch, but a table template writes each batch to the tables its rows name, so tables the batch does not name would keep stale rows; use mode: append, or one pipeline per table")
 	}
 	ps.propertyKeys("sink.table-properties", s.TableProperties)
+	for _, k := range slices.Sorted(maps.Keys(s.TableProperties)) {
+		if err := CheckTableProperty(k, s.TableProperties[k]); err != nil {
+			ps.add("sink.table-properties."+k, 0, "%v", err)
+		}
+	}
 	ps.propertyKeys("sink.snapshot-properties", s.SnapshotProperties)
 	for i, f := range s.PartitionFields {
 		if strings.TrimSpace(f) == "" {

@@ -222,8 +222,11 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	switch {
 	case found != nil:
 		res.SnapshotID = found.SnapshotID
-	case !held && len(req.Files) > 0:
-		res.SnapshotID = out.CurrentSnapshot().SnapshotID
+	case !held && (len(req.Files) > 0 || req.Overwrite):
+		// Files or an overwrite make a snapshot; a record alone does not.
+		if s := out.CurrentSnapshot(); s != nil {
+			res.SnapshotID = s.SnapshotID
+		}
 	}
 	return res, nil
 }
@@ -266,7 +269,14 @@ func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, 
 	if req.Overwrite && tbl.Metadata().Version() >= 3 {
 		return nil, false, Final(fmt.Errorf("%w: complete mode does not write format-version 3 tables yet; use format-version 2 or mode append", ingest.ErrConfig))
 	}
-	if req.Overwrite && tbl.CurrentSnapshot() != nil {
+	if req.Overwrite && len(files) == 0 {
+		// An empty batch leaves the table empty, as Spark's complete mode
+		// does; Delete makes a snapshot even when there is nothing to
+		// remove, so that the batch is found in the table like any other.
+		if err := txn.Delete(ctx, iceberg.AlwaysTrue{}, props); err != nil {
+			return nil, false, err
+		}
+	} else if req.Overwrite && tbl.CurrentSnapshot() != nil {
 		existing, err := liveDataFiles(ctx, tbl)
 		if err != nil {
 			return nil, false, err

@@ -40,8 +40,11 @@ type TablesOptions struct {
 	// the input's columns as they are, so it is not evolved to the batch.
 	DeadLetter string
 	// Overwrite replaces a table's contents with each batch (complete
-	// mode); Properties go into every snapshot summary.
+	// mode): Table's, the query's one destination, even with a batch that
+	// wrote no rows, which leaves it empty. Properties go into every
+	// snapshot summary.
 	Overwrite  bool
+	Table      string
 	Properties map[string]string
 	Logger     *slog.Logger
 }
@@ -226,7 +229,9 @@ type TableCommit struct {
 
 // Commit commits the batch's files, one snapshot per table in name order;
 // bases are the tables as the files were written for them, and rec, when
-// set, the query's record after the batch, which each table gets. A table that
+// set, the query's record after the batch, which each table gets. In
+// complete mode the query's table is committed even without files, and an
+// existing table is emptied (a missing one stays missing). A table that
 // already holds the batch (a re-run after a crash between two tables'
 // commits) is skipped and the files just written for it are deleted. On
 // failure the files of the tables not reached are deleted: a re-run writes
@@ -235,6 +240,22 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 	byTable := map[string][]ingest.DataFile{}
 	for _, f := range files {
 		byTable[f.Table] = append(byTable[f.Table], f)
+	}
+	if t.opts.Overwrite && t.opts.Table != "" {
+		if _, ok := byTable[t.opts.Table]; !ok {
+			tbl, err := t.Load(ctx, t.opts.Table)
+			if err != nil {
+				return nil, err
+			}
+			if tbl != nil {
+				byTable[t.opts.Table] = nil
+				bases = maps.Clone(bases)
+				if bases == nil {
+					bases = map[string]*table.Table{}
+				}
+				bases[t.opts.Table] = tbl
+			}
+		}
 	}
 	names := slices.Sorted(maps.Keys(byTable))
 	abandon := func(rest []string) {

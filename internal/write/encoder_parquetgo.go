@@ -79,35 +79,53 @@ func gzipLevel(level int) int {
 
 // pqgoEncoder writes one data file with parquet-go, column by column.
 type pqgoEncoder struct {
-	w         *pq.GenericWriter[any]
-	out       *countingWriter
-	cols      []arrow.Field
-	defLevel  []int
-	values    []pq.Value
-	rows      int64
-	target    int64
-	rowGroup  int64
-	pending   int64 // raw bytes buffered in the open row group
-	groupRows int64 // rows in the open row group
-	// ratio is encoded bytes per raw byte, measured at each row group cut
-	// (a guess before the first), so that the size of the open group, and
-	// so the moment to roll the file, is estimated from this data.
-	ratio float64
+	rowGroups
+	out      *countingWriter
+	w        *pq.GenericWriter[any]
+	cols     []arrow.Field
+	defLevel []int
+	values   []pq.Value
+	// bounded are the string and binary columns whose bounds the file
+	// records; see maxBoundBytes.
+	bounded []int
 }
+
+// maxBoundBytes is the longest string or binary value whose column keeps its
+// bounds, as parquet-mr and arrow-go drop statistics over 4 KiB: parquet-go
+// records a column chunk's min and max whole, and a huge value would make
+// every reader of the file parse a huge footer. parquet-go decides per
+// column for the whole file, so a column meeting a longer value loses its
+// bounds for the file, and a file that started with them is rolled.
+const maxBoundBytes = 4096
 
 // newPqgoEncoder builds the Parquet schema in the table's column order with
 // the table's field ids. first is the file's first record: it decides which
-// string columns get a dictionary.
+// string columns get a dictionary, and which keep their bounds.
 func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first arrow.RecordBatch) (*pqgoEncoder, error) {
 	fields := make(pqgo.Group, len(schema.Fields()))
-	e := &pqgoEncoder{out: out, cols: schema.Fields(), target: opts.target, rowGroup: opts.rowGroup, ratio: 0.25}
+	e := &pqgoEncoder{out: out, cols: schema.Fields()}
+	wopts := []pq.WriterOption{
+		pq.Compression(opts.pqgoCodec),
+		pq.CreatedBy("floe", "", ""),
+		pq.PageBufferSize(1 << 20),
+		// Row groups are cut by rowGroups, at record boundaries; this is a backstop.
+		pq.MaxRowsPerRowGroup(2 * pqgoRowGroupRows),
+		pq.DataPageStatistics(false),
+	}
 	for i, f := range schema.Fields() {
 		node, err := pqgoLeaf(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
-		if (f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY) && repetitive(first.Column(i)) {
-			node = pq.Encoded(node, &pq.RLEDictionary)
+		if f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY {
+			if repetitive(first.Column(i)) {
+				node = pq.Encoded(node, &pq.RLEDictionary)
+			}
+			if longestValue(first.Column(i)) > maxBoundBytes {
+				wopts = append(wopts, pq.SkipPageBounds(f.Name))
+			} else {
+				e.bounded = append(e.bounded, i)
+			}
 		}
 		def := 0
 		if f.Nullable {
@@ -123,15 +141,10 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 		}
 		fields[i] = pqgo.Field(pq.FieldID(node, id), f.Name)
 	}
-	e.w = pq.NewGenericWriter[any](out,
-		pq.NewSchema("table", fields),
-		pq.Compression(opts.pqgoCodec),
-		pq.CreatedBy("floe", "", ""),
-		pq.PageBufferSize(1<<20),
-		// Row groups are cut in Write, at record boundaries; this is a backstop.
-		pq.MaxRowsPerRowGroup(2*pqgoRowGroupRows),
-		pq.DataPageStatistics(false),
-	)
+	e.w = pq.NewGenericWriter[any](out, append([]pq.WriterOption{pq.NewSchema("table", fields)}, wopts...)...)
+	// parquet-go buffers its output: its own count is the file's size, the
+	// bytes that reached out lag by up to its buffer.
+	e.rowGroups = newRowGroups(e.w.Size, opts, pqgoRowGroupRows, e.put, e.w.Flush)
 	return e, nil
 }
 
@@ -193,7 +206,13 @@ func repetitive(col arrow.Array) bool {
 	return len(seen) <= n/2
 }
 
-func (e *pqgoEncoder) Write(rec arrow.RecordBatch) error {
+// put appends rec to the open row group.
+func (e *pqgoEncoder) put(rec arrow.RecordBatch) error {
+	for _, c := range e.bounded {
+		if longestValue(rec.Column(c)) > maxBoundBytes {
+			return errNewFile
+		}
+	}
 	n := int(rec.NumRows())
 	if cap(e.values) < n {
 		e.values = make([]pq.Value, n)
@@ -207,25 +226,22 @@ func (e *pqgoEncoder) Write(rec arrow.RecordBatch) error {
 		if _, err := writers[c].WriteRowValues(vals); err != nil {
 			return fmt.Errorf("column %s: %w", e.cols[c].Name, err)
 		}
-		e.pending += rawSize(col)
-	}
-	e.rows += int64(n)
-	e.groupRows += int64(n)
-	// parquet-go buffers a whole row group's pages: cut it by rows, or
-	// sooner when its estimated size reaches the row-group size or a
-	// quarter of the target file size, so that memory stays bounded and
-	// the file's size is known closely enough to roll it at the target.
-	if e.groupRows >= pqgoRowGroupRows || float64(e.pending)*e.ratio >= float64(min(e.rowGroup, e.target/4)) {
-		before := e.out.n
-		if err := e.w.Flush(); err != nil {
-			return err
-		}
-		if e.pending > 0 && e.out.n > before {
-			e.ratio = float64(e.out.n-before) / float64(e.pending)
-		}
-		e.pending, e.groupRows = 0, 0
 	}
 	return nil
+}
+
+// longestValue is the length of the longest value of a string or binary
+// column.
+func longestValue(a arrow.Array) int64 {
+	switch c := a.(type) {
+	case *array.String:
+		n, _ := longest(c.ValueOffsets())
+		return n
+	case *array.Binary:
+		n, _ := longest(c.ValueOffsets())
+		return n
+	}
+	return 0
 }
 
 // unsafeBytes views an Arrow string's bytes without a copy; parquet-go only
@@ -329,10 +345,6 @@ func fillValues(vals []pq.Value, col arrow.Array, maxDef, c int) error {
 	}
 	return nil
 }
-
-// EncodedBytes counts what reached the file plus an estimate of the open
-// row group: parquet-go holds its compressed pages until the group is cut.
-func (e *pqgoEncoder) EncodedBytes() int64 { return e.out.n + int64(float64(e.pending)*e.ratio) }
 
 func (e *pqgoEncoder) Close() (*metadata.FileMetaData, error) {
 	e.out.keepTail = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"runtime"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/google/uuid"
@@ -90,8 +92,11 @@ type openFile struct {
 }
 
 func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*dest, error) {
-	if f := tbl.Properties().Get("write.format.default", "parquet"); f != "parquet" {
-		return nil, fmt.Errorf("%w: table %s has write.format.default=%s, and floe writes only Parquet data files; set the property to parquet", ingest.ErrConfig, name, f)
+	props := tbl.Properties()
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if err := config.CheckTableProperty(k, props[k]); err != nil {
+			return nil, fmt.Errorf("%w: table %s has property %s=%q, which floe cannot write with: %v (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", ingest.ErrConfig, name, k, props[k], err)
+		}
 	}
 	schema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
@@ -303,6 +308,9 @@ func (b *batch) writeTo(ctx context.Context, worker int, d *dest, rec arrow.Reco
 		return err
 	}
 	defer out.Release()
+	if err := checkValueSizes(d.name, out, firstRow); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	d.rows += out.NumRows()
 	d.mu.Unlock()
@@ -482,31 +490,45 @@ func (b *batch) fail(err error) {
 	}
 }
 
-// appendTo writes rec to the slot's file, opening it first; s.mu is held.
+// appendTo writes rec to the slot's file, opening it first, and rolls the
+// file when it reaches the target size, in the middle of rec if need be;
+// s.mu is held.
 func (b *batch) appendTo(d *dest, s *slot, rec arrow.RecordBatch) error {
-	if s.file == nil || s.file.enc == nil {
-		counted := s.file != nil && s.file.counted
-		f, err := b.create(d, s, rec)
-		if err != nil {
-			if counted {
-				b.release(s) // create closed what it opened
+	rec.Retain()
+	defer func() { rec.Release() }()
+	for {
+		if s.file == nil || s.file.enc == nil {
+			counted := s.file != nil && s.file.counted
+			f, err := b.create(d, s, rec)
+			if err != nil {
+				if counted {
+					b.release(s) // create closed what it opened
+				}
+				s.file = nil
+				return err
 			}
-			s.file = nil
-			return err
+			f.counted = counted
+			s.file = f
 		}
-		f.counted = counted
-		s.file = f
+		f := s.file
+		taken, full, err := f.enc.Write(rec)
+		if err != nil {
+			return fmt.Errorf("encode data file %s: %w", f.path, err)
+		}
+		f.rows += taken
+		if full {
+			// Keep the slot's place under the cap for its next rows.
+			if err := b.roll(d, s, true); err != nil {
+				return err
+			}
+		}
+		if taken == rec.NumRows() {
+			return nil
+		}
+		rest := rec.NewSlice(taken, rec.NumRows())
+		rec.Release()
+		rec = rest
 	}
-	f := s.file
-	if err := f.enc.Write(rec); err != nil {
-		return fmt.Errorf("encode data file %s: %w", f.path, err)
-	}
-	f.rows += rec.NumRows()
-	if f.enc.EncodedBytes() >= d.opts.target {
-		// Keep the slot's place under the cap for its next rows.
-		return b.roll(d, s, true)
-	}
-	return nil
 }
 
 func (b *batch) create(d *dest, s *slot, first arrow.RecordBatch) (*openFile, error) {
@@ -567,15 +589,17 @@ func (b *batch) roll(d *dest, s *slot, keep bool) error {
 		return fmt.Errorf("finish data file %s: %w", f.path, err)
 	}
 	args := table.DataFileArgs{
-		Schema:        d.tbl.Schema(),
-		Spec:          d.tbl.Spec(),
-		Format:        iceberg.ParquetFile,
-		Metadata:      meta,
-		FilePath:      f.path,
-		FileSize:      f.out.n,
-		Content:       iceberg.EntryContentData,
-		Properties:    d.tbl.Properties(),
-		SortOrderID:   d.tbl.SortOrder().OrderID(),
+		Schema:     d.tbl.Schema(),
+		Spec:       d.tbl.Spec(),
+		Format:     iceberg.ParquetFile,
+		Metadata:   meta,
+		FilePath:   f.path,
+		FileSize:   f.out.n,
+		Content:    iceberg.EntryContentData,
+		Properties: d.tbl.Properties(),
+		// SortOrderID stays 0, unsorted: rows are written in the order they
+		// arrive, and the table's sort order id would tell engines the file
+		// is sorted by it.
 		FormatVersion: d.tbl.Metadata().Version(),
 	}
 	if s.key != nil {

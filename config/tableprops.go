@@ -1,0 +1,74 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// parquetCodecs are the write.parquet.compression-codec values floe's
+// encoders write, in lower case (values are matched case-insensitively,
+// as Iceberg does).
+var parquetCodecs = []string{"zstd", "snappy", "gzip", "lz4", "lz4_raw", "brotli", "uncompressed", "none"}
+
+// CheckTableProperty checks the value of a table property that floe, or
+// iceberg-go writing for it, reads when writing data files; it returns nil
+// for every other property. sink.table-properties are checked with it
+// before a table is created, since a table created with a value the writer
+// then refuses would be left behind in the catalog, and the writer checks
+// an existing table's properties with it before writing a file.
+func CheckTableProperty(key, value string) error {
+	v := value
+	switch key {
+	case "write.format.default":
+		if !strings.EqualFold(v, "parquet") {
+			return fmt.Errorf("%q is not supported: floe writes Parquet data files only; remove the property or set it to parquet", value)
+		}
+	case "write.parquet.compression-codec":
+		if l := strings.ToLower(v); !slices.Contains(parquetCodecs, l) {
+			known := "zstd, snappy, gzip, lz4, brotli or uncompressed"
+			if hint := closest(l, parquetCodecs); hint != "" {
+				return fmt.Errorf("%q is not a Parquet codec floe writes; did you mean %q? (use %s)", value, hint, known)
+			}
+			return fmt.Errorf("%q is not a Parquet codec floe writes; use %s", value, known)
+		}
+	case "write.parquet.compression-level":
+		if _, err := strconv.Atoi(v); v != "" && err != nil {
+			return fmt.Errorf("%q is not a whole number; give the codec's level, e.g. 3 for zstd, or remove the property for floe's default", value)
+		}
+	case "write.target-file-size-bytes", "write.parquet.row-group-size-bytes", "write.max-open-files", "floe.write.buffer-bytes":
+		if n, err := strconv.ParseInt(v, 10, 64); v != "" && (err != nil || n <= 0) {
+			example := "134217728 (128 MiB)"
+			if key == "write.max-open-files" {
+				example = "100"
+			}
+			return fmt.Errorf("%q is not a positive whole number; give a number such as %s", value, example)
+		}
+	case "floe.write.parquet-encoder":
+		if v != "parquet-go" && v != "arrow" {
+			return fmt.Errorf("%q is not a Parquet encoder of floe's; use parquet-go (the default) or arrow", value)
+		}
+	default:
+		if key == "write.metadata.metrics.default" || strings.HasPrefix(key, "write.metadata.metrics.column.") {
+			return checkMetricsMode(value)
+		}
+	}
+	return nil
+}
+
+// checkMetricsMode accepts Iceberg's metrics modes: none, counts, full and
+// truncate(N) with N ≥ 1.
+func checkMetricsMode(value string) error {
+	v := strings.ToLower(strings.TrimSpace(value))
+	switch v {
+	case "none", "counts", "full":
+		return nil
+	}
+	if inner, ok := strings.CutPrefix(v, "truncate("); ok {
+		if n, err := strconv.Atoi(strings.TrimSuffix(inner, ")")); err == nil && n >= 1 && strings.HasSuffix(inner, ")") {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not an Iceberg metrics mode; use none, counts, full or truncate(N) with N ≥ 1, such as truncate(16), Iceberg's default", value)
+}
