@@ -3,6 +3,7 @@
 # the versitygw S3 server, and ends with a 10-second fuzz run of the filter
 # parser. Long suites are opt-in:
 #   go test ./cmd/floe -run TestCrashSafety -crash-kills=300
+#   go test ./cmd/floe -run TestRandomDamage -chaos-steps 250
 #   bench/run.sh
 .PHONY: test test-deps build
 
