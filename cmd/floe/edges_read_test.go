@@ -90,32 +90,7 @@ func (p peerTable) scan(t *testing.T, e *env, cols []string, extra ...string) []
 	if r.Code != 0 {
 		t.Fatalf("scan %v: %s", extra, r)
 	}
-	var got []string
-	dec := json.NewDecoder(strings.NewReader(r.Stdout))
-	dec.UseNumber()
-	for dec.More() {
-		var row map[string]any
-		if err := dec.Decode(&row); err != nil {
-			t.Fatalf("floe printed invalid JSON: %v", err)
-		}
-		if cols != nil && len(row) != len(cols) {
-			t.Fatalf("scan %v printed columns %v, want %v", extra, row, cols)
-		}
-		obj := canonical.Object{}
-		for _, f := range p.fields {
-			if cols != nil && !slices.Contains(cols, f.Name) {
-				continue
-			}
-			v, err := canonical.Value(row[f.Name], f.Type)
-			if err != nil {
-				t.Fatalf("%s: %v", f.Name, err)
-			}
-			obj = append(obj, canonical.KV{Key: f.Name, Value: v})
-		}
-		got = append(got, canonical.JSON(obj))
-	}
-	sort.Strings(got)
-	return got
+	return canonicalRows(t, r.Stdout, p.fields, cols)
 }
 
 // want renders the expected rows keep accepts, with the columns cols

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,25 +98,7 @@ func checkPeerRows(t *testing.T, e *env, c peerCase, loc string, args []string) 
 	if r.Code != 0 {
 		t.Fatalf("scan failed: %s", r)
 	}
-	var got []string
-	dec := json.NewDecoder(strings.NewReader(r.Stdout))
-	dec.UseNumber()
-	for dec.More() {
-		var row map[string]any
-		if err := dec.Decode(&row); err != nil {
-			t.Fatalf("floe printed invalid JSON: %v", err)
-		}
-		obj := canonical.Object{}
-		for _, f := range fields {
-			v, err := canonical.Value(row[f.Name], f.Type)
-			if err != nil {
-				t.Fatalf("%s: %v", f.Name, err)
-			}
-			obj = append(obj, canonical.KV{Key: f.Name, Value: v})
-		}
-		got = append(got, canonical.JSON(obj))
-	}
-	sort.Strings(got)
+	got := canonicalRows(t, r.Stdout, fields, nil)
 	wantFile := filepath.Join("testdata", "peer", strings.ReplaceAll(c.Name, "/", "__")+".jsonl")
 	want, err := readExpected(wantFile)
 	if err != nil {
@@ -145,6 +128,39 @@ func readExpected(path string) ([]string, error) {
 }
 
 // currentSchema returns the top-level fields of the metadata's current schema.
+// canonicalRows reads the JSON lines floe scan printed into canonical
+// form, sorted, keeping the columns cols (every column when nil) and
+// failing on a row with other columns.
+func canonicalRows(t *testing.T, out string, fields []canonical.Field, cols []string) []string {
+	t.Helper()
+	var got []string
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.UseNumber()
+	for dec.More() {
+		var row map[string]any
+		if err := dec.Decode(&row); err != nil {
+			t.Fatalf("floe printed invalid JSON: %v", err)
+		}
+		if cols != nil && len(row) != len(cols) {
+			t.Fatalf("scan printed columns %v, want %v", row, cols)
+		}
+		obj := canonical.Object{}
+		for _, f := range fields {
+			if cols != nil && !slices.Contains(cols, f.Name) {
+				continue
+			}
+			v, err := canonical.Value(row[f.Name], f.Type)
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name, err)
+			}
+			obj = append(obj, canonical.KV{Key: f.Name, Value: v})
+		}
+		got = append(got, canonical.JSON(obj))
+	}
+	sort.Strings(got)
+	return got
+}
+
 func currentSchema(path string) ([]canonical.Field, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
