@@ -341,7 +341,7 @@ func (c *Checkpoint) readEntry(log string, id int64, v any) error {
 		return fmt.Errorf("read %s %d: %w", log, id, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%w: %s is not valid JSON (%v)", ErrCheckpointMismatch, path, err)
+		return fmt.Errorf("%w: %s is not valid JSON (%v); run floe checkpoint rebuild with this pipeline's arguments to remake the checkpoint from its table, or restore it from a backup", ErrCheckpointMismatch, path, err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/config"
@@ -37,7 +38,8 @@ func (p *Pipeline) Verify(ctx context.Context) error {
 // Rebuilt tells what RebuildCheckpoint restored.
 type Rebuilt struct {
 	// QueryID is the query the checkpoint belongs to again, BatchID its
-	// newest committed batch and Offset the source offset it ended at.
+	// newest committed batch (-1 when it has committed nothing) and Offset
+	// the source offset that batch ended at.
 	QueryID string
 	BatchID int64
 	Offset  Offset
@@ -74,11 +76,8 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		}
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return out, fmt.Errorf("%w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
-			ErrConfig, cfg.Sink.Table, cfg.Sink.Table, defaultMetadataFile(cfg, ident))
-	}
-	if err != nil {
+	missing := errors.Is(err, catalog.ErrNoSuchTable)
+	if err != nil && !missing {
 		return out, fmt.Errorf("load table %s, whose record rebuilds the checkpoint: %w", cfg.Sink.Table, err)
 	}
 	dir, err := filepath.Abs(cfg.Checkpoint)
@@ -112,6 +111,16 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 			_ = os.RemoveAll(fresh)
 		}
 	}()
+	if missing {
+		meta := defaultMetadataFile(cfg, ident)
+		if committed, _ := (&Checkpoint{Dir: dir}).latestCommit(); old.ID != "" && committed < 0 && meta == "METADATA_FILE" {
+			// Neither the catalog nor the warehouse has the table, and the
+			// checkpoint committed nothing: the first batch never made it.
+			return out, rebuildEmpty(dir, fresh, old, &done, &out)
+		}
+		return out, fmt.Errorf("%w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
+			ErrConfig, cfg.Sink.Table, cfg.Sink.Table, meta)
+	}
 	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(fresh, "sources", "0"), Catalog: cat, Logger: opts.Logger})
 	if err != nil {
 		return out, err
@@ -122,6 +131,11 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		return out, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; rebuild it with that query's source", ErrCheckpointMismatch, dir, old.ID, old.Source, desc)
 	}
 	id, rec, err := pickRecord(tbl.Properties(), cfg.Sink.Table, old.ID, desc)
+	if errors.Is(err, errNoRecord) && old.ID != "" && !holdsQuery(tbl, old.ID) {
+		// The query never committed to the table, which holds nothing of
+		// it: the whole input is still to read.
+		return out, rebuildEmpty(dir, fresh, old, &done, &out)
+	}
 	if err != nil {
 		return out, err
 	}
@@ -154,35 +168,10 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		return out, err
 	}
 
-	// Swap: the damaged checkpoint goes aside, with its quarantined files
-	// moved into the new one, which takes its place.
-	if !existed {
-		// Only the lock is there.
-		if err := os.RemoveAll(dir); err != nil {
-			return out, err
-		}
-	} else {
-		if err := os.Rename(filepath.Join(dir, "quarantine"), filepath.Join(fresh, "quarantine")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return out, fmt.Errorf("move quarantined files of %s: %w", dir, err)
-		}
-		out.MovedTo = fmt.Sprintf("%s.damaged-%s", dir, time.Now().UTC().Format("20060102T150405Z"))
-		for n := 2; ; n++ {
-			if _, err := os.Lstat(out.MovedTo); errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			out.MovedTo = fmt.Sprintf("%s.damaged-%s-%d", dir, time.Now().UTC().Format("20060102T150405Z"), n)
-		}
-		if err := os.Rename(dir, out.MovedTo); err != nil {
-			return out, fmt.Errorf("set aside damaged checkpoint %s: %w", dir, err)
-		}
-	}
-	if err := os.Rename(fresh, dir); err != nil {
-		return out, fmt.Errorf("put rebuilt checkpoint in place at %s: %w", dir, err)
-	}
-	done = true
-	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
+	if err := swapIn(dir, fresh, existed, &out); err != nil {
 		return out, err
 	}
+	done = true
 	out.QueryID, out.BatchID, out.Offset = id, rec.Batch, rec.Offset
 	return out, nil
 }
@@ -195,7 +184,7 @@ func pickRecord(props map[string]string, name, id, source string) (string, commi
 	if id != "" {
 		r, ok := recs[id]
 		if !ok {
-			return "", r, fmt.Errorf("%w: table %s holds no record of query %s (a table written by floe before tables carried records, or by another query); restore the checkpoint from a backup", ErrCheckpointMismatch, name, id)
+			return "", r, fmt.Errorf("%w: table %s holds no record of query %s (a table written by floe before tables carried records, or by another query); restore the checkpoint from a backup: %w", ErrCheckpointMismatch, name, id, errNoRecord)
 		}
 		return id, r, nil
 	}
@@ -228,4 +217,62 @@ func defaultMetadataFile(cfg *config.Pipeline, ident []string) string {
 		return m
 	}
 	return "METADATA_FILE"
+}
+
+// errNoRecord marks a table without a record of the query.
+var errNoRecord = errors.New("no record of the query")
+
+// holdsQuery tells whether any snapshot of the table names the query.
+func holdsQuery(tbl *table.Table, id string) bool {
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[SummaryQueryID] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// rebuildEmpty puts in place a checkpoint of the query with nothing
+// committed: its metadata and quarantined files, no log.
+func rebuildEmpty(dir, fresh string, old CheckpointMetadata, done *bool, out *Rebuilt) error {
+	meta, _ := json.MarshalIndent(old, "", "  ")
+	if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
+		return err
+	}
+	if err := swapIn(dir, fresh, true, out); err != nil {
+		return err
+	}
+	*done = true
+	out.QueryID, out.BatchID = old.ID, -1
+	return nil
+}
+
+// swapIn puts the rebuilt checkpoint fresh in place of dir: a damaged
+// checkpoint goes aside (out.MovedTo), its quarantined files moved into
+// the new one; a directory that did not exist before holds only the lock.
+func swapIn(dir, fresh string, existed bool, out *Rebuilt) error {
+	if !existed {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	} else {
+		if err := os.Rename(filepath.Join(dir, "quarantine"), filepath.Join(fresh, "quarantine")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("move quarantined files of %s: %w", dir, err)
+		}
+		stamp := time.Now().UTC().Format("20060102T150405Z")
+		out.MovedTo = fmt.Sprintf("%s.damaged-%s", dir, stamp)
+		for n := 2; ; n++ {
+			if _, err := os.Lstat(out.MovedTo); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			out.MovedTo = fmt.Sprintf("%s.damaged-%s-%d", dir, stamp, n)
+		}
+		if err := os.Rename(dir, out.MovedTo); err != nil {
+			return fmt.Errorf("set aside damaged checkpoint %s: %w", dir, err)
+		}
+	}
+	if err := os.Rename(fresh, dir); err != nil {
+		return fmt.Errorf("put rebuilt checkpoint in place at %s: %w", dir, err)
+	}
+	return atomicfile.SyncDir(filepath.Dir(dir))
 }

@@ -2,7 +2,9 @@ package floe
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -74,6 +76,9 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			return nil, err
 		}
 		o, err := p.checkpoint.offsets(lastCommit)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, p.diverged("the offsets entry of batch %d, its newest commit, was deleted", lastCommit)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -101,9 +106,22 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			}
 		}
 	}
-	if rs, ok := p.source.(RecordingSource); ok && lastCommit >= 0 {
-		if err := rs.CheckInput(input, end); err != nil {
-			return nil, p.diverged("%v", err)
+	if rs, ok := p.source.(RecordingSource); ok {
+		if lastCommit >= 0 {
+			if err := rs.CheckInput(input, end); err != nil {
+				return nil, p.diverged("%v", err)
+			}
+		}
+		if lastOff > lastCommit {
+			// The pending batch is re-run from the source's plan of it,
+			// which must still be there.
+			o, err := p.checkpoint.offsets(lastOff)
+			if err != nil {
+				return nil, err
+			}
+			if err := rs.CheckInput(nil, o.End); err != nil {
+				return nil, p.diverged("batch %d, planned and not committed: %v", lastOff, err)
+			}
 		}
 	}
 	return input, nil

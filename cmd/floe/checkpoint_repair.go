@@ -84,7 +84,11 @@ func checkpointRebuild(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "rebuilt checkpoint %s from %s: query %s, batch %d committed up to offset %s\n", cfg.Checkpoint, cfg.Sink.Table, r.QueryID, r.BatchID, offsetText(r.Offset))
+	if r.BatchID < 0 {
+		fmt.Fprintf(stdout, "rebuilt checkpoint %s: query %s has committed nothing to %s, so the next run reads its whole input\n", cfg.Checkpoint, r.QueryID, cfg.Sink.Table)
+	} else {
+		fmt.Fprintf(stdout, "rebuilt checkpoint %s from %s: query %s, batch %d committed up to offset %s\n", cfg.Checkpoint, cfg.Sink.Table, r.QueryID, r.BatchID, offsetText(r.Offset))
+	}
 	if r.MovedTo != "" {
 		fmt.Fprintf(stdout, "the damaged checkpoint is kept at %s\n", r.MovedTo)
 	}

@@ -313,3 +313,33 @@ func TestReadmeTableIsTheRecord(t *testing.T) {
 		t.Fatalf("db.quickstart holds %d rows, want the quickstart's 60", total)
 	}
 }
+
+// A pending batch (planned, stopped before its commits entry) whose source
+// plan was deleted is refused, and rebuild resumes it exactly whether the
+// stopped run's table commit happened or not.
+func TestPendingBatchWithoutItsPlanIsRebuilt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, crash string
+	}{
+		{"committed to the table", "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1"},
+		{"not committed", "FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.streamFiles(0, 2)
+			e.land(2)
+			if r := e.RunEnv(floeBin, []string{c.crash}, e.StreamArgs("db.t")...); r.Code != 137 {
+				t.Fatalf("want the crash hook's exit 137, got %s", r)
+			}
+			if err := os.Remove(filepath.Join(e.Ckpt, "sources", "0", "2")); err != nil {
+				t.Fatal(err)
+			}
+			refused(t, e.Stream("db.t"), "batch 2, planned and not committed", "floe checkpoint rebuild")
+			e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
+			e.OK(e.StreamArgs("db.t")...)
+			e.exactly("db.t", 300)
+		})
+	}
+}
