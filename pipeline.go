@@ -478,6 +478,9 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	switch {
 	case held.ok:
 		done.Snapshots = map[string]int64{p.cfg.Sink.Table: held.id()}
+		if tbl := p.tables.Cached(p.fixed); tbl != nil {
+			done.MetadataFiles = map[string]string{p.fixed: tbl.MetadataLocation()}
+		}
 		prog.Sink.SnapshotID = held.id()
 		// The batch was committed by the run that stopped: count its rows.
 		res.Rows = commit.AddedRows(held.snap)

@@ -190,8 +190,14 @@ func (p *Pipeline) behind(tbl *table.Table, rec *commit.Record, lastCommit int64
 // while the checkpoint records commits to it: creating it anew would hold
 // only new rows, and leave the old data files to orphan removal.
 func (p *Pipeline) lostTable(name string, e CommitEntry) error {
+	meta := newestMetadata(e.MetadataFiles[name])
+	if meta == "METADATA_FILE" {
+		if ident, err := ParseIdent(name); err == nil {
+			meta = defaultMetadataFile(p.cfg, ident)
+		}
+	}
 	return fmt.Errorf("%w: table %s is not in the catalog, but checkpoint %s records batch %d committed to it as snapshot %d. If the catalog lost it, register its newest metadata file again: floe table register %s %s",
-		ErrCheckpointMismatch, name, p.checkpoint.Dir, e.BatchID, e.Snapshots[name], name, newestMetadata(e.MetadataFiles[name]))
+		ErrCheckpointMismatch, name, p.checkpoint.Dir, e.BatchID, e.Snapshots[name], name, meta)
 }
 
 // newestMetadata returns the newest metadata file beside a recorded one
