@@ -114,13 +114,17 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 		}
 		if lastOff > lastCommit {
 			// The pending batch is re-run from the source's plan of it,
-			// which must still be there.
+			// which must still be there, and not folded away by a
+			// compaction that followed its commit.
 			o, err := p.checkpoint.offsets(lastOff)
 			if err != nil {
 				return nil, err
 			}
 			if err := rs.CheckInput(nil, o.End); err != nil {
 				return nil, p.diverged("batch %d, planned and not committed: %v", lastOff, err)
+			}
+			if _, err := p.source.Read(ctx, o.Start, o.End); err != nil {
+				return nil, p.diverged("batch %d, planned and not committed, cannot be read again: %v", lastOff, err)
 			}
 		}
 	}

@@ -343,3 +343,30 @@ func TestPendingBatchWithoutItsPlanIsRebuilt(t *testing.T) {
 		})
 	}
 }
+
+// A deleted commits entry whose batch the source log has already folded
+// into its compact entry cannot be re-run from the log: refused, and
+// rebuilt from the table.
+func TestDeletedCommitAfterLogCompactionIsRebuilt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.streamFiles(0, 10) // batch 9's commit folds the log into 9.compact
+	if _, err := os.Stat(filepath.Join(e.Ckpt, "sources", "0", "9.compact")); err != nil {
+		t.Fatalf("the log was not compacted: %v", err)
+	}
+	if err := os.Remove(filepath.Join(e.Ckpt, "commits", "9")); err != nil {
+		t.Fatal(err)
+	}
+	// The catalog goes back to the metadata before batch 9, so the table
+	// does not hold the batch the checkpoint lost the commit of.
+	metas, _ := filepath.Glob(filepath.Join(e.Warehouse, "db.db", "t", "metadata", "*.metadata.json"))
+	sort.Strings(metas)
+	removeCatalog(t, e.Warehouse)
+	e.OK("table", "register", "db.t", metas[len(metas)-2])
+	e.land(10)
+	r := e.Stream("db.t")
+	refused(t, r, "floe checkpoint rebuild")
+	e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 1100)
+}
