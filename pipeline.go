@@ -498,9 +498,6 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		if err != nil {
 			return err
 		}
-		if err := catalogs.Intact(p.cat); err != nil {
-			return fmt.Errorf("batch %d: %w", entry.BatchID, err)
-		}
 		done.Snapshots, done.MetadataFiles = map[string]int64{}, map[string]string{}
 		res.Rows = 0
 		for _, tc := range tcs {

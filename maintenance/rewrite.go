@@ -352,7 +352,7 @@ func sortGroup(ctx context.Context, rd *scan.FileReader, g table.CompactionTaskG
 // file (unless partial, where one group cannot tell).
 func rewriteTransaction(ctx context.Context, tbl *table.Table, grs []table.CompactionGroupResult, partial bool) (*table.Transaction, error) {
 	tx := tbl.NewTransaction()
-	rw := tx.NewRewrite(iceberg.Properties{"floe.maintenance": "rewrite-data-files"})
+	rw := tx.NewRewrite(iceberg.Properties{ingest.SummaryMaintenance: "rewrite-data-files"})
 	rewritten := map[string]struct{}{}
 	staged := map[string]bool{}
 	for _, gr := range grs {

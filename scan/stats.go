@@ -5,15 +5,18 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/filter"
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // This file decides which column statistics floe lets prune a read.
@@ -284,4 +287,30 @@ func icebergBounds(st metadata.TypedStatistics) (lower, upper []byte) {
 		slices.Reverse(upper)
 	}
 	return lower, upper
+}
+
+// floeWrote reports whether floe committed every data file of snapshot s:
+// each snapshot of its ancestry that added data files carries floe's
+// summary keys, and none has been expired. The files' manifest metrics
+// are then floe's own, which never contradict themselves, so the second,
+// unfiltered plan that looks for files wrongly pruned is not needed: the
+// common case of a table floe alone writes plans once.
+func floeWrote(tbl *table.Table, s *table.Snapshot) bool {
+	for s != nil {
+		p := s.Summary
+		if p == nil {
+			return false
+		}
+		added, _ := strconv.Atoi(p.Properties["added-data-files"])
+		if added > 0 && p.Properties[ingest.SummaryQueryID] == "" && p.Properties[ingest.SummaryMaintenance] == "" {
+			return false
+		}
+		if s.ParentSnapshotID == nil {
+			return true
+		}
+		if s = tbl.SnapshotByID(*s.ParentSnapshotID); s == nil {
+			return false // expired: who added its files cannot be told
+		}
+	}
+	return false
 }

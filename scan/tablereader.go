@@ -120,6 +120,9 @@ func (r *tableReader) plan(ctx context.Context, snap int64) ([]table.FileScanTas
 			return tasks, nil // nothing pruned
 		}
 	}
+	if floeWrote(r.rt.tbl, snapshotOf(r.rt.tbl, snap)) {
+		return tasks, nil // floe's metrics never contradict themselves
+	}
 	all, err := r.fixedScan.PlanFiles(ctx)
 	if err != nil {
 		return nil, err

@@ -17,13 +17,14 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/ingest"
 )
 
 // Snapshot summary keys that make commits idempotent: every snapshot floe
 // commits names its query, batch and source.
 const (
-	SummaryQueryID = "floe.query-id"
+	SummaryQueryID = ingest.SummaryQueryID
 	SummaryBatchID = "floe.batch-id"
 	SummarySource  = "floe.source"
 )
@@ -217,6 +218,11 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 			c.deleteIfAbsent(ctx, req)
 		}
 		return Result{}, fmt.Errorf("%w: table %s batch %d after %d attempts: %w", ingest.ErrCommit, c.Name(), req.BatchID, attempts, err)
+	}
+	if err := catalogs.Intact(c.Catalog); err != nil {
+		// The commit went into a catalog database that is gone: the
+		// batch must not be recorded as done.
+		return Result{}, fmt.Errorf("table %s batch %d: %w", c.Name(), req.BatchID, err)
 	}
 	res := Result{Existing: held, Attempts: attempts, Table: out}
 	switch {
