@@ -33,11 +33,11 @@ func convert(l Literal, c column) (value, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("%w: column %s is %s; %s %s", ErrBind, c, c.typ, l, why)
 	}
-	notA := bad("is not " + article(c.typ.String()))
+	notA := func() error { return bad("is not " + article(c.typ.String())) }
 	switch t := c.typ.(type) {
 	case iceberg.Int32Type, iceberg.Int64Type:
 		if l.Kind != LitInt {
-			return value{}, notA
+			return value{}, notA()
 		}
 		n, err := strconv.ParseInt(l.Text, 10, 64)
 		if _, is32 := t.(iceberg.Int32Type); err != nil || is32 && (n < math.MinInt32 || n > math.MaxInt32) {
@@ -49,7 +49,7 @@ func convert(l Literal, c column) (value, error) {
 		return value{n, iceberg.Int64Literal(n), l}, nil
 	case iceberg.Float32Type, iceberg.Float64Type:
 		if l.Kind != LitInt && l.Kind != LitDecimal && l.Kind != LitFloat {
-			return value{}, notA
+			return value{}, notA()
 		}
 		f, err := strconv.ParseFloat(l.Text, 64)
 		if err != nil {
@@ -63,7 +63,7 @@ func convert(l Literal, c column) (value, error) {
 		return value{f, iceberg.Float64Literal(f), l}, nil
 	case iceberg.DecimalType:
 		if l.Kind != LitInt && l.Kind != LitDecimal {
-			return value{}, notA
+			return value{}, notA()
 		}
 		n, err := parseDecimal(l.Text, t.Precision(), t.Scale())
 		if err != nil {
@@ -72,33 +72,33 @@ func convert(l Literal, c column) (value, error) {
 		return value{n, iceberg.DecimalLiteral(iceberg.Decimal{Val: n, Scale: t.Scale()}), l}, nil
 	case iceberg.StringType:
 		if l.Kind != LitString {
-			return value{}, notA
+			return value{}, notA()
 		}
 		return value{l.Text, iceberg.StringLiteral(l.Text), l}, nil
 	case iceberg.BooleanType:
 		if l.Kind != LitBool {
-			return value{}, notA
+			return value{}, notA()
 		}
 		b := l.Text == "TRUE"
 		return value{b, iceberg.BoolLiteral(b), l}, nil
 	case iceberg.DateType:
 		if l.Kind != LitDate && l.Kind != LitString {
-			return value{}, notA
+			return value{}, notA()
 		}
 		d, err := time.Parse(time.DateOnly, l.Text)
 		if err != nil {
-			return value{}, notA
+			return value{}, notA()
 		}
 		days := d.Unix() / 86400
 		return value{days, iceberg.DateLiteral(days), l}, nil
 	case iceberg.TimestampType, iceberg.TimestampTzType:
 		if l.Kind != LitTimestamp && l.Kind != LitDate && l.Kind != LitString {
-			return value{}, notA
+			return value{}, notA()
 		}
 		_, tz := t.(iceberg.TimestampTzType)
 		ts, ok := parseTimestamp(l.Text, tz)
 		if !ok {
-			return value{}, notA
+			return value{}, notA()
 		}
 		if ts.Nanosecond()%1000 != 0 {
 			return value{}, bad("is finer than the microseconds the column holds")
@@ -107,11 +107,11 @@ func convert(l Literal, c column) (value, error) {
 		return value{us, iceberg.TimestampLiteral(us), l}, nil
 	case iceberg.TimeType:
 		if l.Kind != LitTime && l.Kind != LitString {
-			return value{}, notA
+			return value{}, notA()
 		}
 		tod, ok := parseTime(l.Text)
 		if !ok {
-			return value{}, notA
+			return value{}, notA()
 		}
 		if tod%1000 != 0 {
 			return value{}, bad("is finer than the microseconds the column holds")
@@ -136,11 +136,11 @@ func convert(l Literal, c column) (value, error) {
 		return value{string(b), iceberg.BinaryLiteral(b), l}, nil
 	case iceberg.UUIDType:
 		if l.Kind != LitString {
-			return value{}, notA
+			return value{}, notA()
 		}
 		u, err := uuid.Parse(l.Text)
 		if err != nil {
-			return value{}, notA
+			return value{}, notA()
 		}
 		// Bytes as a string compare as Iceberg orders UUIDs.
 		return value{string(u[:]), iceberg.UUIDLiteral(u), l}, nil

@@ -295,12 +295,14 @@ func (o Options) scanOptions(snap int64, b *filter.Bound, sc *iceberg.Schema) []
 }
 
 // readColumns are the columns a scan reads for o, nil for all: the kept
-// columns plus those of the filter, which floe may check on the rows read
-// (the residual, or the whole filter for files it fixes) and then drops;
-// reading them costs little, since iceberg-go reads them to filter anyway,
-// and keeps one projection for every file. With a filter on a schema that has nested columns every
-// column is read: iceberg-go 0.7.0 fails ("invalid") filtering rows when a
-// struct column is left out of the selection.
+// columns plus those of the residual, which floe checks on the rows read
+// and then drops (for files read unfiltered, b.Unpushed(), the residual is
+// the whole filter). The pushed part is not read: iceberg-go drops what a
+// file's partition already decides, and reading a string column it need
+// not read costs a selective scan most of its time. With a filter on a
+// schema that has nested columns every column is read: iceberg-go 0.7.0
+// fails ("invalid") filtering rows when a struct column is left out of the
+// selection.
 func (o Options) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
 	if len(o.Columns) == 0 {
 		return nil
@@ -314,7 +316,10 @@ func (o Options) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
 		}
 	}
 	cols := slices.Clone(o.Columns)
-	for _, c := range filter.Columns(b.Filter) {
+	if b.Residual == nil {
+		return cols
+	}
+	for _, c := range filter.Columns(b.Residual) {
 		if name := strings.Join(c.Path, "."); !slices.Contains(cols, name) {
 			cols = append(cols, name)
 		}

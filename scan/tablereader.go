@@ -39,11 +39,15 @@ type tableReader struct {
 	// checked against the whole filter (whole, nil without one): files
 	// that need fixes (iceberg-go would test the filter on the NULLs it
 	// reads for the columns the file lacks) and files whose statistics
-	// cannot be trusted to prune (stats.go).
-	fixedOpts []table.ScanOption
-	fixedScan *table.Scan
-	whole     *filter.Matcher
-	// selected are the columns the scans select, nil for all.
+	// cannot be trusted to prune (stats.go). They select the whole
+	// filter's columns too (fixedProj, fixedSchema), cut to schema once
+	// checked.
+	fixedOpts   []table.ScanOption
+	fixedScan   *table.Scan
+	fixedProj   *iceberg.Schema
+	fixedSchema *arrow.Schema
+	whole       *filter.Matcher
+	// selected are the columns the fixed scan selects, nil for all.
 	selected []string
 	// prunedOn are the fields iceberg-go prunes on, nil when nothing is
 	// pushed.
@@ -59,32 +63,34 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 		return nil, err
 	}
 	sc := schemaOf(rt.tbl, snap)
-	r := &tableReader{rt: rt, sc: sc, opts: o.scanOptions(snap, bound, sc), selected: o.readColumns(bound, sc)}
+	r := &tableReader{rt: rt, sc: sc, opts: o.scanOptions(snap, bound, sc)}
 	r.scan = rt.tbl.Scan(r.opts...)
-	r.fixedOpts, r.fixedScan = r.opts, r.scan
+	r.fixedOpts, r.fixedScan, r.selected = r.opts, r.scan, o.readColumns(bound, sc)
 	if bound != nil {
 		r.fixedOpts = o.scanOptions(snap, bound.Unpushed(), sc)
 		r.fixedScan = rt.tbl.Scan(r.fixedOpts...)
+		r.selected = o.readColumns(bound.Unpushed(), sc)
 		if !bound.Pushed.Equals(iceberg.AlwaysTrue{}) {
 			r.prunedOn = prunedOn(bound.Filter, sc)
 		}
 	}
-	if r.proj, err = r.scan.Projection(); err != nil {
+	if r.proj, r.schema, err = readSchema(rt, r.scan); err != nil {
 		return nil, err
 	}
-	// The schema iceberg-go's reads yield, computed as ReadTasks does.
-	schema, err := table.SchemaToArrowSchemaWithOptions(r.proj, table.ArrowSchemaOptions{TableProperties: rt.tbl.Metadata().Properties()})
-	if err != nil {
-		return nil, err
+	r.fixedProj, r.fixedSchema = r.proj, r.schema
+	if r.fixedScan != r.scan {
+		if r.fixedProj, r.fixedSchema, err = readSchema(rt, r.fixedScan); err != nil {
+			return nil, err
+		}
 	}
-	r.schema, r.out = schema, schema
+	r.out = r.schema
 	if bound != nil && bound.Residual != nil {
-		if r.residual, err = bound.ResidualMatcher(schema); err != nil {
+		if r.residual, err = bound.ResidualMatcher(r.schema); err != nil {
 			return nil, err
 		}
 	}
 	if bound != nil {
-		if r.whole, err = bound.Matcher(schema); err != nil {
+		if r.whole, err = bound.Matcher(r.fixedSchema); err != nil {
 			return nil, err
 		}
 	}
@@ -95,11 +101,22 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 		r.post = conform.NewProjection(o.Columns, nil, "")
 	}
 	if r.post != nil {
-		if r.out, err = r.post.Schema(schema); err != nil {
+		if r.out, err = r.post.Schema(r.schema); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// readSchema is the projection of sc and the schema its reads yield,
+// computed as ReadTasks does.
+func readSchema(rt *readTable, sc *table.Scan) (*iceberg.Schema, *arrow.Schema, error) {
+	proj, err := sc.Projection()
+	if err != nil {
+		return nil, nil, err
+	}
+	schema, err := table.SchemaToArrowSchemaWithOptions(proj, table.ArrowSchemaOptions{TableProperties: rt.tbl.Metadata().Properties()})
+	return proj, schema, err
 }
 
 // plan lists the tasks of a scan of the snapshot: iceberg-go's plan with
@@ -233,7 +250,9 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 		return md, err
 	}
 	var err error
-	if tr.fixes, tr.plainUUID, err = r.rt.fixesFor(task, r.proj, footer); err != nil {
+	// Fixes cover the filter's columns too: a file lacking one is read
+	// unfiltered and checked on the rows, with the column filled.
+	if tr.fixes, tr.plainUUID, err = r.rt.fixesFor(task, r.fixedProj, footer); err != nil {
 		return tr, err
 	}
 	if len(tr.fixes) > 0 || tr.plainUUID {
@@ -245,8 +264,11 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 			return tr, err
 		}
 		ids, _ := r.rt.fileFieldIDs(md)
-		if tr.anchor = anchorFor(r.proj, r.sc, ids); tr.anchor != "" {
+		if anchorFor(r.proj, r.sc, ids) != "" {
+			// The plain read would select no column of the file: read it
+			// with the filter's columns, and an anchor if it lacks those.
 			tr.unpushed = true
+			tr.anchor = anchorFor(r.fixedProj, r.sc, ids)
 		}
 	}
 	if !tr.unpushed && len(r.prunedOn) > 0 && mayHoldNulls(task.File, r.prunedOn) {
@@ -367,9 +389,7 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			}
 			for rec, err := range recs {
 				if err == nil && part.check != nil {
-					in := rec
-					rec, err = part.check.Filter(ctx, in)
-					in.Release()
+					rec, err = r.check(ctx, rec)
 				}
 				if err != nil {
 					yield(nil, err)
@@ -400,18 +420,16 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			}
 			for rec, err := range recs {
 				if err == nil && ft.anchor != "" {
-					rec, err = selectFields(rec, r.schema)
+					rec, err = selectFields(rec, r.fixedSchema)
 				}
 				if err == nil && ft.plainUUID {
-					rec, err = retypeRecord(rec, r.schema)
+					rec, err = retypeRecord(rec, r.fixedSchema)
 				}
 				if err == nil {
 					rec, err = applyFixes(rec, ft.fixes)
 				}
-				if err == nil && r.whole != nil {
-					in := rec
-					rec, err = r.whole.Filter(ctx, in)
-					in.Release()
+				if err == nil {
+					rec, err = r.check(ctx, rec)
 				}
 				if err != nil {
 					yield(nil, fmt.Errorf("read %s: %w", ft.task.File.FilePath(), err))
@@ -427,6 +445,24 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			}
 		}
 	}
+}
+
+// check keeps the rows of rec, read with the fixed scan, that pass the
+// whole filter, cut to the columns of the plain scan.
+func (r *tableReader) check(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if r.whole != nil {
+		in := rec
+		var err error
+		rec, err = r.whole.Filter(ctx, in)
+		in.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if r.fixedSchema == r.schema {
+		return rec, nil
+	}
+	return selectFields(rec, r.schema)
 }
 
 // unfiltered is task without the residual filter iceberg-go's plan put on
