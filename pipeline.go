@@ -29,6 +29,7 @@ import (
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/upsert"
 	"github.com/floe-io/floe/internal/write"
 )
 
@@ -75,6 +76,10 @@ type Pipeline struct {
 	// maintainer runs the maintenance: block between batches; nil when
 	// it is off.
 	maintainer Maintainer
+
+	// upserts are the deletes of the batch being written in mode upsert,
+	// from its write to its commit.
+	upserts *upsert.Deletes
 
 	// input is the source's account of the query's input after its newest
 	// committed batch (RecordingSource), which the next batch extends.
@@ -174,7 +179,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 				Properties:       cfg.Sink.TableProperties,
 				PartitionFields:  partition,
 				IdentifierFields: cfg.Sink.IdentifierFields,
-				FormatVersion:    cfg.Sink.FormatVersion,
+				FormatVersion:    formatVersion(&cfg.Sink),
 			},
 			SpecEvolution:   cfg.Sink.PartitionSpecEvolution,
 			SchemaEvolution: cfg.Sink.SchemaEvolution == "add-columns",
@@ -189,6 +194,15 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
 	}
 	return p, nil
+}
+
+// formatVersion is the format version of a table the sink creates: 3 in
+// mode upsert (deletion vectors) unless the sink says otherwise.
+func formatVersion(s *config.Sink) int {
+	if s.FormatVersion == 0 && s.Upserts() {
+		return 3
+	}
+	return s.FormatVersion
 }
 
 // sameSource is the source's test for another name of its input, or nil.
@@ -474,6 +488,16 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		}
 	}
 	rec := &commit.Record{Batch: entry.BatchID, Source: p.checkpoint.Metadata.Source, Offset: entry.End, Input: input}
+	upserts := p.takeUpserts()
+	var deletes commit.Deletes
+	if upserts != nil {
+		defer upserts.Changes.Release()
+		if tbl, err := p.tables.Load(ctx, p.fixed); err != nil {
+			return err
+		} else if tbl != nil || len(res.Files) > 0 {
+			deletes = upserts
+		}
+	}
 	done := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows, Input: input}
 	switch {
 	case held.ok:
@@ -485,7 +509,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		// The batch was committed by the run that stopped: count its rows.
 		res.Rows = commit.AddedRows(held.snap)
 		done.Rows = res.Rows
-	case len(res.Files) > 0 || p.cfg.Sink.Mode == "complete" && res.Parts > 0:
+	case len(res.Files) > 0 || p.cfg.Sink.Mode == "complete" && res.Parts > 0 || deletes != nil:
 		// A complete-mode batch that read input but no rows empties the
 		// table; one whose files were all set aside commits nothing.
 		if p.opts.ForEachBatch != nil {
@@ -494,7 +518,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 				return fmt.Errorf("batch %d: for-each-batch hook: %w", entry.BatchID, err)
 			}
 		}
-		tcs, err := p.tables.Commit(ctx, entry.BatchID, res.Files, res.Tables, rec)
+		tcs, err := p.tables.Commit(ctx, entry.BatchID, res.Files, res.Tables, rec, deletes)
 		if err != nil {
 			return err
 		}
@@ -643,7 +667,12 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 			}
 			if err == nil {
 				p.tables.StartBatch(schema)
-				if res, err = p.writer(entry.BatchID).Write(ctx, parts); err == nil {
+				if p.cfg.Sink.Upserts() {
+					res, err = p.writeUpserts(ctx, entry.BatchID, parts)
+				} else {
+					res, err = p.writer(entry.BatchID).Write(ctx, parts)
+				}
+				if err == nil {
 					return res, heldBatch{}, nil
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"strconv"
@@ -145,8 +146,11 @@ type Sink struct {
 	Type string `yaml:"type"`
 	// Table is "namespace.table"; nested namespaces add parts.
 	Table string `yaml:"table"`
-	// Mode is "append" or "complete".
+	// Mode is "append", "complete" or "upsert".
 	Mode string `yaml:"mode"`
+	// Upsert and CDC configure mode upsert.
+	Upsert UpsertOptions `yaml:"upsert"`
+	CDC    CDCOptions    `yaml:"cdc"`
 	// CreateTable is a pointer for the same reason as CSVOptions.Header:
 	// its default is true.
 	CreateTable *bool `yaml:"create-table"`
@@ -160,9 +164,11 @@ type Sink struct {
 	// PartitionSpecEvolution lets floe evolve an existing table's spec to
 	// PartitionFields instead of stopping on a mismatch.
 	PartitionSpecEvolution bool `yaml:"partition-spec-evolution,omitempty"`
-	// IdentifierFields are the identifier (key) columns of a created table.
+	// IdentifierFields are the identifier (key) columns of a created table,
+	// and the key of mode upsert.
 	IdentifierFields []string `yaml:"identifier-fields,omitempty"`
-	// FormatVersion is the Iceberg format version of a created table.
+	// FormatVersion is the Iceberg format version of a created table; 0
+	// means 2, or 3 in mode upsert.
 	FormatVersion int `yaml:"format-version"`
 	// WriteFormat is the data file format; only "parquet" is supported.
 	WriteFormat string `yaml:"write-format"`
@@ -190,6 +196,51 @@ type Sink struct {
 	// DeadLetterTable receives rows whose table template value is null or
 	// not a valid name; empty fails the batch instead.
 	DeadLetterTable string `yaml:"dead-letter-table,omitempty"`
+}
+
+// UpsertOptions configure mode upsert.
+type UpsertOptions struct {
+	// OrderBy are the columns that order several changes to one key
+	// within a batch, compared in turn; the greatest wins, input order
+	// breaking ties. Empty: input order alone.
+	OrderBy []string `yaml:"order-by,omitempty"`
+}
+
+// CDCOptions read change events: each row says whether it upserts or
+// deletes its key.
+type CDCOptions struct {
+	// OpColumn names the column holding each row's operation code; empty
+	// makes every row an upsert.
+	OpColumn string `yaml:"op-column,omitempty"`
+	// Ops maps operation codes to "upsert" or "delete"; codes absent here
+	// take DefaultOps.
+	Ops map[string]string `yaml:"ops,omitempty"`
+	// WriteOpColumn writes the op column to the table too.
+	WriteOpColumn bool `yaml:"write-op-column,omitempty"`
+}
+
+// Upserts reports whether the sink merges each batch by key.
+func (s *Sink) Upserts() bool { return s.Mode == "upsert" }
+
+// CDC operations, the values of CDCOptions.Ops.
+const (
+	OpUpsert = "upsert"
+	OpDelete = "delete"
+)
+
+// DefaultOps are the operation codes understood without configuration:
+// Debezium's (c create, r snapshot read, u update, d delete) and AWS
+// DMS's (I, U, D).
+var DefaultOps = map[string]string{
+	"c": OpUpsert, "r": OpUpsert, "u": OpUpsert, "d": OpDelete,
+	"I": OpUpsert, "U": OpUpsert, "D": OpDelete,
+}
+
+// OpCodes is DefaultOps with Ops applied.
+func (c *CDCOptions) OpCodes() map[string]string {
+	out := maps.Clone(DefaultOps)
+	maps.Copy(out, c.Ops)
+	return out
 }
 
 // Console reports whether the sink prints rows instead of writing a table.

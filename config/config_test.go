@@ -109,7 +109,7 @@ func TestGoodFixtureValues(t *testing.T) {
 					CleanSource: "off",
 					CSV:         config.CSVOptions{Delimiter: ",", Header: ptr(true)},
 				},
-				Sink: config.Sink{Type: "iceberg", Table: "db.events", Mode: "append", CreateTable: ptr(true), FormatVersion: 2, WriteFormat: "parquet",
+				Sink: config.Sink{Type: "iceberg", Table: "db.events", Mode: "append", CreateTable: ptr(true), WriteFormat: "parquet",
 					FanoutEnabled: ptr(true), CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
 				Trigger:    config.Trigger{Kind: config.TriggerAvailableNow},
 				Checkpoint: "./checkpoints/events",

@@ -23,8 +23,17 @@ func TestFlagsCoverSinkKeys(t *testing.T) {
 		}
 		byName[f.Name] = f
 	}
-	for _, s := range config.Specs() {
-		if !strings.HasPrefix(s.Path, "sink.") {
+	specs := config.Specs()
+	section := func(path string) bool {
+		for _, o := range specs {
+			if strings.HasPrefix(o.Path, path+".") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range specs {
+		if !strings.HasPrefix(s.Path, "sink.") || section(s.Path) {
 			continue
 		}
 		f, ok := config.FlagFor(s.Path)

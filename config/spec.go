@@ -285,10 +285,33 @@ var specs = []fieldSpec{
 		doc:      "Table identifier: namespace and table name separated by dots. Nested namespaces add parts: `analytics.raw.events`.",
 	},
 	{
-		path: "sink.mode", flag: "mode", def: "append", allowed: []string{"append", "complete"},
+		path: "sink.mode", flag: "mode", def: "append", allowed: []string{"append", "complete", "upsert"},
 		doc: "`append` adds each batch's rows to the table. `complete` replaces the table's contents with each batch, " +
 			"for sources where every file is a full snapshot; a batch of input without rows (a header-only CSV) leaves the table empty, " +
-			"as Spark's complete mode does.",
+			"as Spark's complete mode does. `upsert` merges each batch into the table by key (`identifier-fields`), " +
+			"as `MERGE INTO t USING batch ON key WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *` would, " +
+			"deleting keys whose change says so (`cdc.op-column`); see upserts.md.",
+	},
+	{path: "sink.upsert", doc: "How mode `upsert` orders several changes to one key within a batch."},
+	{
+		path: "sink.upsert.order-by", flag: "order-by", flagArg: "COLUMN,...", typ: "list of strings",
+		doc: "Columns that order the changes to one key within a batch, such as a source LSN or `ts_ms`, compared in turn; " +
+			"the greatest wins, and input order (files in planned order, rows in file order) breaks ties. " +
+			"Empty: the last change in input order wins. A null sorts first.",
+	},
+	{path: "sink.cdc", doc: "Change events for mode `upsert`: which rows delete their key."},
+	{
+		path: "sink.cdc.op-column", flag: "op-column", flagArg: "COLUMN",
+		doc: "Column holding each row's operation code. Debezium's `c`, `r`, `u` and AWS DMS's `I`, `U` upsert the row; " +
+			"`d` and `D` delete its key (a delete of an absent key changes nothing). Empty: every row is an upsert.",
+	},
+	{
+		path: "sink.cdc.ops", flag: "cdc-op", flagArg: "CODE=OPERATION", typ: "map of string to string",
+		doc: "More operation codes, or other meanings for the default ones: code to `upsert` or `delete`, e.g. `{insert: upsert, delete: delete}`.",
+	},
+	{
+		path: "sink.cdc.write-op-column", flag: "write-op-column", def: "false",
+		doc: "Write the op column to the table too; by default it only steers the merge.",
 	},
 	{
 		path: "sink.create-table", flag: "create-table", def: "true",
@@ -320,11 +343,12 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "sink.identifier-fields", flag: "identifier-fields", flagArg: "COLUMN,...", typ: "list of strings",
-		doc: "Identifier (row key) columns of a table floe creates; they are made required.",
+		doc: "Identifier (row key) columns of a table floe creates; they are made required. " +
+			"In mode `upsert` they are the key, and an existing table's own identifier fields are used when this is empty.",
 	},
 	{
-		path: "sink.format-version", flag: "format-version", def: "2", allowed: []string{"1", "2", "3"},
-		doc: "Iceberg format version of a table floe creates.",
+		path: "sink.format-version", flag: "format-version", defNote: "2; 3 in mode `upsert`", allowed: []string{"1", "2", "3"},
+		doc: "Iceberg format version of a table floe creates. In mode `upsert`, 3 writes deletion vectors and 2 equality deletes.",
 	},
 	{
 		path: "sink.write-format", flag: "write-format", def: "parquet", allowed: []string{"parquet"},

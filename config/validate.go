@@ -92,6 +92,7 @@ func (s *Sink) validate(ps *problems) {
 	if s.Mode == "complete" && s.IsTemplate() {
 		ps.add("sink.mode", 0, "complete replaces a table's contents with each batch, but a table template writes each batch to the tables its rows name, so tables the batch does not name would keep stale rows; use mode: append, or one pipeline per table")
 	}
+	s.checkUpsert(ps)
 	ps.propertyKeys("sink.table-properties", s.TableProperties)
 	for _, k := range slices.Sorted(maps.Keys(s.TableProperties)) {
 		if err := CheckTableProperty(k, s.TableProperties[k]); err != nil {
@@ -470,4 +471,37 @@ func checkDecimal(t, params string) error {
 		return fmt.Errorf("%q has scale %d, outside 0 to its precision %d; %s", t, s, p, form)
 	}
 	return nil
+}
+
+// checkUpsert checks the options of mode upsert, and that they are not
+// given without it.
+func (s *Sink) checkUpsert(ps *problems) {
+	if !s.Upserts() {
+		if len(s.Upsert.OrderBy) > 0 {
+			ps.add("sink.upsert.order-by", 0, "orders changes to a key in mode upsert; set mode: upsert or remove it")
+		}
+		if s.CDC.OpColumn != "" {
+			ps.add("sink.cdc.op-column", 0, "names the operation of each change in mode upsert; set mode: upsert or remove it")
+		}
+		return
+	}
+	if s.IsTemplate() {
+		ps.add("sink.mode", 0, "upsert merges into one table, but %s is a table template; name one table, or use mode: append", s.Table)
+	}
+	for i, k := range s.IdentifierFields {
+		if strings.TrimSpace(k) == "" {
+			ps.add(fmt.Sprintf("sink.identifier-fields[%d]", i), 0, "empty; name a key column")
+		}
+	}
+	if s.FormatVersion == 1 {
+		ps.add("sink.format-version", 0, "upsert deletes rows, which format-version 1 cannot record; use 3 (deletion vectors) or 2 (equality deletes)")
+	}
+	for _, code := range slices.Sorted(maps.Keys(s.CDC.Ops)) {
+		if op := s.CDC.Ops[code]; op != OpUpsert && op != OpDelete {
+			ps.add("sink.cdc.ops."+code, 0, "%q is not an operation; use upsert or delete", op)
+		}
+	}
+	if s.CDC.OpColumn != "" && slices.Contains(s.IdentifierFields, s.CDC.OpColumn) {
+		ps.add("sink.cdc.op-column", 0, "%s is also a key column; name the column that holds the operation code", s.CDC.OpColumn)
+	}
 }

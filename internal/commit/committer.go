@@ -56,6 +56,18 @@ type Request struct {
 	// Base, when set, is a freshly loaded table for the first attempt, which
 	// saves reading the metadata again when nobody else committed since.
 	Base *table.Table
+	// Deletes, when set, stage the batch's row-level deletes: the batch
+	// commits one row delta of its files and those deletes.
+	Deletes Deletes
+}
+
+// Deletes stage a batch's row-level deletes against the table each commit
+// attempt sees: the delete files written for it and the ones they
+// replace. A failed attempt's files are deleted; the next attempt stages
+// again against the table as it then is, so that rows a concurrent commit
+// moved are found where they now are.
+type Deletes interface {
+	Stage(ctx context.Context, txn *table.Transaction, tbl *table.Table) (add, remove []iceberg.DataFile, err error)
 }
 
 // Result tells which snapshot holds the batch.
@@ -196,12 +208,14 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	ambiguous := false
 	var found *table.Snapshot // the batch, when an earlier attempt or run committed it
 	held := false
+	snapshot := false // the last attempt made a snapshot
 	out, attempts, err := Retry(ctx, c.load, req.Base, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 		var err error
 		if found, held, err = c.Holds(tbl, req.BatchID); err != nil || held {
 			return tbl, Final(err)
 		}
-		out, sent, err := c.attempt(ctx, tbl, req, files, props, tableProps)
+		out, sent, snap, err := c.attempt(ctx, tbl, req, files, props, tableProps)
+		snapshot = snap
 		if err != nil {
 			if sent && !IsConflict(err) {
 				ambiguous = true
@@ -228,8 +242,9 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	switch {
 	case found != nil:
 		res.SnapshotID = found.SnapshotID
-	case !held && (len(req.Files) > 0 || req.Overwrite):
-		// Files or an overwrite make a snapshot; a record alone does not.
+	case !held && snapshot:
+		// Files, deletes or an overwrite make a snapshot; a record alone
+		// does not.
 		if s := out.CurrentSnapshot(); s != nil {
 			res.SnapshotID = s.SnapshotID
 		}
@@ -261,17 +276,61 @@ func (c *Committer) deleteIfAbsent(ctx context.Context, req Request) {
 }
 
 // attempt stages the batch's snapshot on tbl and commits it; sent reports
-// that the commit reached the catalog.
-func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, files []iceberg.DataFile, props, tableProps iceberg.Properties) (out *table.Table, sent bool, err error) {
+// that the commit reached the catalog, snapshot that it makes a snapshot.
+func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, files []iceberg.DataFile, props, tableProps iceberg.Properties) (out *table.Table, sent, snapshot bool, err error) {
 	txn := tbl.NewTransaction()
 	if err := txn.SetProperties(tableProps); err != nil {
-		return nil, false, err
+		return nil, false, false, err
+	}
+	if req.Deletes != nil {
+		return c.rowDelta(ctx, tbl, txn, req, files, props)
 	}
 	if len(files) == 0 && !req.Overwrite {
 		// A batch without rows makes no snapshot; only its record changes.
 		out, err = txn.Commit(ctx)
-		return out, true, err
+		return out, true, false, err
 	}
+	out, sent, err = c.stage(ctx, tbl, txn, req, files, props)
+	return out, sent, true, err
+}
+
+// rowDelta commits the batch's files and the deletes req.Deletes stage in
+// one row delta; a batch that neither adds nor deletes a row commits its
+// record alone. The delete files of an attempt the catalog refused are
+// removed.
+func (c *Committer) rowDelta(ctx context.Context, tbl *table.Table, txn *table.Transaction, req Request, files []iceberg.DataFile, props iceberg.Properties) (out *table.Table, sent, snapshot bool, err error) {
+	add, remove, err := req.Deletes.Stage(ctx, txn, tbl)
+	if err != nil {
+		if errors.Is(err, ingest.ErrConfig) {
+			err = Final(err)
+		}
+		return nil, false, false, err
+	}
+	if len(files) == 0 && len(add) == 0 {
+		out, err = txn.Commit(ctx)
+		return out, true, false, err
+	}
+	drop := func() {
+		if fs, ferr := tbl.FS(ctx); ferr == nil {
+			for _, f := range add {
+				_ = fs.Remove(f.FilePath())
+			}
+		}
+	}
+	if err := txn.NewRowDelta(props).AddRows(files...).AddDeletes(add...).RemoveDeletes(remove...).Commit(ctx); err != nil {
+		drop()
+		return nil, false, true, err
+	}
+	out, err = txn.Commit(ctx)
+	if err != nil && IsConflict(err) {
+		drop()
+	}
+	return out, true, true, err
+}
+
+// stage stages an append or an overwrite of the batch's files and
+// commits it.
+func (c *Committer) stage(ctx context.Context, tbl *table.Table, txn *table.Transaction, req Request, files []iceberg.DataFile, props iceberg.Properties) (out *table.Table, sent bool, err error) {
 	if req.Overwrite && tbl.Metadata().Version() >= 3 {
 		return nil, false, Final(fmt.Errorf("%w: complete mode does not write format-version 3 tables yet; use format-version 2 or mode append", ingest.ErrConfig))
 	}

@@ -236,12 +236,12 @@ type TableCommit struct {
 // commits) is skipped and the files just written for it are deleted. On
 // failure the files of the tables not reached are deleted: a re-run writes
 // the batch anew under other names.
-func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataFile, bases map[string]*table.Table, rec *Record) ([]TableCommit, error) {
+func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataFile, bases map[string]*table.Table, rec *Record, deletes Deletes) ([]TableCommit, error) {
 	byTable := map[string][]ingest.DataFile{}
 	for _, f := range files {
 		byTable[f.Table] = append(byTable[f.Table], f)
 	}
-	if t.opts.Overwrite && t.opts.Table != "" {
+	if (t.opts.Overwrite || deletes != nil) && t.opts.Table != "" {
 		if _, ok := byTable[t.opts.Table]; !ok {
 			tbl, err := t.Load(ctx, t.opts.Table)
 			if err != nil {
@@ -275,7 +275,7 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 			abandon(names[i:])
 			return out, err
 		}
-		cr, err := c.Commit(ctx, Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Record: rec, Base: bases[name]})
+		cr, err := c.Commit(ctx, Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Record: rec, Base: bases[name], Deletes: deletes})
 		if err != nil {
 			abandon(names[i+1:])
 			return out, err

@@ -1,0 +1,192 @@
+package upsert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/internal/conform"
+	"github.com/floe-io/floe/internal/ingest"
+)
+
+// Deletes stage a batch's deletes of the rows its keys replace: on a
+// format-version 3 table, deletion vectors for the rows found by looking
+// the keys up in the live data files, each merged with the file's earlier
+// vector, which it replaces; on format-version 2, one equality delete per
+// key, which spares the batch's own rows (they share its sequence
+// number). Stage is called for every commit attempt, against the table as
+// the attempt sees it, so that a concurrent compaction or upsert moving
+// rows is seen before the deletes are written.
+type Deletes struct {
+	Changes *Changes
+	// Keys are the key columns' names.
+	Keys []string
+	// Found counts the rows the last Stage deleted by position (v3).
+	Found int64
+}
+
+// Stage writes the delete files for tbl, staged in txn's row delta by the
+// caller, and returns them with the deletion vectors they replace.
+func (d *Deletes) Stage(ctx context.Context, txn *table.Transaction, tbl *table.Table) (add, remove []iceberg.DataFile, err error) {
+	if d.Changes.Keys() == 0 {
+		return nil, nil, nil
+	}
+	keyIDs, err := KeyFieldIDs(tbl.Schema(), d.Keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch v := tbl.Metadata().Version(); {
+	case v >= 3:
+		return d.vectors(ctx, tbl, keyIDs)
+	case v == 2:
+		add, err = d.equality(ctx, txn, tbl, keyIDs)
+		return add, nil, err
+	default:
+		return nil, nil, fmt.Errorf("%w: table %s is format-version 1, which cannot record deletes; upsert into a format-version 2 or 3 table (upgrade it with format-version in its properties)", ingest.ErrConfig, tbl.Identifier())
+	}
+}
+
+// KeyFieldIDs are the field ids of the key columns in sc, which must be
+// top-level primitive columns of a type keys can be compared in.
+func KeyFieldIDs(sc *iceberg.Schema, keys []string) ([]int, error) {
+	ids := make([]int, len(keys))
+	for i, k := range keys {
+		f, ok := sc.FindFieldByName(k)
+		if !ok {
+			return nil, fmt.Errorf("%w: key column %s is not in the table (its columns: %s)", ingest.ErrConfig, k, topNames(sc))
+		}
+		switch f.Type.(type) {
+		case iceberg.Float32Type, iceberg.Float64Type:
+			return nil, fmt.Errorf("%w: key column %s is %s; floating-point columns cannot be keys (equal values need not compare equal); key on an integer, string, date, timestamp, uuid or decimal column", ingest.ErrConfig, k, f.Type)
+		case iceberg.NestedType:
+			return nil, fmt.Errorf("%w: key column %s is %s; a key is made of primitive columns", ingest.ErrConfig, k, f.Type)
+		}
+		ids[i] = f.ID
+	}
+	return ids, nil
+}
+
+func topNames(sc *iceberg.Schema) string {
+	names := make([]string, 0, len(sc.Fields()))
+	for _, f := range sc.Fields() {
+		names = append(names, f.Name)
+	}
+	return fmt.Sprint(names)
+}
+
+// IsIntKey reports whether the key columns of sc are read as one int64.
+func IsIntKey(sc *iceberg.Schema, keys []string) bool {
+	fields := make([]iceberg.NestedField, 0, len(keys))
+	for _, k := range keys {
+		f, ok := sc.FindFieldByName(k)
+		if !ok {
+			return false
+		}
+		fields = append(fields, f)
+	}
+	return isIntKey(fields)
+}
+
+// vectors writes one Puffin file of deletion vectors: for each data file
+// holding rows the batch replaces, its earlier vector (if any) with the
+// new positions added.
+func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (add, remove []iceberg.DataFile, err error) {
+	found, err := locate(ctx, tbl, d.Changes, keyIDs)
+	d.Found = 0
+	if err != nil || len(found) == 0 {
+		return nil, nil, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return nil, nil, errors.New("the table's file system cannot write files")
+	}
+	specs := tbl.Metadata().PartitionSpecs()
+	w := dv.NewDVWriter(wfs, func(id int32) *iceberg.PartitionSpec {
+		for i := range specs {
+			if int32(specs[i].ID()) == id {
+				return &specs[i]
+			}
+		}
+		return nil
+	})
+	for _, h := range found {
+		df := h.task.File
+		spec, part := df.SpecID(), df.Partition()
+		for _, old := range h.task.DeletionVectorFiles {
+			bm, err := dv.ReadDV(fs, old)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read the deletion vector of %s: %w", df.FilePath(), err)
+			}
+			w.Load(df.FilePath(), bm, spec, part)
+			remove = append(remove, old)
+		}
+		if err := w.Add(df.FilePath(), h.positions, spec, part); err != nil {
+			return nil, nil, err
+		}
+		d.Found += int64(len(h.positions))
+	}
+	locs, err := tbl.LocationProvider()
+	if err != nil {
+		return nil, nil, err
+	}
+	add, err = w.Flush(ctx, locs.NewDataLocation(uuid.NewString()+"-deletes.puffin"))
+	return add, remove, err
+}
+
+// equality writes the batch's keys as equality deletes. On a partitioned
+// table each delete applies to one partition only, so the key must fix
+// the partition: every partition source column must be a key column.
+func (d *Deletes) equality(ctx context.Context, txn *table.Transaction, tbl *table.Table, keyIDs []int) ([]iceberg.DataFile, error) {
+	spec := tbl.Spec()
+	for _, pf := range spec.Fields() {
+		if !slices.Contains(keyIDs, pf.SourceID()) {
+			name, _ := tbl.Schema().FindColumnName(pf.SourceID())
+			return nil, fmt.Errorf("%w: table %s is format-version 2 and partitioned by %s, which is not a key column: an equality delete applies within one partition, so a changed row in another partition would survive; add %s to the key (identifier-fields), or upsert into a format-version 3 table (deletion vectors)", ingest.ErrConfig, tbl.Identifier(), name, name)
+		}
+	}
+	keySchema, err := tbl.Schema().Select(true, d.Keys...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := table.SchemaToArrowSchema(keySchema, nil, false, false)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := d.Changes.KeyRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	name := ingest.JoinIdent(tbl.Identifier())
+	seq := func(yield func(arrow.RecordBatch, error) bool) {
+		for _, r := range recs {
+			c, err := conform.NewConformer(name, r.Schema(), out, conform.Options{AllowNullable: true, AllowReorder: true})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			rec, err := c.Conform(ctx, r, -1)
+			if !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+	return txn.WriteEqualityDeletes(ctx, keyIDs, iter.Seq2[arrow.RecordBatch, error](seq))
+}

@@ -1,0 +1,279 @@
+package upsert
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
+)
+
+// hits are the positions of one data file whose rows hold keys the batch
+// changes.
+type hits struct {
+	task      table.FileScanTask
+	positions []int64
+}
+
+// intIndex answers "does the batch change this key?" for integer keys
+// faster than the map alone: a bitmap of hashed keys turns most absent
+// keys away with one memory read, and the sorted keys prune files and
+// row groups by their bounds.
+type intIndex struct {
+	c      *Changes
+	bits   []uint64
+	shift  uint
+	sorted []int64
+}
+
+func newIntIndex(c *Changes) *intIndex {
+	ix := &intIndex{c: c, sorted: make([]int64, 0, len(c.ints))}
+	for k := range c.ints {
+		ix.sorted = append(ix.sorted, k)
+	}
+	slices.Sort(ix.sorted)
+	// About 16 bits per key: a false positive one time in ten or so, each
+	// then settled by the map.
+	n := uint(64)
+	for n < uint(16*len(ix.sorted)) {
+		n <<= 1
+	}
+	ix.bits = make([]uint64, n/64)
+	ix.shift = 64 - uint(bitsLen(n))
+	for _, k := range ix.sorted {
+		h := ix.hash(k)
+		ix.bits[h>>6] |= 1 << (h & 63)
+	}
+	return ix
+}
+
+func bitsLen(n uint) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
+}
+
+func (ix *intIndex) hash(k int64) uint64 { return (uint64(k) * 0x9E3779B97F4A7C15) >> ix.shift }
+
+func (ix *intIndex) has(k int64) bool {
+	h := ix.hash(k)
+	if ix.bits[h>>6]&(1<<(h&63)) == 0 {
+		return false
+	}
+	return ix.c.HasInt(k)
+}
+
+// anyIn reports whether a key of the batch lies in [lo, hi].
+func (ix *intIndex) anyIn(lo, hi int64) bool {
+	i, _ := slices.BinarySearch(ix.sorted, lo)
+	return i < len(ix.sorted) && ix.sorted[i] <= hi
+}
+
+// locate finds the rows of tbl's live data files whose keys the batch
+// changes. Files and row groups whose key bounds hold none of the batch's
+// keys are skipped; the others' key columns are read and probed.
+func locate(ctx context.Context, tbl *table.Table, c *Changes, keyIDs []int) ([]hits, error) {
+	if tbl.CurrentSnapshot() == nil || c.Keys() == 0 {
+		return nil, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan the files of table %s: %w", tbl.Identifier(), err)
+	}
+	var ix *intIndex
+	if c.spec.IntKey {
+		ix = newIntIndex(c)
+		tasks = slices.DeleteFunc(tasks, func(t table.FileScanTask) bool {
+			lo, hi, ok := intBounds(t.File, keyIDs[0])
+			return ok && !ix.anyIn(lo, hi)
+		})
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var out []hits
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, t := range tasks {
+		g.Go(func() error {
+			pos, err := probeFile(gctx, fs, t.File.FilePath(), c, ix, keyIDs)
+			if err != nil {
+				return fmt.Errorf("look up keys in %s: %w", t.File.FilePath(), err)
+			}
+			if len(pos) > 0 {
+				mu.Lock()
+				out = append(out, hits{task: t, positions: pos})
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// intBounds are a data file's lower and upper bounds of an integer-family
+// key column; ok is false when the manifest has none.
+func intBounds(df iceberg.DataFile, id int) (lo, hi int64, ok bool) {
+	l, okL := df.LowerBoundValues()[id]
+	u, okU := df.UpperBoundValues()[id]
+	if !okL || !okU {
+		return 0, 0, false
+	}
+	dec := func(b []byte) (int64, bool) {
+		switch len(b) {
+		case 4:
+			return int64(int32(binary.LittleEndian.Uint32(b))), true
+		case 8:
+			return int64(binary.LittleEndian.Uint64(b)), true
+		}
+		return 0, false
+	}
+	lo, okL = dec(l)
+	hi, okU = dec(u)
+	return lo, hi, okL && okU
+}
+
+// probeFile reads the key columns of one data file and returns the
+// positions of the rows whose keys the batch changes.
+func probeFile(ctx context.Context, fs iceio.IO, path string, c *Changes, ix *intIndex, keyIDs []int) ([]int64, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Close()
+	md := rdr.MetaData()
+	cols := make([]int, len(keyIDs))
+	for i, id := range keyIDs {
+		if cols[i] = columnByFieldID(md, id); cols[i] < 0 {
+			// The file predates the key column: its rows hold a null key,
+			// which no change has.
+			return nil, nil
+		}
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	var first int64 // the row group's first row in the file
+	var buf []byte
+	for rg := range md.NumRowGroups() {
+		n := md.RowGroup(rg).NumRows()
+		if ix != nil && !rowGroupMayHold(md, rg, cols[0], ix) {
+			first += n
+			continue
+		}
+		arrays := make([]arrow.Array, len(cols))
+		release := func() {
+			for _, a := range arrays {
+				if a != nil {
+					a.Release()
+				}
+			}
+		}
+		for i, ci := range cols {
+			chunked, err := fr.RowGroup(rg).Column(ci).Read(ctx)
+			if err != nil {
+				release()
+				return nil, err
+			}
+			a, err := concat(chunked)
+			chunked.Release()
+			if err != nil {
+				release()
+				return nil, err
+			}
+			arrays[i] = a
+		}
+		kr, err := newKeyReader(arrays, ix != nil)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		rows := arrays[0].Len()
+		for i := range rows {
+			if kr.null(i) >= 0 {
+				continue
+			}
+			if ix != nil {
+				if ix.has(kr.int(i)) {
+					out = append(out, first+int64(i))
+				}
+				continue
+			}
+			buf = kr.appendBytes(buf[:0], i)
+			if c.HasBytes(buf) {
+				out = append(out, first+int64(i))
+			}
+		}
+		release()
+		first += n
+	}
+	return out, nil
+}
+
+// columnByFieldID is the index of the leaf column with Iceberg field id
+// id, or -1.
+func columnByFieldID(md *metadata.FileMetaData, id int) int {
+	for i := range md.Schema.NumColumns() {
+		if int(md.Schema.Column(i).SchemaNode().FieldID()) == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// rowGroupMayHold reports whether row group rg's statistics on the
+// integer key column ci leave room for a key of the batch.
+func rowGroupMayHold(md *metadata.FileMetaData, rg, ci int, ix *intIndex) bool {
+	cc, err := md.RowGroup(rg).ColumnChunk(ci)
+	if err != nil {
+		return true
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil || !st.HasMinMax() {
+		return true
+	}
+	switch s := st.(type) {
+	case *metadata.Int64Statistics:
+		return ix.anyIn(s.Min(), s.Max())
+	case *metadata.Int32Statistics:
+		return ix.anyIn(int64(s.Min()), int64(s.Max()))
+	}
+	return true
+}
+
+// concat turns a column chunk read into one array.
+func concat(c *arrow.Chunked) (arrow.Array, error) {
+	if len(c.Chunks()) == 1 {
+		a := c.Chunk(0)
+		a.Retain()
+		return a, nil
+	}
+	return array.Concatenate(c.Chunks(), memory.DefaultAllocator)
+}
