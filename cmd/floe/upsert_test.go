@@ -1,0 +1,307 @@
+package main_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cdcGen writes files of random changes to keys 0..keys-1 (inserts of
+// absent keys, updates and deletes of present ones, deletes of absent
+// ones, a key changed several times in one file) as CSV id,v,op, and
+// applies each file to its oracle: the last change of each key, deletes
+// removed, computed without floe.
+type cdcGen struct {
+	rng    *rand.Rand
+	keys   int64
+	oracle map[int64]string
+	files  int
+	// mtime orders the files as floe plans them: by modification time.
+	mtime time.Time
+}
+
+func newCDCGen(seed uint64, keys int64) *cdcGen {
+	return &cdcGen{rng: rand.New(rand.NewPCG(seed, 1)), keys: keys, oracle: map[int64]string{}, mtime: time.Now().Add(-time.Hour)}
+}
+
+// file writes one file of n changes into dir and applies it to the oracle.
+func (g *cdcGen) file(t *testing.T, dir string, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("id,v,op\n")
+	var recent []int64
+	for row := range n {
+		var id int64
+		if len(recent) > 0 && g.rng.IntN(10) == 0 {
+			id = recent[g.rng.IntN(len(recent))] // a key changed again in the same file
+		} else {
+			id = g.rng.Int64N(g.keys)
+		}
+		recent = append(recent, id)
+		v := fmt.Sprintf("f%d-r%d", g.files, row)
+		_, present := g.oracle[id]
+		op := "c"
+		switch r := g.rng.IntN(10); {
+		case present && r < 6:
+			op = "u"
+		case r >= 8:
+			op = "d" // of a present key, or of an absent one: a no-op
+		case present:
+			op = "u"
+		}
+		if op == "d" {
+			delete(g.oracle, id)
+			v = ""
+		} else {
+			g.oracle[id] = v
+		}
+		fmt.Fprintf(&b, "%d,%s,%s\n", id, v, op)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("changes-%03d.csv", g.files))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g.mtime = g.mtime.Add(time.Second)
+	if err := os.Chtimes(path, g.mtime, g.mtime); err != nil {
+		t.Fatal(err)
+	}
+	g.files++
+	return path
+}
+
+// diffOracle says how the table's rows (key to values) differ from the
+// oracle's: "" when every key holds exactly its one value.
+func diffOracle(got map[int64][]string, want map[int64]string) string {
+	var missing, extra, dup, wrong []int64
+	for id, v := range want {
+		switch vs := got[id]; {
+		case len(vs) == 0:
+			missing = append(missing, id)
+		case len(vs) > 1:
+			dup = append(dup, id)
+		case vs[0] != v:
+			wrong = append(wrong, id)
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			extra = append(extra, id)
+		}
+	}
+	if len(missing)+len(extra)+len(dup)+len(wrong) == 0 {
+		return ""
+	}
+	first := func(ids []int64) []int64 {
+		slices.Sort(ids)
+		return ids[:min(len(ids), 5)]
+	}
+	return fmt.Sprintf("%d keys missing %v, %d deleted keys present %v, %d keys with several rows %v, %d keys with a stale value %v (of %d keys)",
+		len(missing), first(missing), len(extra), first(extra), len(dup), first(dup), len(wrong), first(wrong), len(want))
+}
+
+// upsertArgs streams the env's landing directory of CSV changes into db.t
+// in mode upsert, keyed by id, deletes by op.
+func (e *env) upsertArgs(extra ...string) []string {
+	return append([]string{"stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt,
+		"--mode", "upsert", "--identifier-fields", "id", "--op-column", "op"}, extra...)
+}
+
+// The CDC scenario: 20 files of random changes over 10,000 keys, one batch
+// each; after every batch the table equals the oracle, on a format-version
+// 3 table (deletion vectors) and on a format-version 2 one (equality
+// deletes).
+func TestUpsertCDCMatchesOracle(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"3", "2"} {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			g := newCDCGen(uint64(len(v)*7+int(v[0])), 10_000)
+			for range 20 {
+				g.file(t, e.Landing, 1500)
+				e.OK(e.upsertArgs("--format-version", v)...)
+				if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
+					t.Fatalf("after batch %d: %s", g.files-1, d)
+				}
+			}
+			d := e.OK("table", "describe", "db.t", "--json")
+			if !strings.Contains(d.Stdout, `"format_version": `+v) && !strings.Contains(d.Stdout, `"format_version":`+v) {
+				t.Fatalf("table is not format-version %s: %s", v, d.Stdout)
+			}
+			kind := map[string]string{"3": "position_deletes", "2": "equality_deletes"}[v]
+			if files := e.OK("table", "files", "db.t").Stdout; !strings.Contains(files, kind) {
+				t.Fatalf("no %s in the table's files:\n%s", kind, files)
+			}
+		})
+	}
+}
+
+// Several changes to one key in a batch: the greatest order-by value
+// wins, whatever the input order; without order-by, the last in input
+// order (files by modification time, rows in file order).
+func TestUpsertOrderBy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	write := func(name, body string, at time.Time) {
+		p := filepath.Join(e.Landing, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Add(-time.Minute)
+	write("a.csv", "id,v,op,lsn\n1,late,u,30\n2,first,c,10\n1,early,c,10\n", now)
+	write("b.csv", "id,v,op,lsn\n1,middle,u,20\n2,second,u,5\n3,gone,d,40\n3,back,c,35\n", now.Add(time.Second))
+	e.OK(e.upsertArgs("--order-by", "lsn")...)
+	want := map[int64]string{1: "late", 2: "first"}
+	if d := diffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
+		t.Fatalf("with order-by lsn: %s", d)
+	}
+
+	e2 := newEnv(t)
+	e = e2
+	write("a.csv", "id,v,op\n1,one,c\n2,two,c\n1,uno,u\n", now)
+	write("b.csv", "id,v,op\n2,deux,u\n3,drei,c\n3,x,d\n", now.Add(time.Second))
+	e.OK(e.upsertArgs()...)
+	want = map[int64]string{1: "uno", 2: "deux"}
+	if d := diffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
+		t.Fatalf("in input order: %s", d)
+	}
+}
+
+// AWS DMS writes its operation in a column Op as I, U and D; a mapping
+// adds other codes.
+func TestUpsertDMSOpColumn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.Landing, "a.csv"), []byte("Op,id,v\nI,1,a\nI,2,b\nI,3,c\nU,2,bb\nD,3,\nX,4,removed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt,
+		"--mode", "upsert", "--identifier-fields", "id", "--op-column", "Op", "--cdc-op", "X=delete")
+	if d := diffOracle(e.TableKeyed("db.t", "id", "v"), map[int64]string{1: "a", 2: "bb"}); d != "" {
+		t.Fatal(d)
+	}
+	r := e.OK("scan", "db.t", "--format", "csv")
+	if strings.Contains(r.Stdout, "Op") {
+		t.Fatalf("the op column was written:\n%s", r.Stdout)
+	}
+}
+
+// Bad changes are bad input: the run fails naming the file, the row and
+// the fix, and commits nothing.
+func TestUpsertBadChanges(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, body, want string }{
+		{"unknown op", "id,v,op\n1,a,c\n2,b,z\n", `row 2: operation code "z" in column op is not one of`},
+		{"null key", "id,v,op\n1,a,c\n,b,c\n", "row 2: key column id is null"},
+		{"null op", "id,v,op\n1,a,c\n2,b,\n", "row 2: op column op is null"},
+		{"no key column", "key,v,op\n1,a,c\n", "the input has no key column id"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if err := os.WriteFile(filepath.Join(e.Landing, "bad.csv"), []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := e.Run(e.upsertArgs()...)
+			if r.Code == 0 || !strings.Contains(r.Stderr, c.want) || !strings.Contains(r.Stderr, "bad.csv") {
+				t.Fatalf("want a failure naming bad.csv and %q, got %s", c.want, r)
+			}
+			if ids := e.TableIDs("db.t"); len(ids) != 0 {
+				t.Fatalf("the table holds %d ids after a bad batch", len(ids))
+			}
+		})
+	}
+}
+
+// Upsert without a key, or with a key the table cannot compare, is a
+// configuration error (exit 2) before anything is written.
+func TestUpsertNeedsAKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.Landing, "a.csv"), []byte("id,v\n1,a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Run("stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt, "--mode", "upsert")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "mode upsert needs a key") || !strings.Contains(r.Stderr, "--identifier-fields") {
+		t.Fatalf("want exit 2 asking for a key, got %s", r)
+	}
+	// An existing table's identifier fields are the key when none is given.
+	e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.k", "--checkpoint", e.Ckpt+"-k", "--identifier-fields", "id", "--check-nullability=false")
+	if err := os.WriteFile(filepath.Join(e.Landing, "b.csv"), []byte("id,v\n1,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.k", "--checkpoint", e.Ckpt+"-k2", "--mode", "upsert", "--allow-new-query")
+	if d := diffOracle(e.TableKeyed("db.k", "id", "v"), map[int64]string{1: "b"}); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// Exactly once under kill -9: the CDC scenario, streamed by runs killed
+// at random at least 20 times, ends equal to the oracle; a run that dies
+// between the table commit and the commits log is re-run without a
+// second commit.
+func TestUpsertKilledExactlyOnce(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"3", "2"} {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			g := newCDCGen(uint64(40+len(v)+int(v[0])), 10_000)
+			rng := rand.New(rand.NewPCG(uint64(v[0]), 2))
+			args := e.upsertArgs("--format-version", v, "--max-files-per-trigger", "1")
+			kills := 0
+			for tries := 0; kills < 20; tries++ {
+				if tries > 200 {
+					t.Fatalf("only %d of %d runs were killed while running", kills, tries)
+				}
+				g.file(t, e.Landing, 1000)
+				g.file(t, e.Landing, 1000)
+				var stderr syncBuffer
+				cmd := e.startFloe(&stderr, args...)
+				time.Sleep(time.Duration(20+rng.IntN(400)) * time.Millisecond)
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				switch code := cmd.ProcessState.ExitCode(); code {
+				case -1:
+					kills++
+				case 0:
+				default:
+					t.Fatalf("run %d exited %d:\n%s", tries, code, stderr.String())
+				}
+			}
+			e.OK(args...)
+			if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
+				t.Fatalf("after %d kills: %s", kills, d)
+			}
+
+			g.file(t, e.Landing, 1000)
+			if r := e.RunEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1"}, args...); r.Code != 137 {
+				t.Fatalf("want the run to die after its table commit, got %s", r)
+			}
+			snaps := e.Snapshots("db.t")
+			crashed := snaps[len(snaps)-1].Summary["floe.batch-id"]
+			e.OK(args...)
+			n := 0
+			for _, s := range e.Snapshots("db.t") {
+				if s.Summary["floe.batch-id"] == crashed {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("batch %s is in %d snapshots after its re-run, want 1", crashed, n)
+			}
+			if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
+				t.Fatalf("after the re-run: %s", d)
+			}
+		})
+	}
+}
