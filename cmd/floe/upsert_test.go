@@ -305,3 +305,68 @@ func TestUpsertKilledExactlyOnce(t *testing.T) {
 		})
 	}
 }
+
+// A compaction that commits while an upsert batch is on its way to the
+// catalog rewrites the very files the batch deletes rows from: the
+// batch's commit must see it, find the rows again in the rewritten files
+// and commit, never resurrecting a replaced row nor losing a delete.
+func TestUpsertBesideCompaction(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"3", "2"} {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			g := newCDCGen(uint64(70+int(v[0])), 2000)
+			args := e.upsertArgs("--format-version", v, "--maintenance=false")
+			for range 6 {
+				g.file(t, e.Landing, 800)
+				e.OK(args...)
+			}
+			g.file(t, e.Landing, 800)
+			pause := t.TempDir()
+			writer := e.Command(floeBin, []string{"FLOE_TEST_PAUSE_IN_CATALOG_COMMIT=" + pause}, args...)
+			var out syncBuffer
+			writer.Stdout, writer.Stderr = &out, &out
+			if err := writer.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- writer.Wait() }()
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(pause, "paused")); err == nil {
+					break
+				}
+				select {
+				case err := <-exited:
+					t.Fatalf("the upsert run ended before its commit: %v\n%s", err, out.String())
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the upsert run did not reach its commit\n%s", out.String())
+				}
+			}
+			before := e.OK("table", "files", "db.t").Stdout
+			e.OK("maintain", "rewrite-data-files", "db.t", "--min-input-files", "2")
+			after := e.OK("table", "files", "db.t").Stdout
+			if before == after {
+				t.Fatalf("the compaction rewrote nothing:\n%s", after)
+			}
+			if err := os.WriteFile(filepath.Join(pause, "resume"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-exited; err != nil {
+				t.Fatalf("upsert run: %v\n%s", err, out.String())
+			}
+			// The batch committed after the compaction it raced: its
+			// snapshot's parent is the rewrite's.
+			snaps := e.Snapshots("db.t")
+			last, prev := snaps[len(snaps)-1], snaps[len(snaps)-2]
+			if last.Summary["floe.batch-id"] != "6" || prev.Operation != "replace" || last.ParentID == nil || *last.ParentID != prev.SnapshotID {
+				t.Fatalf("want batch 6 committed on top of the rewrite; newest snapshots: %+v, %+v", prev, last)
+			}
+			if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
+				t.Fatalf("after the upsert committed beside a compaction: %s\n%s", d, out.String())
+			}
+		})
+	}
+}
