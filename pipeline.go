@@ -72,6 +72,8 @@ type Pipeline struct {
 	route   *write.Router
 	project *conform.Projection
 	conform conform.Options
+	// partition is the spec of a table floe creates.
+	partition []write.PartitionField
 
 	// maintainer runs the maintenance: block between batches; nil when
 	// it is off.
@@ -190,6 +192,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 			Logger:          p.opts.Logger,
 		})
 	}
+	p.partition = partition
 	if cfg.Maintenance.On() && !cfg.Sink.Console() {
 		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
 	}

@@ -3,6 +3,7 @@ package floe
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/upsert"
@@ -33,10 +34,20 @@ func (p *Pipeline) writeUpserts(ctx context.Context, batchID int64, parts []inge
 	}
 	intKey := false
 	if tbl != nil {
-		if _, err := upsert.KeyFieldIDs(tbl.Schema(), keys); err != nil {
+		if err := upsert.CheckTable(tbl, keys); err != nil {
 			return write.Result{}, err
 		}
 		intKey = upsert.IsIntKey(tbl.Schema(), keys)
+	} else if formatVersion(&p.cfg.Sink) == 2 {
+		var off []string
+		for _, f := range p.partition {
+			if !slices.Contains(keys, f.Source) {
+				off = append(off, f.Source)
+			}
+		}
+		if err := upsert.PartitionError(p.fixed, off); err != nil {
+			return write.Result{}, err
+		}
 	}
 	changes, err := upsert.Collect(ctx, parts, p.project, upsert.SpecFor(&p.cfg.Sink, keys, intKey))
 	if err != nil {

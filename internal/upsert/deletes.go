@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -40,19 +41,18 @@ func (d *Deletes) Stage(ctx context.Context, txn *table.Transaction, tbl *table.
 	if d.Changes.Keys() == 0 {
 		return nil, nil, nil
 	}
+	if err := CheckTable(tbl, d.Keys); err != nil {
+		return nil, nil, err
+	}
 	keyIDs, err := KeyFieldIDs(tbl.Schema(), d.Keys)
 	if err != nil {
 		return nil, nil, err
 	}
-	switch v := tbl.Metadata().Version(); {
-	case v >= 3:
+	if tbl.Metadata().Version() >= 3 {
 		return d.vectors(ctx, tbl, keyIDs)
-	case v == 2:
-		add, err = d.equality(ctx, txn, tbl, keyIDs)
-		return add, nil, err
-	default:
-		return nil, nil, fmt.Errorf("%w: table %s is format-version 1, which cannot record deletes; upsert into a format-version 2 or 3 table (upgrade it with format-version in its properties)", ingest.ErrConfig, tbl.Identifier())
 	}
+	add, err = d.equality(ctx, txn, tbl, keyIDs)
+	return add, nil, err
 }
 
 // KeyFieldIDs are the field ids of the key columns in sc, which must be
@@ -81,6 +81,42 @@ func topNames(sc *iceberg.Schema) string {
 		names = append(names, f.Name)
 	}
 	return fmt.Sprint(names)
+}
+
+// CheckTable checks that tbl can take upserts keyed by keys: key columns
+// it can compare, a format version that records deletes, and on
+// format-version 2 a partitioning the key fixes.
+func CheckTable(tbl *table.Table, keys []string) error {
+	name := ingest.JoinIdent(tbl.Identifier())
+	keyIDs, err := KeyFieldIDs(tbl.Schema(), keys)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", name, err)
+	}
+	if tbl.Metadata().Version() < 2 {
+		return fmt.Errorf("%w: table %s is format-version 1, which cannot record deletes; upsert into a format-version 2 or 3 table", ingest.ErrConfig, name)
+	}
+	if tbl.Metadata().Version() > 2 {
+		return nil
+	}
+	var names []string
+	spec := tbl.Spec()
+	for _, pf := range spec.Fields() {
+		if !slices.Contains(keyIDs, pf.SourceID()) {
+			n, _ := tbl.Schema().FindColumnName(pf.SourceID())
+			names = append(names, n)
+		}
+	}
+	return PartitionError(name, names)
+}
+
+// PartitionError refuses format-version 2 upserts into a table
+// partitioned by columns outside the key (names); nil when there are none.
+func PartitionError(table string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	cols := strings.Join(names, ", ")
+	return fmt.Errorf("%w: table %s is format-version 2 and partitioned by %s, which is not a key column: an equality delete applies within one partition, so a changed row moved to another partition would survive; add %s to the key (identifier-fields), or upsert into a format-version 3 table (deletion vectors)", ingest.ErrConfig, table, cols, cols)
 }
 
 // IsIntKey reports whether the key columns of sc are read as one int64.
@@ -150,12 +186,8 @@ func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (
 // table each delete applies to one partition only, so the key must fix
 // the partition: every partition source column must be a key column.
 func (d *Deletes) equality(ctx context.Context, txn *table.Transaction, tbl *table.Table, keyIDs []int) ([]iceberg.DataFile, error) {
-	spec := tbl.Spec()
-	for _, pf := range spec.Fields() {
-		if !slices.Contains(keyIDs, pf.SourceID()) {
-			name, _ := tbl.Schema().FindColumnName(pf.SourceID())
-			return nil, fmt.Errorf("%w: table %s is format-version 2 and partitioned by %s, which is not a key column: an equality delete applies within one partition, so a changed row in another partition would survive; add %s to the key (identifier-fields), or upsert into a format-version 3 table (deletion vectors)", ingest.ErrConfig, tbl.Identifier(), name, name)
-		}
+	if err := CheckTable(tbl, d.Keys); err != nil {
+		return nil, err
 	}
 	keySchema, err := tbl.Schema().Select(true, d.Keys...)
 	if err != nil {

@@ -91,7 +91,11 @@ func locate(ctx context.Context, tbl *table.Table, c *Changes, keyIDs []int) ([]
 	if tbl.CurrentSnapshot() == nil || c.Keys() == 0 {
 		return nil, nil
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	var opts []table.ScanOption
+	if f := partitionFilter(tbl, c, keyIDs); f != nil {
+		opts = append(opts, table.WithRowFilter(f))
+	}
+	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan the files of table %s: %w", tbl.Identifier(), err)
 	}
@@ -276,4 +280,45 @@ func concat(c *arrow.Chunked) (arrow.Array, error) {
 		return a, nil
 	}
 	return array.Concatenate(c.Chunks(), memory.DefaultAllocator)
+}
+
+// partitionFilter is "key IN (the batch's keys)" when the table is
+// partitioned on its single key column, so that planning skips the
+// partitions no key of the batch falls in; nil otherwise (bounds and the
+// probe do the rest).
+func partitionFilter(tbl *table.Table, c *Changes, keyIDs []int) iceberg.BooleanExpression {
+	if len(keyIDs) != 1 {
+		return nil
+	}
+	spec := tbl.Spec()
+	on := false
+	for _, pf := range spec.Fields() {
+		on = on || pf.SourceID() == keyIDs[0]
+	}
+	field, ok := tbl.Schema().FindFieldByID(keyIDs[0])
+	if !on || !ok {
+		return nil
+	}
+	ref := iceberg.Reference(field.Name)
+	switch field.Type.(type) {
+	case iceberg.Int64Type:
+		lits := make([]int64, 0, len(c.ints))
+		for k := range c.ints {
+			lits = append(lits, k)
+		}
+		return iceberg.IsIn(ref, lits...)
+	case iceberg.Int32Type:
+		lits := make([]int32, 0, len(c.ints))
+		for k := range c.ints {
+			lits = append(lits, int32(k))
+		}
+		return iceberg.IsIn(ref, lits...)
+	case iceberg.StringType:
+		lits := make([]string, 0, len(c.strs))
+		for k := range c.strs {
+			lits = append(lits, k)
+		}
+		return iceberg.IsIn(ref, lits...)
+	}
+	return nil
 }
