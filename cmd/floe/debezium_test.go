@@ -300,3 +300,29 @@ func TestDebeziumRefusesSourceSchema(t *testing.T) {
 		t.Fatalf("want exit 2 naming source.schema, got %s", r)
 	}
 }
+
+// A NanoTimestamp is stored to the microsecond: a value with nanoseconds
+// is bad input, not cut short.
+func TestDebeziumNanosecondsNotCut(t *testing.T) {
+	t.Parallel()
+	field := `{"type":"int64","optional":true,"name":"io.debezium.time.NanoTimestamp","version":1,"field":"ts"}`
+	schema := `{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},` + field + `],"optional":true,"field":"after"}],"optional":false}`
+	event := func(id int, ns int64) string {
+		return fmt.Sprintf(`{"schema":%s,"payload":{"op":"c","after":{"id":%d,"ts":%d},"ts_ms":1}}`, schema, id, ns)
+	}
+	e := newEnv(t)
+	landLines(t, filepath.Join(e.Landing, "a.json"), event(1, 1704164645123456000))
+	e.OK(dbzStreamArgs(e, "db.ns")...)
+	if got := dbzRows(t, e, "db.ns", "id", "ts"); !slices.Equal(got, []string{"1|2024-01-02T03:04:05.123456"}) {
+		t.Errorf("rows %v", got)
+	}
+	bad := filepath.Join(e.Landing, "b.json")
+	landLines(t, bad, event(2, 1704164645123456789))
+	r := e.Run(dbzStreamArgs(e, "db.ns")...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "bad input file "+bad) || !strings.Contains(r.Stderr, `column "ts"`) || !strings.Contains(r.Stderr, "lose data") {
+		t.Fatalf("want exit 1 naming the file and column, got %s", r)
+	}
+	if ids := e.TableIDs("db.ns"); len(ids) != 1 {
+		t.Errorf("ids %v, want only 1", ids)
+	}
+}

@@ -235,6 +235,7 @@ func TestDecodeWithSchemaBadValues(t *testing.T) {
 		{`{"type":"string","optional":true,"name":"io.debezium.time.ZonedTimestamp","field":"z"}`, `"yesterday"`, `column "z": "yesterday" is not a ZonedTimestamp`},
 		{`{"type":"string","optional":true,"name":"io.debezium.time.ZonedTimestamp","field":"z"}`, `"2024-01-02T03:04:05.123456789Z"`, "finer than the microseconds"},
 		{`{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","parameters":{},"field":"p"}`, `"AQ=="`, `decimal field "p" has no valid scale`},
+		{`{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2","connect.decimal.precision":"3"},"field":"p"}`, `"MDk="`, `column "p": 123.45 has 5 digits, more than the column's precision of 3`},
 		{`{"type":"uint8","optional":true,"field":"u"}`, `1`, `field "u" has Connect type "uint8"`},
 	} {
 		line := `{"schema":` + schemaOf(tc.field) + `,"payload":{"op":"c","after":{"p":` + tc.value + `,"z":` + tc.value + `,"u":1}}}`

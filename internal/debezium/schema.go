@@ -76,10 +76,10 @@ func fieldType(s connectSchema) (arrow.DataType, conversion, error) {
 				return nil, nil, fmt.Errorf("decimal field %q has an invalid connect.decimal.precision %q", s.Field, p)
 			}
 		}
-		conv := func(v json.RawMessage) (json.RawMessage, error) { return decimalText(v, scale) }
 		if prec > maxDecimalPrecision || scale > prec || scale < 0 {
-			return arrow.BinaryTypes.String, conv, nil
+			return arrow.BinaryTypes.String, func(v json.RawMessage) (json.RawMessage, error) { return decimalText(v, scale, 0) }, nil
 		}
+		conv := func(v json.RawMessage) (json.RawMessage, error) { return decimalText(v, scale, prec) }
 		return &arrow.Decimal128Type{Precision: int32(prec), Scale: int32(scale)}, conv, nil
 	case s.Name == dbzVarDecimal && s.Type == "struct":
 		return arrow.BinaryTypes.String, variableDecimalText, nil
@@ -195,8 +195,9 @@ func (rs *rowSchema) convert(row json.RawMessage) (json.RawMessage, error) {
 }
 
 // decimalText turns a Connect decimal, the base64 of its unscaled value's
-// big-endian two's complement bytes, into its decimal text.
-func decimalText(v json.RawMessage, scale int) (json.RawMessage, error) {
+// big-endian two's complement bytes, into its decimal text, refusing one of
+// more than prec digits (unless prec is 0).
+func decimalText(v json.RawMessage, scale, prec int) (json.RawMessage, error) {
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return nil, fmt.Errorf("%s is not a Connect decimal (the base64 of the unscaled value); was the connector's decimal.handling.mode changed without its schema?", v)
@@ -205,7 +206,12 @@ func decimalText(v json.RawMessage, scale int) (json.RawMessage, error) {
 	if err != nil || len(b) == 0 {
 		return nil, fmt.Errorf("%q is not a Connect decimal (the base64 of the unscaled value)", s)
 	}
-	return json.Marshal(formatDecimal(unscaled(b), scale))
+	n := unscaled(b)
+	text := formatDecimal(n, scale)
+	if digits := len(new(big.Int).Abs(n).String()); prec > 0 && digits > prec {
+		return nil, fmt.Errorf("%s has %d digits, more than the column's precision of %d (connect.decimal.precision)", text, digits, prec)
+	}
+	return json.Marshal(text)
 }
 
 // unscaled reads big-endian two's complement bytes.
@@ -242,7 +248,7 @@ func variableDecimalText(v json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(v, &d); err != nil || d.Scale == nil {
 		return nil, fmt.Errorf("%s is not a VariableScaleDecimal (an object of scale and value)", v)
 	}
-	return decimalText(strconv.AppendQuote(nil, d.Value), *d.Scale)
+	return decimalText(strconv.AppendQuote(nil, d.Value), *d.Scale, 0)
 }
 
 // zonedMicros turns a ZonedTimestamp, ISO-8601 text with an offset, into
