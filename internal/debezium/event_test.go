@@ -122,6 +122,8 @@ func TestDecodeBadInput(t *testing.T) {
 		{"a column named like the metadata", `{"op":"c","after":{"id":1,"__op":"x"}}`, []string{`column "__op"`, "rename"}},
 		{"a schema column named like the metadata", `{"schema":` + schemaOf(`{"type":"int64","optional":true,"field":"__ts_ms"}`) + `,"payload":{"op":"c","after":{"__ts_ms":1}}}`,
 			[]string{`column "__ts_ms"`, "rename"}},
+		{"a row column named like the metadata, not in the schema", `{"schema":` + schemaOf(`{"type":"int64","optional":true,"field":"id"}`) + `,"payload":{"op":"c","after":{"id":1,"__source_lsn":2}}}`,
+			[]string{`column "__source_lsn"`, "rename"}},
 		{"a schema without after", `{"schema":{"type":"struct","fields":[]},"payload":{"op":"c","after":{"id":1}}}`,
 			[]string{`no struct field "after"`, "schemas.enable=false"}},
 	} {

@@ -168,17 +168,17 @@ func isMeta(name string) bool {
 
 // convert rewrites the row's values that need a conversion.
 func (rs *rowSchema) convert(row json.RawMessage) (json.RawMessage, error) {
-	var cols map[string]json.RawMessage
-	if err := json.Unmarshal(row, &cols); err != nil {
-		return nil, fmt.Errorf("malformed JSON (%v)", err)
-	}
-	for name := range cols {
-		if isMeta(name) {
-			return nil, nameClash(name)
-		}
+	// A column the schema lacks is not read, but one named like a metadata
+	// column would still be taken for it.
+	if err := checkNames(row); err != nil {
+		return nil, err
 	}
 	if len(rs.convs) == 0 {
 		return row, nil
+	}
+	var cols map[string]json.RawMessage
+	if err := json.Unmarshal(row, &cols); err != nil {
+		return nil, fmt.Errorf("malformed JSON (%v)", err)
 	}
 	for name, conv := range rs.convs {
 		v, ok := cols[name]
