@@ -90,7 +90,8 @@ type Source struct {
 	Drop   []string `yaml:"drop,omitempty"`
 	// Path is the directory or object-store prefix to read.
 	Path string `yaml:"path"`
-	// Format is "parquet", "csv" or "json" (newline-delimited).
+	// Format is "parquet", "csv", "json" (newline-delimited) or
+	// "debezium-json" (Debezium change events, one a line).
 	Format string `yaml:"format"`
 	// Recursive also reads subdirectories of Path.
 	Recursive bool `yaml:"recursive"`

@@ -190,9 +190,12 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "source.format", flag: "format",
-		required: "the format of the landing files: parquet, csv or json",
-		allowed:  []string{"parquet", "csv", "json"},
-		doc:      "File format. `json` means newline-delimited JSON: one object per line.",
+		required: "the format of the landing files: parquet, csv, json or debezium-json",
+		allowed:  []string{"parquet", "csv", "json", "debezium-json"},
+		doc: "File format. `json` means newline-delimited JSON: one object per line. " +
+			"`debezium-json` means Debezium change events, one a line, as Kafka Connect's JsonConverter writes them " +
+			"(with or without the `schema`/`payload` wrapper): each is read as the row image (`after`, or `before` for a delete) " +
+			"plus the columns `__op`, `__source_lsn` and `__ts_ms`; tombstones are skipped. See docs/formats.md.",
 	},
 	{
 		path: "source.recursive", flag: "recursive", def: "false",
@@ -249,7 +252,8 @@ var specs = []fieldSpec{
 	{
 		path: "source.schema", typ: "list of columns",
 		doc: "Columns of `csv` and `json` files, in file order, instead of deriving them from the data. " +
-			"Not allowed for `parquet`, whose files carry their own schema.",
+			"Not allowed for `parquet`, whose files carry their own schema, nor for `debezium-json`, whose events carry theirs " +
+			"(or have it inferred, as `json` is).",
 	},
 	{path: "source.csv", doc: "Options for `format: csv`."},
 

@@ -246,6 +246,9 @@ func (s *Source) validate(ps *problems) {
 	if len(s.Schema) > 0 && s.Format == "parquet" {
 		ps.add("source.schema", 0, "not used with parquet, whose files carry their own schema; remove it")
 	}
+	if len(s.Schema) > 0 && s.Format == "debezium-json" {
+		ps.add("source.schema", 0, "not used with debezium-json, whose events carry their own schema (schemas.enable=true) or have it inferred; remove it")
+	}
 	seen := map[string]int{}
 	for i, c := range s.Schema {
 		p := fmt.Sprintf("source.schema[%d]", i)

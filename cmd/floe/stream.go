@@ -10,7 +10,7 @@ import (
 
 func init() {
 	helps["stream"] = commandHelp{
-		usage: "stream (--source DIR --format parquet|csv|json | --source-table TABLE [-o KEY=VALUE ...]) (--table TABLE | --sink console) --checkpoint DIR [flags]",
+		usage: "stream (--source DIR --format parquet|csv|json|debezium-json | --source-table TABLE [-o KEY=VALUE ...]) (--table TABLE | --sink console) --checkpoint DIR [flags]",
 		about: "Run a pipeline configured by flags instead of a file: every pipeline key that has a flag " +
 			"(docs/config.md) is one here, with the key's name, type and default. Read a landing directory (--source) " +
 			"or the appends of an Iceberg table (--source-table), write a table (--table, which may be a template " +

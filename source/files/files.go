@@ -1,5 +1,5 @@
-// Package files is the landing-directory source: Parquet, CSV and JSON-lines
-// files dropped into a directory are read once each, in micro-batches, with
+// Package files is the landing-directory source: Parquet, CSV, JSON-lines
+// and Debezium change-event files dropped into a directory are read once each, in micro-batches, with
 // the options and meaning of Spark's file stream source.
 package files
 
@@ -86,9 +86,9 @@ func open(cfg config.Source, stateDir string, own []string) (*Files, error) {
 		return nil, fmt.Errorf("%w: source path %s is not a directory; point source.path at the landing directory", floe.ErrConfig, cfg.Path)
 	}
 	switch cfg.Format {
-	case "parquet", "csv", "json":
+	case "parquet", "csv", "json", "debezium-json":
 	default:
-		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv or json", floe.ErrConfig, cfg.Format)
+		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv, json or debezium-json", floe.ErrConfig, cfg.Format)
 	}
 	if _, err := path.Match(cfg.PathGlobFilter, ""); err != nil {
 		// Unchecked, a malformed filter silently matches nothing.

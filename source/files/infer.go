@@ -216,7 +216,7 @@ func (k *jsonKind) observe(v any, path string) error {
 	case (k.kind == "int" && kind == "float") || (k.kind == "float" && kind == "int"):
 		k.kind = "float"
 	default:
-		return fmt.Errorf("field %s holds both %s and %s values; give the column a type in source.schema", path, jsonWord(k.kind), jsonWord(kind))
+		return &kindConflict{path: path, was: jsonWord(k.kind), is: jsonWord(kind)}
 	}
 	switch val := v.(type) {
 	case map[string]any:
@@ -247,6 +247,14 @@ func (k *jsonKind) observe(v any, path string) error {
 		}
 	}
 	return nil
+}
+
+// kindConflict is a JSON field holding two kinds of value, which no
+// inferred type holds.
+type kindConflict struct{ path, was, is string }
+
+func (e *kindConflict) Error() string {
+	return fmt.Sprintf("field %s holds both %s and %s values; give the column a type in source.schema", e.path, e.was, e.is)
 }
 
 func jsonWord(kind string) string {
@@ -304,12 +312,25 @@ func orderedKeys(m map[string]any) []string {
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
 // line by number.
 func inferJSON(path string) (*arrow.Schema, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	root := &jsonKind{kind: "object", fields: map[string]*jsonKind{}}
+	if err := eachLine(path, func(_ int, b []byte) error { return observeLine(root, b) }); err != nil {
 		return nil, err
 	}
+	if len(root.names) == 0 {
+		return nil, errors.New("the file holds no JSON objects")
+	}
+	st := root.arrowType().(*arrow.StructType)
+	return arrow.NewSchema(st.Fields(), nil), nil
+}
+
+// eachLine calls fn with every line of a file that is not blank, trimmed,
+// and its number, and names the line in fn's error.
+func eachLine(path string, fn func(line int, b []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
 	defer f.Close()
-	root := &jsonKind{kind: "object", fields: map[string]*jsonKind{}}
 	br := bufio.NewReaderSize(f, 1<<20)
 	skipBOM(br)
 	line := 0
@@ -319,23 +340,18 @@ func inferJSON(path string) (*arrow.Schema, error) {
 			line++
 			b = bytes.TrimSpace(b)
 			if len(b) > 0 {
-				if err := observeLine(root, b); err != nil {
-					return nil, fmt.Errorf("line %d: %w", line, err)
+				if err := fn(line, b); err != nil {
+					return fmt.Errorf("line %d: %w", line, err)
 				}
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if len(root.names) == 0 {
-		return nil, errors.New("the file holds no JSON objects")
-	}
-	st := root.arrowType().(*arrow.StructType)
-	return arrow.NewSchema(st.Fields(), nil), nil
 }
 
 func observeLine(root *jsonKind, b []byte) error {

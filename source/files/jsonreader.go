@@ -29,9 +29,12 @@ type jsonReader struct {
 	done   bool
 	// asText are the columns whose values are read as their JSON text.
 	asText map[string]bool
+	// row, when set, turns a line into the JSON object of its row, or nil
+	// for a line that holds none.
+	row func(line []byte) ([]byte, error)
 }
 
-func newJSONReader(f *os.File, schema *arrow.Schema, asText []string) *jsonReader {
+func newJSONReader(f *os.File, schema *arrow.Schema, asText []string, row func([]byte) ([]byte, error)) *jsonReader {
 	// Build with every field nullable: the builder would otherwise skip
 	// absent keys of required fields and misalign columns. Required fields
 	// are checked against the table when the batch is written.
@@ -41,7 +44,7 @@ func newJSONReader(f *os.File, schema *arrow.Schema, asText []string) *jsonReade
 		fields[i] = fd
 	}
 	r := &jsonReader{f: f, br: bufio.NewReaderSize(f, 1<<20), schema: schema,
-		bldr: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))}
+		bldr: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil)), row: row}
 	skipBOM(r.br)
 	if len(asText) > 0 {
 		r.asText = map[string]bool{}
@@ -83,7 +86,15 @@ func (r *jsonReader) Next() bool {
 		b, err := r.br.ReadBytes('\n')
 		if len(b) > 0 {
 			r.line++
-			if b = bytes.TrimSpace(b); len(b) > 0 {
+			b = bytes.TrimSpace(b)
+			if r.row != nil && len(b) > 0 {
+				var rerr error
+				if b, rerr = r.row(b); rerr != nil {
+					r.err = fmt.Errorf("line %d: %w", r.line, rerr)
+					return false
+				}
+			}
+			if len(b) > 0 {
 				var uerr error
 				if r.asText != nil {
 					b, uerr = valuesAsText(b, r.asText)

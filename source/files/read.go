@@ -40,7 +40,7 @@ type filePart struct {
 	mu      sync.Mutex
 	schema  *arrow.Schema          // what Open's reader reports
 	csvCols *arrow.Schema          // CSV: the file's columns in file order
-	asText  []string               // JSON: columns whose values are read as their JSON text
+	asText  []string               // JSON, Debezium: columns whose values are read as their JSON text
 	footer  *metadata.FileMetaData // Parquet
 	derived int                    // schema derivations; tests hold it at one
 }
@@ -87,6 +87,8 @@ func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
 		rdr, err = p.openCSV()
 	case "json":
 		rdr, err = p.openJSON()
+	case "debezium-json":
+		rdr, err = p.openDebezium()
 	default:
 		err = fmt.Errorf("format %q is not supported", p.cfg.Format)
 	}
@@ -143,6 +145,8 @@ func (p *filePart) derive() error {
 		return p.deriveCSV()
 	case "json":
 		return p.deriveJSON()
+	case "debezium-json":
+		return p.deriveDebezium()
 	}
 	return fmt.Errorf("format %q is not supported", p.cfg.Format)
 }
@@ -459,7 +463,7 @@ func (p *filePart) openJSON() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newJSONReader(f, p.schema, p.asText), nil
+	return newJSONReader(f, p.schema, p.asText, nil), nil
 }
 
 // utf8BOM is the byte order mark that Excel's "CSV UTF-8" and some other
