@@ -49,7 +49,7 @@ func (p *Pipeline) writeUpserts(ctx context.Context, batchID int64, parts []inge
 			return write.Result{}, err
 		}
 	}
-	changes, err := upsert.Collect(ctx, parts, p.project, upsert.SpecFor(&p.cfg.Sink, keys, intKey))
+	changes, err := upsert.Collect(ctx, parts, p.project, upsert.SpecFor(p.cfg, keys, intKey))
 	if err != nil {
 		return write.Result{}, err
 	}

@@ -301,13 +301,14 @@ var specs = []fieldSpec{
 		path: "sink.upsert.order-by", flag: "order-by", flagArg: "COLUMN,...", typ: "list of strings",
 		doc: "Columns that order the changes to one key within a batch, such as a source LSN or `ts_ms`, compared in turn; " +
 			"the greatest wins, and input order (files in planned order, rows in file order) breaks ties. " +
-			"Empty: the last change in input order wins. A null sorts first.",
+			"Empty: the last change in input order wins, except with `source.format: debezium-json`, which orders by `__source_lsn`, then `__ts_ms`. A null sorts first.",
 	},
 	{path: "sink.cdc", doc: "Change events for mode `upsert`: which rows delete their key."},
 	{
 		path: "sink.cdc.op-column", flag: "op-column", flagArg: "COLUMN",
 		doc: "Column holding each row's operation code. Debezium's `c`, `r`, `u` and AWS DMS's `I`, `U` upsert the row; " +
-			"`d` and `D` delete its key (a delete of an absent key changes nothing). Empty: every row is an upsert.",
+			"`d` and `D` delete its key (a delete of an absent key changes nothing). Empty: every row is an upsert, " +
+			"except with `source.format: debezium-json`, whose events carry their operation in `__op`.",
 	},
 	{
 		path: "sink.cdc.ops", flag: "cdc-op", flagArg: "CODE=OPERATION", typ: "map of string to string",

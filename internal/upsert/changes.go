@@ -42,10 +42,30 @@ type Spec struct {
 	IntKey bool
 }
 
-// SpecFor is the spec of a sink in mode upsert with key columns keys.
-func SpecFor(s *config.Sink, keys []string, intKey bool) Spec {
-	return Spec{Keys: keys, OrderBy: s.Upsert.OrderBy, OpColumn: s.CDC.OpColumn, Ops: s.CDC.OpCodes(),
+// The columns source.format debezium-json adds to each row, as
+// Debezium's ExtractNewRecordState transform names them.
+const (
+	DebeziumOp  = "__op"
+	DebeziumLSN = "__source_lsn"
+	DebeziumTs  = "__ts_ms"
+)
+
+// SpecFor is the spec of a pipeline in mode upsert with key columns keys.
+// Debezium's change events say their operation in __op and are ordered by
+// their source LSN, then their time, unless the sink says otherwise.
+func SpecFor(p *config.Pipeline, keys []string, intKey bool) Spec {
+	s := &p.Sink
+	spec := Spec{Keys: keys, OrderBy: s.Upsert.OrderBy, OpColumn: s.CDC.OpColumn, Ops: s.CDC.OpCodes(),
 		WriteOp: s.CDC.WriteOpColumn, IntKey: intKey}
+	if p.Source.Format == "debezium-json" {
+		if spec.OpColumn == "" {
+			spec.OpColumn = DebeziumOp
+		}
+		if len(spec.OrderBy) == 0 {
+			spec.OrderBy = []string{DebeziumLSN, DebeziumTs}
+		}
+	}
+	return spec
 }
 
 // Changes are a batch's changes, the last one of each key kept.
