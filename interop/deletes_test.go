@@ -482,6 +482,13 @@ func (d *deletesTable) equalityDelete(col string, keys []rec, insert []rec) {
 // leaves the table unreadable.
 func (d *deletesTable) dvDelete(ids []int64, insert []rec) {
 	d.t.Helper()
+	d.writeDVs(ids, insert, true)
+}
+
+// writeDVs is dvDelete; with merge false it adds a second deletion vector
+// beside a data file's first, as the spec forbids.
+func (d *deletesTable) writeDVs(ids []int64, insert []rec, merge bool) {
+	d.t.Helper()
 	fs, err := d.tbl.FS(d.ctx)
 	if err != nil {
 		d.t.Fatal(err)
@@ -513,6 +520,9 @@ func (d *deletesTable) dvDelete(ids []int64, insert []rec) {
 		}
 		delete(byFile, f.FilePath())
 		for _, prev := range task.DeletionVectorFiles {
+			if !merge {
+				break
+			}
 			bm, err := dv.ReadDV(fs, prev)
 			if err != nil {
 				d.t.Fatal(err)
@@ -541,6 +551,14 @@ func (d *deletesTable) dvDelete(ids []int64, insert []rec) {
 	}
 	if err := rd.Commit(d.ctx); err != nil {
 		d.t.Fatal(err)
+	}
+	if !merge {
+		// iceberg-go commits it, but can no longer plan a scan of the
+		// table, which commit does to find the rows.
+		if _, err := tx.Commit(d.ctx); err != nil {
+			d.t.Fatal(err)
+		}
+		return
 	}
 	d.commit(tx)
 	d.deleted(ids...)
@@ -752,6 +770,22 @@ func TestDeletesV3Partitioned(t *testing.T) {
 	d.dvDelete([]int64{0, 12}, nil)
 	d.checkIceberg(e, "db.dvp")
 	e.checkRows("db.dvp", d.want)
+}
+
+// A second deletion vector for a data file that has one is refused by the
+// DuckDB path, naming the data file and both vectors: the spec allows one,
+// and applying either alone would return deleted rows.
+func TestCheckerRefusesTwoDeletionVectors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	d := newDeletesTable(e, "db.twodv", 3, false)
+	d.appendRows(recs(0, 100, 1, "a"))
+	d.dvDelete([]int64{1, 2}, nil)
+	d.writeDVs([]int64{3}, nil, false)
+	_, err := readRows(e.versioned("db.twodv").MetadataLocation, "--reader", "duckdb")
+	if err == nil || !strings.Contains(err.Error(), "two deletion vectors for data file") {
+		t.Fatalf("a data file with two deletion vectors: %v; want the checker to refuse it", err)
+	}
 }
 
 // ---------------------------------------------------------------- dv.mjs
