@@ -47,10 +47,11 @@
 // deletion vectors for one data file are an error, as the spec forbids them.
 // icebird 0.3.1 reads no deletion vectors (it would parse the Puffin file as
 // Parquet): on a snapshot with one, its side fails and says so.
-// Format v1 snapshots that list their manifests inline, and v1 manifests without sequence numbers (all 0, as the
-// spec says), are read too. Data files written without Parquet field ids
-// are resolved through the table's schema.name-mapping.default (top-level
-// names; a field no mapped name matches reads NULL). Avro fixed values
+// Format v1 snapshots that list their manifests inline, and v1 manifests
+// without sequence numbers (all 0, as the spec says), are read too. Data
+// files written without Parquet field ids are resolved through the table's
+// schema.name-mapping.default (top-level names; a field no mapped name
+// matches reads NULL). Avro fixed values
 // (fixed[L] and decimal partition values), which icebird's decoder lacks,
 // are re-encoded as bytes first (see reencodeAvro).
 //

@@ -9,8 +9,9 @@ package interop_test
 // which fails the test unless every reader returns exactly one row for each
 // id of the map (the table's "id" column) and no other row, each with the
 // values the map gives; columns a row leaves out are not checked. Values are
-// Go values: nil (null), bool, string, any integer (int, long, date, time,
-// timestamp columns, or a decimal's unscaled value), float32/float64, []byte.
+// Go values: nil (null), bool, string, int/int32/int64 (for int, long,
+// date, time and timestamp columns, or a decimal's unscaled value),
+// float32/float64, []byte.
 // The readers are icebird and check.mjs's DuckDB path on format v2; on
 // format v3 the DuckDB path alone, with the deletion vectors decoded by
 // dv.mjs, because icebird 0.3.1 cannot apply deletion vectors.
@@ -62,18 +63,18 @@ type row map[string]any
 // exactly the rows of want after deletes: see the top of this file.
 func (e *env) checkRows(table string, want map[int64]row) {
 	e.T.Helper()
-	d := e.versioned(table)
 	readers := []string{"icebird", "duckdb"}
-	if d.FormatVersion >= 3 {
+	if e.versioned(table).FormatVersion >= 3 {
 		readers = []string{"duckdb"}
 	}
-	e.checkRowsOf(table, d, readers, want)
+	e.checkRowsOf(table, readers, want)
 }
 
 // checkRowsOf is checkRows with the readers named: for tables where icebird
 // is known to be wrong (see TestDeletesV2EqualityPartitioned).
-func (e *env) checkRowsOf(table string, d versionedInfo, readers []string, want map[int64]row) {
+func (e *env) checkRowsOf(table string, readers []string, want map[int64]row) {
 	e.T.Helper()
+	d := e.versioned(table)
 	var args []string
 	if len(readers) == 1 {
 		args = []string{"--reader", readers[0]}
@@ -570,13 +571,11 @@ func (d *deletesTable) writeDVs(ids []int64, insert []rec, merge bool) {
 // deletion vectors (merged with any a file has) on v3.
 func (d *deletesTable) scanDelete(ids []int64) {
 	d.t.Helper()
-	var lits []int64
-	lits = append(lits, ids...)
 	tx := d.tbl.NewTransaction()
 	if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
 		d.t.Fatal(err)
 	}
-	if err := tx.Delete(d.ctx, iceberg.IsIn(iceberg.Reference("id"), lits...), nil); err != nil {
+	if err := tx.Delete(d.ctx, iceberg.IsIn(iceberg.Reference("id"), ids...), nil); err != nil {
 		d.t.Fatal(err)
 	}
 	d.commit(tx)
@@ -660,8 +659,7 @@ func TestDeletesV2EqualityPartitioned(t *testing.T) {
 	d.equalityDelete("v", []rec{{v: "k7", p: 1}, {v: "k8", p: 1}}, []rec{{id: 200, p: 1, v: "k8"}, {id: 201, p: 0, v: "k5"}})
 	d.equalityDelete("id", []rec{{id: 40, p: 0}, {id: 41, p: 1}, {id: 43, p: 0}}, nil)
 	d.checkIceberg(e, "db.eqp")
-	info := e.versioned("db.eqp")
-	e.checkRowsOf("db.eqp", info, []string{"duckdb"}, d.want)
+	e.checkRowsOf("db.eqp", []string{"duckdb"}, d.want)
 	// The live rows that only another partition's deletes name: ids 11
 	// (k5) and 13 (k6), named in partition 0; 16 (k8), named in partition
 	// 1; 43, named in partition 0.
@@ -672,7 +670,7 @@ func TestDeletesV2EqualityPartitioned(t *testing.T) {
 		}
 		delete(global, id)
 	}
-	e.checkRowsOf("db.eqp", info, []string{"icebird"}, global)
+	e.checkRowsOf("db.eqp", []string{"icebird"}, global)
 }
 
 // Parquet position deletes on a v2 table (iceberg-go's merge-on-read
