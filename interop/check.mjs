@@ -10,6 +10,9 @@
 //
 // Output: one JSON object {"icebird": STATS, "duckdb": STATS} where STATS is
 //   {"rows": N, "nonNull": {col: N}, "sums": {numericCol: "decimal string"}, "checksum": "hex"}
+// --rows adds "canonicalRows": [row, ...] to each STATS: every row the reader
+// returned, in the canonical form below, so that a test can compare the rows
+// themselves (interop/deletes_test.go's checkRows).
 // CHECK_DUMP=1 also prints each reader's canonical rows on stderr.
 // On any failure it prints the error on stderr and exits 1 (2 for bad usage).
 //
@@ -31,13 +34,28 @@
 // see what really went over S3.
 //
 // The DuckDB side finds data and delete files from the manifests itself
-// (through icebird's Avro decoder only): format v1 snapshots that list their
-// manifests inline, and v1 manifests without sequence numbers (all 0, as the
-// spec says), are read too. Data files written without Parquet field ids
-// are resolved through the table's schema.name-mapping.default (top-level
-// names; a field no mapped name matches reads NULL). Avro fixed values
+// (through icebird's Avro decoder only) and applies the deletes itself, by
+// the spec's rules: a position delete (a Parquet position delete file, or a
+// deletion vector) to the data file it names whose data sequence number is
+// <= its own; an equality delete to data files whose data sequence number is
+// < its own, in its partition (same spec id and partition tuple) unless its
+// spec is unpartitioned, when it applies to every partition. Deletion
+// vectors (format v3: a Puffin blob at the manifest entry's content_offset,
+// content_size_in_bytes) are decoded by dv.mjs, which shares no code with
+// any Roaring library; each is checked against its Puffin footer and its
+// manifest entry (referenced_data_file, record_count), and two live
+// deletion vectors for one data file are an error, as the spec forbids them.
+// icebird 0.3.1 reads no deletion vectors (it would parse the Puffin file as
+// Parquet): on a snapshot with one, its side fails and says so.
+// Format v1 snapshots that list their manifests inline, and v1 manifests
+// without sequence numbers (all 0, as the spec says), are read too. Data
+// files written without Parquet field ids are resolved through the table's
+// schema.name-mapping.default (top-level names; a field no mapped name
+// matches reads NULL). Avro fixed values
 // (fixed[L] and decimal partition values), which icebird's decoder lacks,
 // are re-encoded as bytes first (see reencodeAvro).
+//
+// --rows: see Output above.
 //
 // --reader duckdb|icebird runs only that reader (default: both), for tables
 // the other one cannot read; the output then has only that reader's key.
@@ -97,10 +115,12 @@ import { icebergManifests, icebergMetadata, icebergRead } from 'icebird'
 import { fetchAvroRecords } from 'icebird/src/fetch.js'
 import { splitManifestEntries } from 'icebird/src/manifest.js'
 
+import { readDV } from './dv.mjs'
+
 // ---------------------------------------------------------------- arguments
 
 function usage(msg) {
-  process.stderr.write(`check.mjs: ${msg}\nusage: node check.mjs <metadata.json> | --table-dir DIR [--path-prefix FROM=TO ...] [--s3-endpoint URL] [--reader duckdb|icebird] [--hive-partition-cols COL,...]\n`)
+  process.stderr.write(`check.mjs: ${msg}\nusage: node check.mjs <metadata.json> | --table-dir DIR [--path-prefix FROM=TO ...] [--s3-endpoint URL] [--reader duckdb|icebird] [--hive-partition-cols COL,...] [--rows]\n`)
   process.exit(2)
 }
 
@@ -110,6 +130,7 @@ let tableDirArg
 let s3EndpointArg
 let readerArg
 let hiveCols = []
+let wantRows = false
 /** @type {[string, string][]} */
 const prefixes = []
 for (let i = 0; i < argv.length; i++) {
@@ -136,6 +157,8 @@ for (let i = 0; i < argv.length; i++) {
     const v = a === '--hive-partition-cols' ? argv[++i] : a.slice('--hive-partition-cols='.length)
     if (!v) usage('--hive-partition-cols needs COL[,COL...]')
     hiveCols = v.split(',').filter(Boolean)
+  } else if (a === '--rows') {
+    wantRows = true
   } else if (a.startsWith('--table-dir=')) {
     tableDirArg = a.slice('--table-dir='.length)
   } else if (a.startsWith('--s3-endpoint=')) {
@@ -629,6 +652,7 @@ class Stats {
     this.nonNull = fields.map(() => 0)
     this.acc = fields.map(f => (f.type.kind === 'float' || f.type.kind === 'double' ? [] : 0n))
     this.sum = 0n
+    this.canonicalRows = []
   }
 
   add(values, raw) {
@@ -636,6 +660,7 @@ class Stats {
     const row = toJSON(new Obj(this.fields.map((f, i) => [f.name, values[i]])))
     // CHECK_DUMP=1 prints every canonical row, to find which rows differ.
     if (process.env.CHECK_DUMP) process.stderr.write(`${this.label}: ${row}\n`)
+    if (wantRows) this.canonicalRows.push(row)
     const digest = createHash('sha256').update(row, 'utf8').digest()
     this.sum = (this.sum + digest.readBigUInt64BE(0)) & 0xffffffffffffffffn
     this.fields.forEach((f, i) => {
@@ -667,7 +692,9 @@ class Stats {
         sums[f.name] = this.acc[i].toString()
       }
     })
-    return { rows: this.rows, nonNull, sums, checksum: this.sum.toString(16).padStart(16, '0') }
+    const out = { rows: this.rows, nonNull, sums, checksum: this.sum.toString(16).padStart(16, '0') }
+    if (wantRows) out.canonicalRows = this.canonicalRows.map(r => JSON.parse(r))
+    return out
   }
 }
 
@@ -745,8 +772,10 @@ async function readIcebird({ tableUrl, metadataFileName }, fields) {
   if (!hasRows(metadata)) return stats.result()
   // icebergRead throws when the snapshot has no live data file (an empty
   // overwrite); that table simply has no rows.
-  const { dataEntries } = splitManifestEntries(await icebergManifests(metadata))
+  const { dataEntries, deleteEntries } = splitManifestEntries(await icebergManifests(metadata))
   if (dataEntries.length === 0) return stats.result()
+  const dv = deleteEntries.find(isDeletionVector)
+  if (dv) throw new Error(`icebird 0.3.1 cannot apply deletion vectors (it reads Puffin delete files such as ${dv.data_file.file_path} as Parquet); read this table with --reader duckdb`)
   const rows = await icebergRead({ tableUrl, metadataFileName, metadata })
   for (const r of rows) {
     const raw = fields.map(f => rawNumber(r[f.name], f.type))
@@ -833,9 +862,13 @@ async function duckManifests(metadata) {
   return Promise.all(manifests.map(async m => {
     const entries = await fetchAvroRecords(m.manifest_path)
     const mseq = m.sequence_number ?? 0n
+    // Equality deletes are scoped by spec id, which only the manifest list
+    // records (v1 lists may leave it out: every v1 file then has spec 0).
+    const specId = Number(m.partition_spec_id ?? 0)
     for (const e of entries) {
       e.sequence_number ??= e.status === 1 ? mseq : 0n
       e.file_sequence_number ??= e.status === 1 ? mseq : 0n
+      e.specId = specId
     }
     return { url: m.manifest_path, entries }
   }))
@@ -859,6 +892,70 @@ async function nameMappedSelect(con, local, fields, mapping) {
   })
 }
 
+/** A partition tuple as one comparable string: values by field name, in name order. */
+function partitionKey(p) {
+  if (p === null || p === undefined) return '{}'
+  const value = (v) => {
+    if (v === null || v === undefined) return null
+    if (typeof v === 'bigint') return `${v}`
+    if (v instanceof Uint8Array) return hex(v)
+    return v
+  }
+  return JSON.stringify(Object.keys(p).sort().map(k => [k, value(p[k])]))
+}
+
+/** Whether partition spec specId has no fields (its equality deletes are global). */
+function unpartitionedSpec(metadata, specId) {
+  const specs = metadata['partition-specs'] ?? (metadata['partition-spec'] ? [{ 'spec-id': 0, fields: metadata['partition-spec'] }] : [])
+  const spec = specs.find(s => s['spec-id'] === specId)
+  if (!spec) throw new Error(`partition spec ${specId} is not in the table metadata`)
+  return spec.fields.length === 0
+}
+
+/** Whether a delete manifest entry is a deletion vector (a Puffin blob) rather than a Parquet file. */
+const isDeletionVector = (e) => e.data_file.content === 1 && String(e.data_file.file_format).toLowerCase() === 'puffin'
+
+/**
+ * Decodes the deletion vectors of dvs with dv.mjs and adds their positions
+ * to pos_deletes under the data file each one names.
+ */
+async function appendDeletionVectors(con, dvs) {
+  const seen = new Map()
+  for (const e of dvs) {
+    const df = e.data_file
+    const ref = df.referenced_data_file
+    if (!ref) throw new Error(`deletion vector ${df.file_path} has no referenced_data_file`)
+    if (df.content_offset == null || df.content_size_in_bytes == null) throw new Error(`deletion vector ${df.file_path} for ${ref} has no content_offset or content_size_in_bytes`)
+    // The spec allows one deletion vector per data file: a writer adding
+    // deletes to a file that has one must merge them and remove the old one.
+    if (seen.has(ref)) throw new Error(`two deletion vectors for data file ${ref}: ${seen.get(ref)} and ${df.file_path} at offset ${df.content_offset}; the spec allows one per data file`)
+    seen.set(ref, `${df.file_path} at offset ${df.content_offset}`)
+  }
+  const appender = await con.createAppender('pos_deletes')
+  try {
+    for (const e of dvs) {
+      const df = e.data_file
+      const file = readFileSync(await localFile(df.file_path))
+      let positions
+      try {
+        positions = readDV(file, df.content_offset, df.content_size_in_bytes, { referencedDataFile: df.referenced_data_file, cardinality: df.record_count })
+      } catch (err) {
+        throw new Error(`deletion vector ${df.file_path} at offset ${df.content_offset} for ${df.referenced_data_file}: ${err.message}`)
+      }
+      const seq = BigInt(e.sequence_number)
+      for (const pos of positions) {
+        appender.appendVarchar(df.referenced_data_file)
+        appender.appendBigInt(pos)
+        appender.appendBigInt(seq)
+        appender.endRow()
+      }
+    }
+    appender.flushSync()
+  } finally {
+    appender.closeSync()
+  }
+}
+
 async function readDuckDB(metadata, fields) {
   const stats = new Stats(fields, 'duckdb')
   if (!hasRows(metadata)) return stats.result()
@@ -870,12 +967,13 @@ async function readDuckDB(metadata, fields) {
   try {
     if (dataEntries.length === 0) return stats.result()
     // Data files: local path, the path the manifests name (position deletes
-    // refer to it), and the data sequence number (deletes apply by it).
+    // refer to it), the data sequence number, partition spec id and
+    // partition tuple (deletes apply by them).
     // localFile downloads S3 objects first, so every path here is local.
     const locals = []
     for (const e of dataEntries) locals.push(await localFile(e.data_file.file_path))
-    const dataRows = dataEntries.map((e, i) => `(${sqlString(locals[i])}, ${sqlString(e.data_file.file_path)}, ${BigInt(e.sequence_number)})`)
-    await con.run(`CREATE TABLE data_files(local VARCHAR, ref VARCHAR, seq BIGINT); INSERT INTO data_files VALUES ${dataRows.join(', ')}`)
+    const dataRows = dataEntries.map((e, i) => `(${sqlString(locals[i])}, ${sqlString(e.data_file.file_path)}, ${BigInt(e.sequence_number)}, ${e.specId}, ${sqlString(partitionKey(e.data_file.partition))})`)
+    await con.run(`CREATE TABLE data_files(local VARCHAR, ref VARCHAR, seq BIGINT, spec INTEGER, part VARCHAR); INSERT INTO data_files VALUES ${dataRows.join(', ')}`)
     // Columns resolve by Iceberg field id, not by name, as the spec requires.
     const schemaMap = fields.map(f => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(duckType(f.type))}, default_value: NULL}`).join(', ')
     // Files written without field ids resolve through the name mapping.
@@ -890,17 +988,18 @@ async function readDuckDB(metadata, fields) {
     }
     const parts = byName
     if (byId.length > 0) parts.unshift(`SELECT ${fields.map(f => sqlIdent(f.name)).join(', ')}, __filename, file_row_number FROM read_parquet([${byId.map(sqlString).join(', ')}], schema = MAP {${schemaMap}}, filename = '__filename', file_row_number = true)`)
-    await con.run(`CREATE VIEW data AS SELECT d.*, f.ref AS __ref, f.seq AS __seq
+    await con.run(`CREATE VIEW data AS SELECT d.*, f.ref AS __ref, f.seq AS __seq, f.spec AS __spec, f.part AS __part
       FROM (${parts.join(' UNION ALL ')}) d
       JOIN data_files f ON f.local = d.__filename`)
     const conds = []
     const posDeletes = deleteEntries.filter(e => e.data_file.content === 1)
     if (posDeletes.length > 0) {
-      const sel = []
-      for (const e of posDeletes) {
-        sel.push(`SELECT file_path, pos, ${BigInt(e.sequence_number)} AS seq FROM read_parquet(${sqlString(await localFile(e.data_file.file_path))})`)
+      await con.run('CREATE TABLE pos_deletes(file_path VARCHAR, pos BIGINT, seq BIGINT)')
+      const dvs = posDeletes.filter(isDeletionVector)
+      for (const e of posDeletes.filter(x => !isDeletionVector(x))) {
+        await con.run(`INSERT INTO pos_deletes SELECT file_path, pos, ${BigInt(e.sequence_number)} FROM read_parquet(${sqlString(await localFile(e.data_file.file_path))})`)
       }
-      await con.run(`CREATE TABLE pos_deletes AS ${sel.join(' UNION ALL ')}`)
+      if (dvs.length > 0) await appendDeletionVectors(con, dvs)
       // A position delete applies to data files with a sequence number <= its own.
       conds.push(`NOT EXISTS (SELECT 1 FROM pos_deletes p WHERE p.file_path = data.__ref AND p.pos = data.file_row_number AND data.__seq <= p.seq)`)
     }
@@ -908,15 +1007,18 @@ async function readDuckDB(metadata, fields) {
       const ids = e.data_file.equality_ids
       if (!ids || ids.length === 0) throw new Error(`equality delete file ${e.data_file.file_path} has no equality_ids`)
       const cols = ids.map(id => {
-        const f = fields.find(x => x.id === id)
+        const f = fields.find(x => x.id === Number(id))
         if (!f) throw new Error(`equality delete file ${e.data_file.file_path}: field id ${id} is not a top-level column`)
         return f
       })
       const m = cols.map(f => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(duckType(f.type))}, default_value: NULL}`).join(', ')
       const seq = BigInt(e.sequence_number)
-      // An equality delete applies to data files with a strictly smaller sequence number.
+      // An equality delete applies to data files with a strictly smaller
+      // sequence number, in its own partition unless its spec has none.
+      const scope = [`data.__seq < ${seq}`]
+      if (!unpartitionedSpec(metadata, e.specId)) scope.push(`data.__spec = ${e.specId}`, `data.__part = ${sqlString(partitionKey(e.data_file.partition))}`)
       const match = cols.map(f => `q.${sqlIdent(f.name)} IS NOT DISTINCT FROM data.${sqlIdent(f.name)}`).join(' AND ')
-      conds.push(`NOT EXISTS (SELECT 1 FROM read_parquet(${sqlString(await localFile(e.data_file.file_path))}, schema = MAP {${m}}) q WHERE data.__seq < ${seq} AND ${match})`)
+      conds.push(`NOT EXISTS (SELECT 1 FROM read_parquet(${sqlString(await localFile(e.data_file.file_path))}, schema = MAP {${m}}) q WHERE ${scope.join(' AND ')} AND ${match})`)
     }
     const where = conds.length ? `WHERE ${conds.join(' AND ')}` : ''
     const colExpr = (f) => {
