@@ -1,108 +1,15 @@
 package main_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/fixture"
 )
-
-// cdcGen writes files of random changes to keys 0..keys-1 (inserts of
-// absent keys, updates and deletes of present ones, deletes of absent
-// ones, a key changed several times in one file) as CSV id,v,op, and
-// applies each file to its oracle: the last change of each key, deletes
-// removed, computed without floe.
-type cdcGen struct {
-	rng    *rand.Rand
-	keys   int64
-	oracle map[int64]string
-	files  int
-	// mtime orders the files as floe plans them: by modification time.
-	mtime time.Time
-}
-
-func newCDCGen(seed uint64, keys int64) *cdcGen {
-	return &cdcGen{rng: rand.New(rand.NewPCG(seed, 1)), keys: keys, oracle: map[int64]string{}, mtime: time.Now().Add(-time.Hour)}
-}
-
-// file writes one file of n changes into dir and applies it to the oracle.
-func (g *cdcGen) file(t *testing.T, dir string, n int) string {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("id,v,op\n")
-	var recent []int64
-	for row := range n {
-		var id int64
-		if len(recent) > 0 && g.rng.IntN(10) == 0 {
-			id = recent[g.rng.IntN(len(recent))] // a key changed again in the same file
-		} else {
-			id = g.rng.Int64N(g.keys)
-		}
-		recent = append(recent, id)
-		v := fmt.Sprintf("f%d-r%d", g.files, row)
-		_, present := g.oracle[id]
-		op := "c"
-		switch r := g.rng.IntN(10); {
-		case present && r < 6:
-			op = "u"
-		case r >= 8:
-			op = "d" // of a present key, or of an absent one: a no-op
-		case present:
-			op = "u"
-		}
-		if op == "d" {
-			delete(g.oracle, id)
-			v = ""
-		} else {
-			g.oracle[id] = v
-		}
-		fmt.Fprintf(&b, "%d,%s,%s\n", id, v, op)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("changes-%03d.csv", g.files))
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	g.mtime = g.mtime.Add(time.Second)
-	if err := os.Chtimes(path, g.mtime, g.mtime); err != nil {
-		t.Fatal(err)
-	}
-	g.files++
-	return path
-}
-
-// diffOracle says how the table's rows (key to values) differ from the
-// oracle's: "" when every key holds exactly its one value.
-func diffOracle(got map[int64][]string, want map[int64]string) string {
-	var missing, extra, dup, wrong []int64
-	for id, v := range want {
-		switch vs := got[id]; {
-		case len(vs) == 0:
-			missing = append(missing, id)
-		case len(vs) > 1:
-			dup = append(dup, id)
-		case vs[0] != v:
-			wrong = append(wrong, id)
-		}
-	}
-	for id := range got {
-		if _, ok := want[id]; !ok {
-			extra = append(extra, id)
-		}
-	}
-	if len(missing)+len(extra)+len(dup)+len(wrong) == 0 {
-		return ""
-	}
-	first := func(ids []int64) []int64 {
-		slices.Sort(ids)
-		return ids[:min(len(ids), 5)]
-	}
-	return fmt.Sprintf("%d keys missing %v, %d deleted keys present %v, %d keys with several rows %v, %d keys with a stale value %v (of %d keys)",
-		len(missing), first(missing), len(extra), first(extra), len(dup), first(dup), len(wrong), first(wrong), len(want))
-}
 
 // upsertArgs streams the env's landing directory of CSV changes into db.t
 // in mode upsert, keyed by id, deletes by op.
@@ -121,12 +28,12 @@ func TestUpsertCDCMatchesOracle(t *testing.T) {
 		t.Run("v"+v, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			g := newCDCGen(uint64(len(v)*7+int(v[0])), 10_000)
+			g := fixture.NewCDCGen(uint64(len(v)*7+int(v[0])), 10_000)
 			for range 20 {
-				g.file(t, e.Landing, 1500)
+				g.File(t, e.Landing, 1500)
 				e.OK(e.upsertArgs("--format-version", v)...)
-				if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
-					t.Fatalf("after batch %d: %s", g.files-1, d)
+				if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+					t.Fatalf("after batch %d: %s", g.Files-1, d)
 				}
 			}
 			d := e.OK("table", "describe", "db.t", "--json")
@@ -161,7 +68,7 @@ func TestUpsertOrderBy(t *testing.T) {
 	write("b.csv", "id,v,op,lsn\n1,middle,u,20\n2,second,u,5\n3,gone,d,40\n3,back,c,35\n", now.Add(time.Second))
 	e.OK(e.upsertArgs("--order-by", "lsn")...)
 	want := map[int64]string{1: "late", 2: "first"}
-	if d := diffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
 		t.Fatalf("with order-by lsn: %s", d)
 	}
 
@@ -171,7 +78,7 @@ func TestUpsertOrderBy(t *testing.T) {
 	write("b.csv", "id,v,op\n2,deux,u\n3,drei,c\n3,x,d\n", now.Add(time.Second))
 	e.OK(e.upsertArgs()...)
 	want = map[int64]string{1: "uno", 2: "deux"}
-	if d := diffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
 		t.Fatalf("in input order: %s", d)
 	}
 }
@@ -186,7 +93,7 @@ func TestUpsertDMSOpColumn(t *testing.T) {
 	}
 	e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt,
 		"--mode", "upsert", "--identifier-fields", "id", "--op-column", "Op", "--cdc-op", "X=delete")
-	if d := diffOracle(e.TableKeyed("db.t", "id", "v"), map[int64]string{1: "a", 2: "bb"}); d != "" {
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), map[int64]string{1: "a", 2: "bb"}); d != "" {
 		t.Fatal(d)
 	}
 	r := e.OK("scan", "db.t", "--format", "csv")
@@ -240,7 +147,7 @@ func TestUpsertNeedsAKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.k", "--checkpoint", e.Ckpt+"-k2", "--mode", "upsert", "--allow-new-query")
-	if d := diffOracle(e.TableKeyed("db.k", "id", "v"), map[int64]string{1: "b"}); d != "" {
+	if d := fixture.DiffOracle(e.TableKeyed("db.k", "id", "v"), map[int64]string{1: "b"}); d != "" {
 		t.Fatal(d)
 	}
 }
@@ -255,7 +162,7 @@ func TestUpsertKilledExactlyOnce(t *testing.T) {
 		t.Run("v"+v, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			g := newCDCGen(uint64(40+len(v)+int(v[0])), 10_000)
+			g := fixture.NewCDCGen(uint64(40+len(v)+int(v[0])), 10_000)
 			rng := rand.New(rand.NewPCG(uint64(v[0]), 2))
 			args := e.upsertArgs("--format-version", v, "--max-files-per-trigger", "1")
 			kills := 0
@@ -263,8 +170,8 @@ func TestUpsertKilledExactlyOnce(t *testing.T) {
 				if tries > 200 {
 					t.Fatalf("only %d of %d runs were killed while running", kills, tries)
 				}
-				g.file(t, e.Landing, 1000)
-				g.file(t, e.Landing, 1000)
+				g.File(t, e.Landing, 1000)
+				g.File(t, e.Landing, 1000)
 				var stderr syncBuffer
 				cmd := e.startFloe(&stderr, args...)
 				time.Sleep(time.Duration(20+rng.IntN(400)) * time.Millisecond)
@@ -279,11 +186,11 @@ func TestUpsertKilledExactlyOnce(t *testing.T) {
 				}
 			}
 			e.OK(args...)
-			if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
+			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
 				t.Fatalf("after %d kills: %s", kills, d)
 			}
 
-			g.file(t, e.Landing, 1000)
+			g.File(t, e.Landing, 1000)
 			if r := e.RunEnv(floeBin, []string{"FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1"}, args...); r.Code != 137 {
 				t.Fatalf("want the run to die after its table commit, got %s", r)
 			}
@@ -299,7 +206,7 @@ func TestUpsertKilledExactlyOnce(t *testing.T) {
 			if n != 1 {
 				t.Fatalf("batch %s is in %d snapshots after its re-run, want 1", crashed, n)
 			}
-			if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
+			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
 				t.Fatalf("after the re-run: %s", d)
 			}
 		})
@@ -316,13 +223,13 @@ func TestUpsertBesideCompaction(t *testing.T) {
 		t.Run("v"+v, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			g := newCDCGen(uint64(70+int(v[0])), 2000)
+			g := fixture.NewCDCGen(uint64(70+int(v[0])), 2000)
 			args := e.upsertArgs("--format-version", v, "--maintenance=false")
 			for range 6 {
-				g.file(t, e.Landing, 800)
+				g.File(t, e.Landing, 800)
 				e.OK(args...)
 			}
-			g.file(t, e.Landing, 800)
+			g.File(t, e.Landing, 800)
 			pause := t.TempDir()
 			writer := e.Command(floeBin, []string{"FLOE_TEST_PAUSE_IN_CATALOG_COMMIT=" + pause}, args...)
 			var out syncBuffer
@@ -364,7 +271,7 @@ func TestUpsertBesideCompaction(t *testing.T) {
 			if last.Summary["floe.batch-id"] != "6" || prev.Operation != "replace" || last.ParentID == nil || *last.ParentID != prev.SnapshotID {
 				t.Fatalf("want batch 6 committed on top of the rewrite; newest snapshots: %+v, %+v", prev, last)
 			}
-			if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
+			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
 				t.Fatalf("after the upsert committed beside a compaction: %s\n%s", d, out.String())
 			}
 		})
@@ -381,12 +288,12 @@ func TestUpsertPartitioned(t *testing.T) {
 		t.Run("v"+v, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			g := newCDCGen(uint64(90+int(v[0])), 3000)
+			g := fixture.NewCDCGen(uint64(90+int(v[0])), 3000)
 			for range 5 {
-				g.file(t, e.Landing, 900)
+				g.File(t, e.Landing, 900)
 				e.OK(e.upsertArgs("--format-version", v, "--partition-fields", "bucket(id, 4)")...)
-				if d := diffOracle(e.TableKeyed("db.t", "id", "v"), g.oracle); d != "" {
-					t.Fatalf("after batch %d: %s", g.files-1, d)
+				if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+					t.Fatalf("after batch %d: %s", g.Files-1, d)
 				}
 			}
 		})
@@ -394,8 +301,8 @@ func TestUpsertPartitioned(t *testing.T) {
 	t.Run("v2 partitioned off the key", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		g := newCDCGen(7, 100)
-		g.file(t, e.Landing, 50)
+		g := fixture.NewCDCGen(7, 100)
+		g.File(t, e.Landing, 50)
 		r := e.Run(e.upsertArgs("--format-version", "2", "--partition-fields", "v")...)
 		if r.Code != 2 || !strings.Contains(r.Stderr, "partitioned by v, which is not a key column") {
 			t.Fatalf("want exit 2 naming the partition column, got %s", r)
