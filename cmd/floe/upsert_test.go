@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,4 +319,41 @@ func TestUpsertPartitioned(t *testing.T) {
 			t.Fatalf("want exit 2 naming the partition column, got %s", r)
 		}
 	})
+}
+
+// Debezium change events merged by key: snapshot reads (r), creates,
+// updates, deletes whose before image holds only the key, tombstones;
+// the events of one key are ordered by their LSN, not their place in the
+// files, and the op column is not written.
+func TestUpsertDebezium(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	landLines(t, filepath.Join(e.Landing, "a.json"),
+		pgEvent("r", 1, "ann", 1, false),
+		pgEvent("r", 2, "bob", 2, false),
+		pgEvent("r", 3, "cid", 3, false),
+		pgEvent("u", 1, "ann-2", 5, false),
+		pgEvent("u", 1, "ann-1", 4, false), // older, though later in the file
+		pgEvent("d", 2, "", 6, true),
+		"null", // the delete's tombstone
+		pgEvent("c", 4, "dee", 7, false),
+	)
+	e.OK(dbzStreamArgs(e, "db.c", "--mode", "upsert", "--identifier-fields", "id")...)
+	if got, want := dbzRows(t, e, "db.c", "id", "name"), []string{"1|ann-2", "3|cid", "4|dee"}; !slices.Equal(got, want) {
+		t.Fatalf("after the first file: %v, want %v", got, want)
+	}
+	landLines(t, filepath.Join(e.Landing, "b.json"),
+		pgEvent("d", 3, "cid", 8, false),
+		"",
+		pgEvent("c", 3, "cid-again", 9, false),
+		pgEvent("d", 4, "", 10, true),
+		pgEvent("d", 9, "", 11, true), // a key never seen: nothing to delete
+	)
+	e.OK(dbzStreamArgs(e, "db.c", "--mode", "upsert", "--identifier-fields", "id")...)
+	if got, want := dbzRows(t, e, "db.c", "id", "name"), []string{"1|ann-2", "3|cid-again"}; !slices.Equal(got, want) {
+		t.Fatalf("after the second file: %v, want %v", got, want)
+	}
+	if r := e.OK("scan", "db.c", "--format", "csv"); strings.Contains(r.Stdout, "__op") || !strings.Contains(r.Stdout, "__source_lsn") {
+		t.Fatalf("want __op left out and __source_lsn kept:\n%s", r.Stdout)
+	}
 }
