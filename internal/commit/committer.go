@@ -317,6 +317,16 @@ func (c *Committer) rowDelta(ctx context.Context, tbl *table.Table, txn *table.T
 			}
 		}
 	}
+	if len(add) > 0 {
+		// The deletes were found against this table: a commit landing
+		// first must send the batch back to Stage, not have iceberg-go
+		// replay it on top (it would keep positions in files that
+		// commit rewrote, or a second deletion vector for one file).
+		if err := txn.AssertRefSnapshotID(""); err != nil {
+			drop()
+			return nil, false, true, err
+		}
+	}
 	if err := txn.NewRowDelta(props).AddRows(files...).AddDeletes(add...).RemoveDeletes(remove...).Commit(ctx); err != nil {
 		drop()
 		return nil, false, true, err
