@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/maintenance"
 )
 
@@ -237,4 +238,49 @@ func TestRewriteConflictsOnDeletesItCannotCarry(t *testing.T) {
 	e.check(20, 3, 5)
 	e.rewrite(e.cat, maintenance.RewriteOptions{RewriteAll: true})
 	e.check(20, 3, 5)
+}
+
+// Equality deletes of a v3 table become deletion vectors, merged with the
+// vectors the files had, and the equality delete files go, in one commit.
+func TestConvertEqualityDeletes(t *testing.T) {
+	t.Parallel()
+	e := newDelEnv(t, 3)
+	e.files(3, 10)
+	e.dv(e.cat, 2)
+	e.eq(e.cat, 3, 14)
+	e.eq(e.cat, 2, 25, 99) // 2 is deleted already, 99 is no row
+	if err := fixture.AppendIDs(e.ctx, e.cat, "db.t", 30, 10); err != nil {
+		t.Fatal(err)
+	}
+	e.eq(e.cat, 31)
+	before := len(loadTable(t, e.cat).Metadata().Snapshots())
+	res, err := maintenance.ConvertEqualityDeletes(e.ctx, e.cat, table.Identifier{"db", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RemovedEqualityDeleteFiles != 3 || res.KeptEqualityDeleteFiles != 0 || res.DataFiles != 4 {
+		t.Errorf("result %+v; want 3 equality delete files removed, 4 data files given vectors", res)
+	}
+	e.check(40, 2, 3, 14, 25, 31)
+	r := e.health()
+	if r.EqualityDeleteFiles != 0 || r.DeletionVectors != 4 || r.DeletedRows != 5 {
+		t.Errorf("after: %d equality delete files, %d deletion vectors, %d deleted rows; want 0, 4, 5", r.EqualityDeleteFiles, r.DeletionVectors, r.DeletedRows)
+	}
+	if n := len(loadTable(t, e.cat).Metadata().Snapshots()); n != before+2 {
+		t.Errorf("%d snapshots after the conversion, %d before", n, before)
+	}
+	res, err = maintenance.ConvertEqualityDeletes(e.ctx, e.cat, table.Identifier{"db", "t"})
+	if err != nil || res.RemovedEqualityDeleteFiles != 0 {
+		t.Fatalf("second conversion: %+v, %v", res, err)
+	}
+}
+
+func TestConvertEqualityDeletesRefusesV2(t *testing.T) {
+	t.Parallel()
+	e := newDelEnv(t, 2)
+	e.files(1, 10)
+	e.eq(e.cat, 3)
+	_, err := maintenance.ConvertEqualityDeletes(e.ctx, e.cat, table.Identifier{"db", "t"})
+	fixture.WantError(t, err, ingest.ErrConfig, "format v2", "format v3", "rewrite-data-files db.t --delete-file-threshold 1")
+	e.check(10, 3)
 }
