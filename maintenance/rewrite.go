@@ -118,6 +118,12 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 	default:
 		return res, fmt.Errorf("%w: strategy %q is not known; use binpack or sort", ingest.ErrConfig, o.Strategy)
 	}
+	if o.DeleteFileThreshold < 0 {
+		return res, fmt.Errorf("%w: delete-file-threshold %d is negative; give the fewest delete files that make a file worth rewriting, such as 1", ingest.ErrConfig, o.DeleteFileThreshold)
+	}
+	if o.DeleteRatioThreshold < 0 || o.DeleteRatioThreshold > 1 {
+		return res, fmt.Errorf("%w: delete-ratio-threshold %g is not a fraction of a file's rows; give one from 0 to 1, such as %g", ingest.ErrConfig, o.DeleteRatioThreshold, DefaultDeleteRatioThreshold)
+	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		return res, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
