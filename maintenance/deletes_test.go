@@ -6,11 +6,14 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/maintenance"
@@ -283,4 +286,40 @@ func TestConvertEqualityDeletesRefusesV2(t *testing.T) {
 	_, err := maintenance.ConvertEqualityDeletes(e.ctx, e.cat, table.Identifier{"db", "t"})
 	fixture.WantError(t, err, ingest.ErrConfig, "format v2", "format v3", "rewrite-data-files db.t --delete-file-threshold 1")
 	e.check(10, 3)
+}
+
+// The scheduler compacts a table once a third of its rows are deleted by
+// deletion vectors, with no commit count due: reads stay bounded beside an
+// upsert stream.
+func TestSchedulerCompactsDeletedRows(t *testing.T) {
+	t.Parallel()
+	e := newDelEnv(t, 3)
+	e.files(2, 10)
+	var runs []maintenance.Run
+	// Files of the target size: only their deletes make them worth it.
+	target := e.health().MeanDataFileBytes
+	s := maintenance.NewScheduler(config.Maintenance{
+		Budget:           config.Duration(time.Minute),
+		RewriteDataFiles: config.RewriteMaintenance{EveryCommits: 1000, DeleteRatioThreshold: 0.3, TargetFileSizeBytes: target},
+	}, e.cat, nil)
+	s.OnRun = func(r maintenance.Run) {
+		if r.Task == maintenance.TaskRewriteDataFiles {
+			runs = append(runs, r)
+		}
+	}
+	batch := floe.BatchCommitted{Tables: map[string]*table.Table{"db.t": nil}}
+	e.dv(e.cat, 0, 1, 2, 3, 4)
+	s.AfterBatch(e.ctx, batch)
+	if len(runs) != 0 {
+		t.Fatalf("compacted at a quarter of the rows deleted: %v", runs)
+	}
+	e.dv(e.cat, 5, 6, 10)
+	s.AfterBatch(e.ctx, batch)
+	if len(runs) != 1 || runs[0].Err != nil {
+		t.Fatalf("runs at 40%% deleted: %v", runs)
+	}
+	e.check(20, 0, 1, 2, 3, 4, 5, 6, 10)
+	if r := e.health(); r.DeletedRows != 1 || r.DeletionVectors != 1 {
+		t.Fatalf("after the compaction: %d deleted rows in %d deletion vectors; want the second file's 1", r.DeletedRows, r.DeletionVectors)
+	}
 }
