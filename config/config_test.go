@@ -117,7 +117,7 @@ func TestGoodFixtureValues(t *testing.T) {
 				Maintenance: config.Maintenance{
 					Enabled: ptr(true), Budget: config.Duration(10 * time.Second),
 					ExpireSnapshots:   config.ExpireMaintenance{Enabled: ptr(true), MaxSnapshots: 25, RetainLast: 10},
-					RewriteDataFiles:  config.RewriteMaintenance{Enabled: ptr(true), EveryCommits: 50, MinInputFiles: 5},
+					RewriteDataFiles:  config.RewriteMaintenance{Enabled: ptr(true), EveryCommits: 50, MinInputFiles: 5, DeleteRatioThreshold: 0.3},
 					RewriteManifests:  config.ManifestMaintenance{Enabled: ptr(true), MaxManifests: 20},
 					RemoveOrphanFiles: config.OrphanMaintenance{Enabled: ptr(true), Interval: config.Duration(24 * time.Hour), OlderThan: config.Duration(72 * time.Hour)},
 				},

@@ -36,7 +36,8 @@ type ExpireMaintenance struct {
 	OlderThan  Duration `yaml:"older-than"`
 }
 
-// RewriteMaintenance compacts small data files (binpack).
+// RewriteMaintenance compacts small data files (binpack) and files with
+// many rows deleted.
 type RewriteMaintenance struct {
 	Enabled      *bool    `yaml:"enabled"`
 	EveryCommits int      `yaml:"every-commits"`
@@ -44,6 +45,13 @@ type RewriteMaintenance struct {
 	// TargetFileSizeBytes is the output size; 0 takes the table's.
 	TargetFileSizeBytes int64 `yaml:"target-file-size-bytes"`
 	MinInputFiles       int   `yaml:"min-input-files"`
+	// DeleteRatioThreshold triggers a rewrite when this fraction of the
+	// table's rows is deleted by position (deletion vectors, position
+	// deletes), and picks the files with at least that fraction deleted.
+	DeleteRatioThreshold float64 `yaml:"delete-ratio-threshold"`
+	// DeleteFileThreshold also picks files that this many delete files
+	// apply to; 0 is off.
+	DeleteFileThreshold int `yaml:"delete-file-threshold"`
 }
 
 // ManifestMaintenance merges manifests.
@@ -92,6 +100,10 @@ func (m *Maintenance) validate(ps *problems) {
 	nonNegative("maintenance.rewrite-data-files.every-commits", int64(r.EveryCommits))
 	nonNegative("maintenance.rewrite-data-files.target-file-size-bytes", r.TargetFileSizeBytes)
 	nonNegative("maintenance.rewrite-data-files.min-input-files", int64(r.MinInputFiles))
+	nonNegative("maintenance.rewrite-data-files.delete-file-threshold", int64(r.DeleteFileThreshold))
+	if r.DeleteRatioThreshold < 0 || r.DeleteRatioThreshold > 1 {
+		ps.add("maintenance.rewrite-data-files.delete-ratio-threshold", 0, "%g is not a fraction of rows; give one from 0 to 1, such as 0.3", r.DeleteRatioThreshold)
+	}
 	mf := m.RewriteManifests
 	nonNegative("maintenance.rewrite-manifests.max-manifests", int64(mf.MaxManifests))
 	nonNegative("maintenance.rewrite-manifests.every-commits", int64(mf.EveryCommits))

@@ -104,11 +104,13 @@ var specs = []fieldSpec{
 	{path: "maintenance.expire-snapshots.interval", defNote: "0: off", doc: "Also expire at least this often."},
 	{path: "maintenance.expire-snapshots.retain-last", def: "10", doc: "Newest snapshots an expiry keeps. The newest snapshot of every floe query writing the table, and the snapshots after it, are always kept: its restart needs them to skip batches already committed."},
 	{path: "maintenance.expire-snapshots.older-than", defNote: "0: any age beyond retain-last", doc: "Keep snapshots younger than this too (time travel)."},
-	{path: "maintenance.rewrite-data-files.enabled", def: "true", doc: "Compact small data files automatically (binpack)."},
+	{path: "maintenance.rewrite-data-files.enabled", def: "true", doc: "Compact small data files, and files with many rows deleted, automatically (binpack)."},
 	{path: "maintenance.rewrite-data-files.every-commits", def: "50", defNote: "0: off", doc: "Plan a compaction every this many commits; it runs when a partition has min-input-files small files."},
 	{path: "maintenance.rewrite-data-files.interval", defNote: "0: off", doc: "Also plan one at least this often."},
 	{path: "maintenance.rewrite-data-files.target-file-size-bytes", defNote: "0: the table's write.target-file-size-bytes", doc: "Size of the compacted files."},
 	{path: "maintenance.rewrite-data-files.min-input-files", def: "5", doc: "Fewest small files in a partition worth compacting together."},
+	{path: "maintenance.rewrite-data-files.delete-ratio-threshold", def: "0.3", doc: "Compact as soon as this fraction of the table's rows is deleted by position (deletion vectors, position deletes: an upsert stream's), rewriting the files with at least this fraction deleted, alone if need be (Iceberg's delete-ratio-threshold), so that reads do not keep paying for deleted rows."},
+	{path: "maintenance.rewrite-data-files.delete-file-threshold", defNote: "0: off, Iceberg's default", doc: "Also rewrite, when compacting, every data file that at least this many delete files apply to (Iceberg's delete-file-threshold; 1 applies every equality delete)."},
 	{path: "maintenance.rewrite-manifests.enabled", def: "true", doc: "Merge manifests automatically."},
 	{path: "maintenance.rewrite-manifests.max-manifests", def: "20", defNote: "0: no count trigger", doc: "The most manifests the current snapshot holds (each append adds one): the commit that reaches it is followed by a merge."},
 	{path: "maintenance.rewrite-manifests.every-commits", defNote: "0: off", doc: "Also merge every this many commits."},
@@ -510,6 +512,8 @@ func docType(t reflect.Type) string {
 		return "boolean"
 	case reflect.Int, reflect.Int64:
 		return "integer"
+	case reflect.Float64:
+		return "number"
 	case reflect.String:
 		return "string"
 	}

@@ -51,6 +51,10 @@ const (
 	MaxHealthyDeleteFileRatio = 0.1
 	// MinDeleteFilesToCompact: a handful of delete files is cheap to apply.
 	MinDeleteFilesToCompact = 5
+	// MaxHealthyDeletedShare: past a tenth of the rows read being deleted
+	// ones, reads pay for rows they throw away (Iceberg rewrites a file
+	// at 30%, DefaultDeleteRatioThreshold).
+	MaxHealthyDeletedShare = 0.1
 	// SlowPlanMs: a full-scan plan slower than this delays every query
 	// before it reads a byte.
 	SlowPlanMs = 1000
@@ -87,6 +91,7 @@ type HealthOptions struct {
 // Report is a table's health at its current snapshot.
 type Report struct {
 	Table             string `json:"table"`
+	FormatVersion     int    `json:"format_version"`
 	Location          string `json:"location"`
 	MetadataLocation  string `json:"metadata_location"`
 	CurrentSnapshotID *int64 `json:"current_snapshot_id"`
@@ -133,6 +138,15 @@ type Report struct {
 	PositionDeleteFiles int   `json:"position_delete_files"`
 	EqualityDeleteFiles int   `json:"equality_delete_files"`
 	DeletionVectors     int   `json:"deletion_vectors"`
+	// DeletedRows are the rows deletion vectors and position delete files
+	// delete (their cardinalities); EqualityDeleteRows the keys equality
+	// delete files hold, each deleting any number of rows.
+	DeletedRows        int64 `json:"deleted_rows"`
+	EqualityDeleteRows int64 `json:"equality_delete_rows"`
+	// RowsReadPerLiveRow is what a full scan reads (data rows and delete
+	// rows) per row it returns, counting equality-deleted rows as live:
+	// 1 for a table without deletes.
+	RowsReadPerLiveRow float64 `json:"rows_read_per_live_row"`
 
 	// PlanMs is the median wall time of planning a full scan; PlanTasks
 	// the tasks it planned.
@@ -150,7 +164,8 @@ type Report struct {
 // Recommendation is one thing to do, derived from the report's numbers.
 type Recommendation struct {
 	// Kind names the remedy: expire-snapshots, rewrite-data-files,
-	// rewrite-manifests, metadata-retention, plan.
+	// convert-equality-deletes, rewrite-manifests, metadata-retention,
+	// plan.
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -186,7 +201,7 @@ func Health(ctx context.Context, tbl *table.Table, opts HealthOptions) (Report, 
 	md := tbl.Metadata()
 	r := Report{
 		Table: strings.Join(tbl.Identifier(), "."), Location: tbl.Location(), MetadataLocation: tbl.MetadataLocation(),
-		Snapshots: len(md.Snapshots()), TargetFileSizeBytes: targetFileSize(tbl, opts),
+		FormatVersion: md.Version(), Snapshots: len(md.Snapshots()), TargetFileSizeBytes: targetFileSize(tbl, opts),
 		Recommendations: []Recommendation{}, Histogram: []SizeBucket{}, History: []SnapshotPoint{},
 	}
 	r.SmallFileThresholdBytes = r.TargetFileSizeBytes / SmallFileFraction
@@ -324,6 +339,7 @@ func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
 			case iceberg.EntryContentPosDeletes:
 				r.DeleteFiles++
 				r.DeleteBytes += df.FileSizeBytes()
+				r.DeletedRows += df.Count()
 				if df.FileFormat() == iceberg.PuffinFile {
 					r.DeletionVectors++
 				} else {
@@ -333,6 +349,7 @@ func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
 				r.DeleteFiles++
 				r.DeleteBytes += df.FileSizeBytes()
 				r.EqualityDeleteFiles++
+				r.EqualityDeleteRows += df.Count()
 			}
 		}
 	}
@@ -341,6 +358,9 @@ func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
 		r.SmallFileShare = float64(r.SmallDataFiles) / float64(r.DataFiles)
 	}
 	r.Histogram = sizeHistogram(sizes)
+	if live := r.DataRecords - r.DeletedRows; live > 0 {
+		r.RowsReadPerLiveRow = float64(r.DataRecords+r.DeletedRows+r.EqualityDeleteRows) / float64(live)
+	}
 	return nil
 }
 
@@ -445,8 +465,18 @@ func recommend(r Report, props iceberg.Properties, now time.Time) []Recommendati
 			int(r.SmallFileShare*100+0.5), Count(int64(r.SmallDataFiles)), Count(int64(r.DataFiles)), Bytes(r.TargetFileSizeBytes), Bytes(r.SmallFileThresholdBytes), Bytes(r.MeanDataFileBytes), name)
 	}
 	if r.DeleteFiles >= MinDeleteFilesToCompact && float64(r.DeleteFiles) > MaxHealthyDeleteFileRatio*float64(max(r.DataFiles, 1)) {
-		add("rewrite-data-files", "%s delete files (%s) for %s data files are merged into every read: run `floe maintain rewrite-data-files %s` to apply them",
+		add("rewrite-data-files", "%s delete files (%s) for %s data files are merged into every read: run `floe maintain rewrite-data-files %s --delete-file-threshold 1` to apply them",
 			Count(int64(r.DeleteFiles)), Bytes(r.DeleteBytes), Count(int64(r.DataFiles)), name)
+	}
+	if r.DataRecords > 0 && float64(r.DeletedRows) >= MaxHealthyDeletedShare*float64(r.DataRecords) {
+		add("rewrite-data-files", "%d%% of the data rows (%s of %s) are deleted by deletion vectors or position deletes, and every read skips them (%.2f rows read per live row): "+
+			"run `floe maintain rewrite-data-files %s --delete-ratio-threshold %g`, which rewrites the files with at least that share deleted",
+			int(100*float64(r.DeletedRows)/float64(r.DataRecords)+0.5), Count(r.DeletedRows), Count(r.DataRecords), r.RowsReadPerLiveRow, name, MaxHealthyDeletedShare)
+	}
+	if r.EqualityDeleteFiles > 0 && r.FormatVersion >= 3 {
+		add("convert-equality-deletes", "%s equality delete files (%s keys) are matched against every row of the older data files on each read: "+
+			"run `floe maintain convert-equality-deletes %s` to turn them into deletion vectors",
+			Count(int64(r.EqualityDeleteFiles)), Count(r.EqualityDeleteRows), name)
 	}
 	if r.Manifests > MaxHealthyManifests {
 		add("rewrite-manifests", "%s manifests (%s) are read to plan every scan: run `floe maintain rewrite-manifests %s`",

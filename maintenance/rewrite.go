@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,19 @@ type RewriteOptions struct {
 	// hold disjoint ranges of the first sort column.
 	Strategy string
 	SortBy   []string
+	// DeleteFileThreshold rewrites a data file that at least this many
+	// delete files apply to, whatever its size (Iceberg's
+	// delete-file-threshold); 0 is Iceberg's default, off.
+	DeleteFileThreshold int
+	// DeleteRatioThreshold rewrites a data file once this fraction of its
+	// rows is deleted by deletion vectors or position deletes naming it,
+	// whatever its size (Iceberg's delete-ratio-threshold); 0 is
+	// Iceberg's default, DefaultDeleteRatioThreshold.
+	DeleteRatioThreshold float64
+	// RewriteAll rewrites every file (that Where selects), whatever its
+	// size and deletes, as Spark's rewrite-all: afterwards no delete file
+	// applies to the files rewritten.
+	RewriteAll bool
 	// PartialProgress commits each file group on its own, so that a
 	// failing group (a conflict with another compaction) does not undo
 	// the others.
@@ -54,18 +68,26 @@ type RewriteOptions struct {
 	DryRun bool
 }
 
+// DefaultDeleteRatioThreshold is Iceberg's delete-ratio-threshold: a data
+// file with 30% of its rows deleted costs as much to read as it would to
+// rewrite a few times over.
+const DefaultDeleteRatioThreshold = compaction.DefaultDeleteRatioThreshold
+
 // RewriteResult reports a rewrite, in counts and bytes.
 type RewriteResult struct {
-	Groups             int     `json:"groups"`
-	RewrittenDataFiles int     `json:"rewritten_data_files"`
-	RewrittenBytes     int64   `json:"rewritten_bytes"`
-	AddedDataFiles     int     `json:"added_data_files"`
-	AddedBytes         int64   `json:"added_bytes"`
-	RemovedDeleteFiles int     `json:"removed_delete_files"`
-	FailedGroups       int     `json:"failed_groups"`
-	SkippedFiles       int     `json:"skipped_files"`
-	Snapshots          []int64 `json:"snapshot_ids"`
-	DryRun             bool    `json:"dry_run"`
+	Groups             int   `json:"groups"`
+	RewrittenDataFiles int   `json:"rewritten_data_files"`
+	RewrittenBytes     int64 `json:"rewritten_bytes"`
+	AddedDataFiles     int   `json:"added_data_files"`
+	AddedBytes         int64 `json:"added_bytes"`
+	RemovedDeleteFiles int   `json:"removed_delete_files"`
+	// CarriedDeletes counts rows deleted by another commit while the
+	// rewrite ran, whose deletes were carried over to the new files.
+	CarriedDeletes int64   `json:"carried_deletes"`
+	FailedGroups   int     `json:"failed_groups"`
+	SkippedFiles   int     `json:"skipped_files"`
+	Snapshots      []int64 `json:"snapshot_ids"`
+	DryRun         bool    `json:"dry_run"`
 }
 
 // RewriteDataFiles compacts the current snapshot's small data files (and
@@ -95,6 +117,12 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 		}
 	default:
 		return res, fmt.Errorf("%w: strategy %q is not known; use binpack or sort", ingest.ErrConfig, o.Strategy)
+	}
+	if o.DeleteFileThreshold < 0 {
+		return res, fmt.Errorf("%w: delete-file-threshold %d is negative; give the fewest delete files that make a file worth rewriting, such as 1", ingest.ErrConfig, o.DeleteFileThreshold)
+	}
+	if o.DeleteRatioThreshold < 0 || o.DeleteRatioThreshold > 1 {
+		return res, fmt.Errorf("%w: delete-ratio-threshold %g is not a fraction of a file's rows; give one from 0 to 1, such as %g", ingest.ErrConfig, o.DeleteRatioThreshold, DefaultDeleteRatioThreshold)
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
@@ -128,35 +156,38 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 		return res, nil
 	}
 	res.RewrittenDataFiles, res.RewrittenBytes = 0, 0
-	var done []table.CompactionGroupResult
+	var done []groupDone
 	fail := func(err error) (RewriteResult, error) {
 		discard(ctx, tbl, done)
 		return res, err
 	}
 	for _, g := range groups {
 		gr, err := rewriteGroup(ctx, tbl, g, o, target)
-		done = append(done, gr)
+		done = append(done, groupDone{group: g, result: gr, lineage: o.Strategy == StrategyBinpack && tbl.Metadata().Version() >= 3})
 		if err != nil {
 			return fail(fmt.Errorf("rewrite table %s, partition %s: %w", strings.Join(ident, "."), partitionName(g), err))
 		}
 	}
-	commit := func(grs []table.CompactionGroupResult) error {
-		committed, err := Commit(ctx, cat, ident, func(tbl *table.Table) (*table.Transaction, error) {
-			return rewriteTransaction(ctx, tbl, grs, o.PartialProgress)
+	commit := func(ds []groupDone) error {
+		var carried int64
+		committed, err := Commit(ctx, cat, ident, func(cur *table.Table) (*table.Transaction, error) {
+			tx, n, err := rewriteTransaction(ctx, tbl, cur, ds, o.PartialProgress)
+			carried = n
+			return tx, err
 		})
 		if err != nil {
 			return err
 		}
 		res.Snapshots = append(res.Snapshots, committed.CurrentSnapshot().SnapshotID)
-		for _, gr := range grs {
-			res.RewrittenDataFiles += len(gr.OldDataFiles)
-			res.RewrittenBytes += gr.BytesBefore
-			res.AddedDataFiles += len(gr.NewDataFiles)
-			res.AddedBytes += gr.BytesAfter
-			res.RemovedDeleteFiles += len(gr.SafePosDeletes) + len(gr.SafeDeletionVectors)
+		res.CarriedDeletes += carried
+		for _, d := range ds {
+			res.RewrittenDataFiles += len(d.result.OldDataFiles)
+			res.RewrittenBytes += d.result.BytesBefore
+			res.AddedDataFiles += len(d.result.NewDataFiles)
+			res.AddedBytes += d.result.BytesAfter
 		}
 		if s := committed.CurrentSnapshot(); s != nil && s.Summary != nil {
-			if n, err := strconv.Atoi(s.Summary.Properties["removed-equality-delete-files"]); err == nil {
+			if n, err := strconv.Atoi(s.Summary.Properties["removed-delete-files"]); err == nil {
 				res.RemovedDeleteFiles += n
 			}
 		}
@@ -169,17 +200,26 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 		return res, nil
 	}
 	var errs []error
-	for _, gr := range done {
-		if err := commit([]table.CompactionGroupResult{gr}); err != nil {
-			discard(ctx, tbl, []table.CompactionGroupResult{gr})
+	for _, d := range done {
+		if err := commit([]groupDone{d}); err != nil {
+			discard(ctx, tbl, []groupDone{d})
 			res.FailedGroups++
-			errs = append(errs, fmt.Errorf("partition %s: %w", gr.PartitionKey, err))
+			errs = append(errs, fmt.Errorf("partition %s: %w", partitionName(d.group), err))
 		}
 	}
 	if len(errs) == len(done) {
 		return res, errors.Join(errs...)
 	}
 	return res, nil
+}
+
+// groupDone is a file group and the files its rewrite wrote; lineage
+// tells that the rewrite kept the group's rows in their order
+// (iceberg-go's executor), so that positions can be carried over.
+type groupDone struct {
+	group   table.CompactionTaskGroup
+	result  table.CompactionGroupResult
+	lineage bool
 }
 
 // planRewrite picks the files to rewrite, grouped by partition as
@@ -209,33 +249,72 @@ func planRewrite(ctx context.Context, tbl *table.Table, o RewriteOptions, target
 			tasks[i].Residual = nil
 		}
 	}
-	if o.Strategy == StrategySort {
-		// Sorting re-clusters whole partitions, whatever their files'
-		// sizes (Spark's rewrite-all): a file of the right size still
-		// overlaps the others' ranges.
-		return partitionGroups(tasks), 0, nil
-	}
 	cfg := compaction.DefaultConfig()
 	cfg.TargetFileSizeBytes = target
 	cfg.MinFileSizeBytes = target * 3 / 4
 	cfg.MaxFileSizeBytes = target * 9 / 5
+	cfg.DeleteFileThreshold = math.MaxInt
+	if o.DeleteFileThreshold > 0 {
+		cfg.DeleteFileThreshold = o.DeleteFileThreshold
+	}
+	if o.DeleteRatioThreshold > 0 {
+		cfg.DeleteRatioThreshold = o.DeleteRatioThreshold
+	}
+	// min-input-files is applied below, where files picked for their
+	// deletes are exempt from it, as in Iceberg.
+	cfg.MinInputFiles = 1
+	minInput := int(compaction.DefaultMinInputFiles)
 	if o.MinInputFiles > 0 {
-		cfg.MinInputFiles = uint(o.MinInputFiles)
+		minInput = o.MinInputFiles
+	}
+	heavy, err := deleteHeavy(cfg, tasks)
+	if err != nil {
+		return nil, 0, err
+	}
+	if o.Strategy == StrategySort || o.RewriteAll {
+		// Sorting re-clusters whole partitions, whatever their files'
+		// sizes (Spark's rewrite-all): a file of the right size still
+		// overlaps the others' ranges.
+		return partitionGroups(tasks, heavy, o.RewriteAll), 0, nil
 	}
 	plan, err := cfg.PlanCompaction(tasks)
 	if err != nil {
 		return nil, 0, err
 	}
-	groups := make([]table.CompactionTaskGroup, len(plan.Groups))
-	for i, g := range plan.Groups {
-		groups[i] = table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
+	var groups []table.CompactionTaskGroup
+	skipped := plan.SkippedFiles
+	for _, g := range plan.Groups {
+		if len(g.Tasks) < minInput && !slices.ContainsFunc(g.Tasks, func(t table.FileScanTask) bool { return heavy[t.File.FilePath()] }) {
+			skipped += len(g.Tasks)
+			continue
+		}
+		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
 	}
-	return groups, plan.SkippedFiles, nil
+	return groups, skipped, nil
+}
+
+// deleteHeavy finds the files cfg's delete rules pick whatever their size
+// (delete-file-threshold, delete-ratio-threshold), by planning with no
+// file too small.
+func deleteHeavy(cfg compaction.Config, tasks []table.FileScanTask) (map[string]bool, error) {
+	cfg.MinFileSizeBytes = 0
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return nil, err
+	}
+	heavy := map[string]bool{}
+	for _, g := range plan.Groups {
+		for _, t := range g.Tasks {
+			heavy[t.File.FilePath()] = true
+		}
+	}
+	return heavy, nil
 }
 
 // partitionGroups groups tasks by partition (spec and values), one group
-// per partition with more than one file, in order of first appearance.
-func partitionGroups(tasks []table.FileScanTask) []table.CompactionTaskGroup {
+// per partition in order of first appearance: every partition with all,
+// else those with more than one file or a file heavy with deletes.
+func partitionGroups(tasks []table.FileScanTask, heavy map[string]bool, all bool) []table.CompactionTaskGroup {
 	var groups []table.CompactionTaskGroup
 	at := map[string]int{}
 	for _, t := range tasks {
@@ -255,7 +334,9 @@ func partitionGroups(tasks []table.FileScanTask) []table.CompactionTaskGroup {
 		groups[i].Tasks = append(groups[i].Tasks, t)
 		groups[i].TotalSizeBytes += t.File.FileSizeBytes()
 	}
-	return slices.DeleteFunc(groups, func(g table.CompactionTaskGroup) bool { return len(g.Tasks) < 2 })
+	return slices.DeleteFunc(groups, func(g table.CompactionTaskGroup) bool {
+		return !all && len(g.Tasks) < 2 && !heavy[g.Tasks[0].File.FilePath()]
+	})
 }
 
 // rewriteGroup writes a group's rows into new files. Binpack on format v3
@@ -347,56 +428,102 @@ func sortGroup(ctx context.Context, rd *scan.FileReader, g table.CompactionTaskG
 	return sortRecords(ctx, rd.Schema(), recs, keys)
 }
 
-// rewriteTransaction stages the groups' replacement on a fresh table,
-// with the equality deletes that no longer apply to any surviving data
-// file (unless partial, where one group cannot tell).
-func rewriteTransaction(ctx context.Context, tbl *table.Table, grs []table.CompactionGroupResult, partial bool) (*table.Transaction, error) {
-	tx := tbl.NewTransaction()
-	rw := tx.NewRewrite(iceberg.Properties{ingest.SummaryMaintenance: "rewrite-data-files"})
-	rewritten := map[string]struct{}{}
-	staged := map[string]bool{}
-	for _, gr := range grs {
-		rw.ApplyResult(gr)
-		for _, f := range gr.OldDataFiles {
-			rewritten[f.FilePath()] = struct{}{}
-		}
-		for _, f := range gr.SafePosDeletes {
-			staged[f.FilePath()] = true
-		}
-		for _, f := range gr.SafeDeletionVectors {
-			staged[f.FilePath()] = true
+// rewriteTransaction stages the groups' replacement on cur, the table as
+// it is now, for groups read from start. The new files keep the data
+// sequence number of start's snapshot (Iceberg's
+// use-starting-sequence-number), so equality deletes committed since still
+// apply to their rows; deletion vectors committed since for rewritten files
+// are carried over to the new files' positions (the count it returns), and
+// any other delete committed since for rewritten rows fails the commit. It
+// also removes the delete files the rewrite applied, and, unless partial
+// (one group cannot tell), the equality deletes that no longer apply to any
+// data file.
+func rewriteTransaction(ctx context.Context, start, cur *table.Table, done []groupDone, partial bool) (*table.Transaction, int64, error) {
+	fs, err := cur.FS(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	startSnap := start.CurrentSnapshot()
+	live, err := liveDeletes(fs, cur.CurrentSnapshot())
+	if err != nil {
+		return nil, 0, err
+	}
+	before := live
+	if cur.CurrentSnapshot().SnapshotID != startSnap.SnapshotID {
+		if before, err = liveDeletes(fs, startSnap); err != nil {
+			return nil, 0, err
 		}
 	}
-	if !partial {
-		fs, err := tbl.FS(ctx)
-		if err != nil {
-			return nil, err
-		}
-		dead, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, tbl.Metadata(), tbl.CurrentSnapshot(), rewritten)
-		if err != nil {
-			return nil, fmt.Errorf("find dead equality deletes: %w", err)
-		}
-		for _, df := range dead {
-			if !staged[df.FilePath()] {
-				rw.DeleteFile(df)
+	carried, err := carryDeletes(ctx, fs, cur, done, live, before)
+	if err != nil {
+		return nil, 0, err
+	}
+	tx := cur.NewTransaction()
+	rw := tx.NewRewrite(iceberg.Properties{ingest.SummaryMaintenance: "rewrite-data-files"})
+	rw.DataSequenceNumber(startSnap.SequenceNumber)
+	rewritten := map[string]struct{}{}
+	removed := map[string]bool{}
+	var applied []iceberg.DataFile
+	remove := func(f iceberg.DataFile) {
+		if k := deleteKey(f); !removed[k] {
+			if _, ok := live[k]; ok {
+				removed[k] = true
+				applied = append(applied, f)
 			}
 		}
 	}
-	if err := rw.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("stage the rewrite: %w", err)
+	for _, d := range done {
+		for _, f := range d.result.OldDataFiles {
+			rw.DeleteFile(f)
+			rewritten[f.FilePath()] = struct{}{}
+		}
+		for _, f := range d.result.NewDataFiles {
+			rw.AddDataFile(f)
+		}
+		for _, f := range d.result.SafePosDeletes {
+			remove(f)
+		}
+		for _, f := range d.result.SafeDeletionVectors {
+			remove(f)
+		}
 	}
-	return tx, nil
+	if !partial {
+		// Judged on start's snapshot: equality deletes committed since
+		// apply to the new files, which keep start's sequence number.
+		dead, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, fs, start.Metadata(), startSnap, rewritten)
+		if err != nil {
+			return nil, 0, fmt.Errorf("find dead equality deletes: %w", err)
+		}
+		for _, f := range dead {
+			remove(f)
+		}
+	}
+	for _, f := range carried.replaced {
+		rw.DeleteFile(f)
+	}
+	for _, a := range carried.added {
+		rw.AddDeleteFileWithDataSequenceNumber(a.file, a.seq)
+	}
+	if len(applied) > 0 {
+		// Removed as a consequence of the rewrite, not rewritten
+		// themselves: the rewrite result's slot for them says so.
+		rw.ApplyResult(table.CompactionGroupResult{SafePosDeletes: applied})
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return nil, 0, fmt.Errorf("stage the rewrite: %w", err)
+	}
+	return tx, carried.rows, nil
 }
 
 // discard deletes the files groups wrote for a rewrite that will not be
 // committed.
-func discard(ctx context.Context, tbl *table.Table, grs []table.CompactionGroupResult) {
+func discard(ctx context.Context, tbl *table.Table, done []groupDone) {
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return
 	}
-	for _, gr := range grs {
-		for _, f := range gr.NewDataFiles {
+	for _, d := range done {
+		for _, f := range d.result.NewDataFiles {
 			_ = fs.Remove(f.FilePath())
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -190,9 +191,12 @@ func (s *Scheduler) maintain(ctx context.Context, name string, tbl *table.Table,
 		run(TaskRewriteManifests, func() (any, error) { return RewriteManifests(ctx, s.cat, ident, 0) })
 	}
 	r := c.RewriteDataFiles
-	if due(TaskRewriteDataFiles, r.Enabled, r.EveryCommits, r.Interval, false) {
+	if due(TaskRewriteDataFiles, r.Enabled, r.EveryCommits, r.Interval, deletedShare(tbl) >= ratioOrDefault(r.DeleteRatioThreshold)) {
 		run(TaskRewriteDataFiles, func() (any, error) {
-			return RewriteDataFiles(ctx, s.cat, ident, RewriteOptions{TargetFileSize: r.TargetFileSizeBytes, MinInputFiles: r.MinInputFiles, PartialProgress: true})
+			return RewriteDataFiles(ctx, s.cat, ident, RewriteOptions{
+				TargetFileSize: r.TargetFileSizeBytes, MinInputFiles: r.MinInputFiles, PartialProgress: true,
+				DeleteRatioThreshold: r.DeleteRatioThreshold, DeleteFileThreshold: r.DeleteFileThreshold,
+			})
 		})
 	}
 	o := c.RemoveOrphanFiles
@@ -221,6 +225,33 @@ func (s *Scheduler) maintain(ctx context.Context, name string, tbl *table.Table,
 		}
 	}
 	return fresh, nil
+}
+
+// deletedShare is the share of the current snapshot's rows deleted by
+// position (deletion vectors, position deletes), from its summary's totals:
+// a check on metadata already loaded. Once it reaches the delete ratio
+// threshold, some file has at least that share deleted, and compaction
+// rewrites it.
+func deletedShare(tbl *table.Table) float64 {
+	s := tbl.CurrentSnapshot()
+	if s == nil || s.Summary == nil {
+		return 0
+	}
+	deleted, _ := strconv.ParseInt(s.Summary.Properties["total-position-deletes"], 10, 64)
+	rows, _ := strconv.ParseInt(s.Summary.Properties["total-records"], 10, 64)
+	if deleted <= 0 || rows <= 0 {
+		return 0
+	}
+	return float64(deleted) / float64(rows)
+}
+
+// ratioOrDefault is the delete ratio threshold a Go-built configuration
+// leaving it zero means.
+func ratioOrDefault(r float64) float64 {
+	if r <= 0 {
+		return DefaultDeleteRatioThreshold
+	}
+	return r
 }
 
 // String names a run in logs and test failures.

@@ -16,7 +16,7 @@ var maintainCommands = map[string]maintainCommand{}
 
 // maintainOrder is the order `floe maintain --help` lists the subcommands
 // in: the order a table usually needs them.
-var maintainOrder = []string{"expire-snapshots", "rewrite-data-files", "rewrite-manifests", "remove-orphan-files"}
+var maintainOrder = []string{"expire-snapshots", "rewrite-data-files", "convert-equality-deletes", "rewrite-manifests", "remove-orphan-files"}
 
 func cmdMaintain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var subs []subcommand

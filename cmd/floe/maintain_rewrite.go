@@ -23,11 +23,14 @@ func init() {
 		usage: "maintain rewrite-data-files NS.TABLE [flags]",
 		about: "Rewrite a table's small data files, partition by partition, into files of the target size (binpack), " +
 			"or with each partition's rows in order (sort); the rows stay the same. Files from 75% to 180% of the " +
-			"target are left alone, and a partition needs --min-input-files small files to be worth it.",
+			"target are left alone, and a partition needs --min-input-files small files to be worth it. Files with " +
+			"many rows deleted (--delete-ratio-threshold, --delete-file-threshold) are rewritten whatever their size, " +
+			"with their deletes applied; deletes committed while the rewrite runs are kept (docs/maintenance.md).",
 		examples: []example{
 			{"What would be rewritten, changing nothing.", "floe maintain rewrite-data-files db.events --dry-run"},
 			{"Compact only this year's partitions.", "floe maintain rewrite-data-files db.events --filter \"ts >= TIMESTAMP '2026-01-01 00:00:00'\""},
 			{"Sort each partition by id, committing partition by partition.", "floe maintain rewrite-data-files db.events --strategy sort --sort-by id --partial-progress"},
+			{"Apply every delete of an upsert table: no delete file is left.", "floe maintain rewrite-data-files db.users --rewrite-all"},
 		},
 	}
 	maintainCommands["rewrite-manifests"] = maintainCommand{
@@ -44,6 +47,11 @@ func init() {
 		},
 	}
 }
+
+// testMaintainCatalog is set only in binaries built with the floetest
+// tag: it wraps the catalog maintenance commits through, so that a test
+// can step in while a commit is in flight.
+var testMaintainCatalog func(catalog.Catalog) catalog.Catalog
 
 // maintainTable parses a maintain subcommand's flags and opens the one
 // table it names, by catalog name (maintenance commits through the
@@ -69,6 +77,9 @@ func maintainTable(ctx context.Context, sub string, args []string, stderr io.Wri
 	if err != nil {
 		return nil, nil, false, err
 	}
+	if testMaintainCatalog != nil {
+		cat = testMaintainCatalog(cat)
+	}
 	return cat, ident, *asJSON, nil
 }
 
@@ -81,6 +92,9 @@ func maintainRewriteData(ctx context.Context, args []string, stdout, stderr io.W
 		fs.StringVar(&o.Where, "filter", "", "Only rewrite files that may hold rows matching this `FILTER`, e.g. \"ts >= TIMESTAMP '2024-01-01 00:00:00'\" (syntax in docs/reads.md).")
 		fs.StringVar(&o.Strategy, "strategy", maintenance.StrategyBinpack, "How to rewrite, a `STRATEGY`: binpack (concatenate small files) or sort (order each partition's rows by --sort-by).")
 		fs.StringVar(&sortBy, "sort-by", "", "With --strategy sort: the comma-separated `COLUMNS` to order rows by.")
+		fs.IntVar(&o.DeleteFileThreshold, "delete-file-threshold", 0, "Also rewrite every data file that at least `N` delete files apply to, whatever its size and --min-input-files (0: off, Iceberg's default).")
+		fs.Float64Var(&o.DeleteRatioThreshold, "delete-ratio-threshold", maintenance.DefaultDeleteRatioThreshold, "Also rewrite every data file with at least this `FRACTION` of its rows deleted by deletion vectors or position deletes, whatever its size and --min-input-files.")
+		fs.BoolVar(&o.RewriteAll, "rewrite-all", false, "Rewrite every data file (that --filter selects), whatever its size and deletes; afterwards no delete file applies to them.")
 		fs.BoolVar(&o.PartialProgress, "partial-progress", false, "Commit each partition's rewrite on its own, so that one failing group keeps the others.")
 		fs.BoolVar(&o.DryRun, "dry-run", false, "Print what would be rewritten, changing nothing.")
 		fs.alias("where", "filter", "--filter", nil)
@@ -110,6 +124,9 @@ func maintainRewriteData(ctx context.Context, args []string, stdout, stderr io.W
 	default:
 		fmt.Fprintf(stdout, "%s %d data files (%s) into %d (%s) in %d groups, %d snapshots; removed %d delete files\n",
 			verb, res.RewrittenDataFiles, maintenance.Bytes(res.RewrittenBytes), res.AddedDataFiles, maintenance.Bytes(res.AddedBytes), res.Groups, len(res.Snapshots), res.RemovedDeleteFiles)
+		if res.CarriedDeletes > 0 {
+			fmt.Fprintf(stdout, "carried over %d rows deleted while the rewrite ran\n", res.CarriedDeletes)
+		}
 		if res.FailedGroups > 0 {
 			fmt.Fprintf(stdout, "%d groups failed and were left as they were\n", res.FailedGroups)
 		}

@@ -14,7 +14,7 @@ import (
 func init() {
 	helps["table health"] = commandHelp{
 		usage: "table health NS.TABLE|TABLE_DIR|METADATA_FILE [flags]",
-		about: "Report a table's snapshots, metadata files, manifests, data and delete files and full-scan plan time, " +
+		about: "Report a table's snapshots, metadata files, manifests, data and delete files (with the rows they delete) and full-scan plan time, " +
 			"and recommend the maintenance it needs (docs/maintenance.md).",
 		examples: []example{
 			{"The report as text.", "floe table health db.events"},
@@ -96,6 +96,10 @@ func printHealth(w io.Writer, r maintenance.Report) {
 	row("small data files", "%s (%.0f%%) below %s", c(r.SmallDataFiles), r.SmallFileShare*100, maintenance.Bytes(r.SmallFileThresholdBytes))
 	row("delete files", "%s, %s (%d position, %d equality, %d deletion vectors)", c(r.DeleteFiles), maintenance.Bytes(r.DeleteBytes),
 		r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)
+	if r.DeleteFiles > 0 {
+		row("deleted rows", "%s by position, %s equality-delete keys; %.2f rows read per live row",
+			maintenance.Count(r.DeletedRows), maintenance.Count(r.EqualityDeleteRows), r.RowsReadPerLiveRow)
+	}
 	if r.PlanMs > 0 || r.PlanTasks > 0 {
 		row("full-scan plan", "%.1f ms, %s tasks", r.PlanMs, c(r.PlanTasks))
 	}

@@ -32,12 +32,18 @@ const CrashAfterTableCommitsEnv = "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS"
 const CrashInCatalogCommitEnv = "FLOE_TEST_CRASH_IN_CATALOG_COMMIT"
 
 // PauseInCatalogCommitEnv names a directory: a test build pauses in place
-// of its first catalog commit, with the commit's data files and manifests
+// of its first catalog commit (a pipeline's or a maintain command's), with the commit's data files and manifests
 // written, creates DIR/paused and goes on with the commit once DIR/resume
 // exists. A test steps in while a commit is in flight.
 const PauseInCatalogCommitEnv = "FLOE_TEST_PAUSE_IN_CATALOG_COMMIT"
 
 func init() {
+	testMaintainCatalog = func(cat catalog.Catalog) catalog.Catalog {
+		if dir := os.Getenv(PauseInCatalogCommitEnv); dir != "" {
+			return &crashingCatalog{Catalog: cat, pauseDir: dir}
+		}
+		return cat
+	}
 	testHooks = func(cfg *config.Pipeline, o *floe.Options) {
 		if n, err := strconv.Atoi(os.Getenv(CrashAfterTableCommitsEnv)); err == nil && n > 0 {
 			commits := 0
