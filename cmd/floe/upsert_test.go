@@ -357,3 +357,32 @@ func TestUpsertDebezium(t *testing.T) {
 		t.Fatalf("want __op left out and __source_lsn kept:\n%s", r.Stdout)
 	}
 }
+
+// A stream reading an upsert table stops at its first batch with deletes
+// (an overwrite snapshot), naming the option that skips such snapshots,
+// as Spark's streaming read does; with the option it reads the appends.
+func TestUpsertTableStreamRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := fixture.NewCDCGen(11, 200)
+	g.File(t, e.Landing, 100)
+	e.OK(e.upsertArgs()...)
+	g.File(t, e.Landing, 100)
+	e.OK(e.upsertArgs()...)
+	ops := []string{}
+	for _, s := range e.Snapshots("db.t") {
+		ops = append(ops, s.Operation)
+	}
+	if !slices.Contains(ops, "overwrite") {
+		t.Fatalf("no overwrite snapshot among %v", ops)
+	}
+	r := e.Run("stream", "--source-table", "db.t", "--table", "db.copy", "--checkpoint", e.Ckpt+"-copy")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "streaming-skip-overwrite-snapshots") {
+		t.Fatalf("want the read to stop naming streaming-skip-overwrite-snapshots, got %s", r)
+	}
+	e.OK("stream", "--source-table", "db.t", "--table", "db.copy", "--checkpoint", e.Ckpt+"-copy2",
+		"-o", "streaming-skip-overwrite-snapshots=true")
+	if n := len(e.TableIDs("db.copy")); n == 0 {
+		t.Fatal("the skipping read copied nothing")
+	}
+}
