@@ -582,6 +582,11 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		prog.Sink.Description = "ConsoleSink"
 	}
 	prog.Sink.NumOutputRows = res.Rows
+	if upserts != nil {
+		prog.Sink.Upsert = upsertProgress(upserts)
+		prog.NumInputRows = upserts.Changes.Rows
+		prog.Sources[0].NumInputRows = upserts.Changes.Rows
+	}
 	prog.Sink.DataFiles = len(res.Files)
 	prog.Sink.PeakOpenFiles = res.PeakOpenFiles
 	if bs, ok := p.source.(BacklogSource); ok {

@@ -61,6 +61,20 @@ type SinkProgress struct {
 	// Tables lists each table's commit when a table template routes rows
 	// to several.
 	Tables []TableProgress `json:"tables,omitempty"`
+	// Upsert tells what a batch in mode upsert did.
+	Upsert *UpsertProgress `json:"upsert,omitempty"`
+}
+
+// UpsertProgress is a batch's merge: its changes, the keys they touch, the
+// keys they delete and the table rows they replaced or deleted.
+type UpsertProgress struct {
+	NumChanges     int64 `json:"numChanges"`
+	NumKeys        int64 `json:"numKeys"`
+	NumDeletedKeys int64 `json:"numDeletedKeys"`
+	// NumRemovedRows counts the table rows the batch's deletion vectors
+	// remove (format-version 3); equality deletes (v2) remove rows as
+	// they are read, uncounted, so it is absent there.
+	NumRemovedRows *int64 `json:"numRemovedRows,omitempty"`
 }
 
 // TableProgress is one table's part of a batch.

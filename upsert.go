@@ -81,3 +81,13 @@ func (p *Pipeline) takeUpserts() *upsert.Deletes {
 	p.upserts = nil
 	return d
 }
+
+// upsertProgress reports a batch's merge.
+func upsertProgress(d *upsert.Deletes) *UpsertProgress {
+	p := &UpsertProgress{NumChanges: d.Changes.Rows, NumKeys: int64(d.Changes.Keys()), NumDeletedKeys: d.Changes.Deletes}
+	if d.Vectors {
+		n := d.Found
+		p.NumRemovedRows = &n
+	}
+	return p
+}

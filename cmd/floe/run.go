@@ -268,8 +268,15 @@ func (s *summaryProgress) progress(p floe.Progress) {
 	if len(p.Quarantined) > 0 {
 		extra = fmt.Sprintf(", %d quarantined", len(p.Quarantined))
 	}
+	rows := plural(p.NumInputRows, "row")
+	if u := p.Sink.Upsert; u != nil {
+		rows = fmt.Sprintf("%s to %s (%d deleting), %s written", plural(u.NumChanges, "change"), plural(u.NumKeys, "key"), u.NumDeletedKeys, plural(p.Sink.NumOutputRows, "row"))
+		if u.NumRemovedRows != nil {
+			rows += fmt.Sprintf(", %s replaced or deleted", plural(*u.NumRemovedRows, "table row"))
+		}
+	}
 	fmt.Fprintf(s.w, "batch %d: %s read, %s, %s written, %s, %d ms%s\n", p.BatchID, plural(inputFiles(p), "input file"),
-		plural(p.NumInputRows, "row"), plural(p.Sink.DataFiles, "data file"), snap, p.DurationMs.TriggerExecution, extra)
+		rows, plural(p.Sink.DataFiles, "data file"), snap, p.DurationMs.TriggerExecution, extra)
 }
 func (s *summaryProgress) warning(msg string) { fmt.Fprintf(s.w, "floe: warning: %s\n", msg) }
 func (s *summaryProgress) done(sum floe.Summary, table string) {

@@ -1,11 +1,14 @@
 package main_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -384,5 +387,89 @@ func TestUpsertTableStreamRead(t *testing.T) {
 		"-o", "streaming-skip-overwrite-snapshots=true")
 	if n := len(e.TableIDs("db.copy")); n == 0 {
 		t.Fatal("the skipping read copied nothing")
+	}
+}
+
+// Compaction beside a running upsert stream: both make progress; once the
+// stream stops, a final compaction leaves the oracle's rows, no delete
+// file, and no more data files than ceil(bytes / target) per partition.
+func TestUpsertCompactionBesideStream(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := fixture.NewCDCGen(5, 3000)
+	const files = 24
+	g.File(t, e.Landing, 600)
+	var stderr syncBuffer
+	writer := e.startFloe(&stderr, e.upsertArgs("--trigger", "50ms", "--max-files-per-trigger", "1", "--maintenance=false")...)
+	defer writer.Process.Kill()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stream's stderr:\n%s", stderr.String())
+		}
+	})
+	newestBatch := func() int {
+		r := e.Run("table", "snapshots", "db.t", "--json")
+		if r.Code != 0 {
+			return -1
+		}
+		n := -1
+		for _, s := range e.Snapshots("db.t") {
+			var b int
+			if _, err := fmt.Sscan(s.Summary["floe.batch-id"], &b); err == nil && b > n {
+				n = b
+			}
+		}
+		return n
+	}
+	fixture.WaitFor(t, 20*time.Second, "the first batch", func() bool { return newestBatch() == 0 })
+	compactions := 0
+	for i := 1; i < files; i++ {
+		g.File(t, e.Landing, 600)
+		time.Sleep(40 * time.Millisecond)
+		if i%4 == 0 {
+			r := e.Run("maintain", "rewrite-data-files", "db.t", "--delete-ratio-threshold", "0.05", "--min-input-files", "2", "--json")
+			switch {
+			case r.Code == 0 && !strings.Contains(r.Stdout, `"added_data_files": 0`):
+				compactions++
+			case r.Code != 0:
+				t.Logf("compaction %d: %s", i, r)
+			}
+		}
+	}
+	fixture.WaitFor(t, 60*time.Second, "every batch", func() bool { return newestBatch() == files-1 })
+	if err := writer.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(writer.Wait()); code != 0 {
+		t.Fatalf("stream exited %d", code)
+	}
+	if compactions == 0 {
+		t.Fatal("no compaction made progress beside the stream")
+	}
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+		t.Fatalf("after the stream: %s", d)
+	}
+
+	e.OK("maintain", "rewrite-data-files", "db.t", "--rewrite-all")
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+		t.Fatalf("after the final compaction: %s", d)
+	}
+	var list []struct {
+		Content string `json:"content"`
+		Size    int64  `json:"file_size_in_bytes"`
+	}
+	if err := json.Unmarshal([]byte(e.OK("table", "files", "db.t", "--json").Stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	var bytes int64
+	for _, f := range list {
+		if f.Content != "data" {
+			t.Fatalf("a %s file is left after the final compaction", f.Content)
+		}
+		bytes += f.Size
+	}
+	const target, partitions = 512 << 20, 1
+	if limit := int((bytes+target-1)/target) + partitions; len(list) > limit {
+		t.Fatalf("%d data files of %d bytes, want at most %d", len(list), bytes, limit)
 	}
 }

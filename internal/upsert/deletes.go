@@ -31,8 +31,10 @@ type Deletes struct {
 	Changes *Changes
 	// Keys are the key columns' names.
 	Keys []string
-	// Found counts the rows the last Stage deleted by position (v3).
-	Found int64
+	// Found counts the rows the last Stage deleted by position; Vectors
+	// tells that it staged deletion vectors (v3), which count them.
+	Found   int64
+	Vectors bool
 }
 
 // Stage writes the delete files for tbl, staged in txn's row delta by the
@@ -137,7 +139,7 @@ func IsIntKey(sc *iceberg.Schema, keys []string) bool {
 // new positions added.
 func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (add, remove []iceberg.DataFile, err error) {
 	found, err := locate(ctx, tbl, d.Changes, keyIDs)
-	d.Found = 0
+	d.Found, d.Vectors = 0, true
 	if err != nil || len(found) == 0 {
 		return nil, nil, err
 	}
