@@ -319,3 +319,47 @@ func TestProcessingTimeSurvivesTransientFailure(t *testing.T) {
 		t.Fatalf("%d distinct ids, want 200", len(ids))
 	}
 }
+
+// paused is a floe run stopped in place of its first catalog commit
+// (the floetest build's FLOE_TEST_PAUSE_IN_CATALOG_COMMIT), its files and
+// manifests written: a test steps in, then resumes it.
+type paused struct {
+	dir    string
+	out    *syncBuffer
+	exited chan error
+}
+
+// startPaused starts floe with args and waits until it is paused in its
+// commit, failing the test if it ends or takes a minute first.
+func (e *env) startPaused(args ...string) *paused {
+	e.T.Helper()
+	p := &paused{dir: e.T.TempDir(), out: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd := e.Command(floeBin, []string{"FLOE_TEST_PAUSE_IN_CATALOG_COMMIT=" + p.dir}, args...)
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		e.T.Fatal(err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(p.dir, "paused")); err == nil {
+			return p
+		}
+		select {
+		case err := <-p.exited:
+			e.T.Fatalf("floe %v ended before its commit: %v\n%s", args, err, p.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			e.T.Fatalf("floe %v did not reach its commit\n%s", args, p.out.String())
+		}
+	}
+}
+
+// resume lets the paused run commit and waits for its end.
+func (p *paused) resume(t *testing.T) error {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(p.dir, "resume"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return <-p.exited
+}

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/floe-io/floe/internal/fixture"
 )
@@ -76,28 +74,7 @@ func TestRemoveOrphanFilesBesideAWriter(t *testing.T) {
 	}
 
 	e.WriteIDs("f-001.parquet", 100, 100)
-	pause := t.TempDir()
-	writer := e.Command(floeBin, []string{"FLOE_TEST_PAUSE_IN_CATALOG_COMMIT=" + pause}, e.StreamArgs("db.t", "--maintenance=false")...)
-	var out bytes.Buffer
-	writer.Stdout, writer.Stderr = &out, &out
-	if err := writer.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- writer.Wait() }()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(pause, "paused")); err == nil {
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("the writer ended before its commit: %v\n%s", err, &out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer did not reach its commit\n%s", &out)
-		}
-	}
+	run := e.startPaused(e.StreamArgs("db.t", "--maintenance=false")...)
 
 	var res struct {
 		Paths    []string `json:"paths"`
@@ -111,11 +88,8 @@ func TestRemoveOrphanFilesBesideAWriter(t *testing.T) {
 	if res.Deleted != 0 || len(res.InFlight) != 1 {
 		t.Errorf("beside a commit in flight: deleted %d files %v, in flight %v; want none deleted, the batch's data file in flight", res.Deleted, res.Paths, res.InFlight)
 	}
-	if err := os.WriteFile(filepath.Join(pause, "resume"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-exited; err != nil {
-		t.Fatalf("writer: %v\n%s", err, &out)
+	if err := run.resume(t); err != nil {
+		t.Fatalf("writer: %v\n%s", err, run.out.String())
 	}
 	if msg := fixture.Exact(e.TableIDs("db.t"), 0, 200); msg != "" {
 		t.Fatal(msg)

@@ -1,15 +1,11 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 
@@ -97,32 +93,16 @@ func TestMaintainRewriteKeepsDeletesCommittedMeanwhile(t *testing.T) {
 			if err := c.del(ctx, cat, 7); err != nil {
 				t.Fatal(err)
 			}
-			pause := filepath.Join(e.Dir, "pause")
-			if err := os.Mkdir(pause, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			cmd := e.Command(e.Bin, []string{"FLOE_TEST_PAUSE_IN_CATALOG_COMMIT=" + pause}, "maintain", "rewrite-data-files", "db.t", "--rewrite-all")
-			var out, errOut bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			fixture.WaitFor(t, time.Minute, "the rewrite to pause in its commit", func() bool {
-				_, err := os.Stat(filepath.Join(pause, "paused"))
-				return err == nil
-			})
+			run := e.startPaused("maintain", "rewrite-data-files", "db.t", "--rewrite-all")
 			// One row of each file, written and read by the rewrite.
 			if err := c.del(ctx, cat, 5, 150, 299); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(pause, "resume"), nil, 0o644); err != nil {
-				t.Fatal(err)
+			if code := exitCode(run.resume(t)); code != 0 {
+				t.Fatalf("rewrite exit %d\n%s", code, run.out.String())
 			}
-			if code := exitCode(cmd.Wait()); code != 0 {
-				t.Fatalf("rewrite exit %d\n%s%s", code, out.String(), errOut.String())
-			}
-			if c.version == 3 && c.name == "v3 deletion vectors" && !strings.Contains(out.String(), "carried over 3 rows") {
-				t.Errorf("rewrite printed %q; want the 3 rows carried over", out.String())
+			if c.version == 3 && c.name == "v3 deletion vectors" && !strings.Contains(run.out.String(), "carried over 3 rows") {
+				t.Errorf("rewrite printed %q; want the 3 rows carried over", run.out.String())
 			}
 			e.checkIDs(300, 5, 7, 150, 299)
 			// A second rewrite applies what the first kept.

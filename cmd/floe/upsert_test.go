@@ -234,39 +234,15 @@ func TestUpsertBesideCompaction(t *testing.T) {
 				e.OK(args...)
 			}
 			g.File(t, e.Landing, 800)
-			pause := t.TempDir()
-			writer := e.Command(floeBin, []string{"FLOE_TEST_PAUSE_IN_CATALOG_COMMIT=" + pause}, args...)
-			var out syncBuffer
-			writer.Stdout, writer.Stderr = &out, &out
-			if err := writer.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- writer.Wait() }()
-			for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-				if _, err := os.Stat(filepath.Join(pause, "paused")); err == nil {
-					break
-				}
-				select {
-				case err := <-exited:
-					t.Fatalf("the upsert run ended before its commit: %v\n%s", err, out.String())
-				default:
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the upsert run did not reach its commit\n%s", out.String())
-				}
-			}
+			run := e.startPaused(args...)
 			before := e.OK("table", "files", "db.t").Stdout
 			e.OK("maintain", "rewrite-data-files", "db.t", "--min-input-files", "2")
 			after := e.OK("table", "files", "db.t").Stdout
 			if before == after {
 				t.Fatalf("the compaction rewrote nothing:\n%s", after)
 			}
-			if err := os.WriteFile(filepath.Join(pause, "resume"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-exited; err != nil {
-				t.Fatalf("upsert run: %v\n%s", err, out.String())
+			if err := run.resume(t); err != nil {
+				t.Fatalf("upsert run: %v\n%s", err, run.out.String())
 			}
 			// The batch committed after the compaction it raced: its
 			// snapshot's parent is the rewrite's.
@@ -276,7 +252,7 @@ func TestUpsertBesideCompaction(t *testing.T) {
 				t.Fatalf("want batch 6 committed on top of the rewrite; newest snapshots: %+v, %+v", prev, last)
 			}
 			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
-				t.Fatalf("after the upsert committed beside a compaction: %s\n%s", d, out.String())
+				t.Fatalf("after the upsert committed beside a compaction: %s\n%s", d, run.out.String())
 			}
 		})
 	}
