@@ -672,6 +672,9 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 			var schema *arrow.Schema
 			if p.cfg.Sink.SchemaEvolution == "add-columns" {
 				schema, err = conform.PartsSchema(ctx, parts, p.project)
+				if err == nil && p.cfg.Sink.Upserts() {
+					schema = upsert.SpecFor(p.cfg, nil, false).Written(schema)
+				}
 			}
 			if err == nil {
 				p.tables.StartBatch(schema)

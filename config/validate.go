@@ -491,6 +491,9 @@ func (s *Sink) checkUpsert(ps *problems) {
 	if s.IsTemplate() {
 		ps.add("sink.mode", 0, "upsert merges into one table, but %s is a table template; name one table, or use mode: append", s.Table)
 	}
+	if s.Console() {
+		ps.add("sink.mode", 0, "upsert merges into a table, and the console sink has none; use mode: append")
+	}
 	for i, k := range s.IdentifierFields {
 		if strings.TrimSpace(k) == "" {
 			ps.add(fmt.Sprintf("sink.identifier-fields[%d]", i), 0, "empty; name a key column")

@@ -449,3 +449,27 @@ func TestUpsertCompactionBesideStream(t *testing.T) {
 		t.Fatalf("%d data files of %d bytes, want at most %d", len(list), bytes, limit)
 	}
 }
+
+// Schema evolution in mode upsert adds the batch's new columns, not its
+// op column, and an upsert fills the new column of a replaced row.
+func TestUpsertSchemaEvolution(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	at := time.Now().Add(-time.Minute)
+	for i, body := range []string{"id,v,op\n1,a,c\n2,b,c\n", "id,v,op,extra\n1,aa,u,x\n3,c,c,y\n"} {
+		p := filepath.Join(e.Landing, fmt.Sprintf("f%d.csv", i))
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at.Add(time.Duration(i)*time.Second), at.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		e.OK(e.upsertArgs("--schema-evolution", "add-columns")...)
+	}
+	if got, want := dbzRows(t, e, "db.t", "id", "v", "extra"), []string{"1|aa|x", "2|b|null", "3|c|y"}; !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	if header, _, _ := strings.Cut(e.OK("scan", "db.t", "--format", "csv").Stdout, "\n"); header != "id,v,extra" {
+		t.Fatalf("the table's columns are %s, want id,v,extra", header)
+	}
+}

@@ -68,6 +68,20 @@ func SpecFor(p *config.Pipeline, keys []string, intKey bool) Spec {
 	return spec
 }
 
+// Written is the schema of the rows a batch with input schema in writes:
+// without the op column, unless it is written.
+func (s Spec) Written(in *arrow.Schema) *arrow.Schema {
+	if s.OpColumn == "" || s.WriteOp {
+		return in
+	}
+	idx := in.FieldIndices(s.OpColumn)
+	if len(idx) != 1 {
+		return in
+	}
+	md := in.Metadata()
+	return arrow.NewSchema(slices.Delete(slices.Clone(in.Fields()), idx[0], idx[0]+1), &md)
+}
+
 // Changes are a batch's changes, the last one of each key kept.
 type Changes struct {
 	spec  Spec
@@ -307,13 +321,10 @@ func (c *Changes) Upserts(ctx context.Context) ([]ingest.Part, error) {
 			if kept == nil {
 				continue
 			}
-			if c.spec.OpColumn != "" && !c.spec.WriteOp {
-				idx := kept.Schema().FieldIndices(c.spec.OpColumn)
-				if len(idx) == 1 {
-					in := kept
-					kept = removeColumn(in, idx[0])
-					in.Release()
-				}
+			if out := c.spec.Written(kept.Schema()); out != kept.Schema() {
+				in := kept
+				kept = removeColumn(in, in.Schema().FieldIndices(c.spec.OpColumn)[0])
+				in.Release()
 			}
 			mp.recs = append(mp.recs, c.requireKeys(kept))
 		}
