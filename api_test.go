@@ -19,7 +19,7 @@ var rootAPI = []string{
 	// running a pipeline
 	"Open", "Options", "Pipeline", "Pipeline.Run", "Pipeline.Stop", "Pipeline.Close", "Pipeline.Progress",
 	"Pipeline.Checkpoint", "Summary",
-	"Progress", "Durations", "SourceProgress", "SinkProgress", "TableProgress", "QuarantinedFile", "Backlog",
+	"Progress", "Durations", "SourceProgress", "SinkProgress", "TableProgress", "UpsertProgress", "QuarantinedFile", "Backlog",
 	// the source contract
 	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
 	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource", "QueryAwareSource",

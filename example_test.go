@@ -52,3 +52,45 @@ func Example() {
 	// batch 0: 3000 rows
 	// 3000 rows in 1 snapshot
 }
+
+// Merge change files into a table by key from Go: mode upsert, the key,
+// and the column that says which changes delete their key.
+func Example_upsert() {
+	dir, _ := os.MkdirTemp("", "floe-example-")
+	defer os.RemoveAll(dir)
+	landing := filepath.Join(dir, "landing")
+	if err := os.MkdirAll(landing, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	changes := "id,name,op\n1,ann,c\n2,bob,c\n1,anne,u\n3,cid,c\n2,,d\n"
+	if err := os.WriteFile(filepath.Join(landing, "changes.csv"), []byte(changes), 0o644); err != nil {
+		log.Fatal(err)
+	}
+
+	cfg := &config.Pipeline{
+		Catalog: config.Catalog{Warehouse: filepath.Join(dir, "warehouse")},
+		Source:  config.Source{Path: landing, Format: "csv"},
+		Sink: config.Sink{Table: "db.customers", Mode: "upsert", IdentifierFields: []string{"id"},
+			CDC: config.CDCOptions{OpColumn: "op"}},
+		Checkpoint: filepath.Join(dir, "checkpoint"),
+	}
+	cfg.SetDefaults()
+
+	ctx := context.Background()
+	p, err := floe.Open(ctx, cfg, floe.Options{
+		OnProgress: func(pr floe.Progress) {
+			u := pr.Sink.Upsert
+			fmt.Printf("batch %d: %d changes to %d keys, %d deleting, %d rows written\n",
+				pr.BatchID, u.NumChanges, u.NumKeys, u.NumDeletedKeys, pr.Sink.NumOutputRows)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// batch 0: 5 changes to 3 keys, 1 deleting, 2 rows written
+}
