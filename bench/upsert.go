@@ -43,20 +43,22 @@ const (
 func UpsertSpecFromEnv() (UpsertSpec, error) {
 	s := Upsert10M
 	for _, v := range []struct {
-		env string
-		set func(int64)
+		env   string
+		least int64
+		set   func(int64)
 	}{
-		{UpsertRowsEnv, func(n int64) { s.Rows = n }},
-		{UpsertBatchesEnv, func(n int64) { s.Batches = int(n) }},
-		{UpsertChangesEnv, func(n int64) { s.Changes = int(n) }},
+		{UpsertRowsEnv, 1, func(n int64) { s.Rows = n }},
+		{UpsertBatchesEnv, 1, func(n int64) { s.Batches = int(n) }},
+		// Ten changes make one insert and one delete.
+		{UpsertChangesEnv, 10, func(n int64) { s.Changes = int(n) }},
 	} {
 		str := os.Getenv(v.env)
 		if str == "" {
 			continue
 		}
 		n, err := strconv.ParseInt(str, 10, 64)
-		if err != nil || n < 10 {
-			return s, fmt.Errorf("%s=%q: want a whole number of at least 10", v.env, str)
+		if err != nil || n < v.least {
+			return s, fmt.Errorf("%s=%q: want a whole number of at least %d", v.env, str, v.least)
 		}
 		v.set(n)
 	}
