@@ -330,9 +330,15 @@ func KeyedSumOf(ctx context.Context, tbl *table.Table) (KeyedSum, error) {
 		if err != nil {
 			return k, err
 		}
-		ids, ok1 := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64)
-		vs, ok2 := rec.Column(rec.Schema().FieldIndices("v")[0]).(*array.Float64)
-		if !ok1 || !ok2 {
+		var ids *array.Int64
+		var vs *array.Float64
+		if idx := rec.Schema().FieldIndices("id"); len(idx) == 1 {
+			ids, _ = rec.Column(idx[0]).(*array.Int64)
+		}
+		if idx := rec.Schema().FieldIndices("v"); len(idx) == 1 {
+			vs, _ = rec.Column(idx[0]).(*array.Float64)
+		}
+		if ids == nil || vs == nil {
 			schema := rec.Schema()
 			rec.Release()
 			return k, fmt.Errorf("records %s: want int64 id and float64 v", schema)

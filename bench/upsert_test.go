@@ -154,7 +154,7 @@ func TestUpsertContendersMatchOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 30 inserts and 30 deletes per batch.
+	// A batch inserts as many keys as it deletes.
 	if o.Rows != 3000 {
 		t.Fatalf("oracle holds %d rows, want 3000", o.Rows)
 	}
