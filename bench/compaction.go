@@ -608,6 +608,8 @@ func rowHashes(rec arrow.RecordBatch) ([]uint64, error) {
 				switch a := col.(type) {
 				case *array.Int64:
 					writeUint64(&h, uint64(a.Value(i)))
+				case *array.Int32:
+					writeUint64(&h, uint64(a.Value(i)))
 				case *array.Timestamp:
 					writeUint64(&h, uint64(a.Value(i)))
 				case *array.Float64:

@@ -114,6 +114,11 @@ var quiet = slog.New(slog.DiscardHandler)
 // files source in parquet format, available-now, a new table in the
 // embedded SQLite warehouse, everything else default.
 func floeConfig(ds Dataset, work string, maxFilesPerTrigger int) (*config.Pipeline, error) {
+	return sourceConfig(ds.Dir, work, maxFilesPerTrigger)
+}
+
+// sourceConfig is floeConfig for the Parquet files in dir.
+func sourceConfig(dir, work string, maxFilesPerTrigger int) (*config.Pipeline, error) {
 	cfg := &config.Pipeline{}
 	cfg.SetDefaults()
 	trig, err := config.ParseTrigger(config.TriggerAvailableNow)
@@ -123,7 +128,7 @@ func floeConfig(ds Dataset, work string, maxFilesPerTrigger int) (*config.Pipeli
 	cfg.Trigger = trig
 	cfg.Catalog.Warehouse = filepath.Join(work, "warehouse")
 	cfg.Checkpoint = filepath.Join(work, "checkpoint")
-	cfg.Source.Path = ds.Dir
+	cfg.Source.Path = dir
 	cfg.Source.Format = "parquet"
 	cfg.Source.MaxFilesPerTrigger = maxFilesPerTrigger
 	cfg.Sink.Table = strings.Join(benchTable, ".")

@@ -2,8 +2,9 @@
 // Append and against a bare arrow-go Parquet encode, on the same generated
 // input, floe's read path against iceberg-go's scanner and DuckDB, and
 // floe's compaction against bare Parquet readers and writers rewriting the
-// same files, so that floe's overhead (and its gains) are numbers rather
-// than claims. See docs/benchmarks.md for how to run it and the results.
+// same files, and floe's mode upsert against iceberg-go's merge-on-read
+// Delete and Append applying the same changes, so that floe's overhead
+// (and its gains) are numbers rather than claims. See docs/benchmarks.md for how to run it and the results.
 //
 // The benchmarks live in the _test.go files and run only with -bench; plain
 // `go test ./bench` runs a small correctness test on a tiny dataset.

@@ -21,6 +21,7 @@ type Report struct {
 	planning    []Planning
 	planSpec    Spec
 	compaction  compactionRuns
+	upsert      upsertRuns
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -116,7 +117,7 @@ func (r *Report) AddCompaction(fx *CompactionFixture, res CompactionResult) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -137,6 +138,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if len(r.compaction.order) > 0 {
 		r.writeCompaction(w)
+	}
+	if len(r.upsert.runs) > 0 {
+		r.writeUpsert(w)
 	}
 }
 
@@ -515,4 +519,116 @@ func (r *Report) writeCompaction(w io.Writer) {
 			fmt.Fprintf(w, "| %s / %s | %.2f× | %.2f× | %.2f× |\n", f, o, a.mbps/b.mbps, a.mbpcpu/b.mbpcpu, a.outMB/b.outMB)
 		}
 	}
+}
+
+// upsertRuns are the upsert benchmark's results, in the order measured.
+type upsertRuns struct {
+	spec        UpsertSpec
+	runs        []UpsertRun
+	appends     []UpsertRun
+	scans       []UpsertScan
+	compactions []UpsertCompaction
+}
+
+// AddUpsert records one contender's run of the upsert batches over s.
+func (r *Report) AddUpsert(s UpsertSpec, run UpsertRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.upsert.spec = s
+	r.upsert.runs = append(r.upsert.runs, run)
+}
+
+// AddUpsertAppend records floe's append of the same change files.
+func (r *Report) AddUpsertAppend(run UpsertRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.upsert.appends = append(r.upsert.appends, run)
+}
+
+// AddUpsertScan records a full scan of a table of the upsert benchmark.
+func (r *Report) AddUpsertScan(s UpsertScan) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.upsert.scans = append(r.upsert.scans, s)
+}
+
+// AddUpsertCompaction records a compaction of an upsert benchmark table.
+func (r *Report) AddUpsertCompaction(c UpsertCompaction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.upsert.compactions = append(r.upsert.compactions, c)
+}
+
+// upsertTarget is how many times faster than iceberg-go floe's median
+// upsert batch should be.
+const upsertTarget = 3.0
+
+func (r *Report) writeUpsert(w io.Writer) {
+	u := &r.upsert
+	s := u.spec
+	fmt.Fprintf(w, "\n### Upsert: %d rows keyed by id, %d batches of %d changes (80%% updates, 10%% inserts, 10%% deletes)\n\n", s.Rows, s.Batches, s.Changes)
+	fmt.Fprintln(w, "| contender | format-version | batches | median ms | p90 ms | mean ms | changes/s (median) | run wall s | run CPU s | delete files at the end | data files | snapshots |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
+	medians := map[string]time.Duration{}
+	for _, run := range u.runs {
+		l := run.Latency()
+		med := l.Median(0, len(l.Times))
+		medians[fmt.Sprintf("%s v%d", run.Contender, run.FormatVersion)] = med
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %.0f | %.2f | %.2f | %s | %d | %d |\n", run.Contender, run.FormatVersion, len(l.Times),
+			ms(med), ms(l.Percentile(0.9)), ms(mean(l.Times)), float64(run.Changes)/med.Seconds(), run.Wall.Seconds(), run.CPU.Seconds(),
+			run.Files.DeleteKinds(), run.Files.Data, run.Files.Snapshots)
+	}
+	fmt.Fprintf(w, "\n| format-version | iceberg-go median / floe median | target ≥ %.0f× |\n| ---: | ---: | --- |\n", upsertTarget)
+	for _, v := range []int{3, 2} {
+		f, okF := medians[fmt.Sprintf("floe v%d", v)]
+		g, okG := medians[fmt.Sprintf("iceberg-go v%d", v)]
+		if !okF || !okG || f <= 0 {
+			continue
+		}
+		met := "met"
+		if float64(g)/float64(f) < upsertTarget {
+			met = "not met"
+		}
+		fmt.Fprintf(w, "| %d | %.2f× | %s |\n", v, float64(g)/float64(f), met)
+	}
+	for _, a := range u.appends {
+		l := a.Latency()
+		med := l.Median(0, len(l.Times))
+		fmt.Fprintf(w, "\nfloe append of the same %d change files (mode append, one batch per file, new table): median %s ms, p90 %s ms per batch, %.0f rows/s (median batch).",
+			len(l.Times), ms(med), ms(l.Percentile(0.9)), float64(a.Changes)/med.Seconds())
+		for _, run := range u.runs {
+			if run.Contender != "floe" {
+				continue
+			}
+			up := run.Latency().Median(0, len(run.Times))
+			fmt.Fprintf(w, " floe upsert v%d: %.0f changes/s, %.2f× the append's rate.", run.FormatVersion, float64(run.Changes)/up.Seconds(), med.Seconds()/up.Seconds())
+		}
+		fmt.Fprintln(w)
+	}
+	if len(u.compactions) > 0 {
+		fmt.Fprintln(w, "\n| compaction (maintenance.RewriteDataFiles, defaults) | wall s | CPU s | data files rewritten | data files added | delete files removed |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
+		for _, c := range u.compactions {
+			fmt.Fprintf(w, "| %s | %.2f | %.2f | %d | %d | %d |\n", c.Table, c.Wall.Seconds(), c.CPU.Seconds(), c.Result.RewrittenDataFiles, c.Result.AddedDataFiles, c.Result.RemovedDeleteFiles)
+		}
+	}
+	if len(u.scans) > 0 {
+		fmt.Fprintln(w, "\n| full scan (scan.Table, every column, count + checksum) | rows | data files | delete files | wall ms | CPU ms | rows/s (wall) |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | --- | ---: | ---: | ---: |")
+		for _, sc := range u.scans {
+			fmt.Fprintf(w, "| %s | %d | %d | %s | %.0f | %.0f | %s |\n", sc.Table, sc.Rows, sc.Files.Data, sc.Files.DeleteKinds(),
+				msf(sc.Wall), msf(sc.CPU), millions(float64(sc.Rows)/sc.Wall.Seconds()))
+		}
+	}
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
 }

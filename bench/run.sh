@@ -14,6 +14,8 @@
 #   MAINTAINED=only bench/run.sh  # that benchmark alone
 #   COMPACTION=1 bench/run.sh     # also compaction of 500 small files, floe against raw Parquet (about 2 minutes)
 #   COMPACTION=only bench/run.sh  # that benchmark alone
+#   UPSERT=1 bench/run.sh         # also the upsert benchmark: 20 batches of 10,000 changes to a 10M-row table (about 10 minutes)
+#   UPSERT=only bench/run.sh      # that benchmark alone; FLOE_BENCH_UPSERT_ROWS, _BATCHES, _CHANGES shrink it
 #
 # The scan benchmark's DuckDB contender needs node and @duckdb/node-api
 # (`cd interop && npm ci`); without them it is skipped with the reason.
@@ -29,11 +31,12 @@ scan=${SCAN:-}
 planning=${PLANNING:-}
 maintained=${MAINTAINED:-}
 compaction=${COMPACTION:-}
+upsert=${UPSERT:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -53,4 +56,8 @@ fi
 if [ -n "$compaction" ]; then
 	# One set-up (500 commits), then COUNT rounds of one run of each contender.
 	go test ./bench -run '^$' -bench '^BenchmarkCompaction$' -benchtime 1x -count "$count" -timeout 2h
+fi
+if [ -n "$upsert" ]; then
+	# One run: each contender's table is built (not measured), then the batches.
+	go test ./bench -run '^$' -bench '^BenchmarkUpsert$' -benchtime 1x -count 1 -timeout 2h
 fi
