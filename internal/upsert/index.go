@@ -1,0 +1,134 @@
+package upsert
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// KeyIndex keeps, for the data files of a table with an integer key, each
+// file's key column sorted with the rows' positions, so that a batch finds
+// the rows its keys replace by binary search instead of reading every key
+// column again. A data file never changes once written, so an entry stays
+// right for as long as the file is live; Retain drops the others. Files
+// are admitted while they fit in the budget and never evicted for
+// another: a table larger than the budget has its other files read as
+// before, not read and sorted again on every batch.
+type KeyIndex struct {
+	mu     sync.Mutex
+	files  map[string]*fileKeys
+	bytes  int64
+	budget int64
+}
+
+// fileKeys is one data file's keys, ascending, with the position of each
+// key's row.
+type fileKeys struct {
+	keys []int64
+	pos  []uint32
+}
+
+// entryBytes is what a file of n rows costs the budget.
+func entryBytes(n int) int64 { return int64(n) * 12 }
+
+// NewKeyIndex makes an index that holds at most budget bytes of keys.
+func NewKeyIndex(budget int64) *KeyIndex {
+	return &KeyIndex{files: map[string]*fileKeys{}, budget: budget}
+}
+
+// lookup returns the file's entry, or nil.
+func (ix *KeyIndex) lookup(path string) *fileKeys {
+	if ix == nil {
+		return nil
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.files[path]
+}
+
+// fits reports whether a file of n rows may be admitted.
+func (ix *KeyIndex) fits(n int) bool {
+	if ix == nil {
+		return false
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.bytes+entryBytes(n) <= ix.budget
+}
+
+// add admits a file's keys (keys[i] is the key of row i) if they still
+// fit, and returns its entry either way.
+func (ix *KeyIndex) add(path string, keys []int64) *fileKeys {
+	type keyPos struct {
+		k int64
+		p uint32
+	}
+	pairs := make([]keyPos, len(keys))
+	for i, k := range keys {
+		pairs[i] = keyPos{k, uint32(i)}
+	}
+	slices.SortFunc(pairs, func(a, b keyPos) int { return cmp.Compare(a.k, b.k) })
+	fk := &fileKeys{keys: make([]int64, len(keys)), pos: make([]uint32, len(keys))}
+	for i, kp := range pairs {
+		fk.keys[i], fk.pos[i] = kp.k, kp.p
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if _, ok := ix.files[path]; !ok && ix.bytes+entryBytes(len(keys)) <= ix.budget {
+		ix.files[path] = fk
+		ix.bytes += entryBytes(len(keys))
+	}
+	return fk
+}
+
+// Retain drops the files that are no longer live.
+func (ix *KeyIndex) Retain(live func(path string) bool) {
+	if ix == nil {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for path, fk := range ix.files {
+		if !live(path) {
+			delete(ix.files, path)
+			ix.bytes -= entryBytes(len(fk.keys))
+		}
+	}
+}
+
+// Bytes is what the index holds.
+func (ix *KeyIndex) Bytes() int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.bytes
+}
+
+// find returns the positions of the rows whose keys are in sorted (the
+// batch's keys, ascending): for each, a binary search of what is left of
+// the file's keys.
+func (fk *fileKeys) find(sorted []int64) []int64 {
+	var out []int64
+	if len(fk.keys) == 0 {
+		return nil
+	}
+	// Only the batch's keys within the file's range can be in it.
+	from, _ := slices.BinarySearch(sorted, fk.keys[0])
+	to, found := slices.BinarySearch(sorted, fk.keys[len(fk.keys)-1])
+	if found {
+		to++
+	}
+	rest := fk.keys
+	base := 0
+	for _, k := range sorted[from:to] {
+		i, found := slices.BinarySearch(rest, k)
+		rest, base = rest[i:], base+i
+		if !found {
+			continue
+		}
+		for j := 0; j < len(rest) && rest[j] == k; j++ {
+			out = append(out, int64(fk.pos[base+j]))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

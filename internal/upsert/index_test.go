@@ -1,0 +1,50 @@
+package upsert
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// find returns exactly the positions of the rows holding a batch key,
+// duplicates included, whatever the file's order.
+func TestFileKeysFind(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([]int64, 5000)
+	for i := range keys {
+		keys[i] = rng.Int64N(20000) - 10000
+	}
+	ix := NewKeyIndex(1 << 20)
+	fk := ix.add("f", slices.Clone(keys))
+	batch := []int64{-10001, keys[0], keys[17], keys[4999], 123456}
+	slices.Sort(batch)
+	var want []int64
+	for i, k := range keys {
+		if _, ok := slices.BinarySearch(batch, k); ok {
+			want = append(want, int64(i))
+		}
+	}
+	if got := fk.find(batch); !slices.Equal(got, want) {
+		t.Fatalf("find = %v, want %v", got, want)
+	}
+	if ix.lookup("f") != fk || ix.Bytes() != entryBytes(len(keys)) {
+		t.Fatalf("the file was not admitted: %d bytes", ix.Bytes())
+	}
+}
+
+// Files beyond the budget are not admitted, and dead files leave.
+func TestKeyIndexBudget(t *testing.T) {
+	ix := NewKeyIndex(entryBytes(150))
+	ix.add("a", make([]int64, 100))
+	ix.add("b", make([]int64, 100))
+	if ix.lookup("a") == nil || ix.lookup("b") != nil {
+		t.Fatal("want a admitted and b, beyond the budget, not")
+	}
+	ix.Retain(func(p string) bool { return p != "a" })
+	if ix.lookup("a") != nil || ix.Bytes() != 0 {
+		t.Fatalf("a dead file is kept: %d bytes", ix.Bytes())
+	}
+	if !ix.fits(150) || ix.fits(151) {
+		t.Fatal("fits disagrees with the budget")
+	}
+}
