@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/commit"
@@ -65,7 +66,8 @@ func writeBloomTable(t *testing.T, props map[string]string, rec arrow.RecordBatc
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Commit(ctx, commit.Request{BatchID: 0, Files: res.Files}); err != nil {
+	cr, err := c.Commit(ctx, commit.Request{BatchID: 0, Files: res.Files})
+	if err != nil {
 		t.Fatal(err)
 	}
 	ids, err := fixture.ReadIDs(ctx, cat, "db.bloom", "id")
@@ -75,7 +77,7 @@ func writeBloomTable(t *testing.T, props map[string]string, rec arrow.RecordBatc
 	if diff := fixture.Exact(ids, 0, rec.NumRows()); diff != "" {
 		t.Fatalf("iceberg-go reads back: %s", diff)
 	}
-	return tbl, res.Files
+	return cr.Table, res.Files
 }
 
 // eachRowGroup opens every data file and calls fn with each row group's
@@ -213,6 +215,30 @@ func TestBloomFiltersOnEnabledColumns(t *testing.T) {
 			if rate := float64(falsePos) / float64(probes); rate > 0.03 {
 				t.Fatalf("absent keys pass the filters %.3f of the time, want about 0.01", rate)
 			}
+			// iceberg-go prunes row groups by these filters in a scan for
+			// a key: it must find each row, and nothing for absent keys.
+			keys := rec.Column(1).(*array.String)
+			for _, i := range []int{0, 12_345, 39_999, -1} {
+				key, want := uuidKey(r), int64(0)
+				if i >= 0 {
+					key, want = keys.Value(i), 1
+				}
+				_, recs, err := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference("key"), key))).ToArrowRecords(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got int64
+				for rec, err := range recs {
+					if err != nil {
+						t.Fatal(err)
+					}
+					got += rec.NumRows()
+					rec.Release()
+				}
+				if got != want {
+					t.Fatalf("iceberg-go's scan for key %q found %d rows, want %d", key, got, want)
+				}
+			}
 		})
 	}
 }
@@ -269,4 +295,32 @@ func TestBloomFilterUnknownColumn(t *testing.T) {
 	if exists, _ := cat.CheckTableExists(ctx, c.Ident); exists {
 		t.Fatal("the table was created")
 	}
+}
+
+// A column nested in a struct takes a bloom filter by its dotted path.
+func TestBloomFilterNestedColumn(t *testing.T) {
+	t.Parallel()
+	st := arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true})
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: st, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	sb := b.Field(1).(*array.StructBuilder)
+	for i := range int64(1000) {
+		b.Field(0).(*array.Int64Builder).Append(i)
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.Int64Builder).Append(i * 7)
+		sb.FieldBuilder(1).(*array.StringBuilder).Append(fmt.Sprint(i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	tbl, files := writeBloomTable(t, map[string]string{"write.parquet.bloom-filter-enabled.column.s.x": "true"}, rec)
+	eachRowGroup(t, tbl, files, func(rdr *file.Reader, rg int, bfr *metadata.RowGroupBloomFilterReader) {
+		md := rdr.MetaData()
+		for ci := range md.Schema.NumColumns() {
+			bf, err := bfr.GetColumnBloomFilter(ci)
+			if path := md.Schema.Column(ci).Path(); err != nil || (bf != nil) != (path == "s.x") {
+				t.Fatalf("column %s: filter %v, %v; want one on s.x alone", path, bf != nil, err)
+			}
+		}
+	})
 }
