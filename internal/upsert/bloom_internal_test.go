@@ -295,3 +295,94 @@ func TestBloomPays(t *testing.T) {
 		t.Fatalf("the filter of %d rows (%d bytes, the column %d) is read for %v keys, want 1 to 300", rows, cc.BloomFilterLength(), cc.TotalCompressedSize(), pays)
 	}
 }
+
+// An int key column is INT32 in Parquet: its keys are hashed as 4 bytes,
+// and keys beyond the int32 range are never looked up in it.
+func TestBloomInt32Keys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	c0 := &commit.Committer{Catalog: fixture.Catalog(t), Ident: table.Identifier{"db", "i32"}, QueryID: "q"}
+	tbl, err := c0.Create(ctx, sc, commit.CreateOptions{FormatVersion: 3, Properties: map[string]string{
+		"write.parquet.bloom-filter-enabled.column.k": "true", "write.parquet.row-group-size-bytes": "16384",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 5))
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	var written []int64
+	for range 50_000 {
+		k := r.Int32()
+		b.Append(k)
+		written = append(written, int64(k))
+	}
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, int64(col.Len()))
+	col.Release()
+	res, err := (&write.Writer{Table: tbl, FilePrefix: "i32"}).Write(ctx, []ingest.Part{fixture.Part{Records: []arrow.RecordBatch{rec}}})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c0.Commit(ctx, commit.Request{Files: res.Files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	ib.AppendValues(pick(r, written, 4, func() int64 { return int64(r.Int32()) }), nil)
+	ib.AppendValues([]int64{1 << 40, -1 << 40}, nil)
+	keys := ib.NewArray()
+	ib.Release()
+	defer keys.Release()
+	c := changesOf(t, "k", keys, true)
+	defer c.Release()
+	ix := newIntIndex(c)
+	groups, empty, skipped := 0, 0, 0
+	tasks, err := cr.Table.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := cr.Table.FS(ctx)
+	f, err := fs.Open(tasks[0].File.FilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rg := range rdr.NumRowGroups() {
+		groups++
+		chunked, err := fr.RowGroup(rg).Column(0).Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds := false
+		for _, a := range chunked.Chunks() {
+			for _, v := range a.(*array.Int32).Int32Values() {
+				holds = holds || c.HasInt(int64(v))
+			}
+		}
+		chunked.Release()
+		if !holds {
+			empty++
+		}
+		if !bloomMayHold(rdr, rg, []int{0}, c, ix) {
+			skipped++
+			if holds {
+				t.Fatalf("row group %d holds a key of the batch, and was skipped", rg)
+			}
+		}
+	}
+	if groups < 10 || skipped < empty/2 {
+		t.Fatalf("%d of %d row groups without keys skipped (of %d)", skipped, empty, groups)
+	}
+}

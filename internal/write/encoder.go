@@ -188,14 +188,11 @@ func bloomBitsPerValue(fpp float64) float64 {
 
 // bloomFilters reads the table's bloom filter properties: the columns of
 // schema whose write.parquet.bloom-filter-enabled.column.<col> is true,
-// with their fpp, and the rows a row group may hold.
-func bloomFilters(p iceberg.Properties, schema *arrow.Schema) ([]bloomColumn, int64, error) {
-	maxBytes, err := intProp(p, table.ParquetBloomFilterMaxBytesKey, table.ParquetBloomFilterMaxBytesDefault)
-	if err != nil {
-		return nil, 0, err
+// with their fpp, the rows a row group may hold and the largest filter.
+func bloomFilters(p iceberg.Properties, schema *arrow.Schema) (cols []bloomColumn, rows, maxBytes int64, err error) {
+	if maxBytes, err = intProp(p, table.ParquetBloomFilterMaxBytesKey, table.ParquetBloomFilterMaxBytesDefault); err != nil {
+		return nil, 0, 0, err
 	}
-	var cols []bloomColumn
-	var rows int64
 	for _, key := range slices.Sorted(maps.Keys(p)) {
 		name, ok := strings.CutPrefix(key, config.BloomFilterEnabledPrefix)
 		if !ok || !strings.EqualFold(p[key], "true") || !hasLeaf(schema, name) {
@@ -204,7 +201,7 @@ func bloomFilters(p iceberg.Properties, schema *arrow.Schema) ([]bloomColumn, in
 		fpp := bloomFPPDefault
 		if v, ok := p[config.BloomFilterFPPPrefix+name]; ok {
 			if fpp, err = strconv.ParseFloat(v, 64); err != nil || !(fpp > 0 && fpp < 1) {
-				return nil, 0, fmt.Errorf("%w: table property %s%s=%q must be a probability between 0 and 1", ingest.ErrConfig, config.BloomFilterFPPPrefix, name, v)
+				return nil, 0, 0, fmt.Errorf("%w: table property %s%s=%q must be a probability between 0 and 1", ingest.ErrConfig, config.BloomFilterFPPPrefix, name, v)
 			}
 		}
 		cols = append(cols, bloomColumn{name: name, fpp: fpp})
@@ -214,7 +211,7 @@ func bloomFilters(p iceberg.Properties, schema *arrow.Schema) ([]bloomColumn, in
 			rows = r
 		}
 	}
-	return cols, rows, nil
+	return cols, rows, maxBytes, nil
 }
 
 // hasLeaf reports whether name is the dotted path of a primitive column of
@@ -317,13 +314,12 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 			wopts = append(wopts, parquet.WithDictionaryFor(f.Name, true))
 		}
 	}
-	bloom, bloomRows, err := bloomFilters(p, schema)
+	bloom, bloomRows, bloomBytes, err := bloomFilters(p, schema)
 	if err != nil {
 		return fileOptions{}, err
 	}
 	if len(bloom) > 0 {
-		maxBytes, _ := intProp(p, table.ParquetBloomFilterMaxBytesKey, table.ParquetBloomFilterMaxBytesDefault)
-		wopts = append(wopts, parquet.WithMaxBloomFilterBytes(maxBytes))
+		wopts = append(wopts, parquet.WithMaxBloomFilterBytes(bloomBytes))
 	}
 	for _, b := range bloom {
 		// arrow-go sizes a filter for the rows it is given only when it is
