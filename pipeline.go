@@ -178,7 +178,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 			QueryID: ck.Metadata.ID, Source: src.Description(), SameSource: sameSource(src), Checkpoint: ck.Dir,
 			Create: cfg.Sink.CreateTable == nil || *cfg.Sink.CreateTable,
 			CreateOptions: commit.CreateOptions{
-				Properties:       cfg.Sink.TableProperties,
+				Properties:       tableProperties(&cfg.Sink),
 				PartitionFields:  partition,
 				IdentifierFields: cfg.Sink.IdentifierFields,
 				FormatVersion:    formatVersion(&cfg.Sink),
@@ -206,6 +206,24 @@ func formatVersion(s *config.Sink) int {
 		return 3
 	}
 	return s.FormatVersion
+}
+
+// tableProperties are the properties of a table the sink creates: in mode
+// upsert, a bloom filter on each key column, which lets a batch's key
+// lookup skip row groups without its keys, unless the sink's properties
+// say otherwise.
+func tableProperties(s *config.Sink) map[string]string {
+	if !s.Upserts() || len(s.IdentifierFields) == 0 {
+		return s.TableProperties
+	}
+	props := make(map[string]string, len(s.TableProperties)+len(s.IdentifierFields))
+	maps.Copy(props, s.TableProperties)
+	for _, k := range s.IdentifierFields {
+		if _, set := props[config.BloomFilterEnabledPrefix+k]; !set {
+			props[config.BloomFilterEnabledPrefix+k] = "true"
+		}
+	}
+	return props
 }
 
 // sameSource is the source's test for another name of its input, or nil.

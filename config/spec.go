@@ -351,7 +351,9 @@ var specs = []fieldSpec{
 	{
 		path: "sink.identifier-fields", flag: "identifier-fields", flagArg: "COLUMN,...", typ: "list of strings",
 		doc: "Identifier (row key) columns of a table floe creates; they are made required. " +
-			"In mode `upsert` they are the key, and an existing table's own identifier fields are used when this is empty.",
+			"In mode `upsert` they are the key, and an existing table's own identifier fields are used when this is empty; " +
+			"a table floe creates in mode `upsert` gets a Parquet bloom filter on each (`write.parquet.bloom-filter-enabled.column.<key>`, " +
+			"unless `table-properties` set it), which the batches' key lookups read (see writes.md, Bloom filters).",
 	},
 	{
 		path: "sink.format-version", flag: "format-version", defNote: "2; 3 in mode `upsert`", allowed: []string{"1", "2", "3"},

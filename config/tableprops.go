@@ -1,7 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,12 +52,77 @@ func CheckTableProperty(key, value string) error {
 		if v != "parquet-go" && v != "arrow" {
 			return fmt.Errorf("%q is not a Parquet encoder of floe's; use parquet-go (the default) or arrow", value)
 		}
+	case BloomFilterMaxBytesKey:
+		// Parquet writers refuse filters outside these sizes.
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 32 || n > 128<<20 {
+			return fmt.Errorf("%q is not a size from 32 bytes to 128 MiB; give a number of bytes such as 1048576 (1 MiB, the default)", value)
+		}
 	default:
 		if key == "write.metadata.metrics.default" || strings.HasPrefix(key, "write.metadata.metrics.column.") {
 			return checkMetricsMode(value)
 		}
+		if prefix, col, ok := bloomFilterProperty(key); ok {
+			return checkBloomFilter(prefix, col, value)
+		}
 	}
 	return nil
+}
+
+// Iceberg's table properties for Parquet bloom filters: enabled and fpp
+// are prefixes of one property per column, named by the suffix.
+const (
+	BloomFilterEnabledPrefix = "write.parquet.bloom-filter-enabled.column."
+	BloomFilterFPPPrefix     = "write.parquet.bloom-filter-fpp.column."
+	BloomFilterMaxBytesKey   = "write.parquet.bloom-filter-max-bytes"
+)
+
+// bloomFilterProperty splits a per-column bloom filter property into its
+// prefix and column.
+func bloomFilterProperty(key string) (prefix, column string, ok bool) {
+	for _, p := range []string{BloomFilterEnabledPrefix, BloomFilterFPPPrefix} {
+		if c, ok := strings.CutPrefix(key, p); ok {
+			return p, c, true
+		}
+	}
+	return "", "", false
+}
+
+func checkBloomFilter(prefix, column, value string) error {
+	if column == "" {
+		return fmt.Errorf("names no column; append the column's name, e.g. %sid", prefix)
+	}
+	if prefix == BloomFilterEnabledPrefix {
+		if !strings.EqualFold(value, "true") && !strings.EqualFold(value, "false") {
+			return fmt.Errorf("%q is not true or false; use true to write a bloom filter on column %s", value, column)
+		}
+		return nil
+	}
+	if p, err := strconv.ParseFloat(value, 64); err != nil || math.IsNaN(p) || p <= 0 || p >= 1 {
+		return fmt.Errorf("%q is not a probability between 0 and 1 (exclusive); give the false-positive rate wanted, such as 0.01 (the default)", value)
+	}
+	return nil
+}
+
+// CheckTablePropertyColumns checks that the per-column bloom filter
+// properties in props name columns of a table whose primitive columns are
+// columns (nested ones by their dotted path): a misspelt column would
+// silently get no filter. It runs where the table's schema is known, before
+// the table is created or written.
+func CheckTablePropertyColumns(props map[string]string, columns []string) error {
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(props)) {
+		_, col, ok := bloomFilterProperty(key)
+		if !ok || col == "" || slices.Contains(columns, col) {
+			continue
+		}
+		hint := ""
+		if c := closest(col, columns); c != "" {
+			hint = fmt.Sprintf("did you mean %q? ", c)
+		}
+		errs = append(errs, fmt.Errorf("table property %s names column %q, which is not a primitive column of the table; %s(its primitive columns: %s); fix the name or remove the property",
+			key, col, hint, strings.Join(columns, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // checkMetricsMode accepts Iceberg's metrics modes: none, counts, full and

@@ -29,6 +29,10 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts Creat
 	if sc, err = withIdentifiers(sc, opts.IdentifierFields); err != nil {
 		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
 	}
+	// A property the writer would then refuse must not leave a table behind.
+	if err := write.CheckColumnProperties(opts.Properties, sc); err != nil {
+		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+	}
 	createOpts := []catalog.CreateTableOpt{catalog.WithProperties(opts.properties())}
 	if len(opts.PartitionFields) > 0 {
 		spec, err := write.NewPartitionSpec(sc, opts.PartitionFields)

@@ -89,6 +89,7 @@ type Changes struct {
 	ints  map[int64]int32
 	strs  map[string]int32
 	wins  []win
+	bloom bloomKeys
 	// Rows counts the batch's input rows; Deletes the keys whose last
 	// change deletes them.
 	Rows, Deletes int64

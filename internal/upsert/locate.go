@@ -188,7 +188,7 @@ func probeFile(ctx context.Context, fs iceio.IO, path string, c *Changes, ix *in
 	var buf []byte
 	for rg := range md.NumRowGroups() {
 		n := md.RowGroup(rg).NumRows()
-		if ix != nil && !rowGroupMayHold(md, rg, cols[0], ix) {
+		if ix != nil && !rowGroupMayHold(md, rg, cols[0], ix) || !bloomMayHold(rdr, rg, cols, c, ix) {
 			first += n
 			continue
 		}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/ingest"
 )
 
@@ -160,6 +164,94 @@ type fileOptions struct {
 	// pqgoCodec is shared by the batch's writers: building a zstd encoder
 	// per file costs more than a small file's encode.
 	pqgoCodec pqcompress.Codec
+	// bloom are the columns written with a bloom filter; bloomRows bounds
+	// a row group's rows so that each filter holds its rows at its fpp
+	// within write.parquet.bloom-filter-max-bytes (0 without filters).
+	bloom     []bloomColumn
+	bloomRows int64
+}
+
+// bloomColumn is a column written with a Parquet bloom filter.
+type bloomColumn struct {
+	name string // the Parquet path, dotted
+	fpp  float64
+}
+
+// bloomFPPDefault is Iceberg's false-positive rate of a bloom filter.
+const bloomFPPDefault = 0.01
+
+// bloomBitsPerValue is the size per distinct value of a split-block bloom
+// filter with false-positive rate fpp (the Parquet spec's formula).
+func bloomBitsPerValue(fpp float64) float64 {
+	return -8 / math.Log(1-math.Pow(fpp, 1.0/8))
+}
+
+// bloomFilters reads the table's bloom filter properties: the columns of
+// schema whose write.parquet.bloom-filter-enabled.column.<col> is true,
+// with their fpp, the rows a row group may hold and the largest filter.
+func bloomFilters(p iceberg.Properties, schema *arrow.Schema) (cols []bloomColumn, rows, maxBytes int64, err error) {
+	if maxBytes, err = intProp(p, table.ParquetBloomFilterMaxBytesKey, table.ParquetBloomFilterMaxBytesDefault); err != nil {
+		return nil, 0, 0, err
+	}
+	for _, key := range slices.Sorted(maps.Keys(p)) {
+		name, ok := strings.CutPrefix(key, config.BloomFilterEnabledPrefix)
+		if !ok || !strings.EqualFold(p[key], "true") || !hasLeaf(schema, name) {
+			continue
+		}
+		fpp := bloomFPPDefault
+		if v, ok := p[config.BloomFilterFPPPrefix+name]; ok {
+			if fpp, err = strconv.ParseFloat(v, 64); err != nil || !(fpp > 0 && fpp < 1) {
+				return nil, 0, 0, fmt.Errorf("%w: table property %s%s=%q must be a probability between 0 and 1", ingest.ErrConfig, config.BloomFilterFPPPrefix, name, v)
+			}
+		}
+		cols = append(cols, bloomColumn{name: name, fpp: fpp})
+		// Whole bits, as the parquet-go encoder sizes its filters.
+		r := max(1, maxBytes*8/int64(math.Ceil(bloomBitsPerValue(fpp))))
+		if rows == 0 || r < rows {
+			rows = r
+		}
+	}
+	return cols, rows, maxBytes, nil
+}
+
+// hasLeaf reports whether name is the dotted path of a primitive column of
+// schema reached through structs alone.
+func hasLeaf(schema *arrow.Schema, name string) bool {
+	fields := schema.Fields()
+	for {
+		var f *arrow.Field
+		rest := ""
+		for i := range fields {
+			if fields[i].Name == name {
+				f = &fields[i]
+				break
+			}
+			if r, ok := strings.CutPrefix(name, fields[i].Name+"."); ok {
+				f, rest = &fields[i], r
+				break
+			}
+		}
+		if f == nil {
+			return false
+		}
+		st, isStruct := f.Type.(*arrow.StructType)
+		if rest == "" {
+			return !isStruct && !arrow.IsNested(f.Type.ID())
+		}
+		if !isStruct {
+			return false
+		}
+		fields, name = st.Fields(), rest
+	}
+}
+
+// groupRows bounds a row group's rows by an encoder's own bound (0 for
+// none) and by what its bloom filters hold.
+func (o fileOptions) groupRows(bound int64) int64 {
+	if o.bloomRows == 0 || bound != 0 && bound < o.bloomRows {
+		return bound
+	}
+	return o.bloomRows
 }
 
 // newEncoder starts a data file; first is its first record.
@@ -222,6 +314,21 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 			wopts = append(wopts, parquet.WithDictionaryFor(f.Name, true))
 		}
 	}
+	bloom, bloomRows, bloomBytes, err := bloomFilters(p, schema)
+	if err != nil {
+		return fileOptions{}, err
+	}
+	if len(bloom) > 0 {
+		wopts = append(wopts, parquet.WithMaxBloomFilterBytes(bloomBytes))
+	}
+	for _, b := range bloom {
+		// arrow-go sizes a filter for the rows it is given only when it is
+		// adaptive: otherwise every row group's filter takes the maximum
+		// size. Its candidates halve from the maximum, as many as it needs
+		// to reach the smallest.
+		wopts = append(wopts, parquet.WithBloomFilterEnabledFor(b.name, true), parquet.WithBloomFilterFPPFor(b.name, b.fpp),
+			parquet.WithAdaptiveBloomFilterEnabledFor(b.name, true), parquet.WithBloomFilterCandidatesFor(b.name, 32))
+	}
 	opts := fileOptions{
 		props:      parquet.NewWriterProperties(wopts...),
 		arrowProps: pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(memoryPool)),
@@ -230,6 +337,8 @@ func newFileOptions(tbl *table.Table, schema *arrow.Schema) (fileOptions, error)
 		codecName:  codecName,
 		level:      level,
 		parquetGo:  pqgoSupported(schema) && p.Get(ParquetEncoderKey, "parquet-go") == "parquet-go",
+		bloom:      bloom,
+		bloomRows:  bloomRows,
 	}
 	if opts.parquetGo {
 		if opts.pqgoCodec, err = pqgoCodec(codecName, level); err != nil {
@@ -292,4 +401,28 @@ func (c *countingWriter) footer() (*metadata.FileMetaData, error) {
 		return nil, fmt.Errorf("Parquet footer of %d bytes is larger than the %d bytes kept", n, len(t))
 	}
 	return metadata.NewFileMetaData(t[len(t)-8-n:len(t)-8], nil)
+}
+
+// CheckColumnProperties checks that the table properties naming a column
+// (the bloom filters') name a primitive column of sc: a column nested in
+// structs by its dotted path, none inside a list or map, whose Parquet
+// path differs from its Iceberg name.
+func CheckColumnProperties(props map[string]string, sc *iceberg.Schema) error {
+	var cols []string
+	var walk func(prefix string, fields []iceberg.NestedField)
+	walk = func(prefix string, fields []iceberg.NestedField) {
+		for _, f := range fields {
+			switch t := f.Type.(type) {
+			case iceberg.PrimitiveType:
+				cols = append(cols, prefix+f.Name)
+			case *iceberg.StructType:
+				walk(prefix+f.Name+".", t.FieldList)
+			}
+		}
+	}
+	walk("", sc.Fields())
+	if err := config.CheckTablePropertyColumns(props, cols); err != nil {
+		return fmt.Errorf("%w: %v", ingest.ErrConfig, err)
+	}
+	return nil
 }

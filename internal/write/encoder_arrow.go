@@ -18,7 +18,7 @@ func newArrowEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions
 		return nil, err
 	}
 	e := &arrowEncoder{fw: fw}
-	e.rowGroups = newRowGroups(func() int64 { return out.n }, opts, 0, fw.WriteBuffered, fw.NewBufferedRowGroupChecked)
+	e.rowGroups = newRowGroups(func() int64 { return out.n }, opts, opts.groupRows(0), fw.WriteBuffered, fw.NewBufferedRowGroupChecked)
 	return e, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -112,6 +113,13 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 		pq.MaxRowsPerRowGroup(2 * pqgoRowGroupRows),
 		pq.DataPageStatistics(false),
 	}
+	if len(opts.bloom) > 0 {
+		filters := make([]pq.BloomFilterColumn, len(opts.bloom))
+		for i, b := range opts.bloom {
+			filters[i] = pq.SplitBlockFilter(uint(math.Ceil(bloomBitsPerValue(b.fpp))), b.name)
+		}
+		wopts = append(wopts, pq.BloomFilters(filters...))
+	}
 	for i, f := range schema.Fields() {
 		node, err := pqgoLeaf(f.Type)
 		if err != nil {
@@ -144,7 +152,7 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 	e.w = pq.NewGenericWriter[any](out, append([]pq.WriterOption{pq.NewSchema("table", fields)}, wopts...)...)
 	// parquet-go buffers its output: its own count is the file's size, the
 	// bytes that reached out lag by up to its buffer.
-	e.rowGroups = newRowGroups(e.w.Size, opts, pqgoRowGroupRows, e.put, e.w.Flush)
+	e.rowGroups = newRowGroups(e.w.Size, opts, opts.groupRows(pqgoRowGroupRows), e.put, e.w.Flush)
 	return e, nil
 }
 

@@ -98,6 +98,9 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 			return nil, fmt.Errorf("%w: table %s has property %s=%q, which floe cannot write with: %v (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", ingest.ErrConfig, name, k, props[k], err)
 		}
 	}
+	if err := CheckColumnProperties(props, tbl.Schema()); err != nil {
+		return nil, fmt.Errorf("table %s: %w (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", name, err)
+	}
 	schema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("table %s schema: %w", name, err)

@@ -1,0 +1,221 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// uuidChanges writes files of random changes (inserts, updates, deletes,
+// a key changed again in the same file) to a pool of UUID-like string
+// keys as CSV id,v,op, and keeps the oracle: each key's last value.
+type uuidChanges struct {
+	rng    *rand.Rand
+	pool   []string
+	oracle map[string]string
+	files  int
+	mtime  time.Time
+}
+
+func newUUIDChanges(seed uint64, keys int) *uuidChanges {
+	g := &uuidChanges{rng: rand.New(rand.NewPCG(seed, 2)), oracle: map[string]string{}, mtime: time.Now().Add(-time.Hour)}
+	for range keys {
+		r := g.rng
+		g.pool = append(g.pool, fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", r.Uint32(), r.Uint32()&0xffff, r.Uint32()&0xffff, r.Uint32()&0xffff, r.Uint64()&0xffffffffffff))
+	}
+	return g
+}
+
+func (g *uuidChanges) file(t *testing.T, dir string, n int) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("id,v,op\n")
+	for row := range n {
+		id := g.pool[g.rng.IntN(len(g.pool))]
+		v := fmt.Sprintf("f%d-r%d", g.files, row)
+		op := "u"
+		if _, present := g.oracle[id]; !present {
+			op = "c"
+		}
+		if g.rng.IntN(10) >= 8 {
+			op, v = "d", ""
+			delete(g.oracle, id)
+		} else {
+			g.oracle[id] = v
+		}
+		fmt.Fprintf(&b, "%s,%s,%s\n", id, v, op)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("changes-%03d.csv", g.files))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g.mtime = g.mtime.Add(time.Second)
+	if err := os.Chtimes(path, g.mtime, g.mtime); err != nil {
+		t.Fatal(err)
+	}
+	g.files++
+}
+
+// diff says how the table's rows differ from the oracle, "" when they
+// agree, reading them through iceberg-go's scan (deletes applied).
+func (g *uuidChanges) diff(t *testing.T, tbl *table.Table) string {
+	t.Helper()
+	got := map[string][]string{}
+	_, recs, err := tbl.Scan(table.WithSelectedFields("id", "v")).ToArrowRecords(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.String)
+		vs := rec.Column(rec.Schema().FieldIndices("v")[0]).(*array.String)
+		for i := range ids.Len() {
+			got[ids.Value(i)] = append(got[ids.Value(i)], vs.Value(i))
+		}
+		rec.Release()
+	}
+	var missing, extra, wrong int
+	for id, v := range g.oracle {
+		if vs := got[id]; len(vs) != 1 || vs[0] != v {
+			if len(vs) == 0 {
+				missing++
+			} else {
+				wrong++
+			}
+		}
+	}
+	for id := range got {
+		if _, ok := g.oracle[id]; !ok {
+			extra++
+		}
+	}
+	if missing+extra+wrong == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d keys missing, %d deleted keys present, %d keys with several rows or a stale value (of %d keys)", missing, extra, wrong, len(g.oracle))
+}
+
+// bloomColumns counts the row groups of tbl's live data files and, by
+// column name, those with a bloom filter.
+func bloomColumns(t *testing.T, tbl *table.Table) (int, map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, with := 0, map[string]int{}
+	for _, task := range tasks {
+		f, err := fs.Open(task.File.FilePath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := file.NewParquetReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := rdr.MetaData()
+		for rg := range md.NumRowGroups() {
+			groups++
+			for ci := range md.Schema.NumColumns() {
+				if cc, err := md.RowGroup(rg).ColumnChunk(ci); err == nil && cc.BloomFilterOffset() > 0 {
+					with[md.Schema.Column(ci).Name()]++
+				}
+			}
+		}
+		rdr.Close()
+		f.Close()
+	}
+	return groups, with
+}
+
+// A table created in mode upsert gets a bloom filter on its key, which
+// the batches' key lookups read: random string keys over many small row
+// groups, after every batch the table equals the oracle, and every row
+// group of every data file has a filter on the key column alone.
+func TestUpsertBloomFilterOnKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cat, _ := fixture.CatalogAt(t, e.Warehouse)
+	g := newUUIDChanges(11, 3000)
+	for batch := range 8 {
+		g.file(t, e.Landing, 1200)
+		e.OK(e.upsertArgs("-p", "table-default.write.parquet.row-group-size-bytes=8192")...)
+		tbl, err := cat.LoadTable(context.Background(), table.Identifier{"db", "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := g.diff(t, tbl); d != "" {
+			t.Fatalf("after batch %d: %s", batch, d)
+		}
+		if batch == 0 {
+			if p := tbl.Properties()["write.parquet.bloom-filter-enabled.column.id"]; p != "true" {
+				t.Fatalf("the table floe created has write.parquet.bloom-filter-enabled.column.id=%q, want true", p)
+			}
+		}
+	}
+	tbl, err := cat.LoadTable(context.Background(), table.Identifier{"db", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, with := bloomColumns(t, tbl)
+	if groups < 16 || with["id"] != groups || len(with) != 1 {
+		t.Fatalf("%d row groups, filters by column %v; want many row groups, each with a filter on id alone", groups, with)
+	}
+}
+
+// The sink's own setting of the key's bloom filter wins; a bloom filter
+// property naming a column the input lacks is a configuration error
+// naming the property and the column meant, before any table is created.
+func TestUpsertBloomFilterProperties(t *testing.T) {
+	t.Parallel()
+	t.Run("off", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		g := newUUIDChanges(12, 500)
+		g.file(t, e.Landing, 400)
+		e.OK(e.upsertArgs("-p", "table-default.write.parquet.bloom-filter-enabled.column.id=false")...)
+		cat, _ := fixture.CatalogAt(t, e.Warehouse)
+		tbl, err := cat.LoadTable(context.Background(), table.Identifier{"db", "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if groups, with := bloomColumns(t, tbl); groups == 0 || len(with) != 0 {
+			t.Fatalf("%d row groups, filters by column %v; want none", groups, with)
+		}
+		if d := g.diff(t, tbl); d != "" {
+			t.Fatal(d)
+		}
+	})
+	t.Run("unknown column", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		g := newUUIDChanges(13, 500)
+		g.file(t, e.Landing, 400)
+		r := e.Run(e.upsertArgs("-p", "table-default.write.parquet.bloom-filter-enabled.column.idd=true")...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "write.parquet.bloom-filter-enabled.column.idd") || !strings.Contains(r.Stderr, `did you mean "id"?`) {
+			t.Fatalf("exit %d, want 2 naming the property and the column id:\n%s", r.Code, r.Stderr)
+		}
+		cat, _ := fixture.CatalogAt(t, e.Warehouse)
+		if exists, _ := cat.CheckTableExists(context.Background(), table.Identifier{"db", "t"}); exists {
+			t.Fatal("table db.t was created")
+		}
+	})
+}
