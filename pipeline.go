@@ -80,8 +80,10 @@ type Pipeline struct {
 	maintainer Maintainer
 
 	// upserts are the deletes of the batch being written in mode upsert,
-	// from its write to its commit.
+	// from its write to its commit; keys is the table's key index, kept
+	// from batch to batch.
 	upserts *upsert.Deletes
+	keys    *upsert.KeyIndex
 
 	// input is the source's account of the query's input after its newest
 	// committed batch (RecordingSource), which the next batch extends.
@@ -193,6 +195,13 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		})
 	}
 	p.partition = partition
+	if cfg.Sink.Upserts() {
+		budget := cfg.Sink.Upsert.KeyIndexBytes
+		if budget == 0 {
+			budget = 256 << 20
+		}
+		p.keys = upsert.NewKeyIndex(budget)
+	}
 	if cfg.Maintenance.On() && !cfg.Sink.Console() {
 		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
 	}

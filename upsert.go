@@ -70,7 +70,7 @@ func (p *Pipeline) writeUpserts(ctx context.Context, batchID int64, parts []inge
 		}
 	}
 	res.Parts = len(parts)
-	p.upserts = &upsert.Deletes{Changes: changes, Keys: keys}
+	p.upserts = &upsert.Deletes{Changes: changes, Keys: keys, Index: p.keys}
 	return res, nil
 }
 

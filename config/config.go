@@ -205,6 +205,9 @@ type UpsertOptions struct {
 	// within a batch, compared in turn; the greatest wins, input order
 	// breaking ties. Empty: input order alone.
 	OrderBy []string `yaml:"order-by,omitempty"`
+	// KeyIndexBytes bounds the memory that keeps an integer key's values
+	// from batch to batch.
+	KeyIndexBytes int64 `yaml:"key-index-bytes,omitempty"`
 }
 
 // CDCOptions read change events: each row says whether it upserts or

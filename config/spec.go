@@ -305,6 +305,12 @@ var specs = []fieldSpec{
 			"the greatest wins, and input order (files in planned order, rows in file order) breaks ties. " +
 			"Empty: the last change in input order wins, except with `source.format: debezium-json`, which orders by `__source_lsn`, then `__ts_ms`. A null sorts first.",
 	},
+	{
+		path: "sink.upsert.key-index-bytes", flag: "key-index-bytes", defNote: "0: 256 MiB", flagArg: "BYTES",
+		doc: "Memory for the key index of a table with an integer key: the key column of each data file, sorted with its rows' positions " +
+			"(12 bytes a row), kept from batch to batch so that a batch finds the rows it replaces without reading the key column again. " +
+			"Files that do not fit are read each batch. 256 MiB holds about 22 million rows.",
+	},
 	{path: "sink.cdc", doc: "Change events for mode `upsert`: which rows delete their key."},
 	{
 		path: "sink.cdc.op-column", flag: "op-column", flagArg: "COLUMN",

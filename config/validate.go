@@ -502,6 +502,9 @@ func (s *Sink) checkUpsert(ps *problems) {
 	if s.FormatVersion == 1 {
 		ps.add("sink.format-version", 0, "upsert deletes rows, which format-version 1 cannot record; use 3 (deletion vectors) or 2 (equality deletes)")
 	}
+	if s.Upsert.KeyIndexBytes < 0 {
+		ps.add("sink.upsert.key-index-bytes", 0, "%d is negative; use a size in bytes such as 268435456 (256 MiB), or 0 for the default", s.Upsert.KeyIndexBytes)
+	}
 	for _, code := range slices.Sorted(maps.Keys(s.CDC.Ops)) {
 		if op := s.CDC.Ops[code]; op != OpUpsert && op != OpDelete {
 			ps.add("sink.cdc.ops."+code, 0, "%q is not an operation; use upsert or delete", op)

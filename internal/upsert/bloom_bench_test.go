@@ -70,7 +70,7 @@ func BenchmarkLocate(b *testing.B) {
 				}
 				for b.Loop() {
 					c := changesOf(b, "skey", keys, false)
-					found, err := locate(ctx, tbl, c, ids)
+					found, err := locate(ctx, tbl, c, ids, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -217,7 +217,7 @@ func checkLocate(t *testing.T, tbl *table.Table, c *Changes, col string, n int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := locate(ctx, tbl, c, ids)
+	found, err := locate(ctx, tbl, c, ids, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,8 @@ type Deletes struct {
 	Changes *Changes
 	// Keys are the key columns' names.
 	Keys []string
+	// Index, when set, keeps the table's integer keys from batch to batch.
+	Index *KeyIndex
 	// Found counts the rows the last Stage deleted by position; Vectors
 	// tells that it staged deletion vectors (v3), which count them.
 	Found   int64
@@ -138,7 +140,7 @@ func IsIntKey(sc *iceberg.Schema, keys []string) bool {
 // holding rows the batch replaces, its earlier vector (if any) with the
 // new positions added.
 func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (add, remove []iceberg.DataFile, err error) {
-	found, err := locate(ctx, tbl, d.Changes, keyIDs)
+	found, err := locate(ctx, tbl, d.Changes, keyIDs, d.Index)
 	d.Found, d.Vectors = 0, true
 	if err != nil || len(found) == 0 {
 		return nil, nil, err

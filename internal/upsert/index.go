@@ -56,27 +56,30 @@ func (ix *KeyIndex) fits(n int) bool {
 	return ix.bytes+entryBytes(n) <= ix.budget
 }
 
-// add admits a file's keys (keys[i] is the key of row i) if they still
-// fit, and returns its entry either way.
-func (ix *KeyIndex) add(path string, keys []int64) *fileKeys {
+// add admits a file's keys (keys[i] is the key of row i, which is null
+// where null[i]; null may be nil) if they still fit, and returns its entry
+// either way.
+func (ix *KeyIndex) add(path string, keys []int64, null []bool) *fileKeys {
 	type keyPos struct {
 		k int64
 		p uint32
 	}
-	pairs := make([]keyPos, len(keys))
+	pairs := make([]keyPos, 0, len(keys))
 	for i, k := range keys {
-		pairs[i] = keyPos{k, uint32(i)}
+		if null == nil || !null[i] {
+			pairs = append(pairs, keyPos{k, uint32(i)})
+		}
 	}
 	slices.SortFunc(pairs, func(a, b keyPos) int { return cmp.Compare(a.k, b.k) })
-	fk := &fileKeys{keys: make([]int64, len(keys)), pos: make([]uint32, len(keys))}
+	fk := &fileKeys{keys: make([]int64, len(pairs)), pos: make([]uint32, len(pairs))}
 	for i, kp := range pairs {
 		fk.keys[i], fk.pos[i] = kp.k, kp.p
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if _, ok := ix.files[path]; !ok && ix.bytes+entryBytes(len(keys)) <= ix.budget {
+	if _, ok := ix.files[path]; !ok && ix.bytes+entryBytes(len(pairs)) <= ix.budget {
 		ix.files[path] = fk
-		ix.bytes += entryBytes(len(keys))
+		ix.bytes += entryBytes(len(pairs))
 	}
 	return fk
 }

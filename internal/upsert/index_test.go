@@ -15,7 +15,7 @@ func TestFileKeysFind(t *testing.T) {
 		keys[i] = rng.Int64N(20000) - 10000
 	}
 	ix := NewKeyIndex(1 << 20)
-	fk := ix.add("f", slices.Clone(keys))
+	fk := ix.add("f", slices.Clone(keys), nil)
 	batch := []int64{-10001, keys[0], keys[17], keys[4999], 123456}
 	slices.Sort(batch)
 	var want []int64
@@ -35,8 +35,8 @@ func TestFileKeysFind(t *testing.T) {
 // Files beyond the budget are not admitted, and dead files leave.
 func TestKeyIndexBudget(t *testing.T) {
 	ix := NewKeyIndex(entryBytes(150))
-	ix.add("a", make([]int64, 100))
-	ix.add("b", make([]int64, 100))
+	ix.add("a", make([]int64, 100), nil)
+	ix.add("b", make([]int64, 100), nil)
 	if ix.lookup("a") == nil || ix.lookup("b") != nil {
 		t.Fatal("want a admitted and b, beyond the budget, not")
 	}

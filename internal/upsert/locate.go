@@ -87,17 +87,29 @@ func (ix *intIndex) anyIn(lo, hi int64) bool {
 // locate finds the rows of tbl's live data files whose keys the batch
 // changes. Files and row groups whose key bounds hold none of the batch's
 // keys are skipped; the others' key columns are read and probed.
-func locate(ctx context.Context, tbl *table.Table, c *Changes, keyIDs []int) ([]hits, error) {
+func locate(ctx context.Context, tbl *table.Table, c *Changes, keyIDs []int, index *KeyIndex) ([]hits, error) {
 	if tbl.CurrentSnapshot() == nil || c.Keys() == 0 {
 		return nil, nil
 	}
+	if !c.spec.IntKey {
+		index = nil // it holds integer keys
+	}
 	var opts []table.ScanOption
-	if f := partitionFilter(tbl, c, keyIDs); f != nil {
+	if f := partitionFilter(tbl, c, keyIDs); f != nil && index == nil {
+		// With the index, every live file is planned, so that the index
+		// can let go of the dead ones; its search is cheap anyway.
 		opts = append(opts, table.WithRowFilter(f))
 	}
 	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan the files of table %s: %w", tbl.Identifier(), err)
+	}
+	if index != nil {
+		live := make(map[string]bool, len(tasks))
+		for _, t := range tasks {
+			live[t.File.FilePath()] = true
+		}
+		index.Retain(func(path string) bool { return live[path] })
 	}
 	var ix *intIndex
 	if c.spec.IntKey {
@@ -117,7 +129,7 @@ func locate(ctx context.Context, tbl *table.Table, c *Changes, keyIDs []int) ([]
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, t := range tasks {
 		g.Go(func() error {
-			pos, err := probeFile(gctx, fs, t.File.FilePath(), c, ix, keyIDs)
+			pos, err := findInFile(gctx, fs, t.File, c, ix, keyIDs, index)
 			if err != nil {
 				return fmt.Errorf("look up keys in %s: %w", t.File.FilePath(), err)
 			}
@@ -155,6 +167,79 @@ func intBounds(df iceberg.DataFile, id int) (lo, hi int64, ok bool) {
 	lo, okL = dec(l)
 	hi, okU = dec(u)
 	return lo, hi, okL && okU
+}
+
+// findInFile returns the positions of the rows of a data file whose keys
+// the batch changes: from the index when it holds the file; else from the
+// file's key column, read whole and added to the index when it fits, or
+// probed as it is read when it does not.
+func findInFile(ctx context.Context, fs iceio.IO, df iceberg.DataFile, c *Changes, ix *intIndex, keyIDs []int, index *KeyIndex) ([]int64, error) {
+	path := df.FilePath()
+	if fk := index.lookup(path); fk != nil {
+		return fk.find(ix.sorted), nil
+	}
+	if !index.fits(int(df.Count())) {
+		return probeFile(ctx, fs, path, c, ix, keyIDs)
+	}
+	keys, null, err := readIntKeys(ctx, fs, path, keyIDs[0])
+	if err != nil {
+		return nil, err
+	}
+	return index.add(path, keys, null).find(ix.sorted), nil
+}
+
+// readIntKeys reads a data file's integer key column whole: the key of
+// each row, and which are null (nil when none is).
+func readIntKeys(ctx context.Context, fs iceio.IO, path string, keyID int) (keys []int64, null []bool, err error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rdr.Close()
+	md := rdr.MetaData()
+	ci := columnByFieldID(md, keyID)
+	if ci < 0 {
+		// The file predates the key column: every row's key is null.
+		null = make([]bool, md.NumRows)
+		for i := range null {
+			null[i] = true
+		}
+		return make([]int64, md.NumRows), null, nil
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys = make([]int64, 0, md.NumRows)
+	for rg := range md.NumRowGroups() {
+		chunked, err := fr.RowGroup(rg).Column(ci).Read(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, a := range chunked.Chunks() {
+			ints := asInts(a)
+			if ints == nil {
+				chunked.Release()
+				return nil, nil, fmt.Errorf("key column is %s, not an integer", a.DataType())
+			}
+			for i := range a.Len() {
+				if a.IsNull(i) {
+					if null == nil {
+						null = make([]bool, md.NumRows)
+					}
+					null[len(keys)] = true
+				}
+				keys = append(keys, ints(i))
+			}
+		}
+		chunked.Release()
+	}
+	return keys, null, nil
 }
 
 // probeFile reads the key columns of one data file and returns the
