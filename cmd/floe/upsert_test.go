@@ -95,12 +95,15 @@ func TestUpsertDMSOpColumn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.Landing, "a.csv"), []byte("Op,id,v\nI,1,a\nI,2,b\nI,3,c\nU,2,bb\nD,3,\nX,4,removed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt,
+	r := e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt,
 		"--mode", "upsert", "--identifier-fields", "id", "--op-column", "Op", "--cdc-op", "X=delete")
+	if want := "6 changes to 4 keys (2 deleting), 2 rows written"; !strings.Contains(r.Stderr, want) {
+		t.Fatalf("the batch's line does not say %q:\n%s", want, r.Stderr)
+	}
 	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), map[int64]string{1: "a", 2: "bb"}); d != "" {
 		t.Fatal(d)
 	}
-	r := e.OK("scan", "db.t", "--format", "csv")
+	r = e.OK("scan", "db.t", "--format", "csv")
 	if strings.Contains(r.Stdout, "Op") {
 		t.Fatalf("the op column was written:\n%s", r.Stdout)
 	}

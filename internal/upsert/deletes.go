@@ -176,14 +176,23 @@ func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (
 		if err := w.Add(df.FilePath(), h.positions, spec, part); err != nil {
 			return nil, nil, err
 		}
-		d.Found += int64(len(h.positions))
 	}
 	locs, err := tbl.LocationProvider()
 	if err != nil {
 		return nil, nil, err
 	}
-	add, err = w.Flush(ctx, locs.NewDataLocation(uuid.NewString()+"-deletes.puffin"))
-	return add, remove, err
+	if add, err = w.Flush(ctx, locs.NewDataLocation(uuid.NewString()+"-deletes.puffin")); err != nil {
+		return nil, nil, err
+	}
+	// A position deleted before (a key deleted, then inserted again) is
+	// found again; the vectors' cardinalities count each row once.
+	for _, f := range add {
+		d.Found += f.Count()
+	}
+	for _, f := range remove {
+		d.Found -= f.Count()
+	}
+	return add, remove, nil
 }
 
 // equality writes the batch's keys as equality deletes. On a partitioned
