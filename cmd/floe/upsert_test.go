@@ -476,3 +476,47 @@ func TestUpsertSchemaEvolution(t *testing.T) {
 		t.Fatalf("the table's columns are %s, want id,v,extra", header)
 	}
 }
+
+// The table is the record in mode upsert too: a lost checkpoint is
+// refused, rebuilt from the table, and the stream goes on to the oracle
+// without applying a batch twice; a restored older checkpoint is refused.
+func TestUpsertCheckpointRebuilt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := fixture.NewCDCGen(3, 500)
+	for range 3 {
+		g.File(t, e.Landing, 300)
+		e.OK(e.upsertArgs()...)
+	}
+	backup := filepath.Join(e.Dir, "backup")
+	if err := os.CopyFS(backup, os.DirFS(e.Ckpt)); err != nil {
+		t.Fatal(err)
+	}
+	g.File(t, e.Landing, 300)
+	e.OK(e.upsertArgs()...)
+	if err := os.RemoveAll(e.Ckpt); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Run(e.upsertArgs()...); r.Code != 2 || !strings.Contains(r.Stderr, "floe checkpoint rebuild") {
+		t.Fatalf("want the lost checkpoint refused, naming the rebuild, got %s", r)
+	}
+	e.OK(append([]string{"checkpoint", "rebuild"}, e.upsertArgs()[1:]...)...)
+	g.File(t, e.Landing, 300)
+	e.OK(e.upsertArgs()...)
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+		t.Fatalf("after the rebuild: %s", d)
+	}
+
+	if err := os.RemoveAll(e.Ckpt); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(e.Ckpt, os.DirFS(backup)); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Run(e.upsertArgs()...); r.Code != 2 || !strings.Contains(r.Stderr, "behind") {
+		t.Fatalf("want the restored checkpoint refused as behind the table, got %s", r)
+	}
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+		t.Fatalf("after the refused run: %s", d)
+	}
+}
