@@ -10,8 +10,7 @@ import (
 // changes over 10,000 keys, one batch each), read back by the independent
 // readers: icebird and DuckDB on the format-version 2 table (equality
 // deletes), DuckDB with our deletion-vector decoder on the format-version
-// 3 one. They must hold the oracle's rows, every few batches and at the
-// end.
+// 3 one. They must hold the oracle's rows after every batch.
 func TestUpsertCDCIndependentReaders(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"3", "2"} {
@@ -19,13 +18,10 @@ func TestUpsertCDCIndependentReaders(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			g := fixture.NewCDCGen(uint64(20+int(v[0])), 10_000)
-			for i := range 20 {
+			for range 20 {
 				g.File(t, e.Landing, 1500)
 				e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt,
 					"--mode", "upsert", "--identifier-fields", "id", "--op-column", "op", "--format-version", v)
-				if i%5 != 4 {
-					continue
-				}
 				want := make(map[int64]row, len(g.Oracle))
 				for id, val := range g.Oracle {
 					want[id] = row{"v": val}
