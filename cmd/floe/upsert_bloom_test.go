@@ -112,25 +112,8 @@ func (g *uuidChanges) diff(t *testing.T, tbl *table.Table) string {
 // column name, those with a bloom filter.
 func bloomColumns(t *testing.T, tbl *table.Table) (int, map[string]int) {
 	t.Helper()
-	ctx := context.Background()
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	groups, with := 0, map[string]int{}
-	for _, task := range tasks {
-		f, err := fs.Open(task.File.FilePath())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := file.NewParquetReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fixture.EachParquetFile(t, tbl, fixture.LiveDataFiles(t, tbl), func(_ string, rdr *file.Reader) {
 		md := rdr.MetaData()
 		for rg := range md.NumRowGroups() {
 			groups++
@@ -140,9 +123,7 @@ func bloomColumns(t *testing.T, tbl *table.Table) (int, map[string]int) {
 				}
 			}
 		}
-		rdr.Close()
-		f.Close()
-	}
+	})
 	return groups, with
 }
 

@@ -98,23 +98,7 @@ func pick[K any](r *rand.Rand, keys []K, n int, fresh func() K) []K {
 func eachKeyRowGroup(t *testing.T, tbl *table.Table, c *Changes, col string, fn func(rdr *file.Reader, rg, ci int, holds bool)) {
 	t.Helper()
 	ctx := context.Background()
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, task := range tasks {
-		f, err := fs.Open(task.File.FilePath())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := file.NewParquetReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fixture.EachParquetFile(t, tbl, fixture.LiveDataFiles(t, tbl), func(_ string, rdr *file.Reader) {
 		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
@@ -139,9 +123,7 @@ func eachKeyRowGroup(t *testing.T, tbl *table.Table, c *Changes, col string, fn 
 			chunked.Release()
 			fn(rdr, rg, ci, holds)
 		}
-		rdr.Close()
-		f.Close()
-	}
+	})
 }
 
 // The bloom filter lookup skips row groups of random keys, which min/max

@@ -84,19 +84,11 @@ func writeBloomTable(t *testing.T, props map[string]string, rec arrow.RecordBatc
 // metadata, its bloom filter reader and the file's arrow-go reader.
 func eachRowGroup(t *testing.T, tbl *table.Table, files []ingest.DataFile, fn func(rdr *file.Reader, rg int, bf *metadata.RowGroupBloomFilterReader)) {
 	t.Helper()
-	fs, err := tbl.FS(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	paths := make([]string, len(files))
+	for i, df := range files {
+		paths[i] = df.File.FilePath()
 	}
-	for _, df := range files {
-		f, err := fs.Open(df.File.FilePath())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := file.NewParquetReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fixture.EachParquetFile(t, tbl, paths, func(_ string, rdr *file.Reader) {
 		for rg := range rdr.NumRowGroups() {
 			bf, err := rdr.GetBloomFilterReader().RowGroup(rg)
 			if err != nil {
@@ -104,9 +96,7 @@ func eachRowGroup(t *testing.T, tbl *table.Table, files []ingest.DataFile, fn fu
 			}
 			fn(rdr, rg, bf)
 		}
-		rdr.Close()
-		f.Close()
-	}
+	})
 }
 
 // columnValues reads column ci of a row group as hashes of its values,
