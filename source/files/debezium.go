@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/floe-io/floe/internal/debezium"
+	"github.com/floe-io/floe/internal/jsonrows"
 )
 
 // deriveDebezium reads every event of a debezium-json file once. The rows'
@@ -18,7 +20,7 @@ import (
 // columns follow.
 func (p *filePart) deriveDebezium() error {
 	dec := debezium.NewDecoder()
-	root := &jsonKind{kind: "object", fields: map[string]*jsonKind{}}
+	root := jsonrows.NewObject()
 	var (
 		typed               []arrow.Field
 		seenAt              = map[string]int{} // a typed column's index in typed
@@ -39,9 +41,9 @@ func (p *filePart) deriveDebezium() error {
 			if withSchema > 0 {
 				return mixedSchemas(withSchema)
 			}
-			var kc *kindConflict
-			if err := observeLine(root, ev.Row); errors.As(err, &kc) {
-				return fmt.Errorf("field %s holds both %s and %s values; write the events with their schema (the converter's schemas.enable=true), which types every column", kc.path, kc.was, kc.is)
+			var kc *jsonrows.KindConflict
+			if err := root.ObserveLine(ev.Row); errors.As(err, &kc) {
+				return fmt.Errorf("field %s holds both %s and %s values; write the events with their schema (the converter's schemas.enable=true), which types every column", kc.Path, kc.Was, kc.Is)
 			} else if err != nil {
 				return err
 			}
@@ -70,10 +72,9 @@ func (p *filePart) deriveDebezium() error {
 		return err
 	}
 	fields := typed
-	if len(root.names) > 0 {
-		st := root.arrowType().(*arrow.StructType)
+	if !root.Empty() {
 		var inferred *arrow.Schema
-		inferred, p.asText = asTable(arrow.NewSchema(st.Fields(), nil), p.table, true)
+		inferred, p.asText = jsonrows.AsTable(root.Schema(), p.table, true)
 		fields = inferred.Fields()
 	}
 	p.schema = arrow.NewSchema(append(fields, debezium.MetaFields()...), nil)
@@ -92,7 +93,9 @@ func (p *filePart) openDebezium() (array.RecordReader, error) {
 		return nil, err
 	}
 	dec := debezium.NewDecoder()
-	return newJSONReader(f, p.schema, p.asText, func(b []byte) ([]byte, error) {
+	br := bufio.NewReaderSize(f, 1<<20)
+	skipBOM(br)
+	return jsonrows.NewReader(br, f, p.schema, p.asText, func(b []byte) ([]byte, error) {
 		ev, err := dec.Decode(b)
 		if errors.Is(err, debezium.ErrTombstone) {
 			return nil, nil

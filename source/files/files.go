@@ -20,6 +20,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/jsonrows"
 )
 
 func init() {
@@ -287,7 +288,7 @@ func (s *Files) SetTableSchema(schema *iceberg.Schema) {
 		case iceberg.UUIDType, iceberg.BinaryType:
 			continue
 		}
-		if dt, err := arrowType(f.Type.String()); err == nil {
+		if dt, err := jsonrows.ColumnType(f.Type.String()); err == nil {
 			fields = append(fields, arrow.Field{Name: f.Name, Type: dt, Nullable: true})
 		}
 	}

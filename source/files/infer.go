@@ -4,18 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/floe-io/floe/internal/jsonrows"
 )
 
 // Type inference looks at every value of the file, not a prefix: a column
@@ -182,145 +182,17 @@ func inferCSV(path string, delim rune, header bool) (*arrow.Schema, error) {
 	return arrow.NewSchema(fields, nil), nil
 }
 
-// jsonKind is the inferred type of one JSON value position.
-type jsonKind struct {
-	kind   string // "", "bool", "int", "float", "string", "object", "array"
-	names  []string
-	fields map[string]*jsonKind
-	elem   *jsonKind
-}
-
-func (k *jsonKind) observe(v any, path string) error {
-	var kind string
-	switch v.(type) {
-	case nil:
-		return nil
-	case bool:
-		kind = "bool"
-	case json.Number:
-		kind = "int"
-		if _, err := strconv.ParseInt(string(v.(json.Number)), 10, 64); err != nil {
-			kind = "float"
-		}
-	case string:
-		kind = "string"
-	case map[string]any:
-		kind = "object"
-	case []any:
-		kind = "array"
-	}
-	switch {
-	case k.kind == "":
-		k.kind = kind
-	case k.kind == kind:
-	case (k.kind == "int" && kind == "float") || (k.kind == "float" && kind == "int"):
-		k.kind = "float"
-	default:
-		return &kindConflict{path: path, was: jsonWord(k.kind), is: jsonWord(kind)}
-	}
-	switch val := v.(type) {
-	case map[string]any:
-		if k.fields == nil {
-			k.fields = map[string]*jsonKind{}
-		}
-		// Keep first-seen key order: JSON objects are unordered, but users
-		// expect the table's columns in the order of their data.
-		for _, name := range orderedKeys(val) {
-			f, ok := k.fields[name]
-			if !ok {
-				f = &jsonKind{}
-				k.fields[name] = f
-				k.names = append(k.names, name)
-			}
-			if err := f.observe(val[name], path+"."+name); err != nil {
-				return err
-			}
-		}
-	case []any:
-		if k.elem == nil {
-			k.elem = &jsonKind{}
-		}
-		for _, e := range val {
-			if err := k.elem.observe(e, path+"[]"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// kindConflict is a JSON field holding two kinds of value, which no
-// inferred type holds.
-type kindConflict struct{ path, was, is string }
-
-func (e *kindConflict) Error() string {
-	return fmt.Sprintf("field %s holds both %s and %s values; give the column a type in source.schema", e.path, e.was, e.is)
-}
-
-func jsonWord(kind string) string {
-	switch kind {
-	case "int", "float":
-		return "number"
-	case "bool":
-		return "boolean"
-	}
-	return kind
-}
-
-func (k *jsonKind) arrowType() arrow.DataType {
-	switch k.kind {
-	case "bool":
-		return arrow.FixedWidthTypes.Boolean
-	case "int":
-		return arrow.PrimitiveTypes.Int64
-	case "float":
-		return arrow.PrimitiveTypes.Float64
-	case "object":
-		fields := make([]arrow.Field, len(k.names))
-		for i, n := range k.names {
-			fields[i] = arrow.Field{Name: n, Type: k.fields[n].arrowType(), Nullable: true}
-		}
-		return arrow.StructOf(fields...)
-	case "array":
-		elem := k.elem
-		if elem == nil {
-			elem = &jsonKind{}
-		}
-		return arrow.ListOf(elem.arrowType())
-	case "string":
-		return arrow.BinaryTypes.String
-	default:
-		// Only nulls seen: no type to infer. As for CSV, the null type fits
-		// any table column, nested ones included; a table created from it
-		// gets a string column.
-		return arrow.Null
-	}
-}
-
-// orderedKeys returns the keys of an object decoded from JSON in a stable
-// order. encoding/json loses the document order, so the keys are sorted;
-// inferJSON recovers the document order of the top level separately.
-func orderedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
 // line by number.
 func inferJSON(path string) (*arrow.Schema, error) {
-	root := &jsonKind{kind: "object", fields: map[string]*jsonKind{}}
-	if err := eachLine(path, func(_ int, b []byte) error { return observeLine(root, b) }); err != nil {
+	root := jsonrows.NewObject()
+	if err := eachLine(path, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
 		return nil, err
 	}
-	if len(root.names) == 0 {
+	if root.Empty() {
 		return nil, errors.New("the file holds no JSON objects")
 	}
-	st := root.arrowType().(*arrow.StructType)
-	return arrow.NewSchema(st.Fields(), nil), nil
+	return root.Schema(), nil
 }
 
 // eachLine calls fn with every line of a file that is not blank, trimmed,
@@ -352,91 +224,4 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 			return err
 		}
 	}
-}
-
-func observeLine(root *jsonKind, b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("malformed JSON (%v)", err)
-	}
-	if dec.More() {
-		return errors.New("malformed JSON (more than one value on the line)")
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return errors.New("malformed JSON (a line must hold one object)")
-	}
-	// Record new top-level keys in document order.
-	keys, err := topLevelKeys(b)
-	if err != nil {
-		return fmt.Errorf("malformed JSON (%v)", err)
-	}
-	for _, name := range keys {
-		f, ok := root.fields[name]
-		if !ok {
-			f = &jsonKind{}
-			root.fields[name] = f
-			root.names = append(root.names, name)
-		}
-		if err := f.observe(obj[name], name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func topLevelKeys(b []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, t.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, err
-		}
-	}
-	return keys, nil
-}
-
-// arrowType maps an Iceberg primitive type name from source.schema to the
-// Arrow type the readers produce for it.
-func arrowType(name string) (arrow.DataType, error) {
-	switch name {
-	case "boolean":
-		return arrow.FixedWidthTypes.Boolean, nil
-	case "int":
-		return arrow.PrimitiveTypes.Int32, nil
-	case "long":
-		return arrow.PrimitiveTypes.Int64, nil
-	case "float":
-		return arrow.PrimitiveTypes.Float32, nil
-	case "double":
-		return arrow.PrimitiveTypes.Float64, nil
-	case "date":
-		return arrow.FixedWidthTypes.Date32, nil
-	case "time":
-		return arrow.FixedWidthTypes.Time64us, nil
-	case "timestamp":
-		return &arrow.TimestampType{Unit: arrow.Microsecond}, nil
-	case "timestamptz":
-		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, nil
-	case "string", "uuid":
-		return arrow.BinaryTypes.String, nil
-	case "binary":
-		return arrow.BinaryTypes.Binary, nil
-	}
-	var p, s int32
-	if _, err := fmt.Sscanf(strings.ReplaceAll(name, " ", ""), "decimal(%d,%d)", &p, &s); err == nil {
-		return &arrow.Decimal128Type{Precision: p, Scale: s}, nil
-	}
-	return nil, fmt.Errorf("type %q is not supported; use boolean, int, long, float, double, date, time, timestamp, timestamptz, string, uuid, binary or decimal(P,S)", name)
 }

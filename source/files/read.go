@@ -22,11 +22,8 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/jsonrows"
 )
-
-// batchRows is the number of rows per Arrow record handed to the writer:
-// large enough to amortise per-record costs, small enough to stream.
-const batchRows = 64 * 1024
 
 // filePart reads one landing file.
 type filePart struct {
@@ -153,7 +150,7 @@ func (p *filePart) derive() error {
 
 // parquetProps are the read properties of every Parquet reader: the schema
 // depends on them.
-var parquetProps = pqarrow.ArrowReadProperties{BatchSize: batchRows}
+var parquetProps = pqarrow.ArrowReadProperties{BatchSize: jsonrows.BatchRows}
 
 func (p *filePart) deriveParquet() error {
 	pf, err := file.OpenParquetFile(p.entry.Path, false)
@@ -175,7 +172,7 @@ func (p *filePart) deriveParquet() error {
 
 func (p *filePart) deriveCSV() error {
 	delim, header := p.csvDialect()
-	out, err := explicitSchema(p.cfg.Schema)
+	out, err := jsonrows.Explicit(p.cfg.Schema)
 	if err != nil {
 		return err
 	}
@@ -187,7 +184,7 @@ func (p *filePart) deriveCSV() error {
 		if cols, err = inferCSV(p.entry.Path, delim, header); err != nil {
 			return err
 		}
-		cols, _ = asTable(cols, p.table, false)
+		cols, _ = jsonrows.AsTable(cols, p.table, false)
 		out = cols
 	case header:
 		if cols, err = csvHeaderSchema(p.entry.Path, delim, out); err != nil {
@@ -199,7 +196,7 @@ func (p *filePart) deriveCSV() error {
 }
 
 func (p *filePart) deriveJSON() error {
-	schema, err := explicitSchema(p.cfg.Schema)
+	schema, err := jsonrows.Explicit(p.cfg.Schema)
 	if err != nil {
 		return err
 	}
@@ -207,7 +204,7 @@ func (p *filePart) deriveJSON() error {
 		if schema, err = inferJSON(p.entry.Path); err != nil {
 			return err
 		}
-		schema, p.asText = asTable(schema, p.table, true)
+		schema, p.asText = jsonrows.AsTable(schema, p.table, true)
 	}
 	p.schema = schema
 	return nil
@@ -263,7 +260,7 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 	br := bufio.NewReaderSize(f, 1<<20)
 	skipBOM(br)
 	r := csv.NewReader(br, csvReadSchema(p.csvCols),
-		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(batchRows),
+		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(jsonrows.BatchRows),
 		csv.WithNullReader(true, ""))
 	return &closingReader{RecordReader: newCSVConvReader(r, p.csvCols, p.schema), close: f.Close}, nil
 }
@@ -294,7 +291,7 @@ func csvHeaderSchema(path string, delim rune, schema *arrow.Schema) (*arrow.Sche
 	used := make([]bool, schema.NumFields())
 	for j, n := range names {
 		n = strings.TrimSpace(n)
-		i := fieldIndex(schema, n)
+		i := jsonrows.FieldIndex(schema, n)
 		if i < 0 {
 			return nil, fmt.Errorf("column %q of the header is not in source.schema; add it to the schema or remove it from the file", n)
 		}
@@ -310,20 +307,6 @@ func csvHeaderSchema(path string, delim rune, schema *arrow.Schema) (*arrow.Sche
 		}
 	}
 	return arrow.NewSchema(fields, nil), nil
-}
-
-// fieldIndex finds a column by name, exactly or else ignoring case, as the
-// table's columns are matched.
-func fieldIndex(schema *arrow.Schema, name string) int {
-	if idx := schema.FieldIndices(name); len(idx) > 0 {
-		return idx[0]
-	}
-	for i, f := range schema.Fields() {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
 }
 
 // csvReadSchema replaces time and null columns, which arrow's CSV reader
@@ -357,7 +340,7 @@ type csvConvReader struct {
 func newCSVConvReader(r array.RecordReader, file, out *arrow.Schema) *csvConvReader {
 	idx := make([]int, out.NumFields())
 	for i, f := range out.Fields() {
-		idx[i] = fieldIndex(file, f.Name)
+		idx[i] = jsonrows.FieldIndex(file, f.Name)
 	}
 	return &csvConvReader{RecordReader: r, file: file, out: out, idx: idx}
 }
@@ -463,7 +446,9 @@ func (p *filePart) openJSON() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newJSONReader(f, p.schema, p.asText, nil), nil
+	br := bufio.NewReaderSize(f, 1<<20)
+	skipBOM(br)
+	return jsonrows.NewReader(br, f, p.schema, p.asText, nil), nil
 }
 
 // utf8BOM is the byte order mark that Excel's "CSV UTF-8" and some other
@@ -476,60 +461,6 @@ func skipBOM(br *bufio.Reader) {
 	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM))
 	}
-}
-
-// asTable reads a column the destination table has as the table's type
-// instead of the type inferred from one file, where the file's values can
-// be read so; other columns keep their inferred types, which conform then
-// matches to the table as before. Reading as the table's type is what
-// makes a later file fit the table that earlier files made:
-//   - a string column takes any values as text: CSV numbers keep their
-//     leading zeros, and a JSON number or boolean is read as its JSON text,
-//     as Spark reads a JSON value into a string column (the column names
-//     are returned, for the JSON reader);
-//   - float and decimal columns take numbers (a JSON decimal also a
-//     string), which would otherwise be inferred as double or long;
-//   - date, time and timestamp columns take JSON strings, which inference
-//     never reads as dates.
-//
-// A column matches the table's by name, exactly or else ignoring case, as
-// the table's columns are matched.
-func asTable(inferred, table *arrow.Schema, json bool) (*arrow.Schema, []string) {
-	if table == nil {
-		return inferred, nil
-	}
-	fields := inferred.Fields()
-	var asText []string
-	for i, f := range fields {
-		j := fieldIndex(table, f.Name)
-		if j < 0 {
-			continue
-		}
-		want, from := table.Field(j).Type, f.Type.ID()
-		number := from == arrow.INT64 || from == arrow.FLOAT64
-		ok := false
-		switch want.ID() {
-		case arrow.STRING:
-			if json {
-				ok = number || from == arrow.BOOL
-				if ok {
-					asText = append(asText, f.Name)
-				}
-			} else {
-				ok = from != arrow.STRING && from != arrow.NULL
-			}
-		case arrow.FLOAT32:
-			ok = number
-		case arrow.DECIMAL128:
-			ok = number || (json && from == arrow.STRING)
-		case arrow.DATE32, arrow.TIMESTAMP, arrow.TIME64:
-			ok = json && from == arrow.STRING
-		}
-		if ok {
-			fields[i].Type = want
-		}
-	}
-	return arrow.NewSchema(fields, nil), asText
 }
 
 // checkedReader turns read errors into BadFileErrors naming the file, and
@@ -579,21 +510,4 @@ func (r *closingReader) Release() {
 		r.done = true
 		_ = r.close()
 	}
-}
-
-// explicitSchema turns the configured columns into an Arrow schema, or nil
-// when none are configured.
-func explicitSchema(cols []config.Column) (*arrow.Schema, error) {
-	if len(cols) == 0 {
-		return nil, nil
-	}
-	fields := make([]arrow.Field, len(cols))
-	for i, c := range cols {
-		dt, err := arrowType(c.Type)
-		if err != nil {
-			return nil, fmt.Errorf("source.schema[%d] %s: %w", i, c.Name, err)
-		}
-		fields[i] = arrow.Field{Name: c.Name, Type: dt, Nullable: !c.Required}
-	}
-	return arrow.NewSchema(fields, nil), nil
 }

@@ -1,4 +1,4 @@
-package files
+package jsonrows
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,11 +14,25 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// jsonReader builds Arrow records from JSON lines, one object a line, so
-// that an error names its line.
-type jsonReader struct {
+// BatchRows is the number of rows per Arrow record handed to the writer:
+// large enough to amortise per-record costs, small enough to stream.
+const BatchRows = 64 * 1024
+
+// LineError is a line the reader could not read as a row; Line counts
+// from 1, blank lines included.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Reader builds Arrow records from JSON lines, one object a line; an
+// error is a *LineError naming its line.
+type Reader struct {
 	refs   atomic.Int64
-	f      *os.File
+	closer io.Closer
 	br     *bufio.Reader
 	schema *arrow.Schema
 	bldr   *array.RecordBuilder
@@ -34,7 +47,11 @@ type jsonReader struct {
 	row func(line []byte) ([]byte, error)
 }
 
-func newJSONReader(f *os.File, schema *arrow.Schema, asText []string, row func([]byte) ([]byte, error)) *jsonReader {
+// NewReader reads the lines of r with schema, closing closer (if not nil)
+// on the last Release. asText are the columns whose values are read as
+// their JSON text (see AsTable); row, when set, turns a line into the JSON
+// object of its row, or nil for a line that holds none.
+func NewReader(r io.Reader, closer io.Closer, schema *arrow.Schema, asText []string, row func([]byte) ([]byte, error)) *Reader {
 	// Build with every field nullable: the builder would otherwise skip
 	// absent keys of required fields and misalign columns. Required fields
 	// are checked against the table when the batch is written.
@@ -43,37 +60,42 @@ func newJSONReader(f *os.File, schema *arrow.Schema, asText []string, row func([
 		fd.Nullable = true
 		fields[i] = fd
 	}
-	r := &jsonReader{f: f, br: bufio.NewReaderSize(f, 1<<20), schema: schema,
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 1<<20)
+	}
+	rd := &Reader{closer: closer, br: br, schema: schema,
 		bldr: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil)), row: row}
-	skipBOM(r.br)
 	if len(asText) > 0 {
-		r.asText = map[string]bool{}
+		rd.asText = map[string]bool{}
 		for _, c := range asText {
-			r.asText[c] = true
+			rd.asText[c] = true
 		}
 	}
-	r.refs.Add(1)
-	return r
+	rd.refs.Add(1)
+	return rd
 }
 
-func (r *jsonReader) Schema() *arrow.Schema          { return r.schema }
-func (r *jsonReader) RecordBatch() arrow.RecordBatch { return r.cur }
-func (r *jsonReader) Record() arrow.RecordBatch      { return r.cur }
-func (r *jsonReader) Err() error                     { return r.err }
-func (r *jsonReader) Retain()                        { r.refs.Add(1) }
+func (r *Reader) Schema() *arrow.Schema          { return r.schema }
+func (r *Reader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *Reader) Record() arrow.RecordBatch      { return r.cur }
+func (r *Reader) Err() error                     { return r.err }
+func (r *Reader) Retain()                        { r.refs.Add(1) }
 
-func (r *jsonReader) Release() {
+func (r *Reader) Release() {
 	if r.refs.Add(-1) == 0 {
 		if r.cur != nil {
 			r.cur.Release()
 			r.cur = nil
 		}
 		r.bldr.Release()
-		_ = r.f.Close()
+		if r.closer != nil {
+			_ = r.closer.Close()
+		}
 	}
 }
 
-func (r *jsonReader) Next() bool {
+func (r *Reader) Next() bool {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
@@ -82,7 +104,7 @@ func (r *jsonReader) Next() bool {
 		return false
 	}
 	n := 0
-	for n < batchRows {
+	for n < BatchRows {
 		b, err := r.br.ReadBytes('\n')
 		if len(b) > 0 {
 			r.line++
@@ -90,7 +112,7 @@ func (r *jsonReader) Next() bool {
 			if r.row != nil && len(b) > 0 {
 				var rerr error
 				if b, rerr = r.row(b); rerr != nil {
-					r.err = fmt.Errorf("line %d: %w", r.line, rerr)
+					r.err = &LineError{Line: r.line, Err: rerr}
 					return false
 				}
 			}
@@ -103,7 +125,7 @@ func (r *jsonReader) Next() bool {
 					uerr = r.bldr.UnmarshalJSON(b)
 				}
 				if uerr != nil {
-					r.err = fmt.Errorf("line %d: malformed JSON or a value of the wrong type (%v)", r.line, uerr)
+					r.err = &LineError{Line: r.line, Err: fmt.Errorf("malformed JSON or a value of the wrong type (%v)", uerr)}
 					return false
 				}
 				n++
