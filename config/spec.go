@@ -146,10 +146,11 @@ var specs = []fieldSpec{
 	},
 
 	{
-		path: "source.type", def: "files", allowed: []string{"files", "iceberg"},
+		path: "source.type", flag: "source-type", def: "files", allowed: []string{"files", "iceberg", "kafka"},
 		doc: "Kind of source: `files` reads the files of a landing directory; `iceberg` reads the appends of an Iceberg " +
-			"table of the pipeline's catalog, as Spark's Iceberg streaming source does. The keys below `table` and `options` " +
-			"are for `files`.",
+			"table of the pipeline's catalog, as Spark's Iceberg streaming source does; `kafka` reads Kafka topics, " +
+			"configured by `options` with the names of Spark's Kafka source (see docs/kafka.md). The keys below `table` and `options` " +
+			"are for `files`, except `format` and `schema`, which `kafka` reads too.",
 	},
 	{
 		path: "source.table", flag: "source-table", flagArg: "TABLE",
@@ -168,7 +169,11 @@ var specs = []fieldSpec{
 			"`async-micro-batch-planning-enabled` (`\"true\"` plans batches ahead in the background), " +
 			"`streaming-snapshot-polling-interval-ms` (30000: how often the background planner looks for new snapshots), " +
 			"`async-queue-preload-file-limit` (100) and `async-queue-preload-row-limit` (100000: how far it plans ahead). " +
-			"`once` triggers ignore the two limits. Not allowed with `type: files`.",
+			"`once` triggers ignore the two limits. " +
+			"With `type: kafka`, the options of Spark's Kafka source: `kafka.bootstrap.servers`, one of `subscribe`, " +
+			"`subscribePattern` and `assign`, `startingOffsets`, `startingTimestamp`, `endingOffsets`, `maxOffsetsPerTrigger`, " +
+			"`failOnDataLoss`, `includeHeaders`, `kafka.group.id` and the client's `kafka.*` settings (docs/kafka.md). " +
+			"Not allowed with `type: files`.",
 	},
 	{
 		path: "source.filter", flag: "filter",
@@ -197,7 +202,9 @@ var specs = []fieldSpec{
 		doc: "File format. `json` means newline-delimited JSON: one object per line. " +
 			"`debezium-json` means Debezium change events, one a line, as Kafka Connect's JsonConverter writes them " +
 			"(with or without the `schema`/`payload` wrapper): each is read as the row image (`after`, or `before` for a delete) " +
-			"plus the columns `__op`, `__source_lsn` and `__ts_ms`; tombstones are skipped. See docs/formats.md.",
+			"plus the columns `__op`, `__source_lsn` and `__ts_ms`; tombstones are skipped. See docs/formats.md. " +
+			"With `type: kafka` it is the format of the message values: absent or `kafka` for Spark's columns (`key`, `value`, `topic`, " +
+			"`partition`, `offset`, `timestamp`, `timestampType`), `json` for one object a message, `debezium-json` for change events (docs/kafka.md).",
 	},
 	{
 		path: "source.recursive", flag: "recursive", def: "false",

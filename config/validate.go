@@ -65,6 +65,13 @@ func (p *Pipeline) validate() problems {
 	}
 	ps.required("checkpoint", p.Checkpoint)
 	ps.oneOf("on-bad-file", p.OnBadFile)
+	if p.OnBadFile == "quarantine" && p.Source.Type == "kafka" {
+		// A part is a partition's range of messages: setting it aside would
+		// drop the good messages with the bad one.
+		ps.add("on-bad-file", 0, "quarantine sets a bad input file aside, but source.type kafka reads messages, and a message that cannot be read "+
+			"stops the batch naming its topic, partition and offset; use on-bad-file: fail, and fix or skip the message at the producer "+
+			"(or start past it with source.options.startingOffsets on a new checkpoint)")
+	}
 	if p.OnBadFile == "quarantine" && p.Source.Type == "iceberg" {
 		// The bad file would be a data file of the source table.
 		ps.add("on-bad-file", 0, "quarantine moves a bad input file aside, but source.type iceberg reads the data files of table %s, "+
@@ -183,8 +190,12 @@ func CheckTemplate(t string) error {
 
 func (s *Source) validate(ps *problems) {
 	ps.oneOf("source.type", s.Type)
-	if s.Type == "iceberg" {
+	switch s.Type {
+	case "iceberg":
 		s.validateIceberg(ps)
+		return
+	case "kafka":
+		s.validateKafka(ps)
 		return
 	}
 	if s.Table != "" {
@@ -307,7 +318,12 @@ var icebergOptions = []string{
 // max-files-per-trigger and max-bytes-per-trigger for files, the
 // streaming-max-*-per-micro-batch options for iceberg. Zero is no limit.
 func (s *Source) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
-	if s.Type != "iceberg" {
+	switch s.Type {
+	case "kafka":
+		n, _ := strconv.ParseInt(strings.TrimSpace(s.Options["maxOffsetsPerTrigger"]), 10, 64)
+		return 0, 0, max(n, 0)
+	case "iceberg":
+	default:
 		return s.MaxFilesPerTrigger, s.MaxBytesPerTrigger, 0
 	}
 	num := func(k string) int64 {
@@ -315,6 +331,84 @@ func (s *Source) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
 		return max(n, 0)
 	}
 	return int(num("streaming-max-files-per-micro-batch")), 0, num("streaming-max-rows-per-micro-batch")
+}
+
+// kafkaOptions are the options the kafka source understands besides the
+// client's kafka.* settings, with Spark's names.
+var kafkaOptions = []string{
+	"subscribe", "subscribePattern", "assign",
+	"startingOffsets", "startingTimestamp", "endingOffsets",
+	"maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders",
+}
+
+// validateKafka checks a source of type kafka: the brokers, exactly one
+// way to choose topics, none of the landing-directory keys, and the
+// options' value forms. The offsets' JSON is checked by the source.
+func (s *Source) validateKafka(ps *problems) {
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"path", s.Path != ""}, {"table", s.Table != ""}, {"filter", s.Filter != ""}, {"keep", len(s.Keep) > 0}, {"drop", len(s.Drop) > 0},
+		{"max-files-per-trigger", s.MaxFilesPerTrigger != 0}, {"max-bytes-per-trigger", s.MaxBytesPerTrigger != 0}} {
+		if k.set {
+			hint := ""
+			if strings.HasPrefix(k.key, "max-") {
+				hint = " (the batch limit is source.options.maxOffsetsPerTrigger)"
+			}
+			ps.add("source."+k.key, 0, "set, but source.type is kafka, which reads the topics source.options names; remove %s%s", k.key, hint)
+		}
+	}
+	switch s.Format {
+	case "", "kafka", "json", "debezium-json":
+	default:
+		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json or debezium-json", s.Format)
+	}
+	if len(s.Schema) > 0 && s.Format != "json" {
+		ps.add("source.schema", 0, "only read with source.format json, which types the values' columns; remove it")
+	}
+	if strings.TrimSpace(s.Options["kafka.bootstrap.servers"]) == "" {
+		ps.add("source.options.kafka.bootstrap.servers", 0, "required with source.type kafka: the brokers, e.g. \"broker1:9092,broker2:9092\"")
+	}
+	var topics []string
+	for _, k := range []string{"subscribe", "subscribePattern", "assign"} {
+		if strings.TrimSpace(s.Options[k]) != "" {
+			topics = append(topics, k)
+		}
+	}
+	if len(topics) != 1 {
+		ps.add("source.options", 0, "give exactly one of subscribe (a comma list of topics), subscribePattern (a regular expression) and assign (JSON such as {\"events\":[0,1]}); got %d", len(topics))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
+		v := strings.TrimSpace(s.Options[k])
+		p := "source.options." + k
+		switch k {
+		case "maxOffsetsPerTrigger":
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
+				ps.add(p, 0, "%q is not valid; use a positive whole number of messages", v)
+			}
+		case "startingTimestamp":
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+				ps.add(p, 0, "%q is not valid; use epoch milliseconds, e.g. \"1700000000000\"", v)
+			}
+		case "failOnDataLoss", "includeHeaders":
+			if b := strings.ToLower(v); b != "true" && b != "false" {
+				ps.add(p, 0, "%q is not valid; use \"true\" or \"false\"", v)
+			}
+		case "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets":
+		default:
+			if strings.HasPrefix(k, "kafka.") {
+				continue
+			}
+			if hint := closest(k, kafkaOptions); hint != "" {
+				ps.add(p, 0, "unknown kafka source option; did you mean %q? (known: %s, and kafka.* client settings)", hint, strings.Join(kafkaOptions, ", "))
+			} else {
+				ps.add(p, 0, "unknown kafka source option (known: %s, and kafka.* client settings)", strings.Join(kafkaOptions, ", "))
+			}
+		}
+	}
+	if s.Options["startingTimestamp"] != "" && s.Options["startingOffsets"] != "" {
+		ps.add("source.options.startingTimestamp", 0, "set with startingOffsets; give one of them (startingTimestamp wins in Spark, which surprises)")
+	}
 }
 
 // validateIceberg checks a source of type iceberg: a table, none of the

@@ -10,10 +10,10 @@ import (
 
 func init() {
 	helps["stream"] = commandHelp{
-		usage: "stream (--source DIR --format parquet|csv|json|debezium-json | --source-table TABLE [-o KEY=VALUE ...]) (--table TABLE | --sink console) --checkpoint DIR [flags]",
+		usage: "stream (--source DIR --format parquet|csv|json|debezium-json | --source-table TABLE [-o KEY=VALUE ...] | --source-type kafka -o KEY=VALUE ...) (--table TABLE | --sink console) --checkpoint DIR [flags]",
 		about: "Run a pipeline configured by flags instead of a file: every pipeline key that has a flag " +
 			"(docs/config.md) is one here, with the key's name, type and default. Read a landing directory (--source) " +
-			"or the appends of an Iceberg table (--source-table), write a table (--table, which may be a template " +
+			"the appends of an Iceberg table (--source-table) or Kafka topics (--source-type kafka), write a table (--table, which may be a template " +
 			"such as db.events_{region}) or the console, and record progress in --checkpoint. " +
 			"Exits 3 when --fail-on-empty is given and there was no input.",
 		examples: []example{
@@ -25,6 +25,8 @@ func init() {
 				"floe stream ... --partition-fields 'day(ts),bucket(id, 16)' -p table-default.write.parquet.compression-codec=zstd"},
 			{"Iceberg to Iceberg: read another table's appends, filtered, ten files a batch.",
 				"floe stream --source-table db.events --table db.events_eu --checkpoint ckpt/eu --filter \"region = 'eu'\" -o streaming-max-files-per-micro-batch=10"},
+			{"Kafka to Iceberg: a topic's JSON messages, everything there at the start, then stop.",
+				"floe stream --source-type kafka -o kafka.bootstrap.servers=localhost:9092 -o subscribe=events --format json --table db.events --checkpoint ckpt/events"},
 			{"Tag every snapshot with the job that made it.",
 				"floe stream ... -o snapshot-property.job=nightly"},
 			{"An S3 warehouse with the embedded catalog kept locally.",
@@ -85,6 +87,9 @@ func streamConfig(name string, args []string, stderr io.Writer) (*config.Pipelin
 // the sink.
 func readFlags(cfg *config.Pipeline) error {
 	src := &cfg.Source
+	if src.Type == "kafka" {
+		return nil
+	}
 	if src.Table == "" {
 		if len(src.Options) > 0 || src.Filter != "" {
 			return usagef("-o KEY=VALUE (other than -o snapshot-property.KEY=VALUE) and --filter are read options of --source-table; for a landing directory, see floe stream --help")
