@@ -104,7 +104,7 @@ func TestReadDebeziumBadFiles(t *testing.T) {
 		{"update without after", `{"op":"u","before":{"id":1}}` + "\n", `line 1: op "u" has no "after" row image`},
 		{"malformed", ok + ok + `{"op":"c","after":` + "\n", "line 3: malformed JSON"},
 		{"two kinds in a column", ok + `{"op":"c","after":{"id":"x"}}` + "\n", "line 2: field id holds both number and string values; write the events with their schema"},
-		{"schema on some lines only", ok + `{"schema":` + dbzSchema + `,"payload":{"op":"c","after":{"id":1}}}` + "\n", "line 2: the events of one file must all come with their schema or all without (line 1 differs)"},
+		{"schema on some lines only", ok + `{"schema":` + dbzSchema + `,"payload":{"op":"c","after":{"id":1}}}` + "\n", "line 2: the events of one input must all come with their schema or all without (line 1 differs)"},
 		{"a type that changes", `{"schema":` + dbzSchema + `,"payload":{"op":"c","after":{"id":1}}}` + "\n" +
 			`{"schema":` + strings.ReplaceAll(dbzSchema, `"int32"`, `"int64"`) + `,"payload":{"op":"c","after":{"id":1}}}` + "\n",
 			`line 2: column "id" is int64 here but int32`},
