@@ -24,8 +24,8 @@ func DebeziumSchema(events DebeziumEvents, table *arrow.Schema, unit string) (*a
 	root := NewObject()
 	var (
 		typed               []arrow.Field
-		seenAt              = map[string]int{} // a typed column's index in typed
-		withSchema, without int64 = -1, -1     // where the first event of each kind is
+		seenAt                    = map[string]int{} // a typed column's index in typed
+		withSchema, without int64 = -1, -1           // where the first event of each kind is
 	)
 	mixed := func(other int64) error {
 		return fmt.Errorf("the events of one input must all come with their schema or all without (%s %d differs); write them with one converter setting (schemas.enable)", unit, other)
