@@ -23,6 +23,7 @@ import (
 	"github.com/floe-io/floe/config"
 	_ "github.com/floe-io/floe/source/files"   // registers the "files" source
 	_ "github.com/floe-io/floe/source/iceberg" // registers the "iceberg" source
+	_ "github.com/floe-io/floe/source/kafka"   // registers the "kafka" source
 )
 
 // Exit codes, documented in the package comment and `floe --help`.

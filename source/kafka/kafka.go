@@ -1,0 +1,533 @@
+// Package kafka is the Kafka source: the messages of a set of topics read
+// once each, in micro-batches, with the options, offsets and meaning of
+// Spark's Kafka source (KafkaMicroBatchStream).
+//
+// An offset says, per topic and partition, the next offset to read, so a
+// batch's offsets say exactly what it read: the table's record of the end
+// of its last batch is enough to resume (see docs/kafka.md). Consumer-group
+// offsets are committed after the table's commit only for lag dashboards;
+// they are never read back.
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/atomicfile"
+	"github.com/floe-io/floe/internal/jsonrows"
+)
+
+func init() {
+	floe.RegisterSource("kafka", func(cfg config.Source, env floe.SourceEnv) (floe.Source, error) {
+		return New(cfg, env)
+	})
+}
+
+// chunkOffsets is the most offsets one part reads, so that a partition's
+// large backlog is written by several goroutines.
+const chunkOffsets = 250_000
+
+// initialFile holds the starting offsets resolved when the query first
+// planned, so that "latest" or a timestamp means the same on a re-run.
+const initialFile = "initial-offsets"
+
+// Source reads the messages of the topics its options name.
+type Source struct {
+	opts     map[string]string
+	kopts    []kgo.Opt
+	cl       *kgo.Client
+	adm      *kadm.Client
+	stateDir string
+	log      *slog.Logger
+
+	topics  []string
+	pattern *regexp.Regexp
+	assign  map[string][]int32
+
+	starting       string // "earliest", "latest" or JSON
+	startingTs     int64  // epoch ms; -1 when not set
+	ending         string // "latest" or JSON, for available-now
+	failOnDataLoss bool
+	includeHeaders bool
+	groupID        string
+	format         string // "kafka", "json" or "debezium-json"
+	schema         *arrow.Schema
+
+	// capEnd is the end of the backlog fixed by an available-now run;
+	// nil otherwise.
+	capEnd Offsets
+
+	mu       sync.Mutex
+	table    *arrow.Schema
+	warnings []string
+}
+
+var (
+	_ floe.Source             = (*Source)(nil)
+	_ floe.AvailableNowSource = (*Source)(nil)
+	_ floe.WarningSource      = (*Source)(nil)
+	_ floe.TableSchemaSource  = (*Source)(nil)
+)
+
+// New builds the source and its client; brokers are first reached when a
+// batch is planned.
+func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
+	o := cfg.Options
+	kopts, unknown, err := clientOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	log := env.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Source{opts: o, kopts: kopts, stateDir: env.StateDir, log: log, startingTs: -1,
+		starting: strings.TrimSpace(o["startingOffsets"]), ending: strings.TrimSpace(o["endingOffsets"]),
+		failOnDataLoss: !strings.EqualFold(strings.TrimSpace(o["failOnDataLoss"]), "false"),
+		includeHeaders: strings.EqualFold(strings.TrimSpace(o["includeHeaders"]), "true"),
+		groupID:        strings.TrimSpace(o["kafka.group.id"]), format: cfg.Format}
+	if len(unknown) > 0 {
+		s.warnings = append(s.warnings, fmt.Sprintf("kafka source: options %s have no equivalent in floe's Kafka client and are ignored", strings.Join(unknown, ", ")))
+	}
+	if s.format == "" {
+		s.format = "kafka"
+	}
+	if s.schema, err = jsonrows.Explicit(cfg.Schema); err != nil {
+		return nil, fmt.Errorf("%w: %v", floe.ErrConfig, err)
+	}
+	set := 0
+	if v := strings.TrimSpace(o["subscribe"]); v != "" {
+		set++
+		for t := range strings.SplitSeq(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				s.topics = append(s.topics, t)
+			}
+		}
+	}
+	if v := strings.TrimSpace(o["subscribePattern"]); v != "" {
+		set++
+		if s.pattern, err = regexp.Compile("^(?:" + v + ")$"); err != nil {
+			return nil, fmt.Errorf("%w: source.options.subscribePattern %q is not a regular expression: %v", floe.ErrConfig, v, err)
+		}
+	}
+	if v := strings.TrimSpace(o["assign"]); v != "" {
+		set++
+		if err := json.Unmarshal([]byte(v), &s.assign); err != nil || len(s.assign) == 0 {
+			return nil, fmt.Errorf("%w: source.options.assign %q is not valid; write JSON such as {\"events\":[0,1]}", floe.ErrConfig, v)
+		}
+		for t := range s.assign {
+			s.topics = append(s.topics, t)
+		}
+		slices.Sort(s.topics)
+	}
+	if set != 1 {
+		return nil, fmt.Errorf("%w: the kafka source needs exactly one of source.options.subscribe, subscribePattern and assign", floe.ErrConfig)
+	}
+	if v := strings.TrimSpace(o["startingTimestamp"]); v != "" {
+		if s.startingTs, err = strconv.ParseInt(v, 10, 64); err != nil || s.startingTs < 0 {
+			return nil, fmt.Errorf("%w: source.options.startingTimestamp %q is not epoch milliseconds", floe.ErrConfig, v)
+		}
+	}
+	for k, v := range map[string]string{"startingOffsets": s.starting, "endingOffsets": s.ending} {
+		if _, err := parseSpec(v); err != nil {
+			return nil, fmt.Errorf("%w: source.options.%s: %v", floe.ErrConfig, k, err)
+		}
+	}
+	if s.ending != "" && strings.EqualFold(s.ending, "earliest") {
+		return nil, fmt.Errorf("%w: source.options.endingOffsets cannot be earliest (nothing would be read); use latest or per-partition JSON", floe.ErrConfig)
+	}
+	if s.cl, err = kgo.NewClient(kopts...); err != nil {
+		return nil, fmt.Errorf("%w: kafka source: %v", floe.ErrConfig, err)
+	}
+	s.adm = kadm.NewClient(s.cl)
+	return s, nil
+}
+
+// parseSpec reads startingOffsets or endingOffsets: "", earliest, latest,
+// or per-partition JSON with -2 for earliest and -1 for latest.
+func parseSpec(v string) (Offsets, error) {
+	switch strings.ToLower(v) {
+	case "", "earliest", "latest":
+		return nil, nil
+	}
+	var o Offsets
+	if err := json.Unmarshal([]byte(v), &o); err != nil {
+		return nil, fmt.Errorf("%q is not earliest, latest or JSON such as {\"events\":{\"0\":23,\"1\":-2}} (-2 earliest, -1 latest): %v", v, err)
+	}
+	if _, err := o.Partitions(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Description names the topics: two queries reading them read the same
+// data.
+func (s *Source) Description() string {
+	if s.pattern != nil {
+		return "kafka:pattern:" + s.opts["subscribePattern"]
+	}
+	return "kafka:" + strings.Join(s.topics, ",")
+}
+
+// InitialOffset is before any message; where each partition starts is
+// resolved once, when the first batch is planned (initial).
+func (s *Source) InitialOffset() floe.Offset { return floe.EncodeOffset(Offsets{}) }
+
+// SetTableSchema takes the destination table's columns, which JSON values
+// are read as where they allow.
+func (s *Source) SetTableSchema(schema *iceberg.Schema) {
+	var as *arrow.Schema
+	if schema != nil {
+		as, _ = table.SchemaToArrowSchema(schema, nil, true, false)
+	}
+	s.mu.Lock()
+	s.table = as
+	s.mu.Unlock()
+}
+
+// Warnings returns what planning found since the last call.
+func (s *Source) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.warnings
+	s.warnings = nil
+	return w
+}
+
+func (s *Source) warn(format string, args ...any) {
+	s.mu.Lock()
+	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+// Close closes the client.
+func (s *Source) Close() error {
+	s.cl.Close()
+	return nil
+}
+
+// listed is a partition's log: its first offset and the next to be written.
+type listed struct{ start, end int64 }
+
+// partitions lists the partitions the options name, with their logs.
+func (s *Source) partitions(ctx context.Context) (map[TopicPartition]listed, error) {
+	topics := s.topics
+	if s.pattern != nil {
+		all, err := s.adm.ListTopics(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("kafka source: list topics: %w", err)
+		}
+		topics = nil
+		for _, t := range all.Names() {
+			if s.pattern.MatchString(t) {
+				topics = append(topics, t)
+			}
+		}
+	}
+	out := map[TopicPartition]listed{}
+	if len(topics) == 0 {
+		return out, nil
+	}
+	starts, err := s.adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka source: list offsets of %s (check kafka.bootstrap.servers): %w", strings.Join(topics, ", "), err)
+	}
+	ends, err := s.adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka source: list offsets of %s (check kafka.bootstrap.servers): %w", strings.Join(topics, ", "), err)
+	}
+	ends.Each(func(e kadm.ListedOffset) {
+		if e.Err != nil {
+			return // a topic not created yet: nothing to read
+		}
+		if s.assign != nil && !slices.Contains(s.assign[e.Topic], e.Partition) {
+			return
+		}
+		tp := TopicPartition{e.Topic, e.Partition}
+		l := listed{end: e.Offset}
+		if st, ok := starts.Lookup(e.Topic, e.Partition); ok && st.Err == nil {
+			l.start = st.Offset
+		}
+		out[tp] = l
+	})
+	return out, nil
+}
+
+// initial is where each partition present when the query first planned
+// starts, resolved from startingOffsets or startingTimestamp then and kept
+// in the source's state. Partitions found later start at their earliest
+// offset, 0 unless retention removed it.
+func (s *Source) initial(ctx context.Context, first bool, parts map[TopicPartition]listed) (Offsets, error) {
+	path := filepath.Join(s.stateDir, initialFile)
+	if s.stateDir != "" {
+		if b, err := os.ReadFile(path); err == nil {
+			return floe.DecodeOffset[Offsets](b, "kafka source initial")
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if !first {
+		return Offsets{}, nil
+	}
+	init := Offsets{}
+	spec, _ := parseSpec(s.starting)
+	var byTime kadm.ListedOffsets
+	if s.startingTs >= 0 && len(parts) > 0 {
+		var topics []string
+		for tp := range parts {
+			if !slices.Contains(topics, tp.Topic) {
+				topics = append(topics, tp.Topic)
+			}
+		}
+		var err error
+		if byTime, err = s.adm.ListOffsetsAfterMilli(ctx, s.startingTs, topics...); err != nil {
+			return nil, fmt.Errorf("kafka source: offsets after startingTimestamp: %w", err)
+		}
+	}
+	for tp, l := range parts {
+		at := l.start
+		switch {
+		case byTime != nil:
+			if o, ok := byTime.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil {
+				at = o.Offset
+			} else {
+				at = l.end
+			}
+		case spec != nil:
+			n, ok := spec.Get(tp)
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("%w: source.options.startingOffsets gives no offset for partition %s; list every partition, with -2 for earliest or -1 for latest", floe.ErrConfig, tp)
+			case n == -1:
+				at = l.end
+			case n >= 0:
+				at = n
+			}
+		case strings.EqualFold(s.starting, "latest"):
+			at = l.end
+		}
+		init.Set(tp, at)
+	}
+	if s.stateDir != "" {
+		if err := os.MkdirAll(s.stateDir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.Write(path, floe.EncodeOffset(init)); err != nil {
+			return nil, err
+		}
+	}
+	return init, nil
+}
+
+// from is where a batch starting at st reads tp.
+func from(st, init Offsets, tp TopicPartition) int64 {
+	if n, ok := st.Get(tp); ok {
+		return n
+	}
+	if n, ok := init.Get(tp); ok {
+		return n
+	}
+	return 0
+}
+
+// PrepareForAvailableNow fixes the end of the backlog: endingOffsets, by
+// default the partitions' latest offsets now.
+func (s *Source) PrepareForAvailableNow(ctx context.Context) error {
+	parts, err := s.partitions(ctx)
+	if err != nil {
+		return err
+	}
+	spec, _ := parseSpec(s.ending)
+	end := Offsets{}
+	for tp, l := range parts {
+		at := l.end
+		if spec != nil {
+			n, ok := spec.Get(tp)
+			if !ok {
+				continue
+			}
+			if n >= 0 {
+				at = min(n, l.end)
+			}
+		}
+		end.Set(tp, at)
+	}
+	s.capEnd = end
+	return nil
+}
+
+// LatestOffset takes every partition's messages after start, up to the
+// partitions' latest offsets (or the available-now end), bounded by
+// limit.MaxRows (maxOffsetsPerTrigger) split across partitions.
+func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe.ReadLimit) (floe.Offset, error) {
+	st, err := floe.DecodeOffset[Offsets](start, "kafka source")
+	if err != nil {
+		return nil, err
+	}
+	parts, err := s.partitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	init, err := s.initial(ctx, len(st) == 0, parts)
+	if err != nil {
+		return nil, err
+	}
+	known, err := st.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	for _, tp := range known {
+		if _, ok := parts[tp]; !ok {
+			if err := s.dataLoss("partition %s, read up to offset %d, is gone (topic deleted?)", tp, from(st, init, tp)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ranges := Plan(st, init, parts, s.capEnd)
+	ranges = Limit(ranges, limit.MaxRows)
+	end := st.Clone()
+	moved := false
+	for _, r := range ranges {
+		if r.Until > r.From {
+			end.Set(r.TopicPartition, r.Until)
+			moved = true
+		}
+	}
+	if !moved {
+		return start, nil
+	}
+	return floe.EncodeOffset(end), nil
+}
+
+// Plan is the ranges from start (or init, or 0 for a partition new since)
+// to each partition's end, capped by capEnd when it is set, in partition
+// order.
+func Plan(st, init Offsets, parts map[TopicPartition]listed, capEnd Offsets) []Range {
+	var ranges []Range
+	for tp, l := range parts {
+		until := l.end
+		if capEnd != nil {
+			c, ok := capEnd.Get(tp)
+			if !ok {
+				continue
+			}
+			until = min(until, c)
+		}
+		f := from(st, init, tp)
+		ranges = append(ranges, Range{TopicPartition: tp, From: f, Until: max(until, f)})
+	}
+	slices.SortFunc(ranges, func(a, b Range) int { return compareTP(a.TopicPartition, b.TopicPartition) })
+	return ranges
+}
+
+// dataLoss fails with the message when failOnDataLoss is on (the default),
+// else warns and lets the caller skip.
+func (s *Source) dataLoss(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if s.failOnDataLoss {
+		return fmt.Errorf("%w: kafka source: %s; messages the query has not read are lost. "+
+			"Set source.options.failOnDataLoss=false to skip them with a warning", floe.ErrSourceCannotContinue, msg)
+	}
+	s.warn("kafka source: %s; skipped, as failOnDataLoss is false", msg)
+	return nil
+}
+
+// Read plans one part per partition range of (start, end], or per chunk
+// of chunkOffsets of it.
+func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
+	st, err := floe.DecodeOffset[Offsets](start, "kafka source")
+	if err != nil {
+		return nil, err
+	}
+	en, err := floe.DecodeOffset[Offsets](end, "kafka source")
+	if err != nil {
+		return nil, err
+	}
+	tps, err := en.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	parts, err := s.partitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	init, err := s.initial(ctx, false, parts)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	tableSchema := s.table
+	s.mu.Unlock()
+	var out []floe.Part
+	for _, tp := range tps {
+		until, _ := en.Get(tp)
+		f := from(st, init, tp)
+		if until <= f {
+			continue
+		}
+		l, ok := parts[tp]
+		if !ok {
+			if err := s.dataLoss("partition %s, to be read from offset %d to %d, is gone (topic deleted?)", tp, f, until); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if l.start > f {
+			if err := s.dataLoss("partition %s: offsets %d to %d were deleted (retention) before the query read them", tp, f, min(l.start, until)-1); err != nil {
+				return nil, err
+			}
+			f = l.start
+		}
+		for c := f; c < until; c += chunkOffsets {
+			out = append(out, &part{src: s, tableSchema: tableSchema, r: Range{TopicPartition: tp, From: c, Until: min(c+chunkOffsets, until)}})
+		}
+	}
+	return out, nil
+}
+
+// Commit commits end as the offsets of kafka.group.id, when set, for lag
+// dashboards; floe never reads them back, so a failure is a warning.
+func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
+	if s.groupID == "" {
+		return nil
+	}
+	en, err := floe.DecodeOffset[Offsets](end, "kafka source")
+	if err != nil {
+		return err
+	}
+	tps, err := en.Partitions()
+	if err != nil {
+		return err
+	}
+	var os kadm.Offsets = kadm.Offsets{}
+	for _, tp := range tps {
+		n, _ := en.Get(tp)
+		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: n, LeaderEpoch: -1})
+	}
+	resp, err := s.adm.CommitOffsets(ctx, s.groupID, os)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		s.warn("kafka source: commit offsets of group %s (for lag monitoring only): %v", s.groupID, err)
+	}
+	return nil
+}

@@ -1,0 +1,279 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/jsonrows"
+)
+
+// part is one range of one partition.
+type part struct {
+	src         *Source
+	tableSchema *arrow.Schema
+	r           Range
+
+	mu      sync.Mutex
+	records []*kgo.Record // the range's messages, fetched once
+	schema  *arrow.Schema
+	asText  []string
+	lines   []byte  // json formats: one compact value a line
+	offsets []int64 // the offset of each line
+}
+
+func (p *part) Name() string {
+	return fmt.Sprintf("kafka:%s/%d@%d-%d", p.r.Topic, p.r.Partition, p.r.From, p.r.Until)
+}
+
+// SizeBytes is unknown until the messages are fetched.
+func (p *part) SizeBytes() int64 { return -1 }
+
+func (p *part) bad(at int64, err error) error {
+	return &floe.BadFileError{Path: fmt.Sprintf("kafka topic %s partition %d offset %d", p.r.Topic, p.r.Partition, at), Err: err}
+}
+
+// fetch reads the range's messages once: the offsets [From, Until),
+// without transaction markers and, on a compacted topic, without the
+// offsets compaction removed.
+func (p *part) fetch(ctx context.Context) error {
+	if p.records != nil {
+		return nil
+	}
+	opts := append(p.src.kopts[:len(p.src.kopts):len(p.src.kopts)],
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{p.r.Topic: {p.r.Partition: kgo.NewOffset().At(p.r.From)}}),
+		kgo.KeepControlRecords())
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, 0, p.r.Size())
+	next := p.r.From
+	for next < p.r.Until {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var ferr error
+		fs.EachError(func(t string, pt int32, err error) {
+			ferr = fmt.Errorf("kafka source: fetch %s/%d from offset %d: %w", t, pt, next, err)
+		})
+		if ferr != nil {
+			return ferr
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < next || r.Offset >= p.r.Until {
+				return
+			}
+			next = r.Offset + 1
+			if !r.Attrs.IsControl() {
+				recs = append(recs, r)
+			}
+		})
+	}
+	p.records = recs
+	return nil
+}
+
+// derive fetches the messages and works out the rows' schema.
+func (p *part) derive(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.schema != nil {
+		return nil
+	}
+	if err := p.fetch(ctx); err != nil {
+		return err
+	}
+	switch p.src.format {
+	case "kafka":
+		p.schema = rawSchema(p.src.includeHeaders)
+		return nil
+	case "json":
+		return p.deriveJSON()
+	case "debezium-json":
+		return p.deriveDebezium()
+	}
+	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json or debezium-json", floe.ErrConfig, p.src.format)
+}
+
+// deriveJSON checks that every value is one JSON object and, without
+// source.schema, infers the columns from them all.
+func (p *part) deriveJSON() error {
+	root := jsonrows.NewObject()
+	var buf bytes.Buffer
+	for _, r := range p.records {
+		start := buf.Len()
+		if err := json.Compact(&buf, r.Value); err != nil {
+			return p.bad(r.Offset, fmt.Errorf("the value is not valid JSON (%v)", err))
+		}
+		if p.src.schema == nil {
+			if err := root.ObserveLine(buf.Bytes()[start:]); err != nil {
+				return p.bad(r.Offset, err)
+			}
+		}
+		buf.WriteByte('\n')
+		p.offsets = append(p.offsets, r.Offset)
+	}
+	p.lines = buf.Bytes()
+	switch {
+	case p.src.schema != nil:
+		p.schema = p.src.schema
+	case root.Empty():
+		p.schema = arrow.NewSchema(nil, nil)
+	default:
+		p.schema, p.asText = jsonrows.AsTable(root.Schema(), p.tableSchema, true)
+	}
+	return nil
+}
+
+// deriveDebezium reads the values as Debezium change events; tombstones
+// (null values) hold no row.
+func (p *part) deriveDebezium() error {
+	var buf bytes.Buffer
+	for _, r := range p.records {
+		if r.Value == nil {
+			continue
+		}
+		if err := json.Compact(&buf, r.Value); err != nil {
+			return p.bad(r.Offset, fmt.Errorf("the value is not valid JSON (%v)", err))
+		}
+		buf.WriteByte('\n')
+		p.offsets = append(p.offsets, r.Offset)
+	}
+	p.lines = buf.Bytes()
+	events := func(fn func(at int64, b []byte) error) error {
+		for i, line := range bytes.Split(bytes.TrimSuffix(p.lines, []byte("\n")), []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			if err := fn(p.offsets[i], line); err != nil {
+				return p.bad(p.offsets[i], err)
+			}
+		}
+		return nil
+	}
+	schema, asText, err := jsonrows.DebeziumSchema(events, p.tableSchema, "offset")
+	if err != nil {
+		return err
+	}
+	p.schema, p.asText = schema, asText
+	return nil
+}
+
+// Schema is the rows' schema; the messages are fetched for it, once.
+func (p *part) Schema(ctx context.Context) (*arrow.Schema, error) {
+	if err := p.derive(ctx); err != nil {
+		return nil, err
+	}
+	return p.schema, nil
+}
+
+// Open reads the range's messages as rows.
+func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
+	if err := p.derive(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.src.format == "kafka" {
+		return rawReader(p.records, p.schema, p.src.includeHeaders)
+	}
+	var row func([]byte) ([]byte, error)
+	if p.src.format == "debezium-json" {
+		row = jsonrows.DebeziumRow()
+	}
+	return &offsetReader{Reader: jsonrows.NewReader(bytes.NewReader(p.lines), nil, p.schema, p.asText, row), p: p}, nil
+}
+
+// offsetReader names a bad value by its offset instead of its line.
+type offsetReader struct {
+	*jsonrows.Reader
+	p *part
+}
+
+func (r *offsetReader) Err() error {
+	err := r.Reader.Err()
+	var le *jsonrows.LineError
+	if errors.As(err, &le) && le.Line >= 1 && le.Line <= len(r.p.offsets) {
+		return r.p.bad(r.p.offsets[le.Line-1], le.Err)
+	}
+	return err
+}
+
+// rawSchema is Spark's Kafka source row.
+func rawSchema(headers bool) *arrow.Schema {
+	fields := []arrow.Field{
+		{Name: "key", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "value", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "topic", Type: arrow.BinaryTypes.String},
+		{Name: "partition", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "offset", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "timestamp", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+		{Name: "timestampType", Type: arrow.PrimitiveTypes.Int32},
+	}
+	if headers {
+		fields = append(fields, arrow.Field{Name: "headers", Nullable: true, Type: arrow.ListOf(arrow.StructOf(
+			arrow.Field{Name: "key", Type: arrow.BinaryTypes.String},
+			arrow.Field{Name: "value", Type: arrow.BinaryTypes.Binary, Nullable: true}))})
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// rawReader builds Spark's rows, jsonrows.BatchRows a record.
+func rawReader(recs []*kgo.Record, schema *arrow.Schema, headers bool) (array.RecordReader, error) {
+	var out []arrow.RecordBatch
+	for len(recs) > 0 {
+		n := min(len(recs), jsonrows.BatchRows)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for _, r := range recs[:n] {
+			appendBytes(b.Field(0).(*array.BinaryBuilder), r.Key)
+			appendBytes(b.Field(1).(*array.BinaryBuilder), r.Value)
+			b.Field(2).(*array.StringBuilder).Append(r.Topic)
+			b.Field(3).(*array.Int32Builder).Append(r.Partition)
+			b.Field(4).(*array.Int64Builder).Append(r.Offset)
+			b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(r.Timestamp.UnixMicro()))
+			tt := int32(0)
+			if r.Attrs.TimestampType() == 1 {
+				tt = 1
+			}
+			b.Field(6).(*array.Int32Builder).Append(tt)
+			if headers {
+				lb := b.Field(7).(*array.ListBuilder)
+				lb.Append(true)
+				sb := lb.ValueBuilder().(*array.StructBuilder)
+				for _, h := range r.Headers {
+					sb.Append(true)
+					sb.FieldBuilder(0).(*array.StringBuilder).Append(h.Key)
+					appendBytes(sb.FieldBuilder(1).(*array.BinaryBuilder), h.Value)
+				}
+			}
+		}
+		out = append(out, b.NewRecordBatch())
+		b.Release()
+		recs = recs[n:]
+	}
+	rr, err := array.NewRecordReader(schema, out)
+	for _, r := range out {
+		r.Release()
+	}
+	return rr, err
+}
+
+func appendBytes(b *array.BinaryBuilder, v []byte) {
+	if v == nil {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
+}
