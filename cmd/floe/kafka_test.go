@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/fixture"
@@ -137,5 +138,50 @@ func TestKafkaDebeziumUpsert(t *testing.T) {
 	e.OK(args...)
 	if got, want := dbzRows(t, e, "db.c", "id", "name"), []string{"3|cid-2"}; !slices.Equal(got, want) {
 		t.Fatalf("after the second run: %v, want %v", got, want)
+	}
+}
+
+// Offsets deleted by retention before the query read them stop the query
+// naming them (failOnDataLoss, on by default); with failOnDataLoss=false
+// they are skipped with a warning and the rest is read once.
+func TestKafkaFailOnDataLoss(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 1)
+	produceIDs(t, c, "events", 1, 0, 100)
+	e.OK(kafkaStream(e, c, "-o", `endingOffsets={"events":{"0":40}}`)...)
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 40); msg != "" {
+		t.Fatalf("after the first run: %s", msg)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.Addr(), ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var to kadm.Offsets
+	to.Add(kadm.Offset{Topic: "events", Partition: 0, At: 80})
+	if _, err := kadm.NewClient(cl).DeleteRecords(t.Context(), to); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Run(kafkaStream(e, c)...)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "events/0") || !strings.Contains(r.Stderr, "failOnDataLoss=false") {
+		t.Fatalf("want the deleted offsets refused, naming the partition and the option, got %s", r)
+	}
+	r = e.OK(kafkaStream(e, c, "-o", "failOnDataLoss=false")...)
+	if !strings.Contains(r.Stderr, "warning") {
+		t.Fatalf("want a warning about the skipped offsets:\n%s", r.Stderr)
+	}
+	ids := e.TableIDs("db.events")
+	for id := int64(0); id < 100; id++ {
+		want := 0
+		if id < 40 || id >= 80 {
+			want = 1
+		}
+		if ids[id] != want {
+			t.Fatalf("id %d occurs %d times; want ids 0-39 and 80-99 once each", id, ids[id])
+		}
+	}
+	if len(ids) != 60 {
+		t.Fatalf("%d distinct ids, want 60", len(ids))
 	}
 }
