@@ -2,11 +2,13 @@ package main_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -183,5 +185,54 @@ func TestKafkaFailOnDataLoss(t *testing.T) {
 	}
 	if len(ids) != 60 {
 		t.Fatalf("%d distinct ids, want 60", len(ids))
+	}
+}
+
+// Exactly once under kill -9: a processing-time stream of a topic that a
+// producer keeps writing is killed at random at least 20 times; a last
+// run drains the topic, and every message is in the table once.
+func TestKafkaKilledExactlyOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 4)
+	rng := rand.New(rand.NewPCG(9, 9))
+	// The later --trigger wins over kafkaStream's available-now.
+	args := kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=500", "--trigger", "100ms")
+	produced, kills := int64(0), 0
+	for tries := 0; kills < 20; tries++ {
+		if tries > 200 {
+			t.Fatalf("only %d of %d runs were killed while running", kills, tries)
+		}
+		var stderr syncBuffer
+		cmd := e.startFloe(&stderr, args...)
+		// The producer writes while the stream runs.
+		for range 1 + rng.IntN(4) {
+			n := int64(100 + rng.IntN(900))
+			produceIDs(t, c, "events", 4, produced, n)
+			produced += n
+			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		switch code := cmd.ProcessState.ExitCode(); code {
+		case -1:
+			kills++
+		default:
+			t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
+		}
+	}
+	// The killed runs committed batches, none twice.
+	partial := e.TableIDs("db.events")
+	if len(partial) == 0 {
+		t.Fatal("no batch was committed between the kills")
+	}
+	for id, n := range partial {
+		if n > 1 {
+			t.Fatalf("id %d is in the table %d times after the kills", id, n)
+		}
+	}
+	e.OK(kafkaStream(e, c)...)
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, produced); msg != "" {
+		t.Fatalf("after %d kills and %d messages: %s", kills, produced, msg)
 	}
 }
