@@ -23,7 +23,7 @@ var rootAPI = []string{
 	// the source contract
 	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
 	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource", "QueryAwareSource",
-	"AliasedSource", "TableSchemaSource", "RecordingSource",
+	"AliasedSource", "TableSchemaSource", "RecordingSource", "MetricsSource",
 	"SourceEnv", "SourceFactory", "RegisterSource",
 	// maintenance between batches
 	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",

@@ -609,6 +609,9 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		prog.Sink.Description = "ConsoleSink"
 	}
 	prog.Sink.NumOutputRows = res.Rows
+	if ms, ok := p.source.(MetricsSource); ok {
+		prog.Sources[0].LatestOffset, prog.Sources[0].Metrics = ms.Metrics(entry.End)
+	}
 	if upserts != nil {
 		prog.Sink.Upsert = upsertProgress(upserts)
 		prog.NumInputRows = upserts.Changes.Rows

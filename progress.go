@@ -45,6 +45,9 @@ type SourceProgress struct {
 	NumInputRows           int64           `json:"numInputRows"`
 	InputRowsPerSecond     float64         `json:"inputRowsPerSecond"`
 	ProcessedRowsPerSecond float64         `json:"processedRowsPerSecond"`
+	// LatestOffset and Metrics come from a MetricsSource.
+	LatestOffset json.RawMessage   `json:"latestOffset,omitempty"`
+	Metrics      map[string]string `json:"metrics,omitempty"`
 }
 
 // SinkProgress is the sink's part of a progress record.

@@ -96,6 +96,14 @@ type WarningSource interface {
 	Warnings() []string
 }
 
+// MetricsSource is implemented by sources that can tell how far a batch's
+// end is behind the newest input they saw, for its progress record (Spark's
+// latestOffset and source metrics): the Kafka source's offsets behind each
+// partition's end.
+type MetricsSource interface {
+	Metrics(end Offset) (latest Offset, metrics map[string]string)
+}
+
 // RecordingSource is implemented by sources whose offsets alone do not say
 // what a batch read (the file source's offset is an entry of its own log,
 // kept in the checkpoint). Each batch's snapshot then records the source's

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -234,5 +235,35 @@ func TestKafkaKilledExactlyOnce(t *testing.T) {
 	e.OK(kafkaStream(e, c)...)
 	if msg := fixture.Exact(e.TableIDs("db.events"), 0, produced); msg != "" {
 		t.Fatalf("after %d kills and %d messages: %s", kills, produced, msg)
+	}
+}
+
+// Progress records say how far each batch is behind the partitions'
+// ends: Spark's offsetsBehindLatest metrics and the latest offsets.
+func TestKafkaProgressLag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 2)
+	produceIDs(t, c, "events", 2, 0, 1000)
+	r := e.OK(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=400", "--progress", "json")...)
+	var lags []string
+	for _, line := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
+		var p struct {
+			Sources []struct {
+				LatestOffset map[string]map[string]int64 `json:"latestOffset"`
+				Metrics      map[string]string           `json:"metrics"`
+			} `json:"sources"`
+		}
+		if json.Unmarshal([]byte(line), &p) != nil || len(p.Sources) == 0 || p.Sources[0].Metrics == nil {
+			continue
+		}
+		if got := p.Sources[0].LatestOffset["events"]; got["0"] != 500 || got["1"] != 500 {
+			t.Fatalf("latestOffset %v, want 500 in each partition", got)
+		}
+		lags = append(lags, p.Sources[0].Metrics["maxOffsetsBehindLatest"]+"/"+p.Sources[0].Metrics["offsetsBehindLatest"])
+	}
+	want := []string{`300/{"events":{"0":300,"1":300}}`, `100/{"events":{"0":100,"1":100}}`, `0/{"events":{"0":0,"1":0}}`}
+	if !slices.Equal(lags, want) {
+		t.Fatalf("lag by batch %v, want %v", lags, want)
 	}
 }

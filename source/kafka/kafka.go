@@ -78,6 +78,9 @@ type Source struct {
 	mu       sync.Mutex
 	table    *arrow.Schema
 	warnings []string
+	// latest are the partitions' logs as the last plan listed them, for
+	// the lag the progress records report (metrics.go).
+	latest map[TopicPartition]listed
 }
 
 var (
@@ -401,6 +404,9 @@ func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe
 			}
 		}
 	}
+	s.mu.Lock()
+	s.latest = parts
+	s.mu.Unlock()
 	ranges := Plan(st, init, parts, s.capEnd)
 	ranges = Limit(ranges, limit.MaxRows)
 	end := st.Clone()

@@ -1,0 +1,56 @@
+package kafka
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/floe-io/floe"
+)
+
+// Metrics reports how far a batch ending at end is behind the partitions'
+// ends as the last plan listed them: Spark's avgOffsetsBehindLatest,
+// maxOffsetsBehindLatest and minOffsetsBehindLatest, and the lag of every
+// partition (offsetsBehindLatest, in the offsets' JSON shape), with the
+// latest offsets themselves.
+func (s *Source) Metrics(end floe.Offset) (floe.Offset, map[string]string) {
+	s.mu.Lock()
+	latest := s.latest
+	s.mu.Unlock()
+	if len(latest) == 0 {
+		return nil, nil
+	}
+	at, err := floe.DecodeOffset[Offsets](end, "kafka source")
+	if err != nil {
+		return nil, nil
+	}
+	ends, behind := Offsets{}, Offsets{}
+	var sum, lo, hi int64
+	first := true
+	for tp, l := range latest {
+		ends.Set(tp, l.end)
+		n := l.end - l.start // a partition the query has not read yet
+		if off, ok := at.Get(tp); ok {
+			n = l.end - off
+		}
+		n = max(n, 0)
+		behind.Set(tp, n)
+		sum += n
+		if first || n < lo {
+			lo = n
+		}
+		if first || n > hi {
+			hi = n
+		}
+		first = false
+	}
+	lag, err := json.Marshal(behind)
+	if err != nil {
+		return nil, nil
+	}
+	return floe.EncodeOffset(ends), map[string]string{
+		"avgOffsetsBehindLatest": strconv.FormatFloat(float64(sum)/float64(len(latest)), 'f', 1, 64),
+		"maxOffsetsBehindLatest": strconv.FormatInt(hi, 10),
+		"minOffsetsBehindLatest": strconv.FormatInt(lo, 10),
+		"offsetsBehindLatest":    string(lag),
+	}
+}
