@@ -31,7 +31,7 @@ var rootAPI = []string{
 	"Checkpoint", "OpenCheckpoint", "CheckpointMetadata", "OffsetEntry", "CommitEntry",
 	"Checkpoint.Close", "Checkpoint.QuarantineDir", "ReadCheckpoint", "CheckpointStatus",
 	// the table as the record: checking a checkpoint against it, rebuilding one from it
-	"Pipeline.Verify", "RebuildCheckpoint", "Rebuilt",
+	"Pipeline.Verify", "RebuildCheckpoint", "ResumeFromTable", "Rebuilt",
 	// committing files written outside a pipeline
 	"Committer", "Committer.Commit", "DataFile", "SummaryQueryID", "SummaryBatchID",
 	// catalogs and tables by location

@@ -118,8 +118,8 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 			// checkpoint committed nothing: the first batch never made it.
 			return out, rebuildEmpty(dir, fresh, old, &done, &out)
 		}
-		return out, fmt.Errorf("%w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
-			ErrConfig, cfg.Sink.Table, cfg.Sink.Table, meta)
+		return out, fmt.Errorf("%w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s: %w",
+			ErrConfig, cfg.Sink.Table, cfg.Sink.Table, meta, errNoTable)
 	}
 	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(fresh, "sources", "0"), Catalog: cat, Logger: opts.Logger})
 	if err != nil {
@@ -197,7 +197,7 @@ func pickRecord(props map[string]string, name, id, source string) (string, commi
 	slices.Sort(ids)
 	switch len(ids) {
 	case 0:
-		return "", commit.Record{}, fmt.Errorf("%w: table %s holds no record of a query reading %s; restore the checkpoint from a backup", ErrCheckpointMismatch, name, source)
+		return "", commit.Record{}, fmt.Errorf("%w: table %s holds no record of a query reading %s; restore the checkpoint from a backup: %w", ErrCheckpointMismatch, name, source, errNoRecord)
 	case 1:
 		return ids[0], recs[ids[0]], nil
 	default:
@@ -219,8 +219,38 @@ func defaultMetadataFile(cfg *config.Pipeline, ident []string) string {
 	return "METADATA_FILE"
 }
 
-// errNoRecord marks a table without a record of the query.
-var errNoRecord = errors.New("no record of the query")
+// errNoRecord marks a table without a record of the query; errNoTable a
+// table the catalog does not have.
+var (
+	errNoRecord = errors.New("no record of the query")
+	errNoTable  = errors.New("no such table")
+)
+
+// ResumeFromTable makes the missing checkpoint of a pipeline whose source
+// offsets say exactly what each batch read (the Kafka source's offsets per
+// partition) from the table's record of the query, as RebuildCheckpoint
+// does, so that a stream whose checkpoint was lost goes on where the table
+// says it stopped instead of starting a new query. resumed is false, and
+// nothing is done, when the checkpoint exists, the table does not, or the
+// table records no query reading the same source.
+func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (out Rebuilt, resumed bool, err error) {
+	if cfg.Source.Type != "kafka" || cfg.Sink.Console() || cfg.Sink.IsTemplate() {
+		return out, false, nil
+	}
+	dir, err := filepath.Abs(cfg.Checkpoint)
+	if err != nil {
+		return out, false, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return out, false, nil
+	}
+	out, err = RebuildCheckpoint(ctx, cfg, opts)
+	if errors.Is(err, errNoRecord) || errors.Is(err, errNoTable) {
+		_ = os.RemoveAll(dir)
+		return Rebuilt{}, false, nil
+	}
+	return out, err == nil, err
+}
 
 // holdsQuery tells whether any snapshot of the table names the query.
 func holdsQuery(tbl *table.Table, id string) bool {

@@ -57,8 +57,9 @@ func TestKafkaJSONExactlyOnce(t *testing.T) {
 	}
 }
 
-// A lost checkpoint is rebuilt from the table's record of the last
-// batch's offsets, and the query resumes with no duplicate and no gap.
+// A lost checkpoint: a restart resumes from the table's record of the
+// last batch's offsets, with no duplicate and no gap; so does a run after
+// floe checkpoint rebuild.
 func TestKafkaLostCheckpoint(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -69,12 +70,24 @@ func TestKafkaLostCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	produceIDs(t, c, "events", 4, 1000, 1000)
-	r := e.Run(append([]string{"checkpoint", "rebuild"}, kafkaStream(e, c)[1:]...)...)
-	if r.Code != 0 {
+	// A plain restart resumes from the table's offsets.
+	r := e.OK(kafkaStream(e, c)...)
+	if !strings.Contains(r.Stderr, "was missing; query") || !strings.Contains(r.Stderr, "resumes from table db.events") {
+		t.Fatalf("the restart does not say it resumed from the table:\n%s", r.Stderr)
+	}
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000); msg != "" {
+		t.Fatalf("after the restart without a checkpoint: %s", msg)
+	}
+	// floe checkpoint rebuild does the same explicitly.
+	if err := os.RemoveAll(e.Ckpt); err != nil {
+		t.Fatal(err)
+	}
+	produceIDs(t, c, "events", 4, 2000, 1000)
+	if r := e.Run(append([]string{"checkpoint", "rebuild"}, kafkaStream(e, c)[1:]...)...); r.Code != 0 {
 		t.Fatalf("checkpoint rebuild: exit %d\n%s", r.Code, r.Stderr)
 	}
 	e.OK(kafkaStream(e, c)...)
-	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000); msg != "" {
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 3000); msg != "" {
 		t.Fatalf("after the rebuilt checkpoint's run: %s", msg)
 	}
 }

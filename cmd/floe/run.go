@@ -142,6 +142,13 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	if testHooks != nil {
 		testHooks(cfg, &opts)
 	}
+	rb, resumed, err := floe.ResumeFromTable(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	if resumed {
+		out.warning(fmt.Sprintf("checkpoint %s was missing; query %s resumes from table %s's record of batch %d", cfg.Checkpoint, rb.QueryID, cfg.Sink.Table, rb.BatchID))
+	}
 	p, err := floe.Open(ctx, cfg, opts)
 	if err != nil {
 		return err
