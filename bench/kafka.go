@@ -160,7 +160,17 @@ type KafkaContender struct {
 // this order.
 var KafkaContenders = []KafkaContender{
 	{Name: "floe", Run: FloeKafka},
+	{Name: "floe-schema", Run: FloeKafkaSchema},
 	{Name: "franz-go consume", Run: BareConsume},
+}
+
+// kafkaSchema is the messages' columns as a user would declare them in
+// source.schema.
+var kafkaSchema = []config.Column{
+	{Name: "id", Type: "long"}, {Name: "ts", Type: "timestamptz"}, {Name: "user", Type: "string"},
+	{Name: "event", Type: "string"}, {Name: "page", Type: "string"}, {Name: "country", Type: "string"},
+	{Name: "amount", Type: "double"}, {Name: "qty", Type: "long"}, {Name: "session", Type: "string"},
+	{Name: "campaign", Type: "string"},
 }
 
 // kafkaConfig is the pipeline a user would write for the topic: the kafka
@@ -181,38 +191,51 @@ func kafkaConfig(k *KafkaTopic, work string) (*config.Pipeline, error) {
 // (library call: Open + Run), then reads the table's ids back with
 // iceberg-go's scan: it must hold every message's id exactly once.
 func FloeKafka(ctx context.Context, k *KafkaTopic, work string) (KafkaResult, error) {
+	return floeKafka(ctx, "floe", k, work, nil)
+}
+
+// FloeKafkaSchema is FloeKafka with the columns given in source.schema,
+// which shows in the same run what inferring them from the messages costs.
+func FloeKafkaSchema(ctx context.Context, k *KafkaTopic, work string) (KafkaResult, error) {
+	return floeKafka(ctx, "floe-schema", k, work, kafkaSchema)
+}
+
+// floeKafka runs floe over the topic, with the columns of schema when
+// given.
+func floeKafka(ctx context.Context, name string, k *KafkaTopic, work string, schema []config.Column) (KafkaResult, error) {
 	cfg, err := kafkaConfig(k, work)
 	if err != nil {
 		return KafkaResult{}, err
 	}
+	cfg.Source.Schema = schema
 	var cat catalog.Catalog
 	cost, err := timed(ctx, func() (err error) {
 		cat, _, err = runFloe(ctx, cfg, nil)
 		return err
 	})
 	if err != nil {
-		return KafkaResult{}, fmt.Errorf("floe: %w", err)
+		return KafkaResult{}, fmt.Errorf("%s: %w", name, err)
 	}
 	defer closeCatalog(cat)
-	tr, err := tableResult(ctx, "floe", cat, cost)
+	tr, err := tableResult(ctx, name, cat, cost)
 	if err != nil {
 		return KafkaResult{}, err
 	}
 	ids, err := fixture.ReadIDs(ctx, cat, strings.Join(benchTable, "."), "id")
 	if err != nil {
-		return KafkaResult{}, fmt.Errorf("floe: read the table's ids: %w", err)
+		return KafkaResult{}, fmt.Errorf("%s: read the table's ids: %w", name, err)
 	}
 	if msg := fixture.Exact(ids, 0, k.Messages); msg != "" {
-		return KafkaResult{}, fmt.Errorf("floe: the table does not hold each message once: %s", msg)
+		return KafkaResult{}, fmt.Errorf("%s: the table does not hold each message once: %s", name, msg)
 	}
 	var rows int64
 	for _, n := range ids {
 		rows += int64(n)
 	}
 	if rows != tr.Rows {
-		return KafkaResult{}, fmt.Errorf("floe: the scan read %d rows, the manifests count %d", rows, tr.Rows)
+		return KafkaResult{}, fmt.Errorf("%s: the scan read %d rows, the manifests count %d", name, rows, tr.Rows)
 	}
-	return KafkaResult{Contender: "floe", Messages: rows, Bytes: k.Bytes, Files: tr.Files, Cost: cost}, nil
+	return KafkaResult{Contender: name, Messages: rows, Bytes: k.Bytes, Files: tr.Files, Cost: cost}, nil
 }
 
 // BareConsume is the limit: one franz-go consumer reading every record of
