@@ -19,6 +19,7 @@ var report bench.Report
 func TestMain(m *testing.M) {
 	code := m.Run()
 	scanTable.close()
+	kafkaTopic.close()
 	compactionTable.close()
 	report.Write(os.Stdout)
 	os.Exit(code)

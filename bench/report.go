@@ -22,6 +22,7 @@ type Report struct {
 	planSpec    Spec
 	compaction  compactionRuns
 	upsert      upsertRuns
+	kafka       kafkaRuns
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -117,7 +118,7 @@ func (r *Report) AddCompaction(fx *CompactionFixture, res CompactionResult) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 && len(r.kafka.order) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -141,6 +142,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if len(r.upsert.runs) > 0 {
 		r.writeUpsert(w)
+	}
+	if len(r.kafka.order) > 0 {
+		r.writeKafka(w)
 	}
 }
 
@@ -631,4 +635,101 @@ func mean(ds []time.Duration) time.Duration {
 		sum += d
 	}
 	return sum / time.Duration(len(ds))
+}
+
+// kafkaRuns are the Kafka benchmark's runs, by contender.
+type kafkaRuns struct {
+	spec    KafkaSpec
+	bytes   int64
+	order   []string
+	results map[string][]KafkaResult
+}
+
+// AddKafka records one contender's read of topic k.
+func (r *Report) AddKafka(k *KafkaTopic, res KafkaResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kr := &r.kafka
+	if kr.results == nil {
+		kr.results = map[string][]KafkaResult{}
+	}
+	if _, ok := kr.results[res.Contender]; !ok {
+		kr.order = append(kr.order, res.Contender)
+	}
+	kr.spec, kr.bytes = k.KafkaSpec, k.Bytes
+	kr.results[res.Contender] = append(kr.results[res.Contender], res)
+}
+
+// kafkaTarget is the least share of the bare consumer's message rate
+// floe should reach.
+const kafkaTarget = 0.5
+
+// publishedKafka are other tools' Kafka-to-Iceberg rates as published,
+// not measured here: other machines, clusters and message shapes.
+var publishedKafka = []struct {
+	name string
+	rate float64
+}{
+	{"Kafka Connect Iceberg sink", 85_000},
+	{"Redpanda Connect", 61_000},
+}
+
+func (r *Report) writeKafka(w io.Writer) {
+	kr := &r.kafka
+	type kafkaSummary struct {
+		runs                int
+		wall, cpu, mps, mpc float64
+		mb, files           float64
+		minMsgs, maxMsgs    int64
+	}
+	sums := map[string]kafkaSummary{}
+	runs := 0
+	for _, name := range kr.order {
+		rs := kr.results[name]
+		s := kafkaSummary{runs: len(rs), minMsgs: rs[0].Messages, maxMsgs: rs[0].Messages}
+		var wall, cpu, mps, mpc, mb, files []float64
+		for _, x := range rs {
+			wall = append(wall, x.Wall.Seconds())
+			cpu = append(cpu, x.CPU.Seconds())
+			mps = append(mps, x.MessagesPerSec())
+			mpc = append(mpc, x.MessagesPerCPUSec())
+			mb = append(mb, float64(x.Bytes)/1e6)
+			files = append(files, float64(x.Files))
+			s.minMsgs, s.maxMsgs = min(s.minMsgs, x.Messages), max(s.maxMsgs, x.Messages)
+		}
+		s.wall, s.cpu, s.mps, s.mpc, s.mb, s.files = median(wall), median(cpu), median(mps), median(mpc), median(mb), median(files)
+		sums[name] = s
+		runs = max(runs, s.runs)
+	}
+	fmt.Fprintf(w, "\n### Kafka ingest: %d JSON messages (%.0f bytes each on average) in %d partitions (median of %d runs)\n\n",
+		kr.spec.Messages, float64(kr.bytes)/float64(kr.spec.Messages), kr.spec.Partitions, runs)
+	fmt.Fprintln(w, "| contender | runs | wall s | CPU s | messages/s (wall) | messages per CPU-s | MB of values | data files | messages counted |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, name := range kr.order {
+		s := sums[name]
+		counted := fmt.Sprint(s.minMsgs)
+		if s.minMsgs != s.maxMsgs {
+			counted = fmt.Sprintf("%d–%d", s.minMsgs, s.maxMsgs)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.0f | %.0f | %.1f | %g | %s |\n",
+			name, s.runs, s.wall, s.cpu, s.mps, s.mpc, s.mb, s.files, counted)
+	}
+	if bare, ok := sums["franz-go consume"]; ok {
+		fmt.Fprintf(w, "\n| ratio | messages/s (wall) | messages per CPU-s | target ≥ %.1f× messages/s |\n| --- | ---: | ---: | --- |\n", kafkaTarget)
+		for _, name := range kr.order {
+			if !strings.HasPrefix(name, "floe") {
+				continue
+			}
+			f := sums[name]
+			met := "met"
+			if f.mps/bare.mps < kafkaTarget {
+				met = "not met"
+			}
+			fmt.Fprintf(w, "| %s / franz-go consume | %.2f× | %.2f× | %s |\n", name, f.mps/bare.mps, f.mpc/bare.mpc, met)
+		}
+	}
+	fmt.Fprintln(w, "\nPublished figures quoted in the project's reference notes, not measured here (other machines, clusters and messages):")
+	for _, p := range publishedKafka {
+		fmt.Fprintf(w, "- %s: ~%.0fk messages/s (published)\n", p.name, p.rate/1e3)
+	}
 }

@@ -16,6 +16,8 @@
 #   COMPACTION=only bench/run.sh  # that benchmark alone
 #   UPSERT=1 bench/run.sh         # also the upsert benchmark: 20 batches of 10,000 changes to a 10M-row table (about 10 minutes)
 #   UPSERT=only bench/run.sh      # that benchmark alone; FLOE_BENCH_UPSERT_ROWS, _BATCHES, _CHANGES shrink it
+#   KAFKA=1 bench/run.sh          # also the Kafka ingest: 1M JSON messages from an in-process cluster (about 3 minutes)
+#   KAFKA=only bench/run.sh       # that benchmark alone; FLOE_BENCH_KAFKA_MESSAGES shrinks it
 #
 # The scan benchmark's DuckDB contender needs node and @duckdb/node-api
 # (`cd interop && npm ci`); without them it is skipped with the reason.
@@ -32,11 +34,12 @@ planning=${PLANNING:-}
 maintained=${MAINTAINED:-}
 compaction=${COMPACTION:-}
 upsert=${UPSERT:-}
+kafka=${KAFKA:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -60,4 +63,8 @@ fi
 if [ -n "$upsert" ]; then
 	# One run: each contender's table is built (not measured), then the batches.
 	go test ./bench -run '^$' -bench '^BenchmarkUpsert$' -benchtime 1x -count 1 -timeout 2h
+fi
+if [ -n "$kafka" ]; then
+	# One topic produced (not measured), then COUNT reads of it by each contender.
+	go test ./bench -run '^$' -bench '^BenchmarkKafkaIngest$' -benchtime 1x -count "$count" -timeout 2h
 fi
