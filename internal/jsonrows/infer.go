@@ -172,12 +172,22 @@ func (root *Kind) ObserveLine(b []byte) error {
 	if !ok {
 		return errors.New("malformed JSON (a line must hold one object)")
 	}
-	// Record new top-level keys in document order.
-	keys, err := topLevelKeys(b)
-	if err != nil {
-		return fmt.Errorf("malformed JSON (%v)", err)
+	// New top-level keys are recorded in document order, which takes a
+	// second pass over the line: only lines that bring one pay for it.
+	keys := root.names
+	for name := range obj {
+		if _, known := root.fields[name]; !known {
+			var err error
+			if keys, err = topLevelKeys(b); err != nil {
+				return fmt.Errorf("malformed JSON (%v)", err)
+			}
+			break
+		}
 	}
 	for _, name := range keys {
+		if _, in := obj[name]; !in {
+			continue
+		}
 		f, ok := root.fields[name]
 		if !ok {
 			f = &Kind{}
