@@ -107,9 +107,11 @@ func (r *Registry) Schema(ctx context.Context, id uint32) (*AvroSchema, error) {
 }
 
 // rawLogical are the logical types read as their carrier's value and
-// converted here, exactly, instead of through time.Time or big.Rat.
+// converted here, exactly, instead of through time.Time or big.Rat; those
+// typeOf does not map (nanoseconds, duration) stay their carrier's value.
 var rawLogical = []string{"date", "timestamp-millis", "timestamp-micros", "local-timestamp-millis",
-	"local-timestamp-micros", "time-millis", "time-micros", "decimal", "uuid"}
+	"local-timestamp-micros", "time-millis", "time-micros", "decimal", "uuid",
+	"timestamp-nanos", "local-timestamp-nanos", "duration"}
 
 // AvroSchema is one writer schema and the Arrow columns its records
 // become.

@@ -33,7 +33,8 @@ const everyType = `{"type": "record", "name": "Event", "namespace": "ex", "field
 	{"name": "day", "type": {"type": "int", "logicalType": "date"}},
 	{"name": "ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
 	{"name": "us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
-	{"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}}
+	{"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+	{"name": "ns", "type": {"type": "long", "logicalType": "timestamp-nanos"}}
 ]}`
 
 // Every supported Avro type decodes to the Arrow value Spark's from_avro
@@ -45,7 +46,7 @@ func TestAvroEveryType(t *testing.T) {
 	}
 	wantTypes := "b: bool, i: int32, l: int64, f: float32, d: float64, raw: binary, s: utf8, e: utf8, fx: binary, " +
 		"tags: list<element: utf8>, attrs: map<utf8, int64, items_nullable>, inner: struct<x: binary>, " +
-		"day: date32, ms: timestamp[us, tz=UTC], us: timestamp[us, tz=UTC], amount: decimal(9, 2)"
+		"day: date32, ms: timestamp[us, tz=UTC], us: timestamp[us, tz=UTC], amount: decimal(9, 2), ns: int64"
 	var got []string
 	for _, f := range s.Arrow().Fields() {
 		got = append(got, f.Name+": "+f.Type.String())
@@ -61,10 +62,10 @@ func TestAvroEveryType(t *testing.T) {
 		{"b": true, "i": int32(-7), "l": int64(1) << 40, "f": float32(1.5), "d": 2.25, "raw": []byte{0, 1},
 			"s": "hi", "e": "GREEN", "fx": []byte("ab"), "tags": []any{"x", "y"}, "attrs": map[string]any{"k": int64(3)},
 			"inner": map[string]any{"x": []byte("cd")}, "day": int32(19000), "ms": int64(1_700_000_000_123),
-			"us": int64(1_700_000_000_123_456), "amount": []byte{0xff, 0x85}}, // -123 unscaled
+			"us": int64(1_700_000_000_123_456), "amount": []byte{0xff, 0x85}, "ns": int64(5)}, // -123 unscaled
 		{"b": false, "i": int32(0), "l": int64(0), "f": float32(0), "d": 0.0, "raw": []byte{},
 			"s": nil, "e": "RED", "fx": []byte("zz"), "tags": []any{}, "attrs": map[string]any{"n": nil},
-			"inner": nil, "day": int32(0), "ms": int64(0), "us": int64(0), "amount": []byte{0x30, 0x39}}, // 12345
+			"inner": nil, "day": int32(0), "ms": int64(0), "us": int64(0), "amount": []byte{0x30, 0x39}, "ns": int64(6)}, // 12345
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, s.Arrow())
 	defer b.Release()
@@ -81,9 +82,9 @@ func TestAvroEveryType(t *testing.T) {
 	defer rec.Release()
 	want := [][]string{
 		{"true", "-7", "1099511627776", "1.5", "2.25", "AAE=", "hi", "GREEN", "YWI=", `["x","y"]`, `[{"key":"k","value":3}]`, `{"x":"Y2Q="}`,
-			"2022-01-08", "2023-11-14T22:13:20.123Z", "2023-11-14T22:13:20.123456Z", "-1.23"},
+			"2022-01-08", "2023-11-14T22:13:20.123Z", "2023-11-14T22:13:20.123456Z", "-1.23", "5"},
 		{"false", "0", "0", "0", "0", "", "(null)", "RED", "eno=", "[]", `[{"key":"n","value":null}]`, "(null)",
-			"1970-01-01", "1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z", "123.45"},
+			"1970-01-01", "1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z", "123.45", "6"},
 	}
 	for r := range want {
 		for c, w := range want[r] {
