@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -500,13 +501,13 @@ type avroReader struct {
 	schema *arrow.Schema
 	cur    arrow.RecordBatch
 	err    error
-	refs   int64
+	refs   atomic.Int64
 }
 
-func (r *avroReader) Retain() { r.refs++ }
+func (r *avroReader) Retain() { r.refs.Add(1) }
 
 func (r *avroReader) Release() {
-	if r.refs--; r.refs == 0 && r.cur != nil {
+	if r.refs.Add(-1) == 0 && r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
 	}

@@ -193,7 +193,9 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 		return rawReader(p.records, p.schema, p.src.includeHeaders)
 	}
 	if p.src.format == "avro" {
-		return &avroReader{p: p, msgs: p.avro, schema: p.schema, refs: 1}, nil
+		r := &avroReader{p: p, msgs: p.avro, schema: p.schema}
+		r.refs.Store(1)
+		return r, nil
 	}
 	var row func([]byte) ([]byte, error)
 	if p.src.format == "debezium-json" {
