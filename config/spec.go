@@ -172,7 +172,8 @@ var specs = []fieldSpec{
 			"`once` triggers ignore the two limits. " +
 			"With `type: kafka`, the options of Spark's Kafka source: `kafka.bootstrap.servers`, one of `subscribe`, " +
 			"`subscribePattern` and `assign`, `startingOffsets`, `startingTimestamp`, `endingOffsets`, `maxOffsetsPerTrigger`, " +
-			"`failOnDataLoss`, `includeHeaders`, `kafka.group.id` and the client's `kafka.*` settings (docs/kafka.md). " +
+			"`failOnDataLoss`, `includeHeaders`, `kafka.group.id` and the client's `kafka.*` settings, and with `format: avro` " +
+			"`schema.registry.url` and `schema.registry.basic.auth.user.info` (`user:password`) (docs/kafka.md). " +
 			"Not allowed with `type: files`.",
 	},
 	{
@@ -204,7 +205,8 @@ var specs = []fieldSpec{
 			"(with or without the `schema`/`payload` wrapper): each is read as the row image (`after`, or `before` for a delete) " +
 			"plus the columns `__op`, `__source_lsn` and `__ts_ms`; tombstones are skipped. See docs/formats.md. " +
 			"With `type: kafka` it is the format of the message values: absent or `kafka` for Spark's columns (`key`, `value`, `topic`, " +
-			"`partition`, `offset`, `timestamp`, `timestampType`), `json` for one object a message, `debezium-json` for change events (docs/kafka.md).",
+			"`partition`, `offset`, `timestamp`, `timestampType`), `json` for one object a message, `debezium-json` for change events, `avro` for Avro in the Confluent wire format with its " +
+			"schema from `options.schema.registry.url` (docs/kafka.md).",
 	},
 	{
 		path: "source.recursive", flag: "recursive", def: "false",

@@ -339,6 +339,7 @@ var kafkaOptions = []string{
 	"subscribe", "subscribePattern", "assign",
 	"startingOffsets", "startingTimestamp", "endingOffsets",
 	"maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders",
+	"schema.registry.url", "schema.registry.basic.auth.user.info",
 }
 
 // validateKafka checks a source of type kafka: the brokers, exactly one
@@ -359,9 +360,20 @@ func (s *Source) validateKafka(ps *problems) {
 		}
 	}
 	switch s.Format {
-	case "", "kafka", "json", "debezium-json":
+	case "", "kafka", "json", "debezium-json", "avro":
 	default:
-		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json or debezium-json", s.Format)
+		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json, debezium-json or avro", s.Format)
+	}
+	if s.Format == "avro" {
+		if u := strings.TrimSpace(s.Options["schema.registry.url"]); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			ps.add("source.options.schema.registry.url", 0, "required with source.format avro: the Confluent Schema Registry's address, e.g. \"http://registry:8081\"; got %q", u)
+		}
+	} else {
+		for _, k := range []string{"schema.registry.url", "schema.registry.basic.auth.user.info"} {
+			if _, ok := s.Options[k]; ok {
+				ps.add("source.options."+k, 0, "only read with source.format avro; remove it")
+			}
+		}
 	}
 	if len(s.Schema) > 0 && s.Format != "json" {
 		ps.add("source.schema", 0, "only read with source.format json, which types the values' columns; remove it")
@@ -394,7 +406,11 @@ func (s *Source) validateKafka(ps *problems) {
 			if b := strings.ToLower(v); b != "true" && b != "false" {
 				ps.add(p, 0, "%q is not valid; use \"true\" or \"false\"", v)
 			}
-		case "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets":
+		case "schema.registry.basic.auth.user.info":
+			if !strings.Contains(v, ":") {
+				ps.add(p, 0, "must be user:password, as the registry's basic auth takes it")
+			}
+		case "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets", "schema.registry.url":
 		default:
 			if strings.HasPrefix(k, "kafka.") {
 				continue

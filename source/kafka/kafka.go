@@ -68,8 +68,9 @@ type Source struct {
 	failOnDataLoss bool
 	includeHeaders bool
 	groupID        string
-	format         string // "kafka", "json" or "debezium-json"
+	format         string // "kafka", "json", "debezium-json" or "avro"
 	schema         *arrow.Schema
+	registry       *Registry // with format avro
 
 	// capEnd is the end of the backlog fixed by an available-now run;
 	// nil otherwise.
@@ -115,6 +116,11 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 	}
 	if s.schema, err = jsonrows.Explicit(cfg.Schema); err != nil {
 		return nil, fmt.Errorf("%w: %v", floe.ErrConfig, err)
+	}
+	if s.format == "avro" {
+		if s.registry, err = NewRegistry(o); err != nil {
+			return nil, err
+		}
 	}
 	set := 0
 	if v := strings.TrimSpace(o["subscribe"]); v != "" {

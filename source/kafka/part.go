@@ -29,6 +29,7 @@ type part struct {
 	asText  []string
 	lines   []byte  // json formats: one compact value a line
 	offsets []int64 // the offset of each line
+	avro    []avroMessage
 }
 
 func (p *part) Name() string {
@@ -103,8 +104,10 @@ func (p *part) derive(ctx context.Context) error {
 		return p.deriveJSON()
 	case "debezium-json":
 		return p.deriveDebezium()
+	case "avro":
+		return p.deriveAvro(ctx)
 	}
-	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json or debezium-json", floe.ErrConfig, p.src.format)
+	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json, debezium-json or avro", floe.ErrConfig, p.src.format)
 }
 
 // deriveJSON checks that every value is one JSON object and, without
@@ -188,6 +191,11 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 	defer p.mu.Unlock()
 	if p.src.format == "kafka" {
 		return rawReader(p.records, p.schema, p.src.includeHeaders)
+	}
+	if p.src.format == "avro" {
+		r := &avroReader{p: p, msgs: p.avro, schema: p.schema}
+		r.refs.Store(1)
+		return r, nil
 	}
 	var row func([]byte) ([]byte, error)
 	if p.src.format == "debezium-json" {
