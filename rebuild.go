@@ -118,8 +118,9 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 			// checkpoint committed nothing: the first batch never made it.
 			return out, rebuildEmpty(dir, fresh, old, &done, &out)
 		}
-		return out, fmt.Errorf("%w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s: %w",
-			ErrConfig, cfg.Sink.Table, cfg.Sink.Table, meta, errNoTable)
+		// The command ends the message, so that it can be copied whole.
+		return out, fmt.Errorf("%w: %w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
+			ErrConfig, errNoTable, cfg.Sink.Table, cfg.Sink.Table, meta)
 	}
 	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(fresh, "sources", "0"), Catalog: cat, Logger: opts.Logger})
 	if err != nil {
