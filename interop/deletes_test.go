@@ -64,7 +64,7 @@ type row map[string]any
 func (e *env) checkRows(table string, want map[int64]row) {
 	e.T.Helper()
 	readers := []string{"icebird", "duckdb"}
-	if e.versioned(table).FormatVersion >= 3 {
+	if e.describe(table).FormatVersion >= 3 {
 		readers = []string{"duckdb"}
 	}
 	e.checkRowsOf(table, readers, want)
@@ -74,7 +74,7 @@ func (e *env) checkRows(table string, want map[int64]row) {
 // is known to be wrong (see TestDeletesV2EqualityPartitioned).
 func (e *env) checkRowsOf(table string, readers []string, want map[int64]row) {
 	e.T.Helper()
-	d := e.versioned(table)
+	d := e.describe(table)
 	var args []string
 	if len(readers) == 1 {
 		args = []string{"--reader", readers[0]}
@@ -91,29 +91,6 @@ func (e *env) checkRowsOf(table string, readers []string, want map[int64]row) {
 	if !e.T.Failed() {
 		e.T.Logf("%s (format v%d): %d rows after deletes, as %s read them", table, d.FormatVersion, len(want), strings.Join(readers, " and "))
 	}
-}
-
-// versionedInfo is what checkRows needs of `floe table describe --json`.
-type versionedInfo struct {
-	MetadataLocation string          `json:"metadata_location"`
-	FormatVersion    int             `json:"format_version"`
-	Schema           json.RawMessage `json:"schema"`
-	fields           []canonical.Field
-}
-
-func (e *env) versioned(table string) versionedInfo {
-	e.T.Helper()
-	r := e.OK("table", "describe", table, "--json")
-	var d versionedInfo
-	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
-		e.T.Fatalf("table describe --json: %v\n%s", err, r.Stdout)
-	}
-	st, err := canonical.ParseType(d.Schema)
-	if err != nil {
-		e.T.Fatalf("%s: schema: %v", table, err)
-	}
-	d.fields = st.Fields
-	return d
 }
 
 // readRows runs check.mjs --rows on a metadata file and returns each
@@ -742,7 +719,7 @@ func TestDeletesV3DeletionVectors(t *testing.T) {
 	d.checkIceberg(e, "db.dv")
 	e.checkRows("db.dv", d.want)
 
-	if _, err := readRows(e.versioned("db.dv").MetadataLocation, "--reader", "icebird"); err == nil || !strings.Contains(err.Error(), "cannot apply deletion vectors") {
+	if _, err := readRows(e.describe("db.dv").MetadataLocation, "--reader", "icebird"); err == nil || !strings.Contains(err.Error(), "cannot apply deletion vectors") {
 		t.Fatalf("icebird on a table with deletion vectors: %v; want the checker to say it cannot apply them", err)
 	}
 }
@@ -773,7 +750,7 @@ func TestCheckerRefusesTwoDeletionVectors(t *testing.T) {
 	d.appendRows(recs(0, 100, 1, "a"))
 	d.dvDelete([]int64{1, 2}, nil)
 	d.writeDVs([]int64{3}, nil, false)
-	_, err := readRows(e.versioned("db.twodv").MetadataLocation, "--reader", "duckdb")
+	_, err := readRows(e.describe("db.twodv").MetadataLocation, "--reader", "duckdb")
 	if err == nil || !strings.Contains(err.Error(), "two deletion vectors for data file") {
 		t.Fatalf("a data file with two deletion vectors: %v; want the checker to refuse it", err)
 	}

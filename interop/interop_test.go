@@ -81,6 +81,7 @@ func newEnv(t *testing.T) *env {
 type tableInfo struct {
 	Location         string          `json:"location"`
 	MetadataLocation string          `json:"metadata_location"`
+	FormatVersion    int             `json:"format_version"`
 	Schema           json.RawMessage `json:"schema"`
 	fields           []canonical.Field
 }
