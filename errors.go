@@ -29,6 +29,9 @@ var (
 	// ErrUnstableFile marks a file that changed while it was read: it is
 	// still being written and is left for a later batch.
 	ErrUnstableFile = ingest.ErrUnstableFile
+	// ErrTableLost marks a table to be created where one its catalog lost
+	// still lies (its metadata files); the message names the registration.
+	ErrTableLost = ingest.ErrTableLost
 
 	// ErrCheckpointMismatch marks a checkpoint that belongs to another sink
 	// or source than the pipeline using it, or that does not match the

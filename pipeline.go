@@ -390,7 +390,7 @@ const idlePoll = 100 * time.Millisecond
 // transient tells failures worth retrying from those that will fail the
 // same way again (bad input, configuration, a checkpoint owned elsewhere).
 func transient(err error) bool {
-	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrTableUnreadable, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, ErrSourceCannotContinue, context.Canceled} {
+	for _, permanent := range []error{ErrBadInput, ErrConfig, ErrTableUnreadable, ErrCheckpointMismatch, ErrCheckpointInUse, ErrQueryConflict, ErrTableLost, ErrSourceCannotContinue, context.Canceled} {
 		if errors.Is(err, permanent) {
 			return false
 		}

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/commit"
@@ -227,41 +225,8 @@ func newestMetadata(recorded string) string {
 // newestMetadataIn is the newest metadata file of a local metadata
 // directory, if it holds one.
 func newestMetadataIn(dir string) (string, bool) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", false
-	}
-	newest, bestVersion, bestTime := "", int64(-1), time.Time{}
-	for _, e := range entries {
-		name := e.Name()
-		v, ok := metadataVersion(name)
-		if !ok {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if v > bestVersion || (v == bestVersion && info.ModTime().After(bestTime)) {
-			newest, bestVersion, bestTime = filepath.Join(dir, name), v, info.ModTime()
-		}
-	}
-	return newest, newest != ""
-}
-
-// metadataVersion reads the version of a file named
-// <version>-<uuid>.metadata.json.
-func metadataVersion(name string) (int64, bool) {
-	base, ok := strings.CutSuffix(name, ".metadata.json")
-	if !ok {
-		return 0, false
-	}
-	v, _, ok := strings.Cut(base, "-")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	return n, err == nil
+	newest, _, ok := commit.NewestMetadata(icebergio.LocalFS{}, dir)
+	return newest, ok
 }
 
 // batchText says where a log ends: "at batch N", or "before any batch".

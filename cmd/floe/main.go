@@ -118,7 +118,7 @@ func report(err error, stderr io.Writer) int {
 	var ce *config.Error
 	switch {
 	case errors.As(err, &ue), errors.As(err, &ce), errors.Is(err, floe.ErrConfig),
-		errors.Is(err, floe.ErrCheckpointMismatch), errors.Is(err, floe.ErrQueryConflict):
+		errors.Is(err, floe.ErrCheckpointMismatch), errors.Is(err, floe.ErrQueryConflict), errors.Is(err, floe.ErrTableLost):
 		// A checkpoint that does not match its table or pipeline, like a
 		// wrong configuration, fails the same way until a person repairs it.
 		return exitUsage

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -204,6 +205,41 @@ func TestLostCatalogIsRefusedThenRegistered(t *testing.T) {
 	e.exactly("db.t", 300)
 	e.OK(e.StreamArgs("db.t")...)
 	e.exactly("db.t", 400)
+}
+
+// A table the catalog lost, under a checkpoint that lost its commits log
+// too, so that nothing says the table existed but its own location: the
+// run refuses to create a new table over the old one's metadata (a later
+// registration of the newest file would then pick either's and lose the
+// other's rows), leaves the directory as it was, and after floe table
+// register the stream goes on exactly.
+func TestTableCreatedOverLostTableIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.streamFiles(0, 2)
+	for _, f := range []string{"commits/0", "commits/1"} {
+		if err := os.Remove(filepath.Join(e.Ckpt, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeCatalog(t, e.Warehouse)
+	metaDir := filepath.Join(e.Warehouse, "db.db", "t", "metadata")
+	before, _ := filepath.Glob(filepath.Join(metaDir, "*.metadata.json"))
+	e.land(2)
+	r := e.Stream("db.t")
+	refused(t, r, "db.t is not in the catalog", "holds a table with commits", "floe table register db.t ")
+	if after, _ := filepath.Glob(filepath.Join(metaDir, "*.metadata.json")); !slices.Equal(before, after) {
+		t.Fatalf("the refused run left metadata files behind: %v, before %v", after, before)
+	}
+	if r := e.Run("table", "list", "db"); strings.Contains(r.Stdout, "db.t") {
+		t.Fatalf("the refused run left db.t in the catalog: %s", r)
+	}
+	meta := strings.Fields(r.Stderr[strings.Index(r.Stderr, "floe table register db.t ")+len("floe table register db.t "):])[0]
+	e.OK("table", "register", "db.t", meta)
+	refused(t, e.Stream("db.t"), "is behind table db.t", "floe checkpoint rebuild")
+	e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 300)
 }
 
 func removeCatalog(t *testing.T, wh string) {

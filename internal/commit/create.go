@@ -58,6 +58,9 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts Creat
 	if err != nil {
 		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
 	}
+	if err := c.refuseLostLocation(ctx, tbl); err != nil {
+		return nil, err
+	}
 	return tbl, nil
 }
 

@@ -22,6 +22,9 @@ var (
 	// ErrTableUnreadable marks a table whose current metadata file is
 	// gone: no retry brings it back.
 	ErrTableUnreadable = errors.New("table metadata unreadable")
+	// ErrTableLost marks a table to be created where a table the catalog
+	// lost still lies: only registering it again, or deleting it, repairs.
+	ErrTableLost = errors.New("table lost by its catalog")
 	// ErrUnstableFile marks a file that changed while it was read: it is
 	// still being written and is left for a later batch.
 	ErrUnstableFile = errors.New("file changed while being read")
