@@ -115,9 +115,9 @@ type RecordingSource interface {
 	// account after the query's previous batch, nil before the first.
 	BatchInput(prev map[string]string, start, end Offset) (map[string]string, error)
 	// CheckInput verifies the source's state against the account the
-	// table holds for the batch that ended at end, the newest committed:
-	// an error names what is missing or different.
-	CheckInput(input map[string]string, end Offset) error
+	// table holds for the batch (start, end], the newest committed (start
+	// nil when unknown): an error names what is missing or different.
+	CheckInput(input map[string]string, start, end Offset) error
 	// RebuildInput remakes the source's state from the table's account of
 	// the batch that ended at end, or says why the account is not enough.
 	RebuildInput(ctx context.Context, input map[string]string, end Offset) error

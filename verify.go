@@ -67,7 +67,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 		return nil, p.diverged("its offsets log ends %s but its commits log at batch %d: offsets entries were deleted", batchText(lastOff), lastCommit)
 	}
 	var input map[string]string
-	var end Offset
+	var start, end Offset
 	if lastCommit >= 0 {
 		e, err := p.checkpoint.commit(lastCommit)
 		if err != nil {
@@ -80,7 +80,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		input, end = e.Input, o.End
+		input, start, end = e.Input, o.Start, o.End
 	}
 	if p.tables != nil {
 		committed, err := p.checkpoint.committedTables()
@@ -97,16 +97,16 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			}
 		}
 		if p.fixed != "" {
-			if in, e, err := p.checkRecord(ctx, committed[p.fixed], lastOff, lastCommit); err != nil {
+			if in, s, e, err := p.checkRecord(ctx, committed[p.fixed], lastOff, lastCommit); err != nil {
 				return nil, err
 			} else if in != nil {
-				input, end = in, e
+				input, start, end = in, s, e
 			}
 		}
 	}
 	if rs, ok := p.source.(RecordingSource); ok {
 		if lastCommit >= 0 {
-			if err := rs.CheckInput(input, end); err != nil {
+			if err := rs.CheckInput(input, start, end); err != nil {
 				return nil, p.diverged("%v", err)
 			}
 		}
@@ -118,7 +118,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := rs.CheckInput(nil, o.End); err != nil {
+			if err := rs.CheckInput(nil, nil, o.End); err != nil {
 				return nil, p.diverged("batch %d, planned and not committed: %v", lastOff, err)
 			}
 			if _, err := p.source.Read(ctx, o.Start, o.End); err != nil {
@@ -134,16 +134,16 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 // query commits, with rows or without, moves the record, so the record
 // and the commits log end at the same batch, or the record one ahead when
 // a run stopped between the table commit and the commits log. It returns
-// the table's account and end offset when the two agree.
-func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, lastCommit int64) (map[string]string, Offset, error) {
+// the table's account and the batch's offsets when the two agree.
+func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, lastCommit int64) (input map[string]string, start, end Offset, err error) {
 	tbl, err := p.tables.Load(ctx, p.fixed)
 	if err != nil || tbl == nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rec, err := commit.ReadRecord(tbl, p.checkpoint.Metadata.ID)
 	if err != nil || rec == nil {
 		// A table written before records, or not yet by this query.
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	switch {
 	case rec.Batch > lastCommit:
@@ -152,26 +152,34 @@ func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, l
 			// log: the re-run finds the batch, if it is the same batch.
 			o, err := p.checkpoint.offsets(lastOff)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if string(o.End) != string(rec.Offset) {
-				return nil, nil, p.diverged("table %s holds batch %d read up to offset %s, and the checkpoint planned batch %d up to %s", p.fixed, rec.Batch, rec.Offset, lastOff, o.End)
+				return nil, nil, nil, p.diverged("table %s holds batch %d read up to offset %s, and the checkpoint planned batch %d up to %s", p.fixed, rec.Batch, rec.Offset, lastOff, o.End)
 			}
-			return nil, nil, nil
+			// The same end offset is not yet the same input: a source log
+			// whose newest entry was written again after the offsets
+			// entry that planned it was lost holds other files under it.
+			if rs, ok := p.source.(RecordingSource); ok && rec.Input != nil {
+				if err := rs.CheckInput(rec.Input, o.Start, rec.Offset); err != nil {
+					return nil, nil, nil, p.diverged("batch %d, which the table holds: %v", rec.Batch, err)
+				}
+			}
+			return nil, nil, nil, nil
 		}
-		return nil, nil, p.behind(tbl, rec, lastCommit)
+		return nil, nil, nil, p.behind(tbl, rec, lastCommit)
 	case rec.Batch < lastCommit:
-		return nil, nil, fmt.Errorf("%w: table %s holds batches of query %s up to batch %d, but checkpoint %s records batch %d committed to it: the table went back to older metadata (a rollback, or a registration of an older metadata file), and the newer batches' rows are not in it. Register the newest metadata file (%s), or, to ingest those batches again, start a new checkpoint and table",
+		return nil, nil, nil, fmt.Errorf("%w: table %s holds batches of query %s up to batch %d, but checkpoint %s records batch %d committed to it: the table went back to older metadata (a rollback, or a registration of an older metadata file), and the newer batches' rows are not in it. Register the newest metadata file (%s), or, to ingest those batches again, start a new checkpoint and table",
 			ErrCheckpointMismatch, p.fixed, p.checkpoint.Metadata.ID, rec.Batch, p.checkpoint.Dir, lastCommit, newestMetadata(last.MetadataFiles[p.fixed]))
 	}
 	o, err := p.checkpoint.offsets(rec.Batch)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if string(o.End) != string(rec.Offset) {
-		return nil, nil, p.diverged("table %s holds batch %d read up to offset %s, the checkpoint's batch %d read up to %s", p.fixed, rec.Batch, rec.Offset, rec.Batch, o.End)
+		return nil, nil, nil, p.diverged("table %s holds batch %d read up to offset %s, the checkpoint's batch %d read up to %s", p.fixed, rec.Batch, rec.Offset, rec.Batch, o.End)
 	}
-	return rec.Input, rec.Offset, nil
+	return rec.Input, o.Start, rec.Offset, nil
 }
 
 // diverged is the refusal of a checkpoint that does not match its table.

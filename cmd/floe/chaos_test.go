@@ -97,6 +97,10 @@ func TestRandomDamageNeverLosesOrDuplicates(t *testing.T) {
 			e.land(landed)
 			landed++
 			ingest()
+			// A run that exits 0 has ingested every landed row.
+			if d := fixture.Exact(e.TableIDs("db.t"), 0, int64(100*landed)); d != "" {
+				t.Fatalf("step %d: after an ingest that succeeded: %s", step, d)
+			}
 		case 2:
 			op = "kill -9"
 			e.land(landed)

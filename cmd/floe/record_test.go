@@ -242,6 +242,36 @@ func TestTableCreatedOverLostTableIsRefused(t *testing.T) {
 	e.exactly("db.t", 300)
 }
 
+// A checkpoint that lost the offsets and commits entries of its one
+// committed batch, beside a table its catalog lost: the refused run plans
+// batch 0 again and writes its newest source log entry again, now with a
+// file that arrived since. After the table is registered, the batch the
+// table holds has the same end offset as the checkpoint's, but not the
+// same files: the run refuses instead of taking the new file as
+// committed, and the rebuilt checkpoint ingests it.
+func TestSourceLogWrittenAgainIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	args := e.StreamArgs("db.t")
+	e.land(0)
+	e.OK(args...)
+	for _, f := range []string{"commits/0", "offsets/0"} {
+		if err := os.Remove(filepath.Join(e.Ckpt, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeCatalog(t, e.Warehouse)
+	e.land(1)
+	r := e.Run(args...)
+	refused(t, r, "floe table register db.t ")
+	meta := strings.Fields(r.Stderr[strings.Index(r.Stderr, "floe table register db.t ")+len("floe table register db.t "):])[0]
+	e.OK("table", "register", "db.t", meta)
+	refused(t, e.Run(args...), "lists 2 files in log batches 0 to 0, and the table records 1", "floe checkpoint rebuild")
+	e.OK(append([]string{"checkpoint", "rebuild"}, args[1:]...)...)
+	e.OK(args...)
+	e.exactly("db.t", 200)
+}
+
 func removeCatalog(t *testing.T, wh string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(wh, "catalog.db*"))

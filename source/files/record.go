@@ -156,9 +156,11 @@ func (s *Files) BatchInput(prev map[string]string, start, end floe.Offset) (map[
 }
 
 // CheckInput verifies that the log holds every log batch up to the
-// committed end and, when max-file-age has not let entries go, exactly
-// the files the table's account names.
-func (s *Files) CheckInput(input map[string]string, end floe.Offset) error {
+// committed end, the files the table's account names for the batch
+// (start, end] while its log batches are not compacted, and, when
+// max-file-age has not let entries go, exactly the files of the account
+// so far.
+func (s *Files) CheckInput(input map[string]string, start, end floe.Offset) error {
 	en, err := decode(end)
 	if err != nil {
 		return err
@@ -174,7 +176,13 @@ func (s *Files) CheckInput(input map[string]string, end floe.Offset) error {
 			return fmt.Errorf("the file source log %s lacks log batch %d (file %s), which a committed batch read", s.log.dir, n, filepath.Join(s.log.dir, strconv.FormatInt(n, 10)))
 		}
 	}
-	if input == nil || s.cfg.MaxFileAge > 0 {
+	if input == nil {
+		return nil
+	}
+	if err := s.checkBatch(input, start, en); err != nil {
+		return err
+	}
+	if s.cfg.MaxFileAge > 0 {
 		return nil
 	}
 	want, err := parseAccount(input)
@@ -190,6 +198,37 @@ func (s *Files) CheckInput(input map[string]string, end floe.Offset) error {
 	}
 	if got.total != want.total || got.digest != want.digest {
 		return fmt.Errorf("the file source log %s lists %d files up to log batch %d, and the table records %d (digest %s, the log's %s): the log is not the one the table's batches were planned from", s.log.dir, got.total, en.LogOffset, want.total, want.digest, got.digest)
+	}
+	return nil
+}
+
+// checkBatch compares the files of the batch (start, end] with the
+// count and digest the table records for it. A log batch written again
+// after the offsets entry that planned it was lost (the source takes a
+// newest log batch no offsets entry names for one it may rewrite) holds
+// more files than the batch the table committed.
+func (s *Files) checkBatch(input map[string]string, start floe.Offset, en offset) error {
+	if start == nil || input[inputDigest] == "" {
+		return nil
+	}
+	st, err := decode(start)
+	if err != nil {
+		return err
+	}
+	if st.LogOffset >= en.LogOffset || st.LogOffset+1 <= s.log.compact {
+		// A rebuilt checkpoint's batch, or log batches folded together.
+		return nil
+	}
+	files, err := s.log.files(st.LogOffset, en.LogOffset)
+	if err != nil {
+		return err
+	}
+	var d digest
+	for _, f := range files {
+		d.add(f)
+	}
+	if strconv.Itoa(len(files)) != input[inputFiles] || d.String() != input[inputDigest] {
+		return fmt.Errorf("the file source log %s lists %d files in log batches %d to %d, and the table records %s for that batch (digest %s, the log's %s): the log was written again after the batch was committed", s.log.dir, len(files), st.LogOffset+1, en.LogOffset, input[inputFiles], input[inputDigest], d)
 	}
 	return nil
 }

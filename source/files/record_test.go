@@ -50,7 +50,7 @@ func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 		if in["total"] != "3" || in["files"] != "1" || !strings.HasSuffix(in["watermark"], "c.csv") {
 			t.Fatalf("account after three files: %v", in)
 		}
-		if err := l.src.CheckInput(in, end); err != nil {
+		if err := l.src.CheckInput(in, nil, end); err != nil {
 			t.Fatalf("an intact log fails its check: %v", err)
 		}
 		return l, in, end
@@ -60,7 +60,7 @@ func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.open()
-		if err := l.src.CheckInput(in, end); err == nil {
+		if err := l.src.CheckInput(in, nil, end); err == nil {
 			t.Fatal("a lost log passes its check")
 		}
 		return l.src.RebuildInput(t.Context(), in, end)
@@ -74,7 +74,7 @@ func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.open()
-		if err := l.src.CheckInput(in, end); err != nil {
+		if err := l.src.CheckInput(in, nil, end); err != nil {
 			t.Fatalf("the rebuilt log fails its check: %v", err)
 		}
 		if got := l.names(floe.ReadLimit{}); len(got) != 1 || got[0] != "d.csv" {
