@@ -85,6 +85,11 @@ type Pipeline struct {
 	upserts *upsert.Deletes
 	keys    *upsert.KeyIndex
 
+	// clustered is set when this process is one worker of a cluster: its
+	// batches are published, not committed, and the table's record is the
+	// cluster's, not this checkpoint's (cluster.go).
+	clustered bool
+
 	// input is the source's account of the query's input after its newest
 	// committed batch (RecordingSource), which the next batch extends.
 	input map[string]string
@@ -282,6 +287,15 @@ func (p *Pipeline) closeCatalog() {
 // redoes it); Stop ends the run after the current batch.
 func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	var sum Summary
+	if cs, ok := p.source.(ClusterSource); ok && p.cfg.Trigger.Kind == "processing-time" && p.tables != nil {
+		m, ok, err := cs.JoinCluster(ctx)
+		if err != nil {
+			return sum, err
+		}
+		if ok {
+			return p.runCluster(ctx, m)
+		}
+	}
 	if err := p.checkOtherQueries(ctx); err != nil {
 		return sum, err
 	}
@@ -630,15 +644,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		sum.Batches++
 		sum.Rows += res.Rows
 	}
-	p.mu.Lock()
-	p.progress = append(p.progress, *prog)
-	if len(p.progress) > 100 {
-		p.progress = p.progress[1:]
-	}
-	p.mu.Unlock()
-	if p.opts.OnProgress != nil {
-		p.opts.OnProgress(*prog)
-	}
+	p.record(*prog)
 	if p.maintainer != nil && len(done.Snapshots) > 0 {
 		tables := map[string]*table.Table{}
 		for name := range done.Snapshots {
@@ -647,6 +653,19 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		p.tables.Adopt(p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: tables}))
 	}
 	return nil
+}
+
+// record keeps a batch's progress record and hands it to OnProgress.
+func (p *Pipeline) record(prog Progress) {
+	p.mu.Lock()
+	p.progress = append(p.progress, prog)
+	if len(p.progress) > 100 {
+		p.progress = p.progress[1:]
+	}
+	p.mu.Unlock()
+	if p.opts.OnProgress != nil {
+		p.opts.OnProgress(prog)
+	}
 }
 
 // heldBatch is a batch the fixed table holds already; snap is nil when its
@@ -691,7 +710,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 				return res, heldBatch{}, nil
 			}
 		} else {
-			if p.fixed != "" {
+			if p.fixed != "" && !p.clustered {
 				// A re-run of a batch the stopped run committed is found
 				// before anything is read; a template's tables are known
 				// only once rows are routed, and each commit checks its own.

@@ -25,6 +25,9 @@ type Progress struct {
 	// Backlog counts the input known but not yet ingested, when the source
 	// can tell (an available-now run).
 	Backlog *Backlog `json:"backlog,omitempty"`
+	// Cluster is set on a worker of a cluster (kafka.group.id with a
+	// processing-time trigger).
+	Cluster *ClusterProgress `json:"cluster,omitempty"`
 }
 
 // Durations are the phases of a batch, in Spark's names.

@@ -1,4 +1,4 @@
-package kafka
+package cluster
 
 import (
 	"fmt"
@@ -47,11 +47,11 @@ func (o Offsets) Partitions() ([]TopicPartition, error) {
 			tps = append(tps, TopicPartition{t, int32(n)})
 		}
 	}
-	slices.SortFunc(tps, compareTP)
+	slices.SortFunc(tps, CompareTP)
 	return tps, nil
 }
 
-func compareTP(a, b TopicPartition) int {
+func CompareTP(a, b TopicPartition) int {
 	if a.Topic != b.Topic {
 		if a.Topic < b.Topic {
 			return -1

@@ -1,21 +1,21 @@
-package kafka_test
+package cluster_test
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/floe-io/floe/source/kafka"
+	"github.com/floe-io/floe/internal/cluster"
 )
 
 // maxOffsetsPerTrigger is split across partitions in proportion to their
 // backlog, shares below one rounded up and above one down, as in Spark.
 func TestLimitSplitsByBacklog(t *testing.T) {
 	t.Parallel()
-	r := func(p int32, from, until int64) kafka.Range {
-		return kafka.Range{TopicPartition: kafka.TopicPartition{Topic: "t", Partition: p}, From: from, Until: until}
+	r := func(p int32, from, until int64) cluster.Range {
+		return cluster.Range{TopicPartition: cluster.TopicPartition{Topic: "t", Partition: p}, From: from, Until: until}
 	}
-	in := []kafka.Range{r(0, 0, 900), r(1, 10, 100), r(2, 5, 6), r(3, 7, 7)}
-	got := kafka.Limit(in, 100)
+	in := []cluster.Range{r(0, 0, 900), r(1, 10, 100), r(2, 5, 6), r(3, 7, 7)}
+	got := cluster.Limit(in, 100)
 	var sizes []int64
 	for _, g := range got {
 		sizes = append(sizes, g.Size())
@@ -24,7 +24,7 @@ func TestLimitSplitsByBacklog(t *testing.T) {
 	if want := []int64{90, 9, 1, 0}; !slices.Equal(sizes, want) {
 		t.Fatalf("Limit(100) took %v, want %v", sizes, want)
 	}
-	if got := kafka.Limit(in, 10_000); !slices.Equal(got, in) {
+	if got := cluster.Limit(in, 10_000); !slices.Equal(got, in) {
 		t.Fatalf("a limit above the backlog changed the ranges: %v", got)
 	}
 }

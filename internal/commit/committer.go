@@ -181,26 +181,11 @@ func (c *Committer) OtherQuery(tbl *table.Table) (query, source string) {
 // the catalog could not tell whether the commit happened: then they are kept
 // and the ancestry check decides on the next run.
 func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
-	props := iceberg.Properties{}
-	for k, v := range req.Properties {
-		props[k] = v
+	props, tableProps, err := c.properties(req)
+	if err != nil {
+		return Result{}, err
 	}
-	props[SummaryQueryID] = c.QueryID
-	props[SummaryBatchID] = strconv.FormatInt(req.BatchID, 10)
-	props[SummarySource] = c.Source
-	var tableProps iceberg.Properties
-	if req.Record != nil {
-		req.Record.summary(props)
-		v, err := req.Record.property()
-		if err != nil {
-			return Result{}, err
-		}
-		tableProps = iceberg.Properties{RecordKey(c.QueryID): v}
-	}
-	files := make([]iceberg.DataFile, len(req.Files))
-	for i, f := range req.Files {
-		files[i] = f.File
-	}
+	files := icebergFiles(req.Files)
 	// ambiguous is set once any attempt reached the catalog and failed in a
 	// way that does not prove the commit was refused (a timeout, a reset
 	// connection, a server error): the commit may be in the table, so its
@@ -250,6 +235,35 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// properties are the snapshot summary and the table properties the
+// batch's commit sets: its query, batch and source, and its record.
+func (c *Committer) properties(req Request) (props, tableProps iceberg.Properties, err error) {
+	props = iceberg.Properties{}
+	for k, v := range req.Properties {
+		props[k] = v
+	}
+	props[SummaryQueryID] = c.QueryID
+	props[SummaryBatchID] = strconv.FormatInt(req.BatchID, 10)
+	props[SummarySource] = c.Source
+	if req.Record != nil {
+		req.Record.summary(props)
+		v, err := req.Record.property()
+		if err != nil {
+			return nil, nil, err
+		}
+		tableProps = iceberg.Properties{RecordKey(c.QueryID): v}
+	}
+	return props, tableProps, nil
+}
+
+func icebergFiles(files []ingest.DataFile) []iceberg.DataFile {
+	out := make([]iceberg.DataFile, len(files))
+	for i, f := range files {
+		out[i] = f.File
+	}
+	return out
 }
 
 func (c *Committer) load(ctx context.Context) (*table.Table, error) {

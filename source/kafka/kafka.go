@@ -32,6 +32,7 @@ import (
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/atomicfile"
+	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/jsonrows"
 )
 
@@ -270,7 +271,7 @@ func (s *Source) partitions(ctx context.Context) (map[TopicPartition]listed, err
 		if s.assign != nil && !slices.Contains(s.assign[e.Topic], e.Partition) {
 			return
 		}
-		tp := TopicPartition{e.Topic, e.Partition}
+		tp := TopicPartition{Topic: e.Topic, Partition: e.Partition}
 		l := listed{end: e.Offset}
 		if st, ok := starts.Lookup(e.Topic, e.Partition); ok && st.Err == nil {
 			l.start = st.Offset
@@ -296,6 +297,24 @@ func (s *Source) initial(ctx context.Context, first bool, parts map[TopicPartiti
 	if !first {
 		return Offsets{}, nil
 	}
+	init, err := s.resolveInitial(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
+	if s.stateDir != "" {
+		if err := os.MkdirAll(s.stateDir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.Write(path, floe.EncodeOffset(init)); err != nil {
+			return nil, err
+		}
+	}
+	return init, nil
+}
+
+// resolveInitial is where startingOffsets or startingTimestamp start parts
+// now.
+func (s *Source) resolveInitial(ctx context.Context, parts map[TopicPartition]listed) (Offsets, error) {
 	init := Offsets{}
 	spec, _ := parseSpec(s.starting)
 	var byTime kadm.ListedOffsets
@@ -334,14 +353,6 @@ func (s *Source) initial(ctx context.Context, first bool, parts map[TopicPartiti
 			at = l.end
 		}
 		init.Set(tp, at)
-	}
-	if s.stateDir != "" {
-		if err := os.MkdirAll(s.stateDir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := atomicfile.Write(path, floe.EncodeOffset(init)); err != nil {
-			return nil, err
-		}
 	}
 	return init, nil
 }
@@ -446,7 +457,7 @@ func Plan(st, init Offsets, parts map[TopicPartition]listed, capEnd Offsets) []R
 		f := from(st, init, tp)
 		ranges = append(ranges, Range{TopicPartition: tp, From: f, Until: max(until, f)})
 	}
-	slices.SortFunc(ranges, func(a, b Range) int { return compareTP(a.TopicPartition, b.TopicPartition) })
+	slices.SortFunc(ranges, func(a, b Range) int { return cluster.CompareTP(a.TopicPartition, b.TopicPartition) })
 	return ranges
 }
 

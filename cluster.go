@@ -1,0 +1,266 @@
+package floe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/cluster"
+	"github.com/floe-io/floe/internal/commit"
+)
+
+// ClusterSource is a source whose partitions a group of workers shares
+// (Kafka's consumer group, kafka.group.id): with a processing-time trigger
+// every worker reads the partitions the group gives it and publishes the
+// data files it writes, and one of them commits them all, one snapshot per
+// interval (internal/cluster, docs/ARCHITECTURE.md "Scale-out").
+type ClusterSource interface {
+	Source
+	// JoinCluster joins the source's group; ok is false when the source's
+	// options name none.
+	JoinCluster(ctx context.Context) (m ClusterMember, ok bool, err error)
+}
+
+// ClusterAssignment is a worker's share of the group's partitions.
+type ClusterAssignment struct {
+	Held       []cluster.TopicPartition
+	Generation int32
+	// Coordinator is set on the one worker that commits for all.
+	Coordinator bool
+}
+
+// ClusterMember is one worker's place in the group and its way to the
+// control topic.
+type ClusterMember interface {
+	Group() string
+	Assignment(ctx context.Context) (ClusterAssignment, error)
+	// Initial is where partitions the table has no offset of start.
+	Initial(ctx context.Context, tps []cluster.TopicPartition) (cluster.Offsets, error)
+	// Plan is the ranges from start to the partitions' ends now.
+	Plan(ctx context.Context, start cluster.Offsets, limit ReadLimit) ([]cluster.Range, error)
+	Publish(ctx context.Context, event []byte) error
+	ReadControl(ctx context.Context, from int64) ([]cluster.ControlRecord, int64, error)
+	// CommitGroup commits the table's offsets for the group, for lag
+	// dashboards only.
+	CommitGroup(ctx context.Context, ends cluster.Offsets)
+	Close() error
+}
+
+// ClusterProgress is a worker's part of a progress record in a cluster.
+type ClusterProgress struct {
+	Group       string `json:"group"`
+	Generation  int32  `json:"generation"`
+	Worker      string `json:"worker"`
+	Coordinator bool   `json:"coordinator"`
+	Partitions  int    `json:"partitions"`
+	// Published is set when the interval published an event.
+	Published bool `json:"published"`
+	// Waiting counts this worker's published ranges the table has not
+	// committed yet; CommitLagMs is the age of the oldest.
+	Waiting     int   `json:"waiting"`
+	CommitLagMs int64 `json:"commitLagMs"`
+	// Committed is what this worker committed as the coordinator.
+	Committed *ClusterCommit `json:"committed,omitempty"`
+}
+
+// ClusterCommit is one coordinator commit.
+type ClusterCommit struct {
+	SnapshotID int64 `json:"snapshotId"`
+	Events     int   `json:"events"`
+	DataFiles  int   `json:"dataFiles"`
+	Rows       int64 `json:"rows"`
+	// Stale counts events dropped because the table already holds their
+	// ranges (a zombie's, or one read again after a stall).
+	Stale int `json:"stale"`
+	// Waiting counts events waiting for the ranges before them.
+	Waiting int `json:"waiting"`
+	// LagMs is how long the oldest committed event waited.
+	LagMs int64 `json:"lagMs"`
+}
+
+// clusterStall is the least time a published range waits for its commit
+// before its worker reads the partition again from the table's end.
+const clusterStall = 30 * time.Second
+
+// runCluster runs this process as one worker of the source's group.
+func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, error) {
+	defer m.Close()
+	var sum Summary
+	switch {
+	case p.fixed == "":
+		return sum, fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) writes one table; dynamic destinations need a single worker: drop kafka.group.id or the template", ErrConfig)
+	case p.cfg.Sink.Mode != "append":
+		return sum, fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) appends; mode %s needs a single worker: drop kafka.group.id", ErrConfig, p.cfg.Sink.Mode)
+	}
+	ident, err := ParseIdent(p.fixed)
+	if err != nil {
+		return sum, err
+	}
+	c := &commit.Committer{Catalog: p.cat, Ident: ident, QueryID: cluster.QueryID(m.Group()), Source: p.source.Description(),
+		SameSource: sameSource(p.source), Logger: p.opts.Logger}
+	w := &clusterWorker{p: p, m: m, c: c, coord: cluster.Coordinator{Committer: c, Logger: p.opts.Logger},
+		pos: cluster.Positions{Stall: max(10*p.cfg.Trigger.Interval, clusterStall)}}
+	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = p.cfg.Source.ReadLimits()
+	p.clustered = true
+	backoff := p.cfg.Trigger.Interval
+	for !p.stopping.Load() {
+		began := time.Now()
+		err := w.interval(ctx, &sum)
+		wait := p.cfg.Trigger.Interval - time.Since(began)
+		if err != nil {
+			if !transient(err) || ctx.Err() != nil {
+				return sum, err
+			}
+			p.warn(fmt.Sprintf("cluster interval failed, retrying in %v: %v", backoff, err))
+			wait, backoff = backoff, min(2*backoff, 5*time.Minute)
+		} else {
+			backoff = p.cfg.Trigger.Interval
+		}
+		select {
+		case <-time.After(max(wait, idlePoll)):
+		case <-p.stopCh:
+		case <-ctx.Done():
+			return sum, nil
+		}
+	}
+	return sum, nil
+}
+
+// clusterWorker is one worker's state from interval to interval.
+type clusterWorker struct {
+	p     *Pipeline
+	m     ClusterMember
+	c     *commit.Committer
+	coord cluster.Coordinator
+	pos   cluster.Positions
+	limit ReadLimit
+	batch int64
+}
+
+// interval writes the held partitions' new messages and publishes them,
+// then, on the coordinator, commits what every worker published.
+func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
+	p := w.p
+	began := time.Now()
+	a, err := w.m.Assignment(ctx)
+	if err != nil {
+		return err
+	}
+	tbl, err := w.c.Load(ctx)
+	if err != nil {
+		return err
+	}
+	_, recorded, err := cluster.Recorded(tbl, w.c)
+	if err != nil {
+		return err
+	}
+	start := w.pos.Start()
+	var missing []cluster.TopicPartition
+	for _, tp := range a.Held {
+		_, rec := recorded.Get(tp)
+		_, tracked := start.Get(tp)
+		if !rec && !tracked {
+			missing = append(missing, tp)
+		}
+	}
+	initial := cluster.Offsets{}
+	if len(missing) > 0 {
+		if initial, err = w.m.Initial(ctx, missing); err != nil {
+			return err
+		}
+	}
+	w.pos.Sync(a.Held, recorded, initial, began)
+	ranges, err := w.m.Plan(ctx, w.pos.Start(), w.limit)
+	if err != nil {
+		return err
+	}
+	latestMs := time.Since(began).Milliseconds()
+	prog := &Progress{ID: w.c.QueryID, RunID: p.runID, Timestamp: began.UTC().Format(time.RFC3339Nano), BatchID: w.batch,
+		Cluster: &ClusterProgress{Group: w.m.Group(), Generation: a.Generation, Worker: p.checkpoint.Metadata.ID, Coordinator: a.Coordinator, Partitions: len(a.Held)}}
+	if len(ranges) > 0 {
+		if err := w.publish(ctx, a, ranges, prog, latestMs); err != nil {
+			return err
+		}
+		sum.Batches++
+		sum.Rows += prog.NumInputRows
+	}
+	ends := recorded
+	if a.Coordinator {
+		done, err := w.coord.Step(ctx, a.Generation, w.m.ReadControl, time.Now())
+		switch {
+		case errors.Is(err, cluster.ErrFenced):
+			p.warn(err.Error())
+		case err != nil:
+			return err
+		case done.Table != nil:
+			sum.Snapshots++
+			ends = done.Ends
+			p.tables.Adopt(map[string]*table.Table{p.fixed: done.Table})
+		}
+		if err == nil {
+			prog.Cluster.Committed = &ClusterCommit{SnapshotID: done.SnapshotID, Events: done.Events, DataFiles: done.Files, Rows: done.Rows,
+				Stale: done.Stale, Waiting: done.Waiting, LagMs: done.LagMs}
+			prog.Sink.SnapshotID = done.SnapshotID
+		}
+	} else {
+		w.coord.Reset()
+	}
+	w.m.CommitGroup(ctx, ends)
+	n, oldest := w.pos.Waiting(time.Now())
+	prog.Cluster.Waiting, prog.Cluster.CommitLagMs = n, oldest.Milliseconds()
+	if len(ranges) == 0 && prog.Cluster.Committed == nil {
+		return nil
+	}
+	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.fixed)
+	prog.DurationMs.TriggerExecution = time.Since(began).Milliseconds()
+	p.record(*prog)
+	return nil
+}
+
+// publish writes the ranges' messages into data files and publishes them
+// as one event.
+func (w *clusterWorker) publish(ctx context.Context, a ClusterAssignment, ranges []cluster.Range, prog *Progress, latestMs int64) error {
+	p := w.p
+	st, en := cluster.Offsets{}, cluster.Offsets{}
+	for _, r := range ranges {
+		st.Set(r.TopicPartition, r.From)
+		en.Set(r.TopicPartition, r.Until)
+	}
+	entry := OffsetEntry{BatchID: w.batch, TimestampMs: time.Now().UnixMilli(), Start: EncodeOffset(st), End: EncodeOffset(en)}
+	t := time.Now()
+	res, _, err := p.writeBatch(ctx, entry, prog, false)
+	if err != nil {
+		return err
+	}
+	addMs := time.Since(t).Milliseconds()
+	ev := cluster.Event{Table: p.fixed, Ranges: ranges}
+	if tbl := p.tables.Cached(p.fixed); tbl != nil && len(res.Files) > 0 {
+		if ev, err = cluster.NewEvent(tbl, res.Files, ranges); err != nil {
+			res.Remove(ctx)
+			return err
+		}
+	}
+	ev.Worker, ev.Generation, ev.WrittenMs = p.checkpoint.Metadata.ID, a.Generation, time.Now().UnixMilli()
+	b, err := ev.Marshal()
+	if err == nil {
+		err = w.m.Publish(ctx, b)
+	}
+	if err != nil {
+		res.Remove(ctx)
+		return err
+	}
+	w.pos.Published(ranges, time.Now())
+	w.batch++
+	prog.NumInputRows = res.Rows
+	prog.Cluster.Published = true
+	prog.DurationMs.LatestOffset, prog.DurationMs.AddBatch = latestMs, addMs
+	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End, NumInputFiles: res.Parts, NumInputRows: res.Rows}}
+	if ms, ok := p.source.(MetricsSource); ok {
+		prog.Sources[0].LatestOffset, prog.Sources[0].Metrics = ms.Metrics(entry.End)
+	}
+	prog.Sink.NumOutputRows, prog.Sink.DataFiles = res.Rows, len(res.Files)
+	return nil
+}

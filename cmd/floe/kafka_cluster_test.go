@@ -1,0 +1,162 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/kafkatest"
+)
+
+// clusterWorker is one floe stream process of a cluster.
+type clusterWorker struct {
+	name   string
+	stderr *syncBuffer
+	cmd    interface {
+		Wait() error
+	}
+	proc   func(sig syscall.Signal) error
+	exited atomic.Bool
+	code   int
+}
+
+const clusterInterval = 300 * time.Millisecond
+
+func startClusterWorker(e *env, c *kafkatest.Cluster, name string) *clusterWorker {
+	var stderr syncBuffer
+	cmd := e.startFloe(&stderr, "stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers="+c.Addr(), "-o", "subscribe=events",
+		"-o", "kafka.group.id=landers", "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500",
+		"--format", "json", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "ck-"+name),
+		"--trigger", "processing-time="+clusterInterval.String(), "--progress", "json")
+	w := &clusterWorker{name: name, stderr: &stderr, cmd: cmd, proc: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
+	go func() {
+		_ = cmd.Wait()
+		w.code = cmd.ProcessState.ExitCode()
+		w.exited.Store(true)
+	}()
+	return w
+}
+
+// coordinating tells whether the worker's newest progress line says it
+// coordinates.
+func (w *clusterWorker) coordinating() bool {
+	out := w.stderr.String()
+	i := strings.LastIndex(out, `"coordinator":`)
+	return i >= 0 && strings.HasPrefix(out[i+len(`"coordinator":`):], "true")
+}
+
+// Workers of one consumer group share a topic's partitions while a
+// producer writes: a fourth joins, the coordinator is killed, a worker is
+// stopped past the group's session timeout and resumed (a zombie holding
+// data it read before losing its partitions). Every message lands once,
+// one commit per interval at most (not one per worker), and no data file
+// is referenced twice.
+func TestKafkaClusterExactlyOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 8)
+	var produced atomic.Int64
+	stop := make(chan struct{})
+	var producing sync.WaitGroup
+	producing.Add(1)
+	go func() {
+		defer producing.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			n := produced.Load()
+			produceIDs(t, c, "events", 8, n, 97)
+			produced.Add(97)
+		}
+	}()
+	began := time.Now()
+	workers := []*clusterWorker{}
+	for i := range 3 {
+		workers = append(workers, startClusterWorker(e, c, fmt.Sprint(i)))
+	}
+	alive := func() []*clusterWorker {
+		var out []*clusterWorker
+		for _, w := range workers {
+			if !w.exited.Load() {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	fixture.WaitFor(t, 60*time.Second, "the first commit", func() bool { return len(e.TableIDs("db.events")) > 0 })
+	workers = append(workers, startClusterWorker(e, c, "3"))
+	time.Sleep(3 * time.Second)
+
+	var coord *clusterWorker
+	fixture.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
+		for _, w := range alive() {
+			if w.coordinating() {
+				coord = w
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("killing the coordinator, worker %s", coord.name)
+	_ = coord.proc(syscall.SIGKILL)
+	time.Sleep(2 * time.Second)
+
+	var zombie *clusterWorker
+	for _, w := range alive() {
+		if w != coord {
+			zombie = w
+			break
+		}
+	}
+	t.Logf("stopping worker %s past the session timeout", zombie.name)
+	_ = zombie.proc(syscall.SIGSTOP)
+	time.Sleep(9 * time.Second)
+	_ = zombie.proc(syscall.SIGCONT)
+	time.Sleep(3 * time.Second)
+
+	close(stop)
+	producing.Wait()
+	total := produced.Load()
+	fixture.WaitFor(t, 90*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
+	elapsed := time.Since(began)
+	for _, w := range alive() {
+		_ = w.proc(syscall.SIGTERM)
+	}
+	for _, w := range workers {
+		if w == coord {
+			continue
+		}
+		fixture.WaitFor(t, 30*time.Second, "worker "+w.name+" to stop", w.exited.Load)
+		if w.code != 0 {
+			t.Errorf("worker %s exited %d:\n%s", w.name, w.code, w.stderr.String())
+		}
+	}
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, total); msg != "" {
+		t.Fatalf("%d messages produced: %s", total, msg)
+	}
+	snaps := e.Snapshots("db.events")
+	intervals := int(elapsed / clusterInterval)
+	if len(snaps) > intervals+len(workers) {
+		t.Errorf("%d snapshots in %d intervals of %d workers: more than one commit per interval", len(snaps), intervals, len(workers))
+	}
+	cat, _ := fixture.CatalogAt(t, e.Warehouse)
+	tbl := e.loadTable(context.Background(), cat, "db.events")
+	files := fixture.LiveDataFiles(t, tbl)
+	sorted := slices.Clone(files)
+	slices.Sort(sorted)
+	if d := len(sorted) - len(slices.Compact(sorted)); d > 0 {
+		t.Errorf("%d data files referenced twice", d)
+	}
+	t.Logf("%d messages, %d snapshots in %v (%d intervals), %d data files", total, len(snaps), elapsed.Round(time.Second), intervals, len(files))
+}

@@ -1,0 +1,68 @@
+package cluster
+
+// Pending is an event read from the control topic and not yet committed.
+type Pending struct {
+	// Offset is the event's place on the control topic.
+	Offset int64
+	Event  Event
+}
+
+// Chain resolves pending events, in control-topic order, against end, the
+// offsets the table records. An event whose every range starts exactly
+// where its partition ends (or at a partition the table has no offset of
+// yet) joins the chain and moves those ends. An event with a range
+// starting before its partition's end holds messages the table has
+// already, from a worker that lost the partition, a worker that re-read
+// after a stall, or an event committed earlier: it is stale, and never
+// committed. The rest wait for the ranges before them. Since an event
+// commits only where the table's ends are, no message is committed twice
+// and none is skipped, whoever publishes or commits.
+func Chain(end Offsets, pending []Pending) (take, stale, wait []Pending, after Offsets) {
+	after = end.Clone()
+	rest := pending
+	for moved := true; moved; {
+		moved = false
+		next := rest[:0:0]
+		for _, p := range rest {
+			switch fits(after, p.Event.Ranges) {
+			case joins:
+				take = append(take, p)
+				for _, r := range p.Event.Ranges {
+					after.Set(r.TopicPartition, r.Until)
+				}
+				moved = true
+			case behind:
+				stale = append(stale, p)
+			default:
+				next = append(next, p)
+			}
+		}
+		rest = next
+	}
+	return take, stale, rest, after
+}
+
+type fit int
+
+const (
+	joins fit = iota
+	behind
+	ahead
+)
+
+// fits tells where ranges stand against the ends: behind when any starts
+// before its partition's end, joins when every one starts at it.
+func fits(end Offsets, ranges []Range) fit {
+	f := joins
+	for _, r := range ranges {
+		n, ok := end.Get(r.TopicPartition)
+		switch {
+		case !ok:
+		case r.From < n:
+			return behind
+		case r.From > n:
+			f = ahead
+		}
+	}
+	return f
+}

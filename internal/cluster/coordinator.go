@@ -1,0 +1,218 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/internal/ingest"
+)
+
+// Record input keys of a cluster's commits: the group generation of the
+// coordinator that made it, and the control-topic offset before which
+// every event is resolved.
+const (
+	inputEpoch   = "epoch"
+	inputControl = "control-offset"
+)
+
+// ErrFenced marks a coordinator whose group generation is older than the
+// one of the table's newest commit: another coordinator has taken over.
+var ErrFenced = errors.New("coordinator fenced")
+
+// QueryID is the query id every worker of group commits under: the
+// table's record of the cluster is found by the group alone.
+func QueryID(group string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("floe-cluster:"+group)).String()
+}
+
+// Recorded is where the table says the cluster stands: its record, or,
+// before its first commit, the newest record of another floe query that
+// read the same source into the table (a single process the cluster
+// replaces), so that the cluster goes on where that query stopped.
+func Recorded(tbl *table.Table, c *commit.Committer) (rec *commit.Record, ends Offsets, err error) {
+	if tbl == nil {
+		return nil, Offsets{}, nil
+	}
+	if rec, err = commit.ReadRecord(tbl, c.QueryID); err != nil {
+		return nil, nil, err
+	}
+	if rec == nil {
+		if other, _ := c.OtherQuery(tbl); other != "" {
+			prev, err := commit.ReadRecord(tbl, other)
+			if err != nil || prev == nil {
+				return nil, nil, err
+			}
+			ends, err = decodeOffsets(prev.Offset)
+			return nil, ends, err
+		}
+		return nil, Offsets{}, nil
+	}
+	ends, err = decodeOffsets(rec.Offset)
+	return rec, ends, err
+}
+
+func decodeOffsets(b json.RawMessage) (Offsets, error) {
+	o := Offsets{}
+	if len(b) == 0 {
+		return o, nil
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return nil, fmt.Errorf("the table's record of the cluster holds offsets %s, not Kafka offsets: %w", b, err)
+	}
+	return o, nil
+}
+
+// ControlRecord is one record of the control topic.
+type ControlRecord struct {
+	Offset int64
+	Value  []byte
+}
+
+// ReadControl returns the control topic's records from offset from up to
+// its end now, and the offset after them.
+type ReadControl func(ctx context.Context, from int64) ([]ControlRecord, int64, error)
+
+// Coordinator commits the workers' events for one table, one snapshot per
+// step.
+type Coordinator struct {
+	Committer *commit.Committer
+	Logger    *slog.Logger
+
+	loaded  bool
+	read    int64 // the control-topic offset to read from next
+	pending []Pending
+}
+
+// Committed is what one step committed.
+type Committed struct {
+	SnapshotID int64
+	Events     int
+	Files      int
+	Rows       int64
+	// Stale counts events dropped as behind the table's ends.
+	Stale int
+	// Waiting counts events waiting for ranges before them.
+	Waiting int
+	// LagMs is how long the oldest committed event waited.
+	LagMs int64
+	// Ends are the table's offsets after the step.
+	Ends Offsets
+	// Table is the table after the step, nil when nothing was committed.
+	Table *table.Table
+}
+
+// Reset forgets the events read, as a worker that stops coordinating
+// must: the next coordinator reads them again from the table's record.
+func (c *Coordinator) Reset() { c.loaded, c.pending = false, nil }
+
+// Step reads the events published since the last step (on the first, from
+// where the table's record says its coordinators stopped) and commits the
+// chain, as the coordinator of group generation gen.
+func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now time.Time) (Committed, error) {
+	if !c.loaded {
+		tbl, err := c.Committer.Load(ctx)
+		if err != nil {
+			return Committed{}, err
+		}
+		rec, _, err := Recorded(tbl, c.Committer)
+		if err != nil {
+			return Committed{}, err
+		}
+		c.read, c.pending = 0, nil
+		if rec != nil {
+			if n, err := strconv.ParseInt(rec.Input[inputControl], 10, 64); err == nil {
+				c.read = n
+			}
+		}
+		c.loaded = true
+	}
+	recs, next, err := read(ctx, c.read)
+	if err != nil {
+		return Committed{}, err
+	}
+	c.read = next
+	for _, r := range recs {
+		ev, err := UnmarshalEvent(r.Value)
+		if err != nil {
+			c.logger().Warn("skipping a control record", "offset", r.Offset, "err", err)
+			continue
+		}
+		if ev.Table != c.Committer.Name() {
+			continue
+		}
+		c.pending = append(c.pending, Pending{Offset: r.Offset, Event: ev})
+	}
+	var take, stale, wait []Pending
+	var out Committed
+	res, req, err := c.Committer.CommitPlanned(ctx, func(tbl *table.Table) (*commit.Request, error) {
+		rec, ends, err := Recorded(tbl, c.Committer)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			if e, err := strconv.ParseInt(rec.Input[inputEpoch], 10, 32); err == nil && int32(e) > gen {
+				return nil, fmt.Errorf("%w: the table's newest cluster commit was made in group generation %d, this worker coordinates generation %d", ErrFenced, e, gen)
+			}
+		}
+		take, stale, wait, out.Ends = Chain(ends, c.pending)
+		if len(take) == 0 {
+			return nil, nil
+		}
+		var files []ingest.DataFile
+		out.Rows, out.LagMs = 0, 0
+		for _, p := range take {
+			fs, err := p.Event.Files()
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, fs...)
+			out.Rows += p.Event.Rows
+			out.LagMs = max(out.LagMs, now.UnixMilli()-p.Event.WrittenMs)
+		}
+		resolved := c.read
+		for _, p := range wait {
+			resolved = min(resolved, p.Offset)
+		}
+		offsets, err := json.Marshal(out.Ends)
+		if err != nil {
+			return nil, err
+		}
+		batch := int64(0)
+		if rec != nil {
+			batch = rec.Batch + 1
+		}
+		return &commit.Request{BatchID: batch, Files: files, Record: &commit.Record{
+			Batch: batch, Source: c.Committer.Source, Offset: offsets,
+			Input: map[string]string{inputEpoch: strconv.Itoa(int(gen)), inputControl: strconv.FormatInt(resolved, 10)},
+		}}, nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrFenced) {
+			c.Reset()
+		}
+		return Committed{}, err
+	}
+	c.pending = wait
+	out.Stale, out.Waiting = len(stale), len(wait)
+	if req == nil {
+		return out, nil
+	}
+	out.SnapshotID, out.Events, out.Files, out.Table = res.SnapshotID, len(take), len(req.Files), res.Table
+	return out, nil
+}
+
+func (c *Coordinator) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,287 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/cluster"
+)
+
+var _ floe.ClusterSource = (*Source)(nil)
+
+// JoinCluster joins kafka.group.id as a worker of a cluster: the group's
+// protocol gives it partitions, which it reads through the source as
+// usual; the group's own fetching stays paused. ok is false when no group
+// is named.
+func (s *Source) JoinCluster(ctx context.Context) (floe.ClusterMember, bool, error) {
+	if s.groupID == "" {
+		return nil, false, nil
+	}
+	if s.assign != nil {
+		return nil, false, fmt.Errorf("%w: source.options.assign names the partitions to read, which a cluster (kafka.group.id with a processing-time trigger) leaves to the group; use subscribe or subscribePattern", floe.ErrConfig)
+	}
+	m := &member{s: s, held: map[TopicPartition]bool{}}
+	m.control = strings.TrimSpace(s.opts["controlTopic"])
+	if m.control == "" {
+		m.control = "floe-control-" + s.groupID
+	}
+	if err := m.ensureControl(ctx); err != nil {
+		return nil, false, err
+	}
+	opts := append(s.kopts[:len(s.kopts):len(s.kopts)],
+		kgo.ConsumerGroup(s.groupID),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(m.assigned),
+		kgo.OnPartitionsRevoked(m.revoked),
+		kgo.OnPartitionsLost(m.revoked))
+	for k, set := range map[string]func(time.Duration) kgo.GroupOpt{"kafka.session.timeout.ms": kgo.SessionTimeout, "kafka.heartbeat.interval.ms": kgo.HeartbeatInterval} {
+		if v := strings.TrimSpace(s.opts[k]); v != "" {
+			ms, err := strconv.Atoi(v)
+			if err != nil || ms <= 0 {
+				return nil, false, fmt.Errorf("%w: source.options.%s %q is not a number of milliseconds", floe.ErrConfig, k, v)
+			}
+			opts = append(opts, set(time.Duration(ms)*time.Millisecond))
+		}
+	}
+	if s.pattern != nil {
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.pattern.String()))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(s.topics...))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: kafka source: %v", floe.ErrConfig, err)
+	}
+	m.cl = cl
+	// Messages are read by range, as in a single process; the group only
+	// assigns partitions. Polling in the background lets the group's
+	// callbacks run.
+	if s.pattern != nil {
+		cl.PauseFetchTopics(s.pattern.String())
+	} else {
+		cl.PauseFetchTopics(s.topics...)
+	}
+	pollCtx, cancel := context.WithCancel(context.Background())
+	m.stopPoll = cancel
+	m.polled.Add(1)
+	go func() {
+		defer m.polled.Done()
+		for pollCtx.Err() == nil {
+			cl.PollFetches(pollCtx)
+		}
+	}()
+	return m, true, nil
+}
+
+// member is one worker's place in the group.
+type member struct {
+	s       *Source
+	cl      *kgo.Client
+	control string
+
+	stopPoll context.CancelFunc
+	polled   sync.WaitGroup
+
+	mu   sync.Mutex
+	held map[TopicPartition]bool
+}
+
+func (m *member) assigned(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for t, ps := range parts {
+		for _, p := range ps {
+			m.held[TopicPartition{Topic: t, Partition: p}] = true
+		}
+	}
+}
+
+func (m *member) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for t, ps := range parts {
+		for _, p := range ps {
+			delete(m.held, TopicPartition{Topic: t, Partition: p})
+		}
+	}
+}
+
+func (m *member) Group() string { return m.s.groupID }
+
+// Assignment is the partitions held, the group generation, and whether
+// this worker coordinates: the one holding the first partition of all.
+func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error) {
+	_, gen := m.cl.GroupMetadata()
+	m.mu.Lock()
+	held := make([]TopicPartition, 0, len(m.held))
+	for tp := range m.held {
+		held = append(held, tp)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(held, cluster.CompareTP)
+	a := floe.ClusterAssignment{Held: held, Generation: gen}
+	if len(held) == 0 {
+		return a, nil
+	}
+	parts, err := m.s.partitions(ctx)
+	if err != nil {
+		return a, err
+	}
+	first := held[0]
+	for tp := range parts {
+		if cluster.CompareTP(tp, first) < 0 {
+			return a, nil
+		}
+	}
+	a.Coordinator = true
+	return a, nil
+}
+
+// Initial is where partitions the table has no offset of start:
+// startingOffsets or startingTimestamp, resolved now.
+func (m *member) Initial(ctx context.Context, tps []TopicPartition) (Offsets, error) {
+	parts, err := m.s.partitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mine := map[TopicPartition]listed{}
+	for _, tp := range tps {
+		if l, ok := parts[tp]; ok {
+			mine[tp] = l
+		}
+	}
+	return m.s.resolveInitial(ctx, mine)
+}
+
+// Plan is the ranges from start to the held partitions' ends now, bounded
+// by limit.MaxRows (maxOffsetsPerTrigger) as in a single process.
+func (m *member) Plan(ctx context.Context, start Offsets, limit floe.ReadLimit) ([]Range, error) {
+	parts, err := m.s.partitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.s.mu.Lock()
+	m.s.latest = parts
+	m.s.mu.Unlock()
+	var ranges []Range
+	tps, err := start.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	for _, tp := range tps {
+		from, _ := start.Get(tp)
+		l, ok := parts[tp]
+		if !ok || l.end <= from {
+			continue
+		}
+		ranges = append(ranges, Range{TopicPartition: tp, From: from, Until: l.end})
+	}
+	return Limit(ranges, limit.MaxRows), nil
+}
+
+// ensureControl creates the control topic, one partition so that events
+// have one order, or checks the one there.
+func (m *member) ensureControl(ctx context.Context) error {
+	details, err := m.s.adm.ListTopics(ctx, m.control)
+	if err != nil {
+		return fmt.Errorf("kafka source: look up control topic %s (check kafka.bootstrap.servers): %w", m.control, err)
+	}
+	if d, ok := details[m.control]; ok && d.Err == nil {
+		if n := len(d.Partitions); n != 1 {
+			return fmt.Errorf("%w: control topic %s has %d partitions; a cluster's events need one order: create it with one partition, or name another with source.options.controlTopic", floe.ErrConfig, m.control, n)
+		}
+		return nil
+	}
+	resp, err := m.s.adm.CreateTopic(ctx, 1, -1, nil, m.control)
+	if err == nil && resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("kafka source: create control topic %s (or create it with one partition yourself): %w", m.control, err)
+	}
+	return nil
+}
+
+// Publish appends an event to the control topic.
+func (m *member) Publish(ctx context.Context, value []byte) error {
+	if err := m.s.cl.ProduceSync(ctx, &kgo.Record{Topic: m.control, Partition: 0, Value: value}).FirstErr(); err != nil {
+		return fmt.Errorf("kafka source: publish to control topic %s: %w", m.control, err)
+	}
+	return nil
+}
+
+// ReadControl reads the control topic from offset from to its end now.
+func (m *member) ReadControl(ctx context.Context, from int64) ([]cluster.ControlRecord, int64, error) {
+	ends, err := m.s.adm.ListEndOffsets(ctx, m.control)
+	if err != nil {
+		return nil, from, fmt.Errorf("kafka source: list control topic %s: %w", m.control, err)
+	}
+	end, ok := ends.Lookup(m.control, 0)
+	if !ok || end.Err != nil {
+		return nil, from, fmt.Errorf("kafka source: control topic %s has no partition 0: %v", m.control, end.Err)
+	}
+	if end.Offset <= from {
+		return nil, from, nil
+	}
+	starts, err := m.s.adm.ListStartOffsets(ctx, m.control)
+	if err != nil {
+		return nil, from, fmt.Errorf("kafka source: list control topic %s: %w", m.control, err)
+	}
+	if st, ok := starts.Lookup(m.control, 0); ok && st.Err == nil && st.Offset > from {
+		m.s.warn("kafka source: control topic %s no longer holds offsets %d to %d (retention): their events cannot be committed, and their workers read those ranges again", m.control, from, st.Offset-1)
+		from = st.Offset
+	}
+	p := &part{src: m.s, r: Range{TopicPartition: TopicPartition{Topic: m.control}, From: from, Until: end.Offset}}
+	if err := p.fetch(ctx); err != nil {
+		return nil, from, err
+	}
+	out := make([]cluster.ControlRecord, len(p.records))
+	for i, r := range p.records {
+		out[i] = cluster.ControlRecord{Offset: r.Offset, Value: r.Value}
+	}
+	return out, end.Offset, nil
+}
+
+// CommitGroup commits the table's offsets of the held partitions for the
+// group, for lag dashboards only.
+func (m *member) CommitGroup(ctx context.Context, ends Offsets) {
+	m.mu.Lock()
+	commit := map[string]map[int32]kgo.EpochOffset{}
+	for tp := range m.held {
+		if n, ok := ends.Get(tp); ok {
+			if commit[tp.Topic] == nil {
+				commit[tp.Topic] = map[int32]kgo.EpochOffset{}
+			}
+			commit[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: n}
+		}
+	}
+	m.mu.Unlock()
+	if len(commit) == 0 {
+		return
+	}
+	m.cl.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			m.s.warn("kafka source: commit offsets of group %s (for lag monitoring only): %v", m.s.groupID, err)
+		}
+	})
+}
+
+// Close leaves the group.
+func (m *member) Close() error {
+	m.stopPoll()
+	m.polled.Wait()
+	m.cl.Close()
+	return nil
+}
