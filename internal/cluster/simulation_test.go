@@ -1,0 +1,164 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/internal/cluster"
+	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/kafkatest"
+)
+
+// simulation is workers in one process publishing one event each per
+// interval on a kfake control topic, and a coordinator committing them
+// into a table of the embedded catalog.
+type simulation struct {
+	t      testing.TB
+	kafka  *kafkatest.Cluster
+	cl     *kgo.Client
+	adm    *kadm.Client
+	tbl    *table.Table
+	coord  cluster.Coordinator
+	next   []int64 // per worker (and partition) the next offset
+	commit []time.Duration
+}
+
+const controlTopic = "control"
+
+func newSimulation(t testing.TB, workers int) *simulation {
+	k := kafkatest.Start(t, controlTopic, 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	cat, _ := fixture.CatalogAt(t, t.TempDir())
+	tbl := fixture.CreateTable(t, cat, table.Identifier{"db", "t"}, arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil))
+	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: cluster.QueryID("sim"), Source: "KafkaV2[Subscribe[events]]"}
+	return &simulation{t: t, kafka: k, cl: cl, adm: kadm.NewClient(cl), tbl: tbl, coord: cluster.Coordinator{Committer: c}, next: make([]int64, workers)}
+}
+
+// interval has every worker publish one data file of 100 rows for its
+// partition, then the coordinator commit.
+func (s *simulation) interval(ctx context.Context, gen int32) cluster.Committed {
+	recs := make([]*kgo.Record, len(s.next))
+	for w := range s.next {
+		b, err := iceberg.NewDataFileBuilder(s.tbl.Spec(), iceberg.EntryContentData, fmt.Sprintf("file:///sim/w%03d-%06d.parquet", w, s.next[w]), iceberg.ParquetFile, nil, nil, nil, 100, 4096)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		ranges := []cluster.Range{rng(int32(w), s.next[w], s.next[w]+100)}
+		ev, err := cluster.NewEvent(s.tbl, []ingest.DataFile{{Table: "db.t", Path: b.Build().FilePath(), Rows: 100, File: b.Build()}}, ranges)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		ev.Worker, ev.Generation, ev.WrittenMs = fmt.Sprint(w), gen, time.Now().UnixMilli()
+		v, err := ev.Marshal()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		recs[w] = &kgo.Record{Topic: controlTopic, Partition: 0, Value: v}
+		s.next[w] += 100
+	}
+	if err := s.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		s.t.Fatal(err)
+	}
+	began := time.Now()
+	done, err := s.coord.Step(ctx, gen, s.read, time.Now())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.commit = append(s.commit, time.Since(began))
+	return done
+}
+
+// read is the control topic from offset from to its end now.
+func (s *simulation) read(ctx context.Context, from int64) ([]cluster.ControlRecord, int64, error) {
+	ends, err := s.adm.ListEndOffsets(ctx, controlTopic)
+	if err != nil {
+		return nil, from, err
+	}
+	end, _ := ends.Lookup(controlTopic, 0)
+	if end.Offset <= from {
+		return nil, from, nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kafka.Addr()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{controlTopic: {0: kgo.NewOffset().At(from)}}))
+	if err != nil {
+		return nil, from, err
+	}
+	defer cl.Close()
+	var out []cluster.ControlRecord
+	for next := from; next < end.Offset; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return nil, from, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			out = append(out, cluster.ControlRecord{Offset: r.Offset, Value: r.Value})
+			next = r.Offset + 1
+		})
+	}
+	return out, end.Offset, nil
+}
+
+// One coordinator commits for 100 workers as for one: one snapshot per
+// interval holding every worker's event, and the table's offsets for
+// every partition.
+func TestHundredWorkersCommitOncePerInterval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, workers := range []int{1, 100} {
+		s := newSimulation(t, workers)
+		const intervals = 8
+		for i := range intervals {
+			done := s.interval(ctx, 1)
+			if done.Events != workers || done.Files != workers || done.Rows != int64(100*workers) {
+				t.Fatalf("%d workers, interval %d: committed %d events, %d files, %d rows", workers, i, done.Events, done.Files, done.Rows)
+			}
+		}
+		tbl, err := s.coord.Committer.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(tbl.Metadata().Snapshots()); n != intervals {
+			t.Fatalf("%d workers: %d snapshots in %d intervals", workers, n, intervals)
+		}
+		_, ends, err := cluster.Recorded(tbl, s.coord.Committer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w := range workers {
+			if n, _ := ends.Get(cluster.TopicPartition{Topic: "t", Partition: int32(w)}); n != intervals*100 {
+				t.Fatalf("%d workers: partition %d recorded at %d, want %d", workers, w, n, intervals*100)
+			}
+		}
+		slices.Sort(s.commit)
+		t.Logf("%d workers: %d snapshots in %d intervals, median commit %v", workers, intervals, intervals, s.commit[len(s.commit)/2].Round(time.Millisecond))
+	}
+}
+
+// BenchmarkCoordinatorCommit measures one interval's commit at 1 and at
+// 100 workers: the coordinator's cost grows with the events it reads, not
+// with commits, of which there is one.
+func BenchmarkCoordinatorCommit(b *testing.B) {
+	for _, workers := range []int{1, 100} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			s := newSimulation(b, workers)
+			ctx := context.Background()
+			for b.Loop() {
+				s.interval(ctx, 1)
+			}
+		})
+	}
+}
