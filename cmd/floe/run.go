@@ -261,6 +261,10 @@ type summaryProgress struct {
 }
 
 func (s *summaryProgress) progress(p floe.Progress) {
+	if c := p.Cluster; c != nil {
+		s.clusterProgress(p, c)
+		return
+	}
 	s.files += inputFiles(p)
 	snap := "no snapshot (no rows)"
 	switch {
@@ -285,6 +289,22 @@ func (s *summaryProgress) progress(p floe.Progress) {
 	fmt.Fprintf(s.w, "batch %d: %s read, %s, %s written, %s, %d ms%s\n", p.BatchID, plural(inputFiles(p), "input file"),
 		rows, plural(p.Sink.DataFiles, "data file"), snap, p.DurationMs.TriggerExecution, extra)
 }
+// clusterProgress is a worker's line: what it published, and on the
+// coordinator what it committed for all.
+func (s *summaryProgress) clusterProgress(p floe.Progress, c *floe.ClusterProgress) {
+	line := fmt.Sprintf("worker %s, generation %d, %s", c.Worker[:8], c.Generation, plural(int64(c.Partitions), "partition"))
+	if c.Published {
+		line += fmt.Sprintf(": %s in %s published", plural(p.NumInputRows, "row"), plural(p.Sink.DataFiles, "data file"))
+	}
+	if k := c.Committed; k != nil && k.SnapshotID != 0 {
+		line += fmt.Sprintf("; committed snapshot %d: %s of %s, %s", k.SnapshotID, plural(int64(k.Events), "event"), plural(k.Rows, "row"), plural(int64(k.DataFiles), "data file"))
+	}
+	if c.Waiting > 0 {
+		line += fmt.Sprintf("; %s waiting for a commit (oldest %d ms)", plural(int64(c.Waiting), "range"), c.CommitLagMs)
+	}
+	fmt.Fprintln(s.w, line)
+}
+
 func (s *summaryProgress) warning(msg string) { fmt.Fprintf(s.w, "floe: warning: %s\n", msg) }
 func (s *summaryProgress) done(sum floe.Summary, table string) {
 	fmt.Fprintln(s.w, summaryLine(sum, s.files, table))
