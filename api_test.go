@@ -20,11 +20,14 @@ var rootAPI = []string{
 	"Open", "Options", "Pipeline", "Pipeline.Run", "Pipeline.Stop", "Pipeline.Close", "Pipeline.Progress",
 	"Pipeline.Checkpoint", "Summary",
 	"Progress", "Durations", "SourceProgress", "SinkProgress", "TableProgress", "UpsertProgress", "QuarantinedFile", "Backlog",
+	"ClusterProgress", "ClusterCommit",
 	// the source contract
 	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
 	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource", "QueryAwareSource",
 	"AliasedSource", "TableSchemaSource", "RecordingSource", "MetricsSource",
 	"SourceEnv", "SourceFactory", "RegisterSource",
+	// a source whose partitions a group of workers shares (scale-out)
+	"ClusterSource", "ClusterMember", "ClusterAssignment",
 	// maintenance between batches
 	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",
 	// the checkpoint
@@ -38,7 +41,7 @@ var rootAPI = []string{
 	"OpenCatalog", "ResolveWarehouse", "WarehouseEnv", "ParseIdent",
 	"LoadTableAt", "FindMetadata", "IsTablePath", "PathPrefix", "ParsePathPrefix",
 	// errors
-	"ErrConfig", "ErrBadInput", "ErrSchemaMismatch", "ErrCommit", "ErrQueryConflict", "ErrUnstableFile", "ErrTableUnreadable",
+	"ErrConfig", "ErrBadInput", "ErrSchemaMismatch", "ErrCommit", "ErrQueryConflict", "ErrUnstableFile", "ErrTableUnreadable", "ErrTableLost",
 	"ErrCheckpointMismatch", "ErrCheckpointInUse", "ErrSourceCannotContinue", "ErrNoInput", "ErrNoMetadata",
 	"BadFileError", "UnstableFileError",
 }
