@@ -386,10 +386,10 @@ func TestReadmeTableIsTheRecord(t *testing.T) {
 func TestPendingBatchWithoutItsPlanIsRebuilt(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name, crash string
+		name, crash, refusal string
 	}{
-		{"committed to the table", "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1"},
-		{"not committed", "FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"},
+		{"committed to the table", "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS=1", "batch 2, which the table holds"},
+		{"not committed", "FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1", "batch 2, planned and not committed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -402,7 +402,7 @@ func TestPendingBatchWithoutItsPlanIsRebuilt(t *testing.T) {
 			if err := os.Remove(filepath.Join(e.Ckpt, "sources", "0", "2")); err != nil {
 				t.Fatal(err)
 			}
-			refused(t, e.Stream("db.t"), "batch 2, planned and not committed", "floe checkpoint rebuild")
+			refused(t, e.Stream("db.t"), c.refusal, "floe checkpoint rebuild")
 			e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
 			e.OK(e.StreamArgs("db.t")...)
 			e.exactly("db.t", 300)
