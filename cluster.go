@@ -237,7 +237,7 @@ func (w *clusterWorker) publish(ctx context.Context, a ClusterAssignment, ranges
 	}
 	addMs := time.Since(t).Milliseconds()
 	ev := cluster.Event{Table: p.fixed, Ranges: ranges}
-	if tbl := p.tables.Cached(p.fixed); tbl != nil && len(res.Files) > 0 {
+	if tbl := p.tables.Cached(p.fixed); tbl != nil {
 		if ev, err = cluster.NewEvent(tbl, res.Files, ranges); err != nil {
 			res.Remove(ctx)
 			return err

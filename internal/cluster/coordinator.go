@@ -163,7 +163,16 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 				return nil, fmt.Errorf("%w: the table's newest cluster commit was made in group generation %d, this worker coordinates generation %d", ErrFenced, e, gen)
 			}
 		}
-		take, stale, wait, out.Ends = Chain(ends, c.pending)
+		var live, foreign []Pending
+		for _, p := range c.pending {
+			if p.Event.TableUUID != "" && p.Event.TableUUID != tbl.Metadata().TableUUID().String() {
+				foreign = append(foreign, p)
+			} else {
+				live = append(live, p)
+			}
+		}
+		take, stale, wait, out.Ends = Chain(ends, live)
+		stale = append(stale, foreign...)
 		if len(take) == 0 {
 			return nil, nil
 		}

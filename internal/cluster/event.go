@@ -16,11 +16,14 @@ import (
 // Event is one worker's output of one interval: the data files it wrote
 // for the table and the source ranges they hold, all of them or none.
 type Event struct {
-	Worker     string  `json:"worker"`
-	Generation int32   `json:"generation"`
-	Table      string  `json:"table"`
-	Ranges     []Range `json:"ranges"`
-	Rows       int64   `json:"rows"`
+	Worker     string `json:"worker"`
+	Generation int32  `json:"generation"`
+	Table      string `json:"table"`
+	// TableUUID tells the table the files were written for from one
+	// created again under its name, which an old event must not reach.
+	TableUUID string  `json:"table-uuid,omitempty"`
+	Ranges    []Range `json:"ranges"`
+	Rows      int64   `json:"rows"`
 	// WrittenMs is when the worker published it, for the commit lag.
 	WrittenMs int64      `json:"written-ms"`
 	Manifests []Manifest `json:"manifests,omitempty"`
@@ -42,7 +45,7 @@ const eventManifestVersion = 2
 // NewEvent describes files, written for tbl (as it was after the writes,
 // so that it knows their schema and specs), covering ranges.
 func NewEvent(tbl *table.Table, files []ingest.DataFile, ranges []Range) (Event, error) {
-	ev := Event{Table: ingest.JoinIdent(tbl.Identifier()), Ranges: ranges}
+	ev := Event{Table: ingest.JoinIdent(tbl.Identifier()), TableUUID: tbl.Metadata().TableUUID().String(), Ranges: ranges}
 	bySpec := map[int32][]iceberg.DataFile{}
 	for _, f := range files {
 		bySpec[f.File.SpecID()] = append(bySpec[f.File.SpecID()], f.File)

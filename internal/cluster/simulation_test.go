@@ -162,3 +162,27 @@ func BenchmarkCoordinatorCommit(b *testing.B) {
 		})
 	}
 }
+
+// An event written for another table of the same name (dropped and
+// created again since) is never committed, even for a partition the
+// table has no offset of, where any range would chain.
+func TestEventOfAnotherTableIsDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSimulation(t, 1)
+	ev := cluster.Event{Table: "db.t", TableUUID: "00000000-0000-0000-0000-000000000001", Ranges: []cluster.Range{rng(7, 0, 100)}}
+	v, err := ev.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cl.ProduceSync(ctx, &kgo.Record{Topic: controlTopic, Partition: 0, Value: v}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	done := s.interval(ctx, 1)
+	if done.Events != 1 || done.Stale != 1 {
+		t.Fatalf("committed %d events, dropped %d: want the worker's one committed and the other table's dropped", done.Events, done.Stale)
+	}
+	if _, ok := done.Ends.Get(cluster.TopicPartition{Topic: "t", Partition: 7}); ok {
+		t.Fatal("the other table's range was recorded")
+	}
+}
