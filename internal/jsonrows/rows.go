@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -136,6 +137,7 @@ type column struct {
 
 	elem   *column
 	asText bool
+	zone   *time.Location // timestamp: where a string without a zone is
 
 	// other reads a type floe does not parse itself (dates, timestamps,
 	// decimals, ...) through arrow-go, one value at a time.
@@ -170,6 +172,11 @@ func fixedColumn(dt arrow.DataType, path string) *column {
 		c.kind = "float"
 	case arrow.STRING:
 		c.kind = "string"
+	case arrow.TIMESTAMP:
+		// The usual JSON timestamps, strings, are read here; anything else
+		// goes through arrow-go as other types do.
+		c.kind = "timestamp"
+		c.zone, _ = dt.(*arrow.TimestampType).GetZone()
 	case arrow.STRUCT:
 		c.kind = "object"
 		c.fields = map[string]*column{}
@@ -243,7 +250,7 @@ func (c *column) fill(k int) {
 	switch c.kind {
 	case "bool":
 		c.bools = append(c.bools, make([]bool, k)...)
-	case "int":
+	case "int", "timestamp":
 		c.ints = append(c.ints, make([]int64, k)...)
 	case "float":
 		c.floats = append(c.floats, make([]float64, k)...)
@@ -327,7 +334,7 @@ func (c *column) array(lo, hi int) arrow.Array {
 	case "bool":
 		vals, _ := bits(c.bools[lo:hi])
 		data = array.NewData(dt, n, []*memory.Buffer{bitmap, vals}, nil, nulls, 0)
-	case "int":
+	case "int", "timestamp":
 		data = array.NewData(dt, n, []*memory.Buffer{bitmap, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(c.ints[lo:hi]))}, nil, nulls, 0)
 	case "float":
 		data = array.NewData(dt, n, []*memory.Buffer{bitmap, memory.NewBufferBytes(arrow.Float64Traits.CastToBytes(c.floats[lo:hi]))}, nil, nulls, 0)
@@ -813,6 +820,17 @@ func (p *parser) fixedValue(c *column) error {
 		}
 		c.appendString(s)
 		return nil
+	case ch == '"' && c.kind == "timestamp":
+		s, err := p.str()
+		if err != nil {
+			return err
+		}
+		if ts, ok := c.timestamp(s); ok {
+			c.n++
+			c.valid = append(c.valid, true)
+			c.ints = append(c.ints, int64(ts))
+			return nil
+		}
 	case ch == '{' && c.kind == "object":
 		return p.object(c, false)
 	case ch == '[' && c.kind == "array":
@@ -857,6 +875,20 @@ func (p *parser) fixedValue(c *column) error {
 	return c.delegate(raw)
 }
 
+// timestamp reads a JSON string as arrow-go's TimestampBuilder does, or
+// reports that it cannot.
+func (c *column) timestamp(s []byte) (arrow.Timestamp, bool) {
+	if i, err := strconv.ParseInt(string(s), 10, 64); err == nil {
+		return arrow.Timestamp(i), true
+	}
+	if c.zone == nil {
+		return 0, false
+	}
+	tt := c.typ.(*arrow.TimestampType)
+	ts, zoned, err := arrow.TimestampFromStringInLocation(string(s), tt.Unit, c.zone)
+	return ts, err == nil && zoned == (tt.TimeZone != "")
+}
+
 // delegate reads a value as arrow-go's RecordBuilder.UnmarshalJSON does,
 // for types and values floe does not read itself; it is its errors too.
 func (c *column) delegate(raw []byte) error {
@@ -889,6 +921,8 @@ func (c *column) delegate(raw []byte) error {
 		c.bools = append(c.bools, a.Value(0))
 	case *array.Int64:
 		c.ints = append(c.ints, a.Value(0))
+	case *array.Timestamp:
+		c.ints = append(c.ints, int64(a.Value(0)))
 	case *array.Float64:
 		c.floats = append(c.floats, a.Value(0))
 	case *array.String:

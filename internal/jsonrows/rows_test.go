@@ -264,11 +264,12 @@ func TestRowsOfSchemaAsReader(t *testing.T) {
 		{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 		{Name: "t", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "tn", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
 	}, nil)
 	lines := []string{
-		`{"id":1,"s":"a","f":1,"ts":"2026-01-01T00:00:00Z","d":"12.34","i":7,"b":true,"t":501,"other":[1,{"x":2}]}`,
-		`{"id":"2","f":"2.5","ts":null,"d":3.5,"b":"false","t":true}`,
-		`{"id":3e2,"s":null,"t":"x","t2":1}`,
+		`{"id":1,"s":"a","f":1,"ts":"2026-01-01T00:00:00Z","d":"12.34","i":7,"b":true,"t":501,"other":[1,{"x":2}],"tn":"2026-01-01T10:00:00.123456"}`,
+		`{"id":"2","f":"2.5","ts":null,"d":3.5,"b":"false","t":true,"tn":"1700000000"}`,
+		`{"id":3e2,"s":null,"t":"x","t2":1,"ts":"2026-01-01 00:00:00+02:00","tn":1700000001}`,
 		`{}`,
 	}
 	want, err := readAll(schema, []string{"t"}, lines)
@@ -283,7 +284,7 @@ func TestRowsOfSchemaAsReader(t *testing.T) {
 	}
 	sameRows(t, "schema", want, rows.Records(schema))
 
-	for _, bad := range []string{`{"id":1.5}`, `{"id":"x"}`, `{"s":1}`, `{"ts":"yesterday"}`, `{"i":1e20}`} {
+	for _, bad := range []string{`{"id":1.5}`, `{"id":"x"}`, `{"s":1}`, `{"ts":"yesterday"}`, `{"i":1e20}`, `{"tn":"2026-01-01T00:00:00Z"}`, `{"ts":"2026-01-01T00:00:00"}`} {
 		if _, err := readAll(schema, nil, []string{bad}); err == nil {
 			t.Fatalf("arrow-go read %s", bad)
 		}
