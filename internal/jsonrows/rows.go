@@ -23,9 +23,11 @@ import (
 // from only nulls); with a schema it reads the values as those types, as
 // arrow-go's RecordBuilder.UnmarshalJSON does, with no inference.
 type Rows struct {
-	root  *column
-	fixed bool
-	gen   uint64
+	root    *column
+	fixed   bool
+	discard bool // only the columns are wanted (Kind): each row's values go
+	gen     uint64
+	hint    int
 }
 
 // NewRows returns rows that infer their columns from the objects.
@@ -47,6 +49,16 @@ func NewRowsOf(schema *arrow.Schema, asText []string) *Rows {
 	return r
 }
 
+// Reserve makes room for n rows, the columns' bytes estimated from the
+// first rows: growing the columns row by row copies them over and over.
+func (r *Rows) Reserve(n int) {
+	r.hint = n
+	for _, k := range r.root.kids {
+		k.hint = n
+		k.reserve()
+	}
+}
+
 // Len is the number of rows appended.
 func (r *Rows) Len() int { return r.root.n }
 
@@ -56,16 +68,15 @@ func (r *Rows) Empty() bool { return len(r.root.names) == 0 }
 // Schema is the rows' columns: inferred ones in the order of
 // Kind.Schema.
 func (r *Rows) Schema() *arrow.Schema {
-	fields := make([]arrow.Field, len(r.root.names))
-	for i, n := range r.root.names {
-		fields[i] = arrow.Field{Name: n, Type: r.root.fields[n].dataType(), Nullable: true}
-	}
-	return arrow.NewSchema(fields, nil)
+	return arrow.NewSchema(r.root.dataType().(*arrow.StructType).Fields(), nil)
 }
 
 // Append reads one JSON object as a row. After an error the rows are
 // unusable: the row may be half appended.
 func (r *Rows) Append(b []byte) error {
+	if r.discard {
+		r.root.truncate()
+	}
 	p := parser{b: b, rows: r}
 	p.ws()
 	if p.i >= len(b) || b[p.i] != '{' {
@@ -75,7 +86,7 @@ func (r *Rows) Append(b []byte) error {
 		return err
 	}
 	if p.ws(); p.i < len(b) {
-		return syntaxError(b)
+		return errors.New("malformed JSON (more than one value on the line)")
 	}
 	return nil
 }
@@ -88,9 +99,9 @@ func (r *Rows) Records(schema *arrow.Schema) []arrow.RecordBatch {
 	var out []arrow.RecordBatch
 	for lo := 0; lo < n; lo += BatchRows {
 		hi := min(lo+BatchRows, n)
-		cols := make([]arrow.Array, len(r.root.names))
-		for i, name := range r.root.names {
-			cols[i] = r.root.fields[name].array(lo, hi)
+		cols := make([]arrow.Array, len(r.root.kids))
+		for i, k := range r.root.kids {
+			cols[i] = k.array(lo, hi)
 		}
 		out = append(out, array.NewRecordBatch(schema, cols, int64(hi-lo)))
 		for _, c := range cols {
@@ -120,8 +131,10 @@ func wrongType(err error) error {
 type column struct {
 	kind string
 	typ  arrow.DataType // with a schema: the type read
+	name string
 	path string
 	n    int
+	hint int // the rows expected, for a top-level column
 
 	valid  []bool
 	ints   []int64
@@ -131,9 +144,11 @@ type column struct {
 	ends   []int // string: end of value i in data; array: of its elements in elem
 
 	names   []string
+	kids    []*column // the columns of names
 	fields  map[string]*column
-	pending []string // new nested keys of the object being read
-	seen    uint64   // the generation of the object that set it last
+	guess   []*column // the columns of the last object's keys, in its order
+	pending []string  // new nested keys of the object being read
+	seen    uint64    // the generation of the object that set it last
 
 	elem   *column
 	asText bool
@@ -155,8 +170,10 @@ func (c *column) addFixed(name string, dt arrow.DataType) {
 	if c.path != "" {
 		path = c.path + "." + name
 	}
-	c.names = append(c.names, name)
-	c.fields[name] = fixedColumn(dt, path)
+	k := fixedColumn(dt, path)
+	k.name = name
+	c.names, c.kids = append(c.names, name), append(c.kids, k)
+	c.fields[name] = k
 }
 
 func fixedColumn(dt arrow.DataType, path string) *column {
@@ -213,7 +230,7 @@ func (c *column) dataType() arrow.DataType {
 	case "object":
 		fields := make([]arrow.Field, len(c.names))
 		for i, n := range c.names {
-			fields[i] = arrow.Field{Name: n, Type: c.fields[n].dataType(), Nullable: true}
+			fields[i] = arrow.Field{Name: n, Type: c.kids[i].dataType(), Nullable: true}
 		}
 		return arrow.StructOf(fields...)
 	case "array":
@@ -260,8 +277,8 @@ func (c *column) fill(k int) {
 			c.ends = append(c.ends, e)
 		}
 	case "object":
-		for _, n := range c.names {
-			c.fields[n].appendNulls(k)
+		for _, kid := range c.kids {
+			kid.appendNulls(k)
 		}
 	}
 }
@@ -279,6 +296,7 @@ func (c *column) become(kind string) error {
 	case c.kind == kind:
 	case c.kind == "":
 		c.kind = kind
+		c.reserve()
 		if kind == "object" && c.fields == nil {
 			c.fields = map[string]*column{}
 		}
@@ -294,6 +312,38 @@ func (c *column) become(kind string) error {
 		return &KindConflict{Path: c.path, Was: jsonWord(c.kind), Is: jsonWord(kind)}
 	}
 	return nil
+}
+
+func (c *column) reserve() {
+	if c.hint <= c.n {
+		return
+	}
+	c.valid = slices.Grow(c.valid, c.hint-len(c.valid))
+	switch c.kind {
+	case "bool":
+		c.bools = make([]bool, 0, c.hint)
+	case "int", "timestamp":
+		c.ints = make([]int64, 0, c.hint)
+	case "float":
+		c.floats = make([]float64, 0, c.hint)
+	case "string", "array":
+		c.ends = make([]int, 0, c.hint)
+	}
+}
+
+// truncate drops the values, keeping their memory for the next.
+func (c *column) truncate() {
+	c.n = 0
+	c.valid, c.ints, c.floats, c.bools, c.data, c.ends = c.valid[:0], c.ints[:0], c.floats[:0], c.bools[:0], c.data[:0], c.ends[:0]
+	for _, k := range c.kids {
+		k.truncate()
+	}
+	for _, n := range c.pending {
+		c.fields[n].truncate()
+	}
+	if c.elem != nil {
+		c.elem.truncate()
+	}
 }
 
 func (c *column) reset() {
@@ -352,9 +402,9 @@ func (c *column) array(lo, hi int) arrow.Array {
 		defer elem.Release()
 		data = array.NewData(dt, n, []*memory.Buffer{bitmap, offs}, []arrow.ArrayData{elem.Data()}, nulls, 0)
 	case "object":
-		children := make([]arrow.ArrayData, len(c.names))
-		for i, name := range c.names {
-			a := c.fields[name].array(lo, hi)
+		children := make([]arrow.ArrayData, len(c.kids))
+		for i, kid := range c.kids {
+			a := kid.array(lo, hi)
 			children[i] = a.Data()
 			defer a.Release()
 		}
@@ -434,6 +484,7 @@ func (p *parser) object(c *column, root bool) error {
 		p.i++
 		return p.closeObject(c, gen)
 	}
+	at := 0
 	for {
 		p.ws()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -449,13 +500,38 @@ func (p *parser) object(c *column, root bool) error {
 		}
 		p.i++
 		p.ws()
-		f := c.fields[string(key)]
+		// Objects mostly repeat the last one's keys in its order: comparing
+		// one name finds the column without hashing the key.
+		var f *column
+		if at < len(c.guess) && c.guess[at].name == string(key) {
+			f = c.guess[at]
+		} else {
+			f = c.fields[string(key)]
+		}
 		if f == nil && p.rows.fixed {
 			if err := p.skip(); err != nil {
 				return err
 			}
-		} else if err := p.field(c, f, key, gen, root); err != nil {
-			return err
+		} else {
+			if f == nil {
+				f = p.newField(c, key, root)
+			}
+			if at < len(c.guess) {
+				c.guess[at] = f
+			} else {
+				c.guess = append(c.guess, f)
+			}
+			at++
+			if f.seen == gen {
+				if root {
+					return wrongType(fmt.Errorf("key %s shows up twice in row to be decoded", key))
+				}
+				return wrongType(fmt.Errorf("key %s is specified twice", key))
+			}
+			f.seen = gen
+			if err := p.value(f); err != nil {
+				return err
+			}
 		}
 		p.ws()
 		if p.i >= len(p.b) {
@@ -473,33 +549,25 @@ func (p *parser) object(c *column, root bool) error {
 	}
 }
 
-// field reads the value of key into f, c's column for it (nil for a key
-// not seen before).
-func (p *parser) field(c, f *column, key []byte, gen uint64, root bool) error {
-	if f == nil {
-		name := string(key)
-		path := name
-		if !root {
-			path = c.path + "." + name
-		}
-		f = &column{path: path}
-		f.valid = make([]bool, 0, c.n)
-		f.appendNulls(c.n - 1)
-		c.fields[name] = f
-		if root {
-			c.names = append(c.names, name)
-		} else {
-			c.pending = append(c.pending, name)
-		}
+// newField adds the column of a key c has not seen, null in c's earlier
+// entries.
+func (p *parser) newField(c *column, key []byte, root bool) *column {
+	name := string(key)
+	f := &column{name: name, path: name}
+	if root {
+		f.hint = p.rows.hint
+	} else {
+		f.path = c.path + "." + name
 	}
-	if f.seen == gen {
-		if root {
-			return wrongType(fmt.Errorf("key %s shows up twice in row to be decoded", key))
-		}
-		return wrongType(fmt.Errorf("key %s is specified twice", key))
+	f.valid = make([]bool, 0, max(c.n, f.hint))
+	f.appendNulls(c.n - 1)
+	c.fields[name] = f
+	if root {
+		c.names, c.kids = append(c.names, name), append(c.kids, f)
+	} else {
+		c.pending = append(c.pending, name)
 	}
-	f.seen = gen
-	return p.value(f)
+	return f
 }
 
 // closeObject gives the fields the object lacked a null and records its
@@ -507,11 +575,13 @@ func (p *parser) field(c, f *column, key []byte, gen uint64, root bool) error {
 func (p *parser) closeObject(c *column, gen uint64) error {
 	if len(c.pending) > 0 {
 		slices.Sort(c.pending)
-		c.names = append(c.names, c.pending...)
+		for _, n := range c.pending {
+			c.names, c.kids = append(c.names, n), append(c.kids, c.fields[n])
+		}
 		c.pending = c.pending[:0]
 	}
-	for _, n := range c.names {
-		if f := c.fields[n]; f.seen != gen {
+	for _, f := range c.kids {
+		if f.seen != gen {
 			f.appendNull()
 		}
 	}
@@ -750,6 +820,12 @@ func (p *parser) value(c *column) error {
 }
 
 func (c *column) appendString(s []byte) {
+	if len(c.data)+len(s) > cap(c.data) && c.n > 0 && c.hint > c.n {
+		// Room for the rows to come at the length of the values so far,
+		// growing by a quarter at least.
+		need := len(s) + (len(c.data)/c.n+1)*(c.hint-c.n)
+		c.data = slices.Grow(c.data, max(need, cap(c.data)/4))
+	}
 	c.n++
 	c.valid = append(c.valid, true)
 	c.data = append(c.data, s...)

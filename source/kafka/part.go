@@ -125,7 +125,9 @@ func (p *part) deriveJSON() error {
 	case p.src.schema != nil:
 		p.schema = p.src.schema
 	case rows.Empty():
+		// Objects without keys hold nothing to write.
 		p.schema = arrow.NewSchema(nil, nil)
+		return nil
 	default:
 		inferred := rows.Schema()
 		p.schema, p.asText = jsonrows.AsTable(inferred, p.tableSchema, true)
@@ -143,6 +145,7 @@ func (p *part) deriveJSON() error {
 }
 
 func (p *part) appendJSON(rows *jsonrows.Rows) error {
+	rows.Reserve(len(p.records))
 	for _, r := range p.records {
 		if err := rows.Append(r.Value); err != nil {
 			return p.bad(r.Offset, err)
