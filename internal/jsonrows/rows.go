@@ -1,6 +1,7 @@
 package jsonrows
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,15 +18,17 @@ import (
 )
 
 // Rows builds Arrow columns from JSON objects in one pass over each
-// object's bytes. Without a schema it infers the columns as ObserveLine
-// does (same kinds, widening and key order) while it appends the values,
-// converting a column's values only when its kind widens (int to float, or
-// from only nulls); with a schema it reads the values as those types, as
-// arrow-go's RecordBuilder.UnmarshalJSON does, with no inference.
+// object's bytes, where decoding into maps for the inference and again
+// into builders cost floe four passes. Without a schema it infers the
+// columns (docs/formats.md: kinds, widening, key order) while it appends
+// the values, converting a column's values only when its kind widens (int
+// to double, or from only nulls); with a schema it reads the values as
+// those types, as arrow-go's RecordBuilder.UnmarshalJSON does, and infers
+// nothing.
 type Rows struct {
 	root    *column
 	fixed   bool
-	discard bool // only the columns are wanted (Kind): each row's values go
+	discard bool // for Kind: only the columns are wanted, not the values
 	gen     uint64
 	hint    int
 }
@@ -59,14 +62,11 @@ func (r *Rows) Reserve(n int) {
 	}
 }
 
-// Len is the number of rows appended.
-func (r *Rows) Len() int { return r.root.n }
-
 // Empty reports whether no key was seen (inferring) or no column is read.
 func (r *Rows) Empty() bool { return len(r.root.names) == 0 }
 
-// Schema is the rows' columns: inferred ones in the order of
-// Kind.Schema.
+// Schema is the rows' columns; inferred ones are in the order their keys
+// first appear, nested objects' keys sorted.
 func (r *Rows) Schema() *arrow.Schema {
 	return arrow.NewSchema(r.root.dataType().(*arrow.StructType).Fields(), nil)
 }
@@ -112,12 +112,16 @@ func (r *Rows) Records(schema *arrow.Schema) []arrow.RecordBatch {
 	return out
 }
 
-// syntaxError is encoding/json's account of bytes that are not one JSON
-// value, the words users know from the earlier readers.
+// syntaxError is encoding/json's account of a line that is not one JSON
+// object, in the words the earlier readers used.
 func syntaxError(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("malformed JSON (%v)", err)
+	}
+	if dec.More() {
+		return errors.New("malformed JSON (more than one value on the line)")
 	}
 	return errors.New("malformed JSON (a line must hold one object)")
 }
@@ -289,8 +293,7 @@ func (c *column) appendNulls(k int) {
 	}
 }
 
-// become widens an inferred column to kind, or reports the conflict as
-// ObserveLine does.
+// become widens an inferred column to kind, or reports a conflict.
 func (c *column) become(kind string) error {
 	switch {
 	case c.kind == kind:
@@ -302,7 +305,7 @@ func (c *column) become(kind string) error {
 		}
 		c.fill(c.n)
 	case c.kind == "int" && kind == "float":
-		c.floats = make([]float64, len(c.ints))
+		c.floats = make([]float64, len(c.ints), cap(c.ints))
 		for i, v := range c.ints {
 			c.floats[i] = float64(v)
 		}
@@ -321,13 +324,13 @@ func (c *column) reserve() {
 	c.valid = slices.Grow(c.valid, c.hint-len(c.valid))
 	switch c.kind {
 	case "bool":
-		c.bools = make([]bool, 0, c.hint)
+		c.bools = slices.Grow(c.bools, c.hint-len(c.bools))
 	case "int", "timestamp":
-		c.ints = make([]int64, 0, c.hint)
+		c.ints = slices.Grow(c.ints, c.hint-len(c.ints))
 	case "float":
-		c.floats = make([]float64, 0, c.hint)
+		c.floats = slices.Grow(c.floats, c.hint-len(c.floats))
 	case "string", "array":
-		c.ends = make([]int, 0, c.hint)
+		c.ends = slices.Grow(c.ends, c.hint-len(c.ends))
 	}
 }
 
@@ -425,18 +428,10 @@ func (c *column) offsets(lo, hi int) (*memory.Buffer, int, int) {
 	for i, e := range c.ends[lo:hi] {
 		offs[i+1] = int32(e - from)
 	}
-	return memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), from, c.lastEndOf(hi)
+	return memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), from, from + int(offs[hi-lo])
 }
 
-func (c *column) lastEndOf(hi int) int {
-	if hi == 0 {
-		return 0
-	}
-	return c.ends[hi-1]
-}
-
-// bits packs bools into an Arrow bitmap, nil when all are set, with the
-// count of unset ones.
+// bits packs bools into an Arrow bitmap, with the count of unset ones.
 func bits(v []bool) (*memory.Buffer, int) {
 	buf := make([]byte, bitutil.BytesForBits(int64(len(v))))
 	unset := 0

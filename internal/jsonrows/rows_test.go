@@ -169,7 +169,7 @@ func TestRowsWidenAsInference(t *testing.T) {
 		{"booleans", []string{`{"b":true}`, `{"b":false}`, `{"b":null}`}, "b: type=bool"},
 		{"whitespace", []string{" { \"a\" : [ 1 , 2 ] , \"b\" : { } } ", `{"a":[],"b":{"c":null}}`}, "b: type=struct<c: null nullable>"},
 		{"not an object", []string{`[1,2]`}, "a line must hold one object"},
-		{"malformed", []string{`{"a":1}`, `{"a":`}, "malformed JSON (unexpected end of JSON input)"},
+		{"malformed", []string{`{"a":1}`, `{"a":`}, "malformed JSON (unexpected EOF)"},
 		{"trailing value", []string{`{"a":1} {"a":2}`}, "malformed JSON (more than one value on the line)"},
 		{"bad number", []string{`{"a":01}`}, "malformed JSON"},
 		{"control character", []string{"{\"a\":\"x\ty\"}"}, "malformed JSON"},
