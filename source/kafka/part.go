@@ -147,6 +147,9 @@ func (p *part) deriveJSON() error {
 func (p *part) appendJSON(rows *jsonrows.Rows) error {
 	rows.Reserve(len(p.records))
 	for _, r := range p.records {
+		if r.Value == nil {
+			return p.bad(r.Offset, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json"))
+		}
 		if err := rows.Append(r.Value); err != nil {
 			return p.bad(r.Offset, err)
 		}
