@@ -586,6 +586,29 @@ func (p *parser) closeObject(c *column, gen uint64) error {
 // str reads a string token, returning its unescaped bytes (valid UTF-8,
 // as encoding/json gives them), which may alias the input.
 func (p *parser) str() ([]byte, error) {
+	// Most strings are plain ASCII: found by the closing quote, checked
+	// in one tight loop.
+	from := p.i + 1
+	if end := bytes.IndexByte(p.b[from:], '"'); end >= 0 {
+		s := p.b[from : from+end]
+		plain := true
+		for _, ch := range s {
+			if ch < 0x20 || ch == '\\' || ch >= utf8.RuneSelf {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			p.i = from + end + 1
+			return s, nil
+		}
+	}
+	return p.escapedStr()
+}
+
+// escapedStr is str for strings with escapes, other characters than
+// ASCII or errors.
+func (p *parser) escapedStr() ([]byte, error) {
 	start := p.i
 	p.i++
 	plain := true
@@ -949,8 +972,10 @@ func (p *parser) fixedValue(c *column) error {
 // timestamp reads a JSON string as arrow-go's TimestampBuilder does, or
 // reports that it cannot.
 func (c *column) timestamp(s []byte) (arrow.Timestamp, bool) {
-	if i, err := strconv.ParseInt(string(s), 10, 64); err == nil {
-		return arrow.Timestamp(i), true
+	if integer(s) {
+		if i, err := strconv.ParseInt(string(s), 10, 64); err == nil {
+			return arrow.Timestamp(i), true
+		}
 	}
 	if c.zone == nil {
 		return 0, false
@@ -958,6 +983,20 @@ func (c *column) timestamp(s []byte) (arrow.Timestamp, bool) {
 	tt := c.typ.(*arrow.TimestampType)
 	ts, zoned, err := arrow.TimestampFromStringInLocation(string(s), tt.Unit, c.zone)
 	return ts, err == nil && zoned == (tt.TimeZone != "")
+}
+
+// integer reports whether ParseInt may read s: a failed ParseInt
+// allocates its error, and most timestamps are no integers.
+func integer(s []byte) bool {
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	for _, ch := range s {
+		if ch < '0' || ch > '9' {
+			return false
+		}
+	}
+	return len(s) > 0
 }
 
 // delegate reads a value as arrow-go's RecordBuilder.UnmarshalJSON does,

@@ -290,6 +290,7 @@ func TestRowsOfSchemaAsReader(t *testing.T) {
 		`{"id":1,"s":"a","f":1,"ts":"2026-01-01T00:00:00Z","d":"12.34","i":7,"b":true,"t":501,"other":[1,{"x":2}],"tn":"2026-01-01T10:00:00.123456"}`,
 		`{"id":"2","f":"2.5","ts":null,"d":3.5,"b":"false","t":true,"tn":"1700000000"}`,
 		`{"id":3e2,"s":null,"t":"x","t2":1,"ts":"2026-01-01 00:00:00+02:00","tn":1700000001}`,
+		`{"ts":"+1700000000","tn":"-5"}`,
 		`{}`,
 	}
 	want, err := readAll(schema, []string{"t"}, lines)
