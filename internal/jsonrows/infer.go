@@ -6,95 +6,33 @@
 package jsonrows
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// NewObject is the kind of a row: an object whose keys are the columns.
-func NewObject() *Kind { return &Kind{kind: "object", fields: map[string]*Kind{}} }
+// Kind is the columns inferred from JSON lines, one object a line: Rows
+// keeping no values.
+type Kind struct{ rows *Rows }
+
+// NewObject returns the kind of no line yet.
+func NewObject() *Kind {
+	r := NewRows()
+	r.discard = true
+	return &Kind{rows: r}
+}
+
+// ObserveLine widens the columns by one line's JSON object.
+func (k *Kind) ObserveLine(b []byte) error { return k.rows.Append(b) }
 
 // Empty reports whether no key was seen.
-func (k *Kind) Empty() bool { return len(k.names) == 0 }
+func (k *Kind) Empty() bool { return k.rows.Empty() }
 
-// Schema is the columns of an object kind, in first-seen key order.
-func (k *Kind) Schema() *arrow.Schema {
-	return arrow.NewSchema(k.arrowType().(*arrow.StructType).Fields(), nil)
-}
-
-// Kind is the inferred type of one JSON value position; NewObject is the
-// root, a row of JSON lines.
-type Kind struct {
-	kind   string // "", "bool", "int", "float", "string", "object", "array"
-	names  []string
-	fields map[string]*Kind
-	elem   *Kind
-}
-
-func (k *Kind) observe(v any, path string) error {
-	var kind string
-	switch v.(type) {
-	case nil:
-		return nil
-	case bool:
-		kind = "bool"
-	case json.Number:
-		kind = "int"
-		if _, err := strconv.ParseInt(string(v.(json.Number)), 10, 64); err != nil {
-			kind = "float"
-		}
-	case string:
-		kind = "string"
-	case map[string]any:
-		kind = "object"
-	case []any:
-		kind = "array"
-	}
-	switch {
-	case k.kind == "":
-		k.kind = kind
-	case k.kind == kind:
-	case (k.kind == "int" && kind == "float") || (k.kind == "float" && kind == "int"):
-		k.kind = "float"
-	default:
-		return &KindConflict{Path: path, Was: jsonWord(k.kind), Is: jsonWord(kind)}
-	}
-	switch val := v.(type) {
-	case map[string]any:
-		if k.fields == nil {
-			k.fields = map[string]*Kind{}
-		}
-		// Keep first-seen key order: JSON objects are unordered, but users
-		// expect the table's columns in the order of their data.
-		for _, name := range orderedKeys(val) {
-			f, ok := k.fields[name]
-			if !ok {
-				f = &Kind{}
-				k.fields[name] = f
-				k.names = append(k.names, name)
-			}
-			if err := f.observe(val[name], path+"."+name); err != nil {
-				return err
-			}
-		}
-	case []any:
-		if k.elem == nil {
-			k.elem = &Kind{}
-		}
-		for _, e := range val {
-			if err := k.elem.observe(e, path+"[]"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// Schema is the columns, the top level's in first-seen key order (JSON
+// objects are unordered, but users expect the table's columns in the
+// order of their data) and nested objects' keys sorted.
+func (k *Kind) Schema() *arrow.Schema { return k.rows.Schema() }
 
 // KindConflict is a JSON field holding two kinds of value, which no
 // inferred type holds.
@@ -112,113 +50,6 @@ func jsonWord(kind string) string {
 		return "boolean"
 	}
 	return kind
-}
-
-func (k *Kind) arrowType() arrow.DataType {
-	switch k.kind {
-	case "bool":
-		return arrow.FixedWidthTypes.Boolean
-	case "int":
-		return arrow.PrimitiveTypes.Int64
-	case "float":
-		return arrow.PrimitiveTypes.Float64
-	case "object":
-		fields := make([]arrow.Field, len(k.names))
-		for i, n := range k.names {
-			fields[i] = arrow.Field{Name: n, Type: k.fields[n].arrowType(), Nullable: true}
-		}
-		return arrow.StructOf(fields...)
-	case "array":
-		elem := k.elem
-		if elem == nil {
-			elem = &Kind{}
-		}
-		return arrow.ListOf(elem.arrowType())
-	case "string":
-		return arrow.BinaryTypes.String
-	default:
-		// Only nulls seen: no type to infer. As for CSV, the null type fits
-		// any table column, nested ones included; a table created from it
-		// gets a string column.
-		return arrow.Null
-	}
-}
-
-// orderedKeys returns the keys of an object decoded from JSON in a stable
-// order. encoding/json loses the document order, so the keys are sorted;
-// ObserveLine recovers the document order of the top level separately.
-func orderedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// ObserveLine widens root, an object kind from NewObject, by one line's
-// JSON object.
-func (root *Kind) ObserveLine(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("malformed JSON (%v)", err)
-	}
-	if dec.More() {
-		return errors.New("malformed JSON (more than one value on the line)")
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return errors.New("malformed JSON (a line must hold one object)")
-	}
-	// New top-level keys are recorded in document order, which takes a
-	// second pass over the line: only lines that bring one pay for it.
-	keys := root.names
-	for name := range obj {
-		if _, known := root.fields[name]; !known {
-			var err error
-			if keys, err = topLevelKeys(b); err != nil {
-				return fmt.Errorf("malformed JSON (%v)", err)
-			}
-			break
-		}
-	}
-	for _, name := range keys {
-		if _, in := obj[name]; !in {
-			continue
-		}
-		f, ok := root.fields[name]
-		if !ok {
-			f = &Kind{}
-			root.fields[name] = f
-			root.names = append(root.names, name)
-		}
-		if err := f.observe(obj[name], name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func topLevelKeys(b []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, t.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, err
-		}
-	}
-	return keys, nil
 }
 
 // ColumnType maps an Iceberg primitive type name from source.schema to the

@@ -3,15 +3,12 @@ package jsonrows
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // BatchRows is the number of rows per Arrow record handed to the writer:
@@ -35,13 +32,11 @@ type Reader struct {
 	closer io.Closer
 	br     *bufio.Reader
 	schema *arrow.Schema
-	bldr   *array.RecordBuilder
+	rows   *Rows
 	cur    arrow.RecordBatch
 	line   int
 	err    error
 	done   bool
-	// asText are the columns whose values are read as their JSON text.
-	asText map[string]bool
 	// row, when set, turns a line into the JSON object of its row, or nil
 	// for a line that holds none.
 	row func(line []byte) ([]byte, error)
@@ -52,26 +47,13 @@ type Reader struct {
 // their JSON text (see AsTable); row, when set, turns a line into the JSON
 // object of its row, or nil for a line that holds none.
 func NewReader(r io.Reader, closer io.Closer, schema *arrow.Schema, asText []string, row func([]byte) ([]byte, error)) *Reader {
-	// Build with every field nullable: the builder would otherwise skip
-	// absent keys of required fields and misalign columns. Required fields
-	// are checked against the table when the batch is written.
-	fields := make([]arrow.Field, len(schema.Fields()))
-	for i, fd := range schema.Fields() {
-		fd.Nullable = true
-		fields[i] = fd
-	}
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 1<<20)
 	}
-	rd := &Reader{closer: closer, br: br, schema: schema,
-		bldr: array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil)), row: row}
-	if len(asText) > 0 {
-		rd.asText = map[string]bool{}
-		for _, c := range asText {
-			rd.asText[c] = true
-		}
-	}
+	// Absent keys of required fields are read as nulls: required fields
+	// are checked against the table when the batch is written.
+	rd := &Reader{closer: closer, br: br, schema: schema, rows: NewRowsOf(schema, asText), row: row}
 	rd.refs.Add(1)
 	return rd
 }
@@ -88,7 +70,6 @@ func (r *Reader) Release() {
 			r.cur.Release()
 			r.cur = nil
 		}
-		r.bldr.Release()
 		if r.closer != nil {
 			_ = r.closer.Close()
 		}
@@ -117,15 +98,8 @@ func (r *Reader) Next() bool {
 				}
 			}
 			if len(b) > 0 {
-				var uerr error
-				if r.asText != nil {
-					b, uerr = valuesAsText(b, r.asText)
-				}
-				if uerr == nil {
-					uerr = r.bldr.UnmarshalJSON(b)
-				}
-				if uerr != nil {
-					r.err = &LineError{Line: r.line, Err: fmt.Errorf("malformed JSON or a value of the wrong type (%v)", uerr)}
+				if err := r.rows.Append(b); err != nil {
+					r.err = &LineError{Line: r.line, Err: err}
 					return false
 				}
 				n++
@@ -143,28 +117,6 @@ func (r *Reader) Next() bool {
 	if n == 0 {
 		return false
 	}
-	rec := r.bldr.NewRecordBatch()
-	defer rec.Release()
-	r.cur = array.NewRecordBatch(r.schema, rec.Columns(), rec.NumRows())
+	r.cur = r.rows.Records(r.schema)[0]
 	return true
-}
-
-// valuesAsText rewrites the values of the given keys that are neither
-// strings nor null as strings of their JSON text: 501 becomes "501".
-func valuesAsText(line []byte, keys map[string]bool) ([]byte, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
-		return nil, err
-	}
-	changed := false
-	for k, v := range obj {
-		if v = bytes.TrimSpace(v); keys[k] && len(v) > 0 && v[0] != '"' && string(v) != "null" {
-			obj[k], _ = json.Marshal(string(v))
-			changed = true
-		}
-	}
-	if !changed {
-		return line, nil
-	}
-	return json.Marshal(obj)
 }

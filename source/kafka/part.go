@@ -27,8 +27,9 @@ type part struct {
 	records []*kgo.Record // the range's messages, fetched once
 	schema  *arrow.Schema
 	asText  []string
-	lines   []byte  // json formats: one compact value a line
-	offsets []int64 // the offset of each line
+	rows    []arrow.RecordBatch // json: the rows, built once
+	lines   []byte              // debezium-json: one compact value a line
+	offsets []int64             // the offset of each line
 	avro    []avroMessage
 }
 
@@ -110,32 +111,48 @@ func (p *part) derive(ctx context.Context) error {
 	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json, debezium-json or avro", floe.ErrConfig, p.src.format)
 }
 
-// deriveJSON checks that every value is one JSON object and, without
-// source.schema, infers the columns from them all.
+// deriveJSON reads every value as one JSON object, in one pass that also
+// infers the columns unless source.schema gives them.
 func (p *part) deriveJSON() error {
-	root := jsonrows.NewObject()
-	var buf bytes.Buffer
-	for _, r := range p.records {
-		start := buf.Len()
-		if err := json.Compact(&buf, r.Value); err != nil {
-			return p.bad(r.Offset, fmt.Errorf("the value is not valid JSON (%v)", err))
-		}
-		if p.src.schema == nil {
-			if err := root.ObserveLine(buf.Bytes()[start:]); err != nil {
-				return p.bad(r.Offset, err)
-			}
-		}
-		buf.WriteByte('\n')
-		p.offsets = append(p.offsets, r.Offset)
+	rows := jsonrows.NewRows()
+	if p.src.schema != nil {
+		rows = jsonrows.NewRowsOf(p.src.schema, nil)
 	}
-	p.lines = buf.Bytes()
+	if err := p.appendJSON(rows); err != nil {
+		return err
+	}
 	switch {
 	case p.src.schema != nil:
 		p.schema = p.src.schema
-	case root.Empty():
+	case rows.Empty():
+		// Objects without keys hold nothing to write.
 		p.schema = arrow.NewSchema(nil, nil)
+		return nil
 	default:
-		p.schema, p.asText = jsonrows.AsTable(root.Schema(), p.tableSchema, true)
+		inferred := rows.Schema()
+		p.schema, p.asText = jsonrows.AsTable(inferred, p.tableSchema, true)
+		if !p.schema.Equal(inferred) {
+			// The table's types are not the inferred ones (a long column
+			// read as string, say): the values are read again as those.
+			rows = jsonrows.NewRowsOf(p.schema, p.asText)
+			if err := p.appendJSON(rows); err != nil {
+				return err
+			}
+		}
+	}
+	p.rows = rows.Records(p.schema)
+	return nil
+}
+
+func (p *part) appendJSON(rows *jsonrows.Rows) error {
+	rows.Reserve(len(p.records))
+	for _, r := range p.records {
+		if r.Value == nil {
+			return p.bad(r.Offset, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json"))
+		}
+		if err := rows.Append(r.Value); err != nil {
+			return p.bad(r.Offset, err)
+		}
 	}
 	return nil
 }
@@ -197,11 +214,10 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 		r.refs.Store(1)
 		return r, nil
 	}
-	var row func([]byte) ([]byte, error)
-	if p.src.format == "debezium-json" {
-		row = jsonrows.DebeziumRow()
+	if p.src.format == "json" {
+		return array.NewRecordReader(p.schema, p.rows)
 	}
-	return &offsetReader{Reader: jsonrows.NewReader(bytes.NewReader(p.lines), nil, p.schema, p.asText, row), p: p}, nil
+	return &offsetReader{Reader: jsonrows.NewReader(bytes.NewReader(p.lines), nil, p.schema, p.asText, jsonrows.DebeziumRow()), p: p}, nil
 }
 
 // offsetReader names a bad value by its offset instead of its line.
