@@ -199,6 +199,12 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 			sum.Snapshots++
 			ends = done.Ends
 			p.tables.Adopt(map[string]*table.Table{p.fixed: done.Table})
+			if p.maintainer != nil {
+				// The coordinator is the table's only appender, so its
+				// maintenance between commits races no append of the cluster.
+				p.tables.Adopt(p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: done.Batch, QueryID: w.c.QueryID,
+					Tables: map[string]*table.Table{p.fixed: done.Table}}))
+			}
 		}
 		if err == nil {
 			prog.Cluster.Committed = &ClusterCommit{SnapshotID: done.SnapshotID, Events: done.Events, DataFiles: done.Files, Rows: done.Rows,

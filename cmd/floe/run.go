@@ -289,6 +289,7 @@ func (s *summaryProgress) progress(p floe.Progress) {
 	fmt.Fprintf(s.w, "batch %d: %s read, %s, %s written, %s, %d ms%s\n", p.BatchID, plural(inputFiles(p), "input file"),
 		rows, plural(p.Sink.DataFiles, "data file"), snap, p.DurationMs.TriggerExecution, extra)
 }
+
 // clusterProgress is a worker's line: what it published, and on the
 // coordinator what it committed for all.
 func (s *summaryProgress) clusterProgress(p floe.Progress, c *floe.ClusterProgress) {

@@ -94,6 +94,8 @@ type Coordinator struct {
 
 // Committed is what one step committed.
 type Committed struct {
+	// Batch is the cluster's commit number, as its record counts them.
+	Batch      int64
 	SnapshotID int64
 	Events     int
 	Files      int
@@ -215,7 +217,7 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	if req == nil {
 		return out, nil
 	}
-	out.SnapshotID, out.Events, out.Files, out.Table = res.SnapshotID, len(take), len(req.Files), res.Table
+	out.Batch, out.SnapshotID, out.Events, out.Files, out.Table = req.BatchID, res.SnapshotID, len(take), len(req.Files), res.Table
 	return out, nil
 }
 
