@@ -113,9 +113,10 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	}()
 	if missing {
 		meta := defaultMetadataFile(cfg, ident)
-		if committed, _ := (&Checkpoint{Dir: dir}).latestCommit(); old.ID != "" && committed < 0 && meta == "METADATA_FILE" {
+		if committed, _ := (&Checkpoint{Dir: dir}).latestCommit(); committed < 0 && meta == "METADATA_FILE" {
 			// Neither the catalog nor the warehouse has the table, and the
 			// checkpoint committed nothing: the first batch never made it.
+			// A checkpoint that lost its metadata too starts a new query.
 			return out, rebuildEmpty(dir, fresh, old, &done, &out)
 		}
 		// The command ends the message, so that it can be copied whole.
@@ -264,11 +265,14 @@ func holdsQuery(tbl *table.Table, id string) bool {
 }
 
 // rebuildEmpty puts in place a checkpoint of the query with nothing
-// committed: its metadata and quarantined files, no log.
+// committed: its metadata (none when it was lost: the next run starts a
+// new query) and quarantined files, no log.
 func rebuildEmpty(dir, fresh string, old CheckpointMetadata, done *bool, out *Rebuilt) error {
-	meta, _ := json.MarshalIndent(old, "", "  ")
-	if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
-		return err
+	if old.ID != "" {
+		meta, _ := json.MarshalIndent(old, "", "  ")
+		if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
+			return err
+		}
 	}
 	if err := swapIn(dir, fresh, true, out); err != nil {
 		return err

@@ -84,9 +84,12 @@ func checkpointRebuild(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if r.BatchID < 0 {
+	switch {
+	case r.BatchID < 0 && r.QueryID == "":
+		fmt.Fprintf(stdout, "rebuilt checkpoint %s: nothing was committed to %s, which does not exist, so the next run starts a new query reading the whole input\n", cfg.Checkpoint, cfg.Sink.Table)
+	case r.BatchID < 0:
 		fmt.Fprintf(stdout, "rebuilt checkpoint %s: query %s has committed nothing to %s, so the next run reads its whole input\n", cfg.Checkpoint, r.QueryID, cfg.Sink.Table)
-	} else {
+	default:
 		fmt.Fprintf(stdout, "rebuilt checkpoint %s from %s: query %s, batch %d committed up to offset %s\n", cfg.Checkpoint, cfg.Sink.Table, r.QueryID, r.BatchID, offsetText(r.Offset))
 	}
 	if r.MovedTo != "" {

@@ -272,6 +272,35 @@ func TestSourceLogWrittenAgainIsRefused(t *testing.T) {
 	e.exactly("db.t", 200)
 }
 
+// A run killed before it created its table leaves a checkpoint with a
+// planned batch; once that checkpoint loses its metadata too, nothing
+// names the query, and nothing was committed anywhere: rebuild makes an
+// empty checkpoint and the next run reads the whole input.
+func TestCheckpointWithoutMetadataOrTableIsRebuiltEmpty(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	args := e.StreamArgs("db.t")
+	e.land(0)
+	if r := e.RunEnv(floeBin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, args...); r.Code != 137 {
+		t.Fatalf("want the crash hook's exit 137, got %s", r)
+	}
+	removeCatalog(t, e.Warehouse)
+	if err := os.RemoveAll(filepath.Join(e.Warehouse, "db.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(e.Ckpt, "metadata")); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, e.Run(args...), "lost its metadata file", "floe checkpoint rebuild")
+	r := e.OK(append([]string{"checkpoint", "rebuild"}, args[1:]...)...)
+	if !strings.Contains(r.Stdout, "starts a new query") {
+		t.Fatalf("rebuild says: %s", r.Stdout)
+	}
+	e.land(1)
+	e.OK(args...)
+	e.exactly("db.t", 200)
+}
+
 func removeCatalog(t *testing.T, wh string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(wh, "catalog.db*"))
