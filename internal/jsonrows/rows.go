@@ -481,20 +481,10 @@ func (p *parser) object(c *column, root bool) error {
 	}
 	at := 0
 	for {
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return p.fail()
-		}
-		key, err := p.str()
+		key, err := p.key()
 		if err != nil {
 			return err
 		}
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return p.fail()
-		}
-		p.i++
-		p.ws()
 		// Objects mostly repeat the last one's keys in its order: comparing
 		// one name finds the column without hashing the key.
 		var f *column
@@ -581,6 +571,26 @@ func (p *parser) closeObject(c *column, gen uint64) error {
 		}
 	}
 	return nil
+}
+
+// key reads an object's member name and the colon after it, with the
+// white space around them.
+func (p *parser) key() ([]byte, error) {
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, p.fail()
+	}
+	key, err := p.str()
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return nil, p.fail()
+	}
+	p.i++
+	p.ws()
+	return key, nil
 }
 
 // str reads a string token, returning its unescaped bytes (valid UTF-8,
@@ -713,19 +723,11 @@ func (p *parser) skip() error {
 			return nil
 		}
 		for {
-			p.ws()
 			if ch == '{' {
-				if p.i >= len(p.b) || p.b[p.i] != '"' {
-					return p.fail()
-				}
-				if _, err := p.str(); err != nil {
+				if _, err := p.key(); err != nil {
 					return err
 				}
-				p.ws()
-				if p.i >= len(p.b) || p.b[p.i] != ':' {
-					return p.fail()
-				}
-				p.i++
+			} else {
 				p.ws()
 			}
 			if err := p.skip(); err != nil {
