@@ -37,8 +37,13 @@ type ClusterAssignment struct {
 type ClusterMember interface {
 	Group() string
 	Assignment(ctx context.Context) (ClusterAssignment, error)
-	// Initial is where partitions the table has no offset of start.
-	Initial(ctx context.Context, tps []cluster.TopicPartition) (cluster.Offsets, error)
+	// Initial is where partitions the table has no offset of start;
+	// started tells that the table already records the cluster's offsets
+	// (or those of a query it replaces).
+	Initial(ctx context.Context, tps []cluster.TopicPartition, started bool) (cluster.Offsets, error)
+	// Current tells whether this worker is a member of the group's
+	// current generation.
+	Current(ctx context.Context) (bool, error)
 	// Plan is the ranges from start to the partitions' ends now.
 	Plan(ctx context.Context, start cluster.Offsets, limit ReadLimit) ([]cluster.Range, error)
 	Publish(ctx context.Context, event []byte) error
@@ -101,7 +106,7 @@ func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, er
 	}
 	c := &commit.Committer{Catalog: p.cat, Ident: ident, QueryID: cluster.QueryID(m.Group()), Source: p.source.Description(),
 		SameSource: sameSource(p.source), Logger: p.opts.Logger}
-	w := &clusterWorker{p: p, m: m, c: c, coord: cluster.Coordinator{Committer: c, Logger: p.opts.Logger},
+	w := &clusterWorker{p: p, m: m, c: c, coord: cluster.Coordinator{Committer: c, Logger: p.opts.Logger, Current: m.Current},
 		pos: cluster.Positions{Stall: max(10*p.cfg.Trigger.Interval, clusterStall)}}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = p.cfg.Source.ReadLimits()
 	p.clustered = true
@@ -153,9 +158,14 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 	if err != nil {
 		return err
 	}
-	_, recorded, err := cluster.Recorded(tbl, w.c)
+	rec, recorded, err := cluster.Recorded(tbl, w.c)
 	if err != nil {
 		return err
+	}
+	if tbl != nil {
+		// The table as it is now, for this interval's writes: another
+		// worker may have evolved it, or it may have been created again.
+		p.tables.Adopt(map[string]*table.Table{p.fixed: tbl})
 	}
 	start := w.pos.Start()
 	var missing []cluster.TopicPartition
@@ -168,7 +178,7 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 	}
 	initial := cluster.Offsets{}
 	if len(missing) > 0 {
-		if initial, err = w.m.Initial(ctx, missing); err != nil {
+		if initial, err = w.m.Initial(ctx, missing, rec != nil || len(recorded) > 0); err != nil {
 			return err
 		}
 	}

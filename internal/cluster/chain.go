@@ -1,10 +1,14 @@
 package cluster
 
+import "github.com/floe-io/floe/internal/ingest"
+
 // Pending is an event read from the control topic and not yet committed.
 type Pending struct {
 	// Offset is the event's place on the control topic.
 	Offset int64
 	Event  Event
+	// files are the event's data files, read once.
+	files []ingest.DataFile
 }
 
 // Chain resolves pending events, in control-topic order, against end, the

@@ -86,6 +86,12 @@ type ReadControl func(ctx context.Context, from int64) ([]ControlRecord, int64, 
 type Coordinator struct {
 	Committer *commit.Committer
 	Logger    *slog.Logger
+	// Current tells whether this worker is a member of its group's current
+	// generation. A coordinator finding a newer generation in the table's
+	// record is a zombie, unless it is current: then the group itself was
+	// started again (deleted, or expired once empty), its generations
+	// counting from 1, and the record's generation is of the group before.
+	Current func(ctx context.Context) (bool, error)
 
 	loaded  bool
 	read    int64 // the control-topic offset to read from next
@@ -151,7 +157,15 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 		if ev.Table != c.Committer.Name() {
 			continue
 		}
-		c.pending = append(c.pending, Pending{Offset: r.Offset, Event: ev})
+		// Read once, here: an event whose files cannot be read would
+		// otherwise fail every commit it chains into. Its worker reads its
+		// ranges again once they stall.
+		files, err := ev.Files()
+		if err != nil {
+			c.logger().Warn("skipping a control record", "offset", r.Offset, "worker", ev.Worker, "err", err)
+			continue
+		}
+		c.pending = append(c.pending, Pending{Offset: r.Offset, Event: ev, files: files})
 	}
 	var take, stale, wait []Pending
 	var out Committed
@@ -160,10 +174,8 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 		if err != nil {
 			return nil, err
 		}
-		if rec != nil {
-			if e, err := strconv.ParseInt(rec.Input[inputEpoch], 10, 32); err == nil && int32(e) > gen {
-				return nil, fmt.Errorf("%w: the table's newest cluster commit was made in group generation %d, this worker coordinates generation %d", ErrFenced, e, gen)
-			}
+		if err := c.fence(ctx, rec, gen); err != nil {
+			return nil, err
 		}
 		var live, foreign []Pending
 		for _, p := range c.pending {
@@ -175,19 +187,19 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 		}
 		take, stale, wait, out.Ends = Chain(ends, live)
 		stale = append(stale, foreign...)
-		if len(take) == 0 {
-			return nil, nil
-		}
 		var files []ingest.DataFile
 		out.Rows, out.LagMs = 0, 0
 		for _, p := range take {
-			fs, err := p.Event.Files()
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, fs...)
+			files = append(files, p.files...)
 			out.Rows += p.Event.Rows
 			out.LagMs = max(out.LagMs, now.UnixMilli()-p.Event.WrittenMs)
+		}
+		if len(files) == 0 {
+			// Only a snapshot is pinned: a commit of the record alone could
+			// overwrite a newer record. Ranges without rows wait for a
+			// commit with files.
+			take, wait = nil, append(take, wait...)
+			return nil, nil
 		}
 		resolved := c.read
 		for _, p := range wait {
@@ -219,6 +231,29 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	}
 	out.Batch, out.SnapshotID, out.Events, out.Files, out.Table = req.BatchID, res.SnapshotID, len(take), len(req.Files), res.Table
 	return out, nil
+}
+
+// fence refuses a coordinator of a generation older than the record's,
+// unless the group was started again since (Current).
+func (c *Coordinator) fence(ctx context.Context, rec *commit.Record, gen int32) error {
+	if rec == nil {
+		return nil
+	}
+	e, err := strconv.ParseInt(rec.Input[inputEpoch], 10, 32)
+	if err != nil || int32(e) <= gen {
+		return nil
+	}
+	if c.Current != nil {
+		current, err := c.Current(ctx)
+		if err != nil {
+			return err
+		}
+		if current {
+			c.logger().Warn("the table's newest cluster commit was made in a later generation of an earlier group of the same name; going on", "recorded", e, "generation", gen)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the table's newest cluster commit was made in group generation %d, this worker coordinates generation %d and is no longer in the group", ErrFenced, e, gen)
 }
 
 func (c *Coordinator) logger() *slog.Logger {

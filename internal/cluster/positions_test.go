@@ -65,4 +65,20 @@ func TestPositions(t *testing.T) {
 			t.Fatalf("a partition held again starts at %d, want the table's 10", n)
 		}
 	})
+	t.Run("an event dropped on one partition is read again on all of its partitions", func(t *testing.T) {
+		p := cluster.Positions{Stall: time.Minute}
+		held := []cluster.TopicPartition{tp0, tp1}
+		p.Sync(held, offsetsOf(0, 10, 1, 50), nil, now)
+		p.Published([]cluster.Range{rng(0, 10, 20), rng(1, 50, 60)}, now)
+		// Another worker's (50, 55] of partition 1 was committed first:
+		// the event is stale on partition 1, so partition 0's range of it
+		// will never commit either.
+		p.Sync(held, offsetsOf(0, 10, 1, 55), nil, now)
+		if a, b := at(&p, tp0), at(&p, tp1); a != 10 || b != 55 {
+			t.Fatalf("next %d and %d, want 10 and 55", a, b)
+		}
+		if n, _ := p.Waiting(now); n != 0 {
+			t.Fatalf("%d ranges still waiting", n)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -200,5 +201,70 @@ func TestEventOfAnotherTableIsDropped(t *testing.T) {
 	}
 	if _, ok := done.Ends.Get(cluster.TopicPartition{Topic: "t", Partition: 7}); ok {
 		t.Fatal("the other table's range was recorded")
+	}
+}
+
+func (s *simulation) send(ctx context.Context, ev cluster.Event) {
+	s.t.Helper()
+	v, err := ev.Marshal()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.cl.ProduceSync(ctx, &kgo.Record{Topic: controlTopic, Partition: 0, Value: v}).FirstErr(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// Ranges without rows never make a commit of their own (a commit that
+// sets the record alone is not pinned to a snapshot, and could overwrite
+// a newer record): they wait and go in with the next commit of files.
+func TestRangesWithoutRowsWaitForFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSimulation(t, 1)
+	s.send(ctx, cluster.Event{Table: "db.t", Ranges: []cluster.Range{rng(5, 0, 10)}})
+	done := s.step(ctx, 1)
+	if done.Table != nil || done.Waiting != 1 {
+		t.Fatalf("a step of ranges without rows committed %+v", done)
+	}
+	done = s.interval(ctx, 1)
+	if done.Events != 2 {
+		t.Fatalf("committed %d events, want the file's and the waiting one", done.Events)
+	}
+	if n, _ := done.Ends.Get(cluster.TopicPartition{Topic: "t", Partition: 5}); n != 10 {
+		t.Fatalf("partition 5 recorded at %d, want 10", n)
+	}
+}
+
+// An event whose files cannot be read is skipped with a warning; the
+// others commit.
+func TestUnreadableEventIsSkipped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSimulation(t, 1)
+	s.send(ctx, cluster.Event{Table: "db.t", Ranges: []cluster.Range{rng(9, 0, 10)}, Manifests: []cluster.Manifest{{Avro: []byte("not avro")}}})
+	done := s.interval(ctx, 1)
+	if done.Events != 1 || done.Files != 1 {
+		t.Fatalf("committed %d events, %d files: want the readable one", done.Events, done.Files)
+	}
+}
+
+// A coordinator of an older generation than the record's is fenced,
+// unless it is a member of the group's current generation: the group
+// was started again and counts from 1.
+func TestCoordinatorFencedByGeneration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSimulation(t, 1)
+	s.interval(ctx, 5)
+	s.coord.Current = func(context.Context) (bool, error) { return false, nil }
+	s.publish(ctx, 3)
+	if _, err := s.coord.Step(ctx, 3, s.read, time.Now()); !errors.Is(err, cluster.ErrFenced) {
+		t.Fatalf("a zombie of generation 3 after generation 5's commit: %v", err)
+	}
+	s.coord.Current = func(context.Context) (bool, error) { return true, nil }
+	done, err := s.coord.Step(ctx, 1, s.read, time.Now())
+	if err != nil || done.Events != 1 {
+		t.Fatalf("the current generation 1 of a group started again: %+v, %v", done, err)
 	}
 }

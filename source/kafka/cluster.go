@@ -96,11 +96,13 @@ type member struct {
 
 	mu   sync.Mutex
 	held map[TopicPartition]bool
+	gen  int32 // the generation that gave held
 }
 
-func (m *member) assigned(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	_, m.gen = cl.GroupMetadata()
 	for t, ps := range parts {
 		for _, p := range ps {
 			m.held[TopicPartition{Topic: t, Partition: p}] = true
@@ -123,8 +125,8 @@ func (m *member) Group() string { return m.s.groupID }
 // Assignment is the partitions held, the group generation, and whether
 // this worker coordinates: the one holding the first partition of all.
 func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error) {
-	_, gen := m.cl.GroupMetadata()
 	m.mu.Lock()
+	gen := m.gen
 	held := make([]TopicPartition, 0, len(m.held))
 	for tp := range m.held {
 		held = append(held, tp)
@@ -149,9 +151,12 @@ func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error)
 	return a, nil
 }
 
-// Initial is where partitions the table has no offset of start:
-// startingOffsets or startingTimestamp, resolved now.
-func (m *member) Initial(ctx context.Context, tps []TopicPartition) (Offsets, error) {
+// Initial is where partitions the table has no offset of start: before
+// the cluster's first commit, startingOffsets or startingTimestamp,
+// resolved now; after it, their earliest offset, as partitions found
+// later start in a single process (resolving latest then would skip what
+// was written to them before the group gave them out).
+func (m *member) Initial(ctx context.Context, tps []TopicPartition, started bool) (Offsets, error) {
 	parts, err := m.s.partitions(ctx)
 	if err != nil {
 		return nil, err
@@ -162,7 +167,34 @@ func (m *member) Initial(ctx context.Context, tps []TopicPartition) (Offsets, er
 			mine[tp] = l
 		}
 	}
+	if started {
+		init := Offsets{}
+		for tp, l := range mine {
+			init.Set(tp, l.start)
+		}
+		return init, nil
+	}
 	return m.s.resolveInitial(ctx, mine)
+}
+
+// Current tells whether this worker is a member of the group as the
+// broker has it now: a worker stopped past the session timeout is not.
+func (m *member) Current(ctx context.Context) (bool, error) {
+	id, _ := m.cl.GroupMetadata()
+	groups, err := m.s.adm.DescribeGroups(ctx, m.s.groupID)
+	if err != nil {
+		return false, fmt.Errorf("kafka source: describe group %s: %w", m.s.groupID, err)
+	}
+	g, ok := groups[m.s.groupID]
+	if !ok || g.Err != nil {
+		return false, fmt.Errorf("kafka source: describe group %s: %v", m.s.groupID, g.Err)
+	}
+	for _, mem := range g.Members {
+		if mem.MemberID == id {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Plan is the ranges from start to the held partitions' ends now, bounded
@@ -232,14 +264,21 @@ func (m *member) ReadControl(ctx context.Context, from int64) ([]cluster.Control
 	if !ok || end.Err != nil {
 		return nil, from, fmt.Errorf("kafka source: control topic %s has no partition 0: %v", m.control, end.Err)
 	}
-	if end.Offset <= from {
-		return nil, from, nil
-	}
 	starts, err := m.s.adm.ListStartOffsets(ctx, m.control)
 	if err != nil {
 		return nil, from, fmt.Errorf("kafka source: list control topic %s: %w", m.control, err)
 	}
-	if st, ok := starts.Lookup(m.control, 0); ok && st.Err == nil && st.Offset > from {
+	st, ok := starts.Lookup(m.control, 0)
+	if end.Offset < from && ok && st.Err == nil {
+		// The topic was created again: its events are all new to the
+		// table's record (old ones are dropped as stale or foreign).
+		m.s.warn("kafka source: control topic %s ends at offset %d, before offset %d the table's record has read up to: it was created again; reading it from its start", m.control, end.Offset, from)
+		from = st.Offset
+	}
+	if end.Offset <= from {
+		return nil, from, nil
+	}
+	if ok && st.Err == nil && st.Offset > from {
 		m.s.warn("kafka source: control topic %s no longer holds offsets %d to %d (retention): their events cannot be committed, and their workers read those ranges again", m.control, from, st.Offset-1)
 		from = st.Offset
 	}
