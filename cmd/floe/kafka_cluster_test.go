@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/kafkatest"
 )
@@ -30,12 +32,12 @@ type clusterWorker struct {
 
 const clusterInterval = 300 * time.Millisecond
 
-func startClusterWorker(e *env, c *kafkatest.Cluster, name string) *clusterWorker {
+func startClusterWorker(e *env, c *kafkatest.Cluster, name string, extra ...string) *clusterWorker {
 	var stderr syncBuffer
-	cmd := e.startFloe(&stderr, "stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers="+c.Addr(), "-o", "subscribe=events",
+	cmd := e.startFloe(&stderr, append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=events",
 		"-o", "kafka.group.id=landers", "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500",
 		"--format", "json", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "ck-"+name),
-		"--trigger", "processing-time="+clusterInterval.String(), "--progress", "json")
+		"--trigger", "processing-time=" + clusterInterval.String(), "--progress", "json"}, extra...)...)
 	w := &clusterWorker{name: name, stderr: &stderr, cmd: cmd, proc: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
 	go func() {
 		_ = cmd.Wait()
@@ -159,4 +161,61 @@ func TestKafkaClusterExactlyOnce(t *testing.T) {
 		t.Errorf("%d data files referenced twice", d)
 	}
 	t.Logf("%d messages, %d snapshots in %v (%d intervals), %d data files", total, len(snaps), elapsed.Round(time.Second), intervals, len(files))
+}
+
+// stopWorkers stops the workers with SIGTERM and checks they exit 0.
+func stopWorkers(t *testing.T, workers ...*clusterWorker) {
+	t.Helper()
+	for _, w := range workers {
+		_ = w.proc(syscall.SIGTERM)
+	}
+	for _, w := range workers {
+		fixture.WaitFor(t, 30*time.Second, "worker "+w.name+" to stop", w.exited.Load)
+		if w.code != 0 {
+			t.Errorf("worker %s exited %d:\n%s", w.name, w.code, w.stderr.String())
+		}
+	}
+}
+
+// A cluster started on a table a single process has been writing from the
+// same topic goes on where that process's record ends: nothing read twice.
+func TestKafkaClusterTakesOverFromSingleProcess(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 4)
+	produceIDs(t, c, "events", 4, 0, 2000)
+	e.OK(kafkaStream(e, c)...)
+	produceIDs(t, c, "events", 4, 2000, 3000)
+	workers := []*clusterWorker{startClusterWorker(e, c, "a"), startClusterWorker(e, c, "b")}
+	fixture.WaitFor(t, 60*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= 5000 })
+	stopWorkers(t, workers...)
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 5000); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+// Workers meeting a new field at once each evolve the table (add-columns);
+// every row lands once, the new column holding the new messages' values.
+func TestKafkaClusterSchemaEvolution(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 4)
+	produceIDs(t, c, "events", 4, 0, 1000)
+	workers := []*clusterWorker{startClusterWorker(e, c, "a", "--schema-evolution", "add-columns"), startClusterWorker(e, c, "b", "--schema-evolution", "add-columns")}
+	fixture.WaitFor(t, 60*time.Second, "the first messages", func() bool { return len(e.TableIDs("db.events")) >= 1000 })
+	recs := make([]*kgo.Record, 1000)
+	for i := range recs {
+		id := 1000 + i
+		recs[i] = &kgo.Record{Topic: "events", Partition: int32(id % 4), Value: fmt.Appendf(nil, `{"id":%d,"v":"m%d","extra":%d}`, id, id, 2*id)}
+	}
+	c.Produce(t, recs...)
+	fixture.WaitFor(t, 60*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= 2000 })
+	stopWorkers(t, workers...)
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000); msg != "" {
+		t.Fatal(msg)
+	}
+	r := e.OK("scan", "db.events", "--filter", "extra IS NOT NULL", "--format", "csv")
+	if n := strings.Count(strings.TrimSpace(r.Stdout), "\n"); n != 1000 {
+		t.Fatalf("%d rows with the new column, want 1000:\n%.400s", n, r.Stdout)
+	}
 }
