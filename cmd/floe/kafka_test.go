@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,6 +258,7 @@ func TestKafkaProgressLag(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 2)
+	produced := time.Now()
 	produceIDs(t, c, "events", 2, 0, 1000)
 	r := e.OK(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=400", "--progress", "json")...)
 	var lags []string
@@ -274,6 +276,11 @@ func TestKafkaProgressLag(t *testing.T) {
 			t.Fatalf("latestOffset %v, want 500 in each partition", got)
 		}
 		lags = append(lags, p.Sources[0].Metrics["maxOffsetsBehindLatest"]+"/"+p.Sources[0].Metrics["offsetsBehindLatest"])
+		// The messages were produced before the run: each batch's newest
+		// waited at least from then to its commit.
+		if ms, err := strconv.ParseInt(p.Sources[0].Metrics["commitLagMs"], 10, 64); err != nil || ms < 0 || ms > time.Since(produced).Milliseconds() {
+			t.Fatalf("commitLagMs %q: want the time from the batch's newest message to its commit, at most %v", p.Sources[0].Metrics["commitLagMs"], time.Since(produced))
+		}
 	}
 	want := []string{`300/{"events":{"0":300,"1":300}}`, `100/{"events":{"0":100,"1":100}}`, `0/{"events":{"0":0,"1":0}}`}
 	if !slices.Equal(lags, want) {

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -83,6 +84,9 @@ type Source struct {
 	// latest are the partitions' logs as the last plan listed them, for
 	// the lag the progress records report (metrics.go).
 	latest map[TopicPartition]listed
+	// newestTs is the newest message timestamp (epoch ms) read since the
+	// last progress record, for its commit lag.
+	newestTs atomic.Int64
 }
 
 var (

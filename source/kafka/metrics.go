@@ -3,6 +3,7 @@ package kafka
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/floe-io/floe"
 )
@@ -11,7 +12,8 @@ import (
 // ends as the last plan listed them: Spark's avgOffsetsBehindLatest,
 // maxOffsetsBehindLatest and minOffsetsBehindLatest, and the lag of every
 // partition (offsetsBehindLatest, in the offsets' JSON shape), with the
-// latest offsets themselves.
+// latest offsets themselves; and commitLagMs, the time from the newest
+// message the batch read (its Kafka timestamp) to now, after the commit.
 func (s *Source) Metrics(end floe.Offset) (floe.Offset, map[string]string) {
 	s.mu.Lock()
 	latest := s.latest
@@ -47,10 +49,26 @@ func (s *Source) Metrics(end floe.Offset) (floe.Offset, map[string]string) {
 	if err != nil {
 		return nil, nil
 	}
-	return floe.EncodeOffset(ends), map[string]string{
+	out := map[string]string{
 		"avgOffsetsBehindLatest": strconv.FormatFloat(float64(sum)/float64(len(latest)), 'f', 1, 64),
 		"maxOffsetsBehindLatest": strconv.FormatInt(hi, 10),
 		"minOffsetsBehindLatest": strconv.FormatInt(lo, 10),
 		"offsetsBehindLatest":    string(lag),
+	}
+	if ts := s.newestTs.Swap(0); ts > 0 {
+		out["commitLagMs"] = strconv.FormatInt(max(time.Now().UnixMilli()-ts, 0), 10)
+	}
+	return floe.EncodeOffset(ends), out
+}
+
+// sawTimestamp keeps the newest message timestamp a batch read, for the
+// commit lag: how long the newest message of a batch waited to be in the
+// table.
+func (s *Source) sawTimestamp(ms int64) {
+	for {
+		old := s.newestTs.Load()
+		if ms <= old || s.newestTs.CompareAndSwap(old, ms) {
+			return
+		}
 	}
 }

@@ -97,6 +97,9 @@ func (p *part) derive(ctx context.Context) error {
 	if err := p.fetch(ctx); err != nil {
 		return err
 	}
+	if n := len(p.records); n > 0 {
+		p.src.sawTimestamp(p.records[n-1].Timestamp.UnixMilli())
+	}
 	switch p.src.format {
 	case "kafka":
 		p.schema = rawSchema(p.src.includeHeaders)
