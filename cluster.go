@@ -276,6 +276,9 @@ func (w *clusterWorker) publish(ctx context.Context, a ClusterAssignment, ranges
 	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End, NumInputFiles: res.Parts, NumInputRows: res.Rows}}
 	if ms, ok := p.source.(MetricsSource); ok {
 		prog.Sources[0].LatestOffset, prog.Sources[0].Metrics = ms.Metrics(entry.End)
+		// Published is not committed: the cluster's commit lag is the
+		// age of the worker's ranges waiting for the coordinator.
+		delete(prog.Sources[0].Metrics, "commitLagMs")
 	}
 	prog.Sink.NumOutputRows, prog.Sink.DataFiles = res.Rows, len(res.Files)
 	return nil
