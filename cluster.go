@@ -90,6 +90,11 @@ type ClusterCommit struct {
 // before its worker reads the partition again from the table's end.
 const clusterStall = 30 * time.Second
 
+// clusterFailures is how many intervals in a row may fail (the catalog or
+// the brokers unreachable, commits refused) before a worker exits non-zero
+// instead of running on with nothing committed.
+const clusterFailures = 10
+
 // runCluster runs this process as one worker of the source's group.
 func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, error) {
 	defer m.Close()
@@ -110,19 +115,22 @@ func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, er
 		pos: cluster.Positions{Stall: max(10*p.cfg.Trigger.Interval, clusterStall)}}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = p.cfg.Source.ReadLimits()
 	p.clustered = true
-	backoff := p.cfg.Trigger.Interval
+	backoff, failures := p.cfg.Trigger.Interval, 0
 	for !p.stopping.Load() {
 		began := time.Now()
 		err := w.interval(ctx, &sum)
 		wait := p.cfg.Trigger.Interval - time.Since(began)
 		if err != nil {
-			if !transient(err) || ctx.Err() != nil {
+			if failures++; !transient(err) || ctx.Err() != nil || failures > clusterFailures {
+				// A worker that cannot go on says so and leaves the group,
+				// whose other workers take its partitions (and, from a
+				// coordinator, the commits).
 				return sum, err
 			}
-			p.warn(fmt.Sprintf("cluster interval failed, retrying in %v: %v", backoff, err))
+			p.warn(fmt.Sprintf("cluster interval failed (%d in a row), retrying in %v: %v", failures, backoff, err))
 			wait, backoff = backoff, min(2*backoff, 5*time.Minute)
 		} else {
-			backoff = p.cfg.Trigger.Interval
+			backoff, failures = p.cfg.Trigger.Interval, 0
 		}
 		select {
 		case <-time.After(max(wait, idlePoll)):
