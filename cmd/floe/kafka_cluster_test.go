@@ -219,3 +219,19 @@ func TestKafkaClusterSchemaEvolution(t *testing.T) {
 		t.Fatalf("%d rows with the new column, want 1000:\n%.400s", n, r.Stdout)
 	}
 }
+
+// A worker whose brokers are gone fails interval after interval, then
+// exits 1 instead of running on with nothing committed.
+func TestKafkaClusterWorkerFailsLoudly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 2)
+	produceIDs(t, c, "events", 2, 0, 100)
+	w := startClusterWorker(e, c, "a", "--trigger", "processing-time=10ms")
+	fixture.WaitFor(t, 60*time.Second, "the first messages", func() bool { return len(e.TableIDs("db.events")) >= 100 })
+	c.Stop()
+	fixture.WaitFor(t, 120*time.Second, "the worker to give up", w.exited.Load)
+	if w.code != 1 || !strings.Contains(w.stderr.String(), "(10 in a row)") {
+		t.Fatalf("exit %d, want 1 after 10 failed intervals:\n%s", w.code, w.stderr.String())
+	}
+}

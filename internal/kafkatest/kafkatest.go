@@ -5,15 +5,17 @@ package kafkatest
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Cluster is a running cluster; it stops when the test ends.
+// Cluster is a running cluster; it stops when the test ends, or at Stop.
 type Cluster struct {
-	c *kfake.Cluster
+	c    *kfake.Cluster
+	stop sync.Once
 }
 
 // Start runs a cluster with topic, of partitions partitions, created.
@@ -23,9 +25,13 @@ func Start(t testing.TB, topic string, partitions int) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Close)
-	return &Cluster{c: c}
+	k := &Cluster{c: c}
+	t.Cleanup(k.Stop)
+	return k
 }
+
+// Stop shuts the cluster down, as a broker that goes away.
+func (c *Cluster) Stop() { c.stop.Do(c.c.Close) }
 
 // Addr is the bootstrap servers' list.
 func (c *Cluster) Addr() string { return strings.Join(c.c.ListenAddrs(), ",") }
