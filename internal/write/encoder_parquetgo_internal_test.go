@@ -203,6 +203,7 @@ func encodeWith(t *testing.T, opts fileOptions, recs []arrow.RecordBatch, fill f
 }
 
 func TestPqgoFillMatchesReference(t *testing.T) {
+	t.Parallel()
 	schema := encoderSchema()
 	zstd, err := pqgo.NewZstd(1)
 	if err != nil {
