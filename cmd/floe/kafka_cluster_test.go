@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -234,4 +236,106 @@ func TestKafkaClusterWorkerFailsLoudly(t *testing.T) {
 	if w.code != 1 || !strings.Contains(w.stderr.String(), "(10 in a row)") {
 		t.Fatalf("exit %d, want 1 after 10 failed intervals:\n%s", w.code, w.stderr.String())
 	}
+}
+
+var clusterChaos = flag.Int("cluster-chaos", 0, "actions of TestKafkaClusterRandomFailures (kills, stops, joins); 0 skips it")
+
+// Random kills, restarts, stops past the session timeout and joins of
+// workers while a producer writes: every message lands exactly once and
+// no data file is referenced twice. Run with -cluster-chaos 30.
+func TestKafkaClusterRandomFailures(t *testing.T) {
+	if *clusterChaos == 0 {
+		t.Skip("run with -cluster-chaos N")
+	}
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 6)
+	var produced atomic.Int64
+	stop := make(chan struct{})
+	var producing sync.WaitGroup
+	producing.Add(1)
+	go func() {
+		defer producing.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(40 * time.Millisecond):
+			}
+			n := produced.Load()
+			produceIDs(t, c, "events", 6, n, 61)
+			produced.Add(61)
+		}
+	}()
+	var workers []*clusterWorker
+	next := 0
+	start := func() {
+		workers = append(workers, startClusterWorker(e, c, fmt.Sprint(next)))
+		next++
+	}
+	alive := func() []*clusterWorker {
+		var out []*clusterWorker
+		for _, w := range workers {
+			if !w.exited.Load() {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for range 3 {
+		start()
+	}
+	for i := range *clusterChaos {
+		time.Sleep(time.Duration(500+rng.IntN(2500)) * time.Millisecond)
+		live := alive()
+		switch op := rng.IntN(4); {
+		case op == 0 && len(live) > 1:
+			w := live[rng.IntN(len(live))]
+			t.Logf("action %d: kill -9 worker %s", i, w.name)
+			_ = w.proc(syscall.SIGKILL)
+			start()
+		case op == 1 && len(live) > 1:
+			w := live[rng.IntN(len(live))]
+			d := time.Duration(1000+rng.IntN(8000)) * time.Millisecond
+			t.Logf("action %d: stop worker %s for %v", i, w.name, d)
+			_ = w.proc(syscall.SIGSTOP)
+			time.Sleep(d)
+			_ = w.proc(syscall.SIGCONT)
+		case op == 2 && len(live) < 6:
+			t.Logf("action %d: a worker joins", i)
+			start()
+		case len(live) > 2:
+			w := live[rng.IntN(len(live))]
+			t.Logf("action %d: stop worker %s (SIGTERM)", i, w.name)
+			_ = w.proc(syscall.SIGTERM)
+		}
+	}
+	close(stop)
+	producing.Wait()
+	total := produced.Load()
+	fixture.WaitFor(t, 120*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
+	for _, w := range workers {
+		if !w.exited.Load() {
+			_ = w.proc(syscall.SIGTERM)
+		}
+	}
+	for _, w := range workers {
+		fixture.WaitFor(t, 30*time.Second, "worker "+w.name+" to stop", w.exited.Load)
+		if w.code != 0 && w.code != -1 {
+			t.Errorf("worker %s exited %d:\n%s", w.name, w.code, w.stderr.String())
+		}
+	}
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, total); msg != "" {
+		t.Fatalf("%d messages produced: %s", total, msg)
+	}
+	cat, _ := fixture.CatalogAt(t, e.Warehouse)
+	files := fixture.LiveDataFiles(t, e.loadTable(context.Background(), cat, "db.events"))
+	slices.Sort(files)
+	if d := len(files) - len(slices.Compact(files)); d > 0 {
+		t.Errorf("%d data files referenced twice", d)
+	}
+	t.Logf("%d messages, %d workers started, %d data files", total, next, len(files))
 }
