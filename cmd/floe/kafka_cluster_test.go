@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ const clusterInterval = 300 * time.Millisecond
 func startClusterWorker(e *env, c *kafkatest.Cluster, name string, extra ...string) *clusterWorker {
 	var stderr syncBuffer
 	cmd := e.startFloe(&stderr, append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=events",
-		"-o", "kafka.group.id=landers", "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500",
+		"-o", "kafka.group.id=landers", "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500", "-o", "kafka.max.poll.interval.ms=10000",
 		"--format", "json", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "ck-"+name),
 		"--trigger", "processing-time=" + clusterInterval.String(), "--progress", "json"}, extra...)...)
 	w := &clusterWorker{name: name, stderr: &stderr, cmd: cmd, proc: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
@@ -316,7 +317,21 @@ func TestKafkaClusterRandomFailures(t *testing.T) {
 	close(stop)
 	producing.Wait()
 	total := produced.Load()
-	fixture.WaitFor(t, 120*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
+	for deadline := time.Now().Add(120 * time.Second); len(e.TableIDs("db.events")) < int(total); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			for _, w := range alive() {
+				// SIGQUIT makes a Go program print its goroutines.
+				_ = w.proc(syscall.SIGQUIT)
+			}
+			time.Sleep(2 * time.Second)
+			for _, w := range workers {
+				f := filepath.Join(os.TempDir(), fmt.Sprintf("floe-cluster-chaos-%d-worker-%s.log", seed, w.name))
+				_ = os.WriteFile(f, []byte(w.stderr.String()), 0o644)
+				t.Logf("worker %s (exited %v, code %d): stderr in %s", w.name, w.exited.Load(), w.code, f)
+			}
+			t.Fatalf("%d of %d messages in the table after 120 s", len(e.TableIDs("db.events")), total)
+		}
+	}
 	for _, w := range workers {
 		if !w.exited.Load() {
 			_ = w.proc(syscall.SIGTERM)

@@ -26,7 +26,7 @@ var clientKeys = []string{
 	"kafka.security.protocol", "kafka.sasl.mechanism", "kafka.sasl.jaas.config",
 	"kafka.ssl.truststore.location", "kafka.ssl.truststore.type",
 	"kafka.ssl.keystore.location", "kafka.ssl.keystore.type",
-	"kafka.session.timeout.ms", "kafka.heartbeat.interval.ms",
+	"kafka.session.timeout.ms", "kafka.heartbeat.interval.ms", "kafka.max.poll.interval.ms",
 }
 
 // clientOptions turns the kafka.* options into franz-go's, and lists the

@@ -46,7 +46,8 @@ func (s *Source) JoinCluster(ctx context.Context) (floe.ClusterMember, bool, err
 		kgo.OnPartitionsAssigned(m.assigned),
 		kgo.OnPartitionsRevoked(m.revoked),
 		kgo.OnPartitionsLost(m.revoked))
-	for k, set := range map[string]func(time.Duration) kgo.GroupOpt{"kafka.session.timeout.ms": kgo.SessionTimeout, "kafka.heartbeat.interval.ms": kgo.HeartbeatInterval} {
+	for k, set := range map[string]func(time.Duration) kgo.GroupOpt{"kafka.session.timeout.ms": kgo.SessionTimeout, "kafka.heartbeat.interval.ms": kgo.HeartbeatInterval,
+		"kafka.max.poll.interval.ms": kgo.RebalanceTimeout} {
 		if v := strings.TrimSpace(s.opts[k]); v != "" {
 			ms, err := strconv.Atoi(v)
 			if err != nil || ms <= 0 {
@@ -310,7 +311,9 @@ func (m *member) CommitGroup(ctx context.Context, ends Offsets) {
 	if len(commit) == 0 {
 		return
 	}
-	m.cl.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) {
+	// Asynchronous: a commit waits out a rebalance, which must not hold up
+	// the interval.
+	m.cl.CommitOffsets(context.WithoutCancel(ctx), commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			m.s.warn("kafka source: commit offsets of group %s (for lag monitoring only): %v", m.s.groupID, err)
 		}
