@@ -239,6 +239,11 @@ func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (o
 	if cfg.Source.Type != "kafka" || cfg.Sink.Console() || cfg.Sink.IsTemplate() {
 		return out, false, nil
 	}
+	if strings.TrimSpace(cfg.Source.Options["kafka.group.id"]) != "" && cfg.Trigger.Kind == "processing-time" {
+		// A worker of a cluster: the table's record of the cluster is its
+		// record, and its checkpoint holds no progress.
+		return out, false, nil
+	}
 	dir, err := filepath.Abs(cfg.Checkpoint)
 	if err != nil {
 		return out, false, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
