@@ -50,6 +50,63 @@ func startClusterWorker(e *env, c *kafkatest.Cluster, name string, extra ...stri
 	return w
 }
 
+// running lists the workers that have not exited.
+func running(workers []*clusterWorker) []*clusterWorker {
+	var out []*clusterWorker
+	for _, w := range workers {
+		if !w.exited.Load() {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// liveFilesOnce lists db.events's live data files, failing the test when
+// one is referenced twice.
+func liveFilesOnce(t *testing.T, e *env) []string {
+	t.Helper()
+	cat, _ := fixture.CatalogAt(t, e.Warehouse)
+	files := fixture.LiveDataFiles(t, e.loadTable(context.Background(), cat, "db.events"))
+	sorted := slices.Clone(files)
+	slices.Sort(sorted)
+	if d := len(sorted) - len(slices.Compact(sorted)); d > 0 {
+		t.Errorf("%d data files referenced twice", d)
+	}
+	return files
+}
+
+// producer writes id messages in the background, n at a time.
+type producer struct {
+	produced atomic.Int64
+	done     chan struct{}
+	running  sync.WaitGroup
+}
+
+func startProducer(t *testing.T, c *kafkatest.Cluster, partitions int32, every time.Duration, n int64) *producer {
+	p := &producer{done: make(chan struct{})}
+	p.running.Add(1)
+	go func() {
+		defer p.running.Done()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-time.After(every):
+			}
+			produceIDs(t, c, "events", partitions, p.produced.Load(), n)
+			p.produced.Add(n)
+		}
+	}()
+	return p
+}
+
+// stop ends the production and returns how many messages were produced.
+func (p *producer) stop() int64 {
+	close(p.done)
+	p.running.Wait()
+	return p.produced.Load()
+}
+
 // coordinating tells whether the worker's newest progress line says it
 // coordinates.
 func (w *clusterWorker) coordinating() bool {
@@ -68,37 +125,13 @@ func TestKafkaClusterExactlyOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 8)
-	var produced atomic.Int64
-	stop := make(chan struct{})
-	var producing sync.WaitGroup
-	producing.Add(1)
-	go func() {
-		defer producing.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			n := produced.Load()
-			produceIDs(t, c, "events", 8, n, 97)
-			produced.Add(97)
-		}
-	}()
+	producer := startProducer(t, c, 8, 50*time.Millisecond, 97)
 	began := time.Now()
 	workers := []*clusterWorker{}
 	for i := range 3 {
 		workers = append(workers, startClusterWorker(e, c, fmt.Sprint(i)))
 	}
-	alive := func() []*clusterWorker {
-		var out []*clusterWorker
-		for _, w := range workers {
-			if !w.exited.Load() {
-				out = append(out, w)
-			}
-		}
-		return out
-	}
+	alive := func() []*clusterWorker { return running(workers) }
 	fixture.WaitFor(t, 60*time.Second, "the first commit", func() bool { return len(e.TableIDs("db.events")) > 0 })
 	workers = append(workers, startClusterWorker(e, c, "3"))
 	time.Sleep(3 * time.Second)
@@ -130,9 +163,7 @@ func TestKafkaClusterExactlyOnce(t *testing.T) {
 	_ = zombie.proc(syscall.SIGCONT)
 	time.Sleep(3 * time.Second)
 
-	close(stop)
-	producing.Wait()
-	total := produced.Load()
+	total := producer.stop()
 	fixture.WaitFor(t, 90*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
 	elapsed := time.Since(began)
 	for _, w := range alive() {
@@ -155,14 +186,7 @@ func TestKafkaClusterExactlyOnce(t *testing.T) {
 	if len(snaps) > intervals+len(workers) {
 		t.Errorf("%d snapshots in %d intervals of %d workers: more than one commit per interval", len(snaps), intervals, len(workers))
 	}
-	cat, _ := fixture.CatalogAt(t, e.Warehouse)
-	tbl := e.loadTable(context.Background(), cat, "db.events")
-	files := fixture.LiveDataFiles(t, tbl)
-	sorted := slices.Clone(files)
-	slices.Sort(sorted)
-	if d := len(sorted) - len(slices.Compact(sorted)); d > 0 {
-		t.Errorf("%d data files referenced twice", d)
-	}
+	files := liveFilesOnce(t, e)
 	t.Logf("%d messages, %d snapshots in %v (%d intervals), %d data files", total, len(snaps), elapsed.Round(time.Second), intervals, len(files))
 }
 
@@ -254,38 +278,14 @@ func TestKafkaClusterRandomFailures(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 6)
-	var produced atomic.Int64
-	stop := make(chan struct{})
-	var producing sync.WaitGroup
-	producing.Add(1)
-	go func() {
-		defer producing.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(40 * time.Millisecond):
-			}
-			n := produced.Load()
-			produceIDs(t, c, "events", 6, n, 61)
-			produced.Add(61)
-		}
-	}()
+	producer := startProducer(t, c, 6, 40*time.Millisecond, 61)
 	var workers []*clusterWorker
 	next := 0
 	start := func() {
 		workers = append(workers, startClusterWorker(e, c, fmt.Sprint(next)))
 		next++
 	}
-	alive := func() []*clusterWorker {
-		var out []*clusterWorker
-		for _, w := range workers {
-			if !w.exited.Load() {
-				out = append(out, w)
-			}
-		}
-		return out
-	}
+	alive := func() []*clusterWorker { return running(workers) }
 	for range 3 {
 		start()
 	}
@@ -314,9 +314,7 @@ func TestKafkaClusterRandomFailures(t *testing.T) {
 			_ = w.proc(syscall.SIGTERM)
 		}
 	}
-	close(stop)
-	producing.Wait()
-	total := produced.Load()
+	total := producer.stop()
 	for deadline := time.Now().Add(120 * time.Second); len(e.TableIDs("db.events")) < int(total); time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			for _, w := range alive() {
@@ -346,11 +344,6 @@ func TestKafkaClusterRandomFailures(t *testing.T) {
 	if msg := fixture.Exact(e.TableIDs("db.events"), 0, total); msg != "" {
 		t.Fatalf("%d messages produced: %s", total, msg)
 	}
-	cat, _ := fixture.CatalogAt(t, e.Warehouse)
-	files := fixture.LiveDataFiles(t, e.loadTable(context.Background(), cat, "db.events"))
-	slices.Sort(files)
-	if d := len(files) - len(slices.Compact(files)); d > 0 {
-		t.Errorf("%d data files referenced twice", d)
-	}
+	files := liveFilesOnce(t, e)
 	t.Logf("%d messages, %d workers started, %d data files", total, next, len(files))
 }

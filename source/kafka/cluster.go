@@ -238,8 +238,12 @@ func (m *member) ensureControl(ctx context.Context) error {
 		return nil
 	}
 	resp, err := m.s.adm.CreateTopic(ctx, 1, -1, nil, m.control)
-	if err == nil && resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+	if err == nil {
 		err = resp.Err
+	}
+	if errors.Is(err, kerr.TopicAlreadyExists) {
+		// Another worker starting at the same time created it, as here.
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("kafka source: create control topic %s (or create it with one partition yourself): %w", m.control, err)
