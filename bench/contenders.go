@@ -97,8 +97,10 @@ type Contender struct {
 
 // Contenders are measured side by side by BenchmarkIngest, in this order.
 var Contenders = []Contender{
+	{Name: "cp", Run: Copy},
 	{Name: "decode", Run: Decode},
 	{Name: "floe", Run: Floe},
+	{Name: "floe-reencode", Run: FloeReencode},
 	{Name: "floe-arrow", Run: FloeArrow},
 	{Name: "iceberg-go", Run: IcebergGo},
 	{Name: "raw", Run: RawEncode},
@@ -172,13 +174,66 @@ func Floe(ctx context.Context, ds Dataset, work string) (Result, error) {
 	return floeIngest(ctx, "floe", ds, work, func(*config.Sink) {})
 }
 
-// FloeArrow is Floe with the table property that sends flat schemas through
-// arrow-go's encoder instead of parquet-go's, which shows in the same run
-// what the encoder alone is worth.
+// FloeReencode is Floe with the table property that turns the copy of
+// the inputs' column chunks off: every value is decoded and encoded again
+// (parquet-go's encoder, zstd).
+func FloeReencode(ctx context.Context, ds Dataset, work string) (Result, error) {
+	return floeIngest(ctx, "floe-reencode", ds, work, func(s *config.Sink) {
+		s.TableProperties = map[string]string{write.CopyChunksKey: "false"}
+	})
+}
+
+// FloeArrow is FloeReencode through arrow-go's encoder instead of
+// parquet-go's, which shows in the same run what the encoder alone is
+// worth.
 func FloeArrow(ctx context.Context, ds Dataset, work string) (Result, error) {
 	return floeIngest(ctx, "floe-arrow", ds, work, func(s *config.Sink) {
-		s.TableProperties = map[string]string{write.ParquetEncoderKey: "arrow"}
+		s.TableProperties = map[string]string{write.ParquetEncoderKey: "arrow", write.CopyChunksKey: "false"}
 	})
+}
+
+// Copy copies the input files' bytes into the work directory, the floor
+// under writing a table of the same bytes (floe's column-chunk copy).
+func Copy(ctx context.Context, ds Dataset, work string) (Result, error) {
+	dir := filepath.Join(work, "cp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{}, err
+	}
+	var bytes int64
+	cost, err := measure(func() error {
+		for _, p := range ds.Paths {
+			n, err := copyFile(p, filepath.Join(dir, filepath.Base(p)))
+			if err != nil {
+				return err
+			}
+			bytes += n
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("cp: %w", err)
+	}
+	if bytes != ds.Bytes {
+		return Result{}, fmt.Errorf("cp: copied %d bytes of %d", bytes, ds.Bytes)
+	}
+	// The rows are the input's: what a table of these bytes would hold.
+	return Result{Contender: "cp", Rows: ds.Rows(), Files: len(ds.Paths), Bytes: bytes, Cost: cost}, nil
+}
+
+// copyFile is cp of one file, as coreutils copies it (the kernel's
+// copy_file_range where it can) and, as floe's data files, without fsync.
+func copyFile(from, to string) (int64, error) {
+	in, err := os.Open(from)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, in)
+	return n, errors.Join(err, out.Close())
 }
 
 // floeIngest runs floe with the default configuration changed by sink.

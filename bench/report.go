@@ -235,25 +235,29 @@ func (r *Report) writeIngest(w io.Writer) {
 		switch name {
 		case "decode":
 			label = "decode (read input only; MB = input)"
+		case "cp":
+			label = "cp (copy the input files; MB and rows = input)"
+		case "floe":
+			label = "floe (column chunks copied)"
+		case "floe-reencode":
+			label = "floe-reencode (every value decoded and encoded)"
 		case "floe-arrow":
-			label = "floe-arrow (floe with the arrow-go encoder)"
+			label = "floe-arrow (floe-reencode with the arrow-go encoder)"
 		}
 		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %s | %s | %.1f | %g | %s |\n",
 			label, s.runs, s.wall, s.cpu, millions(s.rowsPerSec), millions(s.rowsPerCPUSec), s.megabytes, s.files, s.rowsCounted())
 	}
-	floe, ok := sums["floe"]
-	if !ok {
-		return
-	}
 	fmt.Fprintln(w, "\n| ratio | rows/s (wall) | rows per CPU-s | MB |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
-	for _, other := range []string{"iceberg-go", "raw", "floe-arrow"} {
-		o, ok := sums[other]
-		if !ok {
+	for _, pair := range [][2]string{{"floe", "iceberg-go"}, {"floe", "cp"}, {"floe-reencode", "iceberg-go"},
+		{"floe-reencode", "raw"}, {"floe-reencode", "floe-arrow"}} {
+		a, ok := sums[pair[0]]
+		o, ok2 := sums[pair[1]]
+		if !ok || !ok2 {
 			continue
 		}
-		fmt.Fprintf(w, "| floe / %s | %.2f× | %.2f× | %.2f× |\n", other,
-			floe.rowsPerSec/o.rowsPerSec, floe.rowsPerCPUSec/o.rowsPerCPUSec, floe.megabytes/o.megabytes)
+		fmt.Fprintf(w, "| %s / %s | %.2f× | %.2f× | %.2f× |\n", pair[0], pair[1],
+			a.rowsPerSec/o.rowsPerSec, a.rowsPerCPUSec/o.rowsPerCPUSec, a.megabytes/o.megabytes)
 	}
 }
 

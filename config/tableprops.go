@@ -48,6 +48,10 @@ func CheckTableProperty(key, value string) error {
 			}
 			return fmt.Errorf("%q is not a positive whole number; give a number such as %s", value, example)
 		}
+	case "floe.write.copy-parquet-chunks":
+		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+			return fmt.Errorf("%q is not true or false; set false to encode Parquet inputs again instead of copying their column chunks", value)
+		}
 	case "floe.write.parquet-encoder":
 		if v != "parquet-go" && v != "arrow" {
 			return fmt.Errorf("%q is not a Parquet encoder of floe's; use parquet-go (the default) or arrow", value)

@@ -2,9 +2,11 @@ package ingest
 
 import (
 	"context"
+	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
 // Part is one independently readable piece of a batch, such as one file.
@@ -27,6 +29,27 @@ type Part interface {
 type SchemaPart interface {
 	Part
 	Schema(ctx context.Context) (*arrow.Schema, error)
+}
+
+// ParquetPart is implemented by parts that are one Parquet file, so that
+// a writer may copy the file's column chunks as they are, instead of
+// decoding and encoding every value, when the table stores the columns as
+// the file does.
+type ParquetPart interface {
+	SchemaPart
+	OpenParquet(ctx context.Context) (ParquetFile, error)
+}
+
+// ParquetFile is an open Parquet part: its bytes and its footer.
+type ParquetFile interface {
+	io.ReaderAt
+	Size() int64
+	// Footer is the footer Schema parsed.
+	Footer() *metadata.FileMetaData
+	// Close closes the file and, as the end of a part's reader does,
+	// fails with an UnstableFileError when the file is no longer the one
+	// planned: what was read of it must not be committed.
+	Close() error
 }
 
 // PartSchema is the schema of p's rows: from Schema when p implements

@@ -137,23 +137,34 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 		}
 		def := 0
 		if f.Nullable {
-			node = pq.Optional(node)
 			def = 1
-		} else {
-			node = pq.Required(node)
 		}
 		e.defLevel = append(e.defLevel, def)
-		id, ok := fieldID(f)
-		if !ok {
-			return nil, fmt.Errorf("column %s has no field id", f.Name)
+		if node, err = pqgoColumn(f, node); err != nil {
+			return nil, err
 		}
-		fields[i] = pqgo.Field(pq.FieldID(node, id), f.Name)
+		fields[i] = pqgo.Field(node, f.Name)
 	}
 	e.w = pq.NewGenericWriter[any](out, append([]pq.WriterOption{pq.NewSchema("table", fields)}, wopts...)...)
 	// parquet-go buffers its output: its own count is the file's size, the
 	// bytes that reached out lag by up to its buffer.
 	e.rowGroups = newRowGroups(e.w.Size, opts, opts.groupRows(pqgoRowGroupRows), e.put, e.w.Flush)
 	return e, nil
+}
+
+// pqgoColumn declares a column's leaf as the table does: optional or
+// required, with its field id.
+func pqgoColumn(f arrow.Field, node pq.Node) (pq.Node, error) {
+	if f.Nullable {
+		node = pq.Optional(node)
+	} else {
+		node = pq.Required(node)
+	}
+	id, ok := fieldID(f)
+	if !ok {
+		return nil, fmt.Errorf("column %s has no field id", f.Name)
+	}
+	return pq.FieldID(node, id), nil
 }
 
 func fieldID(f arrow.Field) (int, bool) {
@@ -434,8 +445,13 @@ func valueBuffer(d arrow.ArrayData) []byte {
 }
 
 func (e *pqgoEncoder) Close() (*metadata.FileMetaData, error) {
+	// The open row group goes out before the tail is kept: parquet-go
+	// writes a whole group at once, and keeping it would copy it.
+	err := e.w.Flush()
 	e.out.keepTail = true
-	err := e.w.Close()
+	if err == nil {
+		err = e.w.Close()
+	}
 	var meta *metadata.FileMetaData
 	if err == nil {
 		meta, err = e.out.footer()

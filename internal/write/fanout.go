@@ -20,6 +20,7 @@ import (
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // batch is one Write call: the destinations it touched and the files it
@@ -60,6 +61,12 @@ type dest struct {
 
 	confMu sync.Mutex
 	conf   map[*arrow.Schema]*conform.Conformer
+	plans  []*copyPlan // under confMu
+
+	// copyable is set when Parquet inputs may be copied by column chunk
+	// (chunkcopy.go), with the footer their files take.
+	copyable bool
+	template *format.FileMetaData
 
 	mu    sync.Mutex // guards slots, files and rows
 	slots map[any]*slot
@@ -148,6 +155,9 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 		// groups keep the total within the budget.
 		d.opts.rowGroup = min(d.opts.rowGroup, max(4<<20, d.bufferLimit/maxOpen))
 	}
+	if err := d.copyChunksFor(); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -193,6 +203,11 @@ func (d *dest) conformer(s *arrow.Schema, opts conform.Options) (*conform.Confor
 // writePart reads one part through projection, routing, conformance and
 // partitioning into the slots.
 func (b *batch) writePart(ctx context.Context, worker int, p ingest.Part) error {
+	if pp, ok := p.(ingest.ParquetPart); ok {
+		if copied, err := b.copyPart(ctx, worker, pp); copied || err != nil {
+			return err
+		}
+	}
 	rdr, err := p.Open(ctx)
 	if err != nil {
 		return err
@@ -551,6 +566,12 @@ func (b *batch) create(d *dest, s *slot, first arrow.RecordBatch) (*openFile, er
 		_ = d.wfs.Remove(path)
 		return nil, fmt.Errorf("start data file %s: %w", path, err)
 	}
+	b.opened()
+	return &openFile{path: path, out: out, enc: enc}, nil
+}
+
+// opened counts a data file opened.
+func (b *batch) opened() {
 	n := b.live.Add(1)
 	for {
 		p := b.peakOpen.Load()
@@ -558,7 +579,6 @@ func (b *batch) create(d *dest, s *slot, first arrow.RecordBatch) (*openFile, er
 			break
 		}
 	}
-	return &openFile{path: path, out: out, enc: enc}, nil
 }
 
 // roll closes the slot's file and turns its footer into a data-file entry;

@@ -268,7 +268,12 @@ func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, 
 	}
 	parts := make([]floe.Part, len(entries))
 	for i, e := range entries {
-		parts[i] = &filePart{entry: e, cfg: s.cfg, table: s.table}
+		p := &filePart{entry: e, cfg: s.cfg, table: s.table}
+		if s.cfg.Format == "parquet" {
+			parts[i] = &parquetPart{p}
+		} else {
+			parts[i] = p
+		}
 	}
 	return parts, nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
 )
 
@@ -239,6 +240,39 @@ func (p *filePart) openParquet(ctx context.Context) (array.RecordReader, error) 
 		return nil, fmt.Errorf("cannot read the Parquet data: %w", err)
 	}
 	return &closingReader{RecordReader: rr, close: pf.Close}, nil
+}
+
+// parquetPart is a file read as Parquet, whose column chunks a writer may
+// copy.
+type parquetPart struct{ *filePart }
+
+// OpenParquet opens the file for a writer that copies its column chunks.
+func (p *parquetPart) OpenParquet(ctx context.Context) (ingest.ParquetFile, error) {
+	if _, err := p.Schema(ctx); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p.entry.Path)
+	if err != nil {
+		return nil, p.bad(fmt.Errorf("cannot read the file: %w", err))
+	}
+	return &parquetFile{File: f, part: p.filePart}, nil
+}
+
+// parquetFile is an open Parquet part.
+type parquetFile struct {
+	*os.File
+	part *filePart
+}
+
+func (f *parquetFile) Size() int64                    { return f.part.entry.Size }
+func (f *parquetFile) Footer() *metadata.FileMetaData { return f.part.footer }
+
+func (f *parquetFile) Close() error {
+	err := f.File.Close()
+	if cerr := f.part.unchanged(); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // csvDialect is the delimiter and whether the first line is a header.

@@ -33,6 +33,9 @@ func planOne(t *testing.T, cfg config.Source, name string, write func(path strin
 	if err != nil || len(parts) != 1 {
 		t.Fatalf("Read: %d parts, %v; want the one file", len(parts), err)
 	}
+	if pp, ok := parts[0].(*parquetPart); ok {
+		return pp.filePart
+	}
 	return parts[0].(*filePart)
 }
 

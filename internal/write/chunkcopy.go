@@ -1,0 +1,518 @@
+package write
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/google/uuid"
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/floe-io/floe/internal/conform"
+	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/pqgo"
+)
+
+// A Parquet input whose columns the table stores as the file does (same
+// physical and logical types, same nullability, no column added, dropped
+// or converted) is written by copying its column chunks byte for byte
+// under a new footer that carries the table's field ids: its values are
+// never decoded nor encoded. The data file's statistics are the input's
+// column statistics, which is what decoding would compute, so inputs
+// whose statistics are incomplete, not in the type's order or too long to
+// keep take the encoders' path. So do partitioned tables, tables with
+// bloom filters, keep/drop/only and routing. The pages keep their codec
+// and encodings: a snappy input stays snappy. CopyChunksKey=false forces
+// re-encoding.
+
+// CopyChunksKey turns the copy of Parquet inputs' column chunks off
+// ("false"); it is on by default.
+const CopyChunksKey = "floe.write.copy-parquet-chunks"
+
+// copyChunksFor reports whether d may take Parquet inputs by copy, and
+// prepares the footer their files take.
+func (d *dest) copyChunksFor() error {
+	if d.part != nil || len(d.opts.bloom) > 0 || !pqgoSupported(d.schema) ||
+		strings.EqualFold(d.tbl.Properties().Get(CopyChunksKey, "true"), "false") {
+		return nil
+	}
+	t, err := copyTemplate(d.schema)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", d.name, err)
+	}
+	d.copyable, d.template = true, t
+	return nil
+}
+
+// copyPlan is how one input schema's columns become the table's: table
+// column i is the file's top-level column cols[i].
+type copyPlan struct {
+	in   *arrow.Schema
+	cols []int
+}
+
+// copyTemplate is the footer the encoders would write for the table, with
+// no row group: its schema (field ids included), column orders, version
+// and writer. Copied files take it, so that they describe the table's
+// columns exactly as encoded files do.
+func copyTemplate(schema *arrow.Schema) (*format.FileMetaData, error) {
+	fields := make(pqgo.Group, len(schema.Fields()))
+	for i, f := range schema.Fields() {
+		leaf, err := pqgoLeaf(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		node, err := pqgoColumn(f, leaf)
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = pqgo.Field(node, f.Name)
+	}
+	var buf bytes.Buffer
+	w := pq.NewGenericWriter[any](&buf, pq.NewSchema("table", fields), pq.CreatedBy("floe", "", ""))
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	md, err := parseFooter(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("footer of the table's schema: %w", err)
+	}
+	return md, nil
+}
+
+// parseFooter decodes the footer at the end of b: a Parquet file, or its
+// footer with the length and magic after it.
+func parseFooter(b []byte) (*format.FileMetaData, error) {
+	n := len(b)
+	if n < 8 || string(b[n-4:]) != "PAR1" {
+		return nil, errors.New("no Parquet footer")
+	}
+	size := int(uint32(b[n-8]) | uint32(b[n-7])<<8 | uint32(b[n-6])<<16 | uint32(b[n-5])<<24)
+	if size+8 > n {
+		return nil, errors.New("the footer is longer than the file")
+	}
+	md := new(format.FileMetaData)
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), b[n-8-size:n-8], md); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+// readFooter decodes the footer of an open Parquet file.
+func readFooter(f ingest.ParquetFile) (*format.FileMetaData, error) {
+	size := f.Size()
+	if size < 12 {
+		return nil, errors.New("the file is too short for Parquet")
+	}
+	tail := make([]byte, 8)
+	if _, err := f.ReadAt(tail, size-8); err != nil {
+		return nil, err
+	}
+	n := int64(uint32(tail[0]) | uint32(tail[1])<<8 | uint32(tail[2])<<16 | uint32(tail[3])<<24)
+	if n+12 > size {
+		return nil, errors.New("the footer is longer than the file")
+	}
+	b := make([]byte, n+8)
+	if _, err := f.ReadAt(b, size-8-n); err != nil {
+		return nil, err
+	}
+	return parseFooter(b)
+}
+
+// planCopy decides whether files of schema in can be copied into d, and
+// how their columns map onto the table's; nil when they cannot.
+func (d *dest) planCopy(in *arrow.Schema, opts conform.Options) *copyPlan {
+	if !d.copyable {
+		return nil
+	}
+	d.confMu.Lock()
+	defer d.confMu.Unlock()
+	for _, p := range d.plans {
+		if p.in == in || p.in.Equal(in) {
+			return p
+		}
+	}
+	p := planColumns(in, d.schema, opts)
+	if p != nil {
+		d.plans = append(d.plans, p)
+	}
+	return p
+}
+
+// planColumns maps in's columns onto the table's by name: every column of
+// one is a column of the other, of the same type and nullability, in the
+// table's order unless reordering is allowed (as the conformer would).
+func planColumns(in, table *arrow.Schema, opts conform.Options) *copyPlan {
+	if in.NumFields() != table.NumFields() {
+		return nil
+	}
+	p := &copyPlan{in: in, cols: make([]int, table.NumFields())}
+	for j, f := range table.Fields() {
+		i := conform.FieldIndex(in.Fields(), f.Name)
+		if i < 0 || in.Field(i).Name != f.Name || i != j && !opts.AllowReorder {
+			return nil
+		}
+		g := in.Field(i)
+		if g.Nullable != f.Nullable || !arrow.TypeEqual(g.Type, f.Type) {
+			return nil
+		}
+		p.cols[j] = i
+	}
+	return p
+}
+
+// physicalType is the Parquet type the encoders write an Arrow type as.
+func physicalType(t arrow.DataType) format.Type {
+	switch t.ID() {
+	case arrow.BOOL:
+		return format.Boolean
+	case arrow.INT32, arrow.DATE32:
+		return format.Int32
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
+		return format.Int64
+	case arrow.FLOAT32:
+		return format.Float
+	case arrow.FLOAT64:
+		return format.Double
+	}
+	return format.ByteArray
+}
+
+// copySource is an input file's footer, checked for a copy by a plan,
+// and the bytes of the chunks it copies.
+type copySource struct {
+	md    *format.FileMetaData
+	bytes int64
+}
+
+// checkSource returns the file's footer when its chunks can be copied by
+// plan, nil when they cannot: a flat schema of the plan's columns,
+// unencrypted chunks in codecs every reader has, and complete statistics
+// in the type's order, which become the data file's.
+func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, target int64) (*copySource, error) {
+	md, err := readFooter(f)
+	if err != nil {
+		return nil, fmt.Errorf("not a readable Parquet footer (%v); the file may be truncated or corrupt", err)
+	}
+	if md.EncryptionAlgorithm.Value != nil {
+		return nil, nil
+	}
+	if len(md.Schema) != len(plan.cols)+1 || int(md.Schema[0].NumChildren.V) != len(plan.cols) {
+		return nil, nil
+	}
+	// Without column orders, min_value and max_value have no defined
+	// order: they cannot be the data file's bounds.
+	if len(md.ColumnOrders) != len(plan.cols) {
+		return nil, nil
+	}
+	for _, o := range md.ColumnOrders {
+		if _, ok := o.Value.(*format.TypeDefinedOrder); !ok {
+			return nil, nil
+		}
+	}
+	arrowMD := f.Footer()
+	if arrowMD == nil || arrowMD.NumRowGroups() != len(md.RowGroups) {
+		return nil, errors.New("the Parquet footer changed while it was read")
+	}
+	for j, i := range plan.cols {
+		el := md.Schema[1+i]
+		if el.NumChildren.V > 0 || !el.Type.Valid || el.Type.V != physicalType(table.Field(j).Type) {
+			return nil, nil
+		}
+	}
+	src := &copySource{md: md}
+	for g := range md.RowGroups {
+		rg := &md.RowGroups[g]
+		if len(rg.Columns) != len(plan.cols) {
+			return nil, fmt.Errorf("row group %d has %d columns, the schema %d", g, len(rg.Columns), len(plan.cols))
+		}
+		arg := arrowMD.RowGroup(g)
+		var size int64
+		for j, i := range plan.cols {
+			if !copyableChunk(rg, arg, i, table.Field(j)) {
+				return nil, nil
+			}
+			size += rg.Columns[i].MetaData.TotalCompressedSize
+		}
+		// A row group cannot be split without decoding it: one larger
+		// than the files the table wants is encoded into smaller ones.
+		if size > target {
+			return nil, nil
+		}
+		src.bytes += size
+	}
+	return src, nil
+}
+
+// copyableChunk is checkSource for one column chunk.
+func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f arrow.Field) bool {
+	cc := &rg.Columns[i]
+	if cc.FilePath != "" || cc.CryptoMetadata.Value != nil || len(cc.EncryptedColumnMetadata) > 0 {
+		return false // in another file, or encrypted
+	}
+	switch cc.MetaData.Codec {
+	case format.Uncompressed, format.Snappy, format.Gzip, format.Zstd, format.Lz4Raw, format.Brotli:
+	default:
+		return false // LZ4 with Hadoop's framing, which readers disagree on
+	}
+	// arrow-go tells whether the null count was written at all; the
+	// footer as decoded here reads a missing one as 0.
+	acc, err := arg.ColumnChunk(i)
+	if err != nil {
+		return false
+	}
+	ok, err := acc.StatsSet()
+	if err != nil || !ok {
+		return false
+	}
+	st, err := acc.Statistics()
+	if err != nil || st == nil || !st.HasNullCount() {
+		return false
+	}
+	s := &cc.MetaData.Statistics
+	if s.NullCount < cc.MetaData.NumValues && (s.MinValue == nil || s.MaxValue == nil) {
+		return false
+	}
+	if !f.Nullable && s.NullCount != 0 {
+		return false
+	}
+	if len(s.MinValue) > maxBoundBytes || len(s.MaxValue) > maxBoundBytes {
+		return false // the encoders would write no bounds
+	}
+	return cc.MetaData.NumValues == rg.NumRows
+}
+
+// chunkEncoder writes a data file of copied column chunks. It is an
+// open file of a slot of its own, so that rolling, finishing and aborting
+// go as for encoded files; it takes no records.
+type chunkEncoder struct {
+	out      *countingWriter
+	template *format.FileMetaData
+	groups   []format.RowGroup
+	rows     int64
+	buf      []byte
+}
+
+func newChunkEncoder(out *countingWriter, template *format.FileMetaData) (*chunkEncoder, error) {
+	if _, err := out.Write([]byte("PAR1")); err != nil {
+		return nil, err
+	}
+	return &chunkEncoder{out: out, template: template}, nil
+}
+
+func (e *chunkEncoder) Write(arrow.RecordBatch) (int64, bool, error) {
+	return 0, false, errors.New("a file of copied column chunks takes no rows")
+}
+
+// errCorruptChunk marks a column chunk whose pages do not add up.
+var errCorruptChunk = errors.New("corrupt column chunk")
+
+// copyFile appends every row group of src, its chunks in the table's
+// column order, and returns the rows copied. Each chunk's pages are
+// walked first: their sizes must add up to the chunk's and their values
+// to its count, and a page's CRC, when written, must match.
+func (e *chunkEncoder) copyFile(f ingest.ParquetFile, src *copySource, plan *copyPlan, table *arrow.Schema) (int64, error) {
+	var rows int64
+	for g := range src.md.RowGroups {
+		rg := &src.md.RowGroups[g]
+		out := format.RowGroup{NumRows: rg.NumRows, Ordinal: int16(len(e.groups)), FileOffset: e.out.n}
+		for j, i := range plan.cols {
+			cc := rg.Columns[i]
+			m := &cc.MetaData
+			start := m.DataPageOffset
+			if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < start {
+				start = m.DictionaryPageOffset
+			}
+			if start < 4 || m.TotalCompressedSize <= 0 || start+m.TotalCompressedSize > f.Size() {
+				return rows, fmt.Errorf("%w: row group %d column %s lies outside the file", errCorruptChunk, g, table.Field(j).Name)
+			}
+			if int64(cap(e.buf)) < m.TotalCompressedSize {
+				e.buf = make([]byte, m.TotalCompressedSize)
+			}
+			b := e.buf[:m.TotalCompressedSize]
+			if _, err := f.ReadAt(b, start); err != nil {
+				return rows, err
+			}
+			if err := checkPages(b, m.NumValues); err != nil {
+				return rows, fmt.Errorf("%w: row group %d column %s: %v", errCorruptChunk, g, table.Field(j).Name, err)
+			}
+			at := e.out.n
+			if _, err := e.out.Write(b); err != nil {
+				return rows, err
+			}
+			shift := at - start
+			m.DataPageOffset += shift
+			if m.DictionaryPageOffset > 0 {
+				m.DictionaryPageOffset += shift
+			}
+			m.IndexPageOffset = 0
+			m.BloomFilterOffset, m.BloomFilterLength = 0, 0
+			m.PathInSchema = []string{table.Field(j).Name}
+			cc.FileOffset = at
+			cc.OffsetIndexOffset, cc.OffsetIndexLength = 0, 0
+			cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
+			out.Columns = append(out.Columns, cc)
+			out.TotalByteSize += m.TotalUncompressedSize
+			out.TotalCompressedSize += m.TotalCompressedSize
+		}
+		e.groups = append(e.groups, out)
+		e.rows += rg.NumRows
+		rows += rg.NumRows
+	}
+	return rows, nil
+}
+
+// checkPages walks a chunk's pages.
+func checkPages(b []byte, values int64) error {
+	r := new(thrift.CompactProtocol).NewReaderFromBytes(b)
+	var seen int64
+	for pos := 0; pos < len(b); {
+		r.ResetBytes(b[pos:])
+		var h format.PageHeader
+		if err := thrift.NewDecoder(r).Decode(&h); err != nil {
+			return fmt.Errorf("page header at byte %d: %v", pos, err)
+		}
+		body := pos + r.BytesRead()
+		end := body + int(h.CompressedPageSize)
+		if h.CompressedPageSize < 0 || end > len(b) {
+			return fmt.Errorf("page at byte %d runs past the chunk", pos)
+		}
+		if h.CRC != 0 && int32(crc32.ChecksumIEEE(b[body:end])) != h.CRC {
+			return fmt.Errorf("page at byte %d fails its CRC", pos)
+		}
+		switch h.Type {
+		case format.DataPage:
+			seen += int64(h.DataPageHeader.V.NumValues)
+		case format.DataPageV2:
+			seen += int64(h.DataPageHeaderV2.V.NumValues)
+		}
+		pos = end
+	}
+	if seen != values {
+		return fmt.Errorf("its pages hold %d values, its metadata says %d", seen, values)
+	}
+	return nil
+}
+
+// Close writes the footer: the template's schema with the row groups.
+func (e *chunkEncoder) Close() (*metadata.FileMetaData, error) {
+	md := *e.template
+	md.NumRows = e.rows
+	md.RowGroups = e.groups
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err == nil {
+		e.out.keepTail = true
+		var trailer [8]byte
+		n := uint32(len(footer))
+		trailer[0], trailer[1], trailer[2], trailer[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
+		copy(trailer[4:], "PAR1")
+		if _, err = e.out.Write(footer); err == nil {
+			_, err = e.out.Write(trailer[:])
+		}
+	}
+	var meta *metadata.FileMetaData
+	if err == nil {
+		meta, err = e.out.footer()
+	}
+	return meta, errors.Join(err, e.out.Close())
+}
+
+var _ fileEncoder = (*chunkEncoder)(nil)
+
+// copySlot keys a writer goroutine's slot for files of copied chunks,
+// apart from its slot for encoded rows.
+type copySlot struct{ worker int }
+
+// copyPart writes a Parquet part by copying its column chunks, and
+// reports false, having written nothing, when the part or its table does
+// not allow it (the part is then read and encoded).
+func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) (bool, error) {
+	if b.w.Route != nil || b.w.Project != nil {
+		return false, nil
+	}
+	in, err := p.Schema(ctx)
+	if err != nil {
+		return false, err
+	}
+	d := b.fixed
+	if d == nil {
+		if d, err = b.destFor(ctx, b.w.Name, in); err != nil {
+			return false, err
+		}
+	}
+	plan := d.planCopy(in, b.w.Conform)
+	if plan == nil {
+		return false, nil
+	}
+	f, err := p.OpenParquet(ctx)
+	if err != nil {
+		return false, err
+	}
+	src, err := checkSource(f, plan, d.schema, d.opts.target)
+	if err != nil || src == nil {
+		if cerr := f.Close(); cerr != nil {
+			return false, cerr
+		}
+		if err != nil {
+			return false, &ingest.BadFileError{Path: p.Name(), Err: err}
+		}
+		return false, nil
+	}
+	s := d.slot(copySlot{worker}, nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file != nil && s.file.out.n+src.bytes > d.opts.target {
+		if err := b.roll(d, s, false); err != nil {
+			_ = f.Close()
+			return true, err
+		}
+	}
+	if s.file == nil {
+		if s.file, err = b.createCopy(d); err != nil {
+			_ = f.Close()
+			return true, err
+		}
+	}
+	enc := s.file.enc.(*chunkEncoder)
+	rows, err := enc.copyFile(f, src, plan, d.schema)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	s.file.rows += rows
+	d.mu.Lock()
+	d.rows += rows
+	d.mu.Unlock()
+	if err != nil {
+		var uf *ingest.UnstableFileError
+		if errors.As(err, &uf) || ctx.Err() != nil {
+			return true, err
+		}
+		return true, &ingest.BadFileError{Path: p.Name(), Err: err}
+	}
+	return true, nil
+}
+
+// createCopy opens a data file for copied chunks.
+func (b *batch) createCopy(d *dest) (*openFile, error) {
+	path := d.locs.NewDataLocation(fmt.Sprintf("%s-%s-%05d.parquet", b.w.FilePrefix, uuid.NewString()[:8], b.seq.Add(1)))
+	fw, err := d.wfs.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create data file %s: %w", path, err)
+	}
+	out := &countingWriter{w: fw}
+	enc, err := newChunkEncoder(out, d.template)
+	if err != nil {
+		_ = fw.Close()
+		_ = d.wfs.Remove(path)
+		return nil, fmt.Errorf("start data file %s: %w", path, err)
+	}
+	b.opened()
+	return &openFile{path: path, out: out, enc: enc}, nil
+}

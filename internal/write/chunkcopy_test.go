@@ -1,0 +1,236 @@
+package write_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/write"
+)
+
+// chunkInputs writes rec as Parquet files of arrow-go (snappy), split at
+// cuts, and returns them as parts.
+func chunkInputs(t *testing.T, rec arrow.RecordBatch, cuts ...int64) []ingest.Part {
+	t.Helper()
+	dir := t.TempDir()
+	var parts []ingest.Part
+	from := int64(0)
+	for i, to := range append(cuts, rec.NumRows()) {
+		path := filepath.Join(dir, "in-"+string(rune('a'+i))+".parquet")
+		slice := rec.NewSlice(from, to)
+		err := fixture.WriteParquet(path, slice)
+		slice.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, fixture.ParquetFilePart{Path: path})
+		from = to
+	}
+	return parts
+}
+
+// writeTable creates table db.t of schema with props, writes parts into
+// it and commits them; it returns the table and the files written.
+func writeTable(t *testing.T, schema *arrow.Schema, props map[string]string, parts []ingest.Part) (*table.Table, []ingest.DataFile) {
+	t.Helper()
+	ctx := context.Background()
+	cat := fixture.Catalog(t)
+	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
+	tbl, err := c.Create(ctx, schema, commit.CreateOptions{Properties: props})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := (&write.Writer{Table: tbl, FilePrefix: "t"}).Write(ctx, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Commit(ctx, commit.Request{BatchID: 0, Files: res.Files}); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = cat.LoadTable(ctx, c.Ident); err != nil {
+		t.Fatal(err)
+	}
+	return tbl, res.Files
+}
+
+// codecs are the compression codecs of the files' column chunks.
+func codecs(t *testing.T, tbl *table.Table, files []ingest.DataFile) map[compress.Compression]bool {
+	t.Helper()
+	seen := map[compress.Compression]bool{}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	fixture.EachParquetFile(t, tbl, paths, func(_ string, rdr *file.Reader) {
+		md := rdr.MetaData()
+		for g := range md.NumRowGroups() {
+			for c := range md.Schema.NumColumns() {
+				cc, err := md.RowGroup(g).ColumnChunk(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen[cc.Compression()] = true
+			}
+		}
+	})
+	return seen
+}
+
+// tableJSON is the table's rows read back by iceberg-go, as JSON.
+func tableJSON(t *testing.T, tbl *table.Table) string {
+	t.Helper()
+	at, err := tbl.Scan().ToArrowTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	tr := array.NewTableReader(at, 100_000)
+	defer tr.Release()
+	var out strings.Builder
+	for tr.Next() {
+		b, err := tr.RecordBatch().MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(b)
+	}
+	return out.String()
+}
+
+// Parquet inputs whose columns the table stores alike are copied chunk by
+// chunk (their snappy pages stay snappy), into data files with the
+// statistics encoding them would give and the same rows read back.
+func TestChunkCopyMatchesEncoding(t *testing.T) {
+	t.Parallel()
+	rec := allFlatTypes(5000)
+	defer rec.Release()
+	parts := chunkInputs(t, rec, 1200, 3100)
+	copied, cfiles := writeTable(t, rec.Schema(), nil, parts)
+	encoded, efiles := writeTable(t, rec.Schema(), map[string]string{write.CopyChunksKey: "false"}, parts)
+
+	if got := codecs(t, copied, cfiles); !maps.Equal(got, map[compress.Compression]bool{compress.Codecs.Snappy: true}) {
+		t.Fatalf("copied files' codecs %v, want the inputs' snappy alone", got)
+	}
+	if got := codecs(t, encoded, efiles); !maps.Equal(got, map[compress.Compression]bool{compress.Codecs.Zstd: true}) {
+		t.Fatalf("encoded files' codecs %v, want zstd alone", got)
+	}
+	if len(cfiles) != 1 || len(efiles) != 1 {
+		t.Fatalf("%d copied and %d encoded files, want one each", len(cfiles), len(efiles))
+	}
+	cp, en := cfiles[0].File, efiles[0].File
+	if cp.Count() != 5000 || en.Count() != 5000 || cfiles[0].Rows != 5000 {
+		t.Fatalf("record counts %d (copied, %d by the writer) and %d, want 5000", cp.Count(), cfiles[0].Rows, en.Count())
+	}
+	for name, m := range map[string][2]map[int]int64{
+		"value counts": {cp.ValueCounts(), en.ValueCounts()},
+		"null counts":  {cp.NullValueCounts(), en.NullValueCounts()},
+	} {
+		if !maps.Equal(m[0], m[1]) || len(m[0]) != rec.Schema().NumFields() {
+			t.Errorf("%s differ:\ncopied  %v\nencoded %v", name, m[0], m[1])
+		}
+	}
+	for name, m := range map[string][2]map[int][]byte{
+		"lower bounds": {cp.LowerBoundValues(), en.LowerBoundValues()},
+		"upper bounds": {cp.UpperBoundValues(), en.UpperBoundValues()},
+	} {
+		if !maps.EqualFunc(m[0], m[1], sameBound) || len(m[0]) != rec.Schema().NumFields() {
+			t.Errorf("%s differ or miss columns:\ncopied  %v\nencoded %v", name, m[0], m[1])
+		}
+	}
+	if got, want := tableJSON(t, copied), tableJSON(t, encoded); got != want || len(got) < 10_000 {
+		t.Fatalf("rows read back differ between the copy and encoding (%d vs %d bytes of JSON)", len(got), len(want))
+	}
+}
+
+// Inputs the table does not store alike are encoded: a column the table
+// widened, a column the input lacks.
+func TestChunkCopyOnlyWhenColumnsAlike(t *testing.T) {
+	t.Parallel()
+	rec := allFlatTypes(800)
+	defer rec.Release()
+	parts := chunkInputs(t, rec)
+	for name, schema := range map[string]*arrow.Schema{
+		"int widened to long": withField(rec.Schema(), 1, arrow.Field{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}),
+		"a column more":       arrow.NewSchema(append(rec.Schema().Fields(), arrow.Field{Name: "extra", Type: arrow.BinaryTypes.String, Nullable: true}), nil),
+	} {
+		tbl, files := writeTable(t, schema, nil, parts)
+		if got := codecs(t, tbl, files); got[compress.Codecs.Snappy] {
+			t.Errorf("%s: the input was copied (codecs %v); it must be encoded", name, got)
+		}
+		var n int64
+		for _, f := range files {
+			n += f.File.Count()
+		}
+		if n != 800 {
+			t.Errorf("%s: %d rows written, want 800", name, n)
+		}
+	}
+}
+
+func withField(s *arrow.Schema, i int, f arrow.Field) *arrow.Schema {
+	fields := s.Fields()
+	fields[i] = f
+	return arrow.NewSchema(fields, nil)
+}
+
+// A chunk whose pages do not add up is bad input naming the file, and
+// nothing of the batch is left behind.
+func TestChunkCopyRefusesCorruptChunk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rec := allFlatTypes(2000)
+	defer rec.Release()
+	parts := chunkInputs(t, rec)
+	path := parts[0].Name()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := cc.DataPageOffset()
+	if d := cc.DictionaryPageOffset(); d > 0 && d < at {
+		at = d
+	}
+	pf.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first page header's sizes: a page that claims more bytes than
+	// the chunk holds.
+	copy(b[at+1:], []byte{0xfe, 0xff, 0xff, 0xff, 0x0f})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat := fixture.Catalog(t)
+	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
+	tbl, err := c.Create(ctx, rec.Schema(), commit.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&write.Writer{Table: tbl, FilePrefix: "t"}).Write(ctx, parts)
+	var bf *ingest.BadFileError
+	if !errors.As(err, &bf) || bf.Path != path || !strings.Contains(err.Error(), "corrupt column chunk") {
+		t.Fatalf("got %v, want a bad file error naming %s and its corrupt column chunk", err, path)
+	}
+	left, err := filepath.Glob(filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "data", "*.parquet"))
+	if err != nil || len(left) > 0 {
+		t.Fatalf("data files left behind: %v (%v)", left, err)
+	}
+}
