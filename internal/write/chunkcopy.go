@@ -3,14 +3,15 @@ package write
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/google/uuid"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -94,7 +95,7 @@ func parseFooter(b []byte) (*format.FileMetaData, error) {
 	if n < 8 || string(b[n-4:]) != "PAR1" {
 		return nil, errors.New("no Parquet footer")
 	}
-	size := int(uint32(b[n-8]) | uint32(b[n-7])<<8 | uint32(b[n-6])<<16 | uint32(b[n-5])<<24)
+	size := int(binary.LittleEndian.Uint32(b[n-8:]))
 	if size+8 > n {
 		return nil, errors.New("the footer is longer than the file")
 	}
@@ -115,7 +116,7 @@ func readFooter(f ingest.ParquetFile) (*format.FileMetaData, error) {
 	if _, err := f.ReadAt(tail, size-8); err != nil {
 		return nil, err
 	}
-	n := int64(uint32(tail[0]) | uint32(tail[1])<<8 | uint32(tail[2])<<16 | uint32(tail[3])<<24)
+	n := int64(binary.LittleEndian.Uint32(tail))
 	if n+12 > size {
 		return nil, errors.New("the footer is longer than the file")
 	}
@@ -227,6 +228,9 @@ func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, targ
 			return nil, nil
 		}
 	}
+	if len(md.RowGroups) > math.MaxInt16 {
+		return nil, nil
+	}
 	src := &copySource{md: md}
 	for g := range md.RowGroups {
 		rg := &md.RowGroups[g]
@@ -286,7 +290,21 @@ func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f
 	if len(s.MinValue) > maxBoundBytes || len(s.MaxValue) > maxBoundBytes {
 		return false // the encoders would write no bounds
 	}
+	if nanBound(cc.MetaData.Type, s.MinValue) || nanBound(cc.MetaData.Type, s.MaxValue) {
+		return false // older writers let a NaN into the bounds, which would prune wrongly
+	}
 	return cc.MetaData.NumValues == rg.NumRows
+}
+
+// nanBound reports whether a float or double bound is NaN.
+func nanBound(t format.Type, b []byte) bool {
+	switch {
+	case t == format.Float && len(b) == 4:
+		return math.IsNaN(float64(math.Float32frombits(binary.LittleEndian.Uint32(b))))
+	case t == format.Double && len(b) == 8:
+		return math.IsNaN(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+	}
+	return false
 }
 
 // chunkEncoder writes a data file of copied column chunks. It is an
@@ -409,13 +427,8 @@ func (e *chunkEncoder) Close() (*metadata.FileMetaData, error) {
 	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
 	if err == nil {
 		e.out.keepTail = true
-		var trailer [8]byte
-		n := uint32(len(footer))
-		trailer[0], trailer[1], trailer[2], trailer[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
-		copy(trailer[4:], "PAR1")
-		if _, err = e.out.Write(footer); err == nil {
-			_, err = e.out.Write(trailer[:])
-		}
+		footer = binary.LittleEndian.AppendUint32(footer, uint32(len(footer)))
+		_, err = e.out.Write(append(footer, "PAR1"...))
 	}
 	var meta *metadata.FileMetaData
 	if err == nil {
@@ -468,7 +481,8 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 	s := d.slot(copySlot{worker}, nil)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.file != nil && s.file.out.n+src.bytes > d.opts.target {
+	// Row group ordinals are 16 bits.
+	if s.file != nil && (s.file.out.n+src.bytes > d.opts.target || len(s.file.enc.(*chunkEncoder).groups)+len(src.md.RowGroups) > math.MaxInt16) {
 		if err := b.roll(d, s, false); err != nil {
 			_ = f.Close()
 			return true, err
@@ -501,18 +515,7 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 
 // createCopy opens a data file for copied chunks.
 func (b *batch) createCopy(d *dest) (*openFile, error) {
-	path := d.locs.NewDataLocation(fmt.Sprintf("%s-%s-%05d.parquet", b.w.FilePrefix, uuid.NewString()[:8], b.seq.Add(1)))
-	fw, err := d.wfs.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("create data file %s: %w", path, err)
-	}
-	out := &countingWriter{w: fw}
-	enc, err := newChunkEncoder(out, d.template)
-	if err != nil {
-		_ = fw.Close()
-		_ = d.wfs.Remove(path)
-		return nil, fmt.Errorf("start data file %s: %w", path, err)
-	}
-	b.opened()
-	return &openFile{path: path, out: out, enc: enc}, nil
+	return b.openFile(d, "", func(out *countingWriter) (fileEncoder, error) {
+		return newChunkEncoder(out, d.template)
+	})
 }

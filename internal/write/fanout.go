@@ -550,9 +550,17 @@ func (b *batch) appendTo(d *dest, s *slot, rec arrow.RecordBatch) error {
 }
 
 func (b *batch) create(d *dest, s *slot, first arrow.RecordBatch) (*openFile, error) {
+	return b.openFile(d, s.dir, func(out *countingWriter) (fileEncoder, error) {
+		return d.opts.newEncoder(d.schema, out, first)
+	})
+}
+
+// openFile creates a data file of d in dir (under data/) and starts its
+// encoder.
+func (b *batch) openFile(d *dest, dir string, start func(*countingWriter) (fileEncoder, error)) (*openFile, error) {
 	name := fmt.Sprintf("%s-%s-%05d.parquet", b.w.FilePrefix, uuid.NewString()[:8], b.seq.Add(1))
-	if s.dir != "" {
-		name = s.dir + "/" + name
+	if dir != "" {
+		name = dir + "/" + name
 	}
 	path := d.locs.NewDataLocation(name)
 	fw, err := d.wfs.Create(path)
@@ -560,7 +568,7 @@ func (b *batch) create(d *dest, s *slot, first arrow.RecordBatch) (*openFile, er
 		return nil, fmt.Errorf("create data file %s: %w", path, err)
 	}
 	out := &countingWriter{w: fw}
-	enc, err := d.opts.newEncoder(d.schema, out, first)
+	enc, err := start(out)
 	if err != nil {
 		_ = fw.Close()
 		_ = d.wfs.Remove(path)
