@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/scan"
 )
 
 // TaskConvertEqualityDeletes is the conversion's name, as the CLI spells
@@ -84,6 +85,8 @@ func convertTransaction(ctx context.Context, tbl *table.Table, res *ConvertResul
 	if err != nil {
 		return nil, fmt.Errorf("plan the files: %w", err)
 	}
+	// One deletion vector a file: its split tasks are one task here.
+	tasks = scan.WholeFiles(tasks)
 	w, err := newDVWriter(fs, tbl.Metadata())
 	if err != nil {
 		return nil, err

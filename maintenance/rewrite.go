@@ -242,6 +242,8 @@ func planRewrite(ctx context.Context, tbl *table.Table, o RewriteOptions, target
 	if err != nil {
 		return nil, 0, fmt.Errorf("plan the files of table %s: %w", strings.Join(tbl.Identifier(), "."), err)
 	}
+	// Compaction plans, reads and replaces files, never parts of them.
+	tasks = scan.WholeFiles(tasks)
 	if o.Where != "" {
 		// The filter's residual on a task is the rest of the filter, not
 		// a delete: rewrite every row of the picked files.
@@ -355,8 +357,19 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskG
 	if err != nil {
 		return gr, err
 	}
-	part := groupPart{name: "partition " + partitionName(g), size: g.TotalSizeBytes, open: func(ctx context.Context) (array.RecordReader, error) {
-		return rd.Open(ctx, g.Tasks), nil
+	var parts []ingest.Part
+	rest := g.Tasks
+	if o.Strategy == StrategyBinpack {
+		if parts, rest, err = copyableParts(ctx, tbl, rd, g.Tasks); err != nil {
+			return gr, err
+		}
+	}
+	var restSize int64
+	for _, t := range rest {
+		restSize += t.File.FileSizeBytes()
+	}
+	part := groupPart{name: "partition " + partitionName(g), size: restSize, open: func(ctx context.Context) (array.RecordReader, error) {
+		return rd.Open(ctx, rest), nil
 	}}
 	if o.Strategy == StrategySort {
 		sorted, err := sortGroup(ctx, rd, g, o.SortBy)
@@ -373,7 +386,10 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskG
 	// The file reader yields a required identity-partition source as
 	// optional (it fills it for files that lack it): check the values.
 	w.Conform.AllowNullable = true
-	res, err := w.Write(ctx, []ingest.Part{part})
+	if len(rest) > 0 {
+		parts = append(parts, part)
+	}
+	res, err := w.Write(ctx, parts)
 	if err != nil {
 		// The part is the group, not an input file: the reader's own
 		// error names the file.

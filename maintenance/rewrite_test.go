@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -22,6 +24,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/maintenance"
+	"github.com/floe-io/floe/scan"
 	_ "github.com/floe-io/floe/source/files"
 )
 
@@ -361,5 +364,62 @@ func TestRewriteManifests(t *testing.T) {
 	res, err = maintenance.RewriteManifests(ctx, e.cat, table.Identifier{"db", "t"}, 0)
 	if err != nil || !res.AlreadyOptimal || res.ManifestsAfter != 1 {
 		t.Fatalf("second rewrite: %+v, %v; want already optimal", res, err)
+	}
+}
+
+// A binpack rewrite copies the chunks of files whose row groups are large
+// enough (here, with write.parquet.row-group-size-bytes at 32 KiB, those
+// of 1 KiB and more): the output keeps the inputs' snappy pages and every
+// row once. The output, larger than read.split.target-size, is planned as
+// a task per row group, and still counts each row once.
+func TestRewriteCopiesLargeRowGroups(t *testing.T) {
+	t.Parallel()
+	e := newRWEnv(t)
+	for i := range int64(6) {
+		e.land(idRange(i*2000, i*2000+2000))
+	}
+	ctx := context.Background()
+	cfg := e.pipeline(config.Trigger{})
+	cfg.Sink.TableProperties = map[string]string{"write.parquet.row-group-size-bytes": "32768", "read.split.target-size": "1024"}
+	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: e.cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	before := e.ids()
+	res, err := maintenance.RewriteDataFiles(ctx, e.cat, table.Identifier{"db", "t"}, maintenance.RewriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RewrittenDataFiles != 6 || res.AddedDataFiles != 1 {
+		t.Fatalf("rewrite: %+v; want 6 files into 1", res)
+	}
+	tasks := e.dataFiles()
+	if len(tasks) < 6 {
+		t.Fatalf("the rewritten file is planned as %d tasks, want one a row group (6)", len(tasks))
+	}
+	fixture.EachParquetFile(t, e.table(), []string{tasks[0].File.FilePath()}, func(path string, rdr *file.Reader) {
+		md := rdr.MetaData()
+		if md.NumRowGroups() != 6 {
+			t.Errorf("%s has %d row groups, want the 6 inputs' own", path, md.NumRowGroups())
+		}
+		cc, err := md.RowGroup(0).ColumnChunk(0)
+		if err != nil || cc.Compression() != compress.Codecs.Snappy {
+			t.Errorf("%s: codec %v (%v), want the inputs' snappy: the chunks were not copied", path, cc.Compression(), err)
+		}
+	})
+	if after := e.ids(); !slices.Equal(before, after) || len(after) != 12000 {
+		t.Fatalf("%d ids before, %d after, want 12000 alike", len(before), len(after))
+	}
+	n, err := scan.Count(ctx, e.table(), scan.Options{})
+	if err != nil || n != 12000 {
+		t.Fatalf("count %d (%v) over split tasks, want 12000", n, err)
+	}
+	plan, err := scan.Explain(ctx, e.table(), scan.Options{})
+	if err != nil || plan.FilesTotal != 1 {
+		t.Fatalf("explain: %d files (%v), want the 1 file however it is split", plan.FilesTotal, err)
 	}
 }

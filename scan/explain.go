@@ -38,6 +38,7 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 		return plan, nil
 	}
 	size := func(tasks []table.FileScanTask) (int, int64) {
+		tasks = WholeFiles(tasks)
 		var bytes int64
 		for _, t := range tasks {
 			bytes += t.File.FileSizeBytes()

@@ -115,7 +115,7 @@ func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 	}
 	var n int64
 	var withDeletes []table.FileScanTask
-	for _, t := range tasks {
+	for _, t := range WholeFiles(tasks) {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
 			withDeletes = append(withDeletes, t)
 			continue

@@ -164,6 +164,14 @@ func planColumns(in, table *arrow.Schema, opts conform.Options) *copyPlan {
 		if g.Nullable != f.Nullable || !arrow.TypeEqual(g.Type, f.Type) {
 			return nil
 		}
+		// A table's own data file names its columns by field id: a name
+		// another column had before a rename is not this column.
+		// Files without ids read as id -1.
+		if id, ok := fieldID(g); ok && id >= 0 {
+			if want, _ := fieldID(f); id != want {
+				return nil
+			}
+		}
 		p.cols[j] = i
 	}
 	return p
