@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 
 // Parquet inputs copied by column chunk (the default for flat inputs the
 // table stores alike) and the same inputs encoded again read the same in
-// floe, icebird and DuckDB; the copy keeps the inputs' snappy pages.
+// floe, icebird and DuckDB; the copy keeps the inputs' codec.
 func TestChunkCopyReadsAlike(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -42,14 +43,34 @@ func TestChunkCopyReadsAlike(t *testing.T) {
 			"--checkpoint", filepath.Join(e.Dir, table+".ckpt"), "--trigger", "available-now"}, extra...)...)
 	}
 	stream("db.copied")
-	stream("db.encoded", "-p", "table-default.floe.write.copy-parquet-chunks=false")
+	// gzip, so that a copy of these files (db.again) shows by its codec.
+	stream("db.encoded", "-p", "table-default.floe.write.copy-parquet-chunks=false", "-p", "table-default.write.parquet.compression-codec=gzip")
 	copied, encoded := e.checkTable("db.copied"), e.checkTable("db.encoded")
 	if copied.Rows != 2100 || copied.Checksum != encoded.Checksum {
 		t.Fatalf("copied: %d rows, checksum %s; encoded: %d rows, checksum %s; want 2100 rows alike", copied.Rows, copied.Checksum, encoded.Rows, encoded.Checksum)
 	}
-	for table, want := range map[string]compress.Compression{"db.copied": compress.Codecs.Snappy, "db.encoded": compress.Codecs.Zstd} {
-		for _, line := range strings.Split(strings.TrimSpace(e.OK("table", "files", table).Stdout), "\n") {
-			path := strings.TrimPrefix(strings.Fields(line)[0], "file://")
+	// floe's own files (parquet-go: data pages v2, delta encodings)
+	// copied as the inputs of another table read alike too.
+	again := filepath.Join(e.Dir, "again")
+	if err := os.MkdirAll(again, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, path := range dataFiles(t, e, "db.encoded") {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(again, fmt.Sprintf("f-%d.parquet", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.OK("stream", "--source", again, "--format", "parquet", "--table", "db.again",
+		"--checkpoint", filepath.Join(e.Dir, "again.ckpt"), "--trigger", "available-now")
+	if st := e.checkTable("db.again"); st.Rows != 2100 || st.Checksum != encoded.Checksum {
+		t.Fatalf("floe's files copied again: %d rows, checksum %s; want 2100, %s", st.Rows, st.Checksum, encoded.Checksum)
+	}
+	for table, want := range map[string]compress.Compression{"db.copied": compress.Codecs.Snappy, "db.encoded": compress.Codecs.Gzip, "db.again": compress.Codecs.Gzip} {
+		for _, path := range dataFiles(t, e, table) {
 			pf, err := file.OpenParquetFile(path, false)
 			if err != nil {
 				t.Fatal(err)
@@ -64,4 +85,14 @@ func TestChunkCopyReadsAlike(t *testing.T) {
 			pf.Close()
 		}
 	}
+}
+
+// dataFiles are the local paths of a table's live data files.
+func dataFiles(t *testing.T, e *env, table string) []string {
+	t.Helper()
+	var paths []string
+	for _, line := range strings.Split(strings.TrimSpace(e.OK("table", "files", table).Stdout), "\n") {
+		paths = append(paths, strings.TrimPrefix(strings.Fields(line)[0], "file://"))
+	}
+	return paths
 }

@@ -234,3 +234,46 @@ func TestChunkCopyRefusesCorruptChunk(t *testing.T) {
 		t.Fatalf("data files left behind: %v (%v)", left, err)
 	}
 }
+
+// With reordering allowed, an input holding the table's columns in
+// another order is copied with its chunks in the table's order; required
+// columns copy as required.
+func TestChunkCopyReordersColumns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in := arrow.NewSchema([]arrow.Field{
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	rec := fixture.Record(t, in, `[{"name": "a", "id": 1}, {"name": null, "id": 2}, {"name": "c", "id": 3}]`)
+	defer rec.Release()
+	parts := chunkInputs(t, rec)
+	tableSchema := arrow.NewSchema([]arrow.Field{in.Field(1), in.Field(0)}, nil)
+	cat := fixture.Catalog(t)
+	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
+	tbl, err := c.Create(ctx, tableSchema, commit.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &write.Writer{Table: tbl, FilePrefix: "t"}
+	w.Conform.AllowReorder = true
+	res, err := w.Write(ctx, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := codecs(t, tbl, res.Files); !got[compress.Codecs.Snappy] || len(got) != 1 {
+		t.Fatalf("codecs %v, want the input's snappy: the chunks were not copied", got)
+	}
+	if _, err := c.Commit(ctx, commit.Request{BatchID: 0, Files: res.Files}); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = cat.LoadTable(ctx, c.Ident); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tableJSON(t, tbl), `[{"id":1,"name":"a"}
+,{"id":2,"name":null}
+,{"id":3,"name":"c"}
+]`; got != want {
+		t.Fatalf("rows read back:\n%s\nwant\n%s", got, want)
+	}
+}
