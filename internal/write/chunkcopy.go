@@ -357,17 +357,17 @@ func (e *chunkEncoder) copyFile(f ingest.ParquetFile, src *copySource, plan *cop
 				start = m.DictionaryPageOffset
 			}
 			if start < 4 || m.TotalCompressedSize <= 0 || start+m.TotalCompressedSize > f.Size() {
-				return rows, fmt.Errorf("%w: row group %d column %s lies outside the file", errCorruptChunk, g, table.Field(j).Name)
+				return rows, &badInput{fmt.Errorf("%w: row group %d column %s lies outside the file", errCorruptChunk, g, table.Field(j).Name)}
 			}
 			if int64(cap(e.buf)) < m.TotalCompressedSize {
 				e.buf = make([]byte, m.TotalCompressedSize)
 			}
 			b := e.buf[:m.TotalCompressedSize]
 			if _, err := f.ReadAt(b, start); err != nil {
-				return rows, err
+				return rows, &badInput{fmt.Errorf("cannot read the file: %w", err)}
 			}
 			if err := checkPages(b, m.NumValues); err != nil {
-				return rows, fmt.Errorf("%w: row group %d column %s: %v", errCorruptChunk, g, table.Field(j).Name, err)
+				return rows, &badInput{fmt.Errorf("%w: row group %d column %s: %v", errCorruptChunk, g, table.Field(j).Name, err)}
 			}
 			at := e.out.n
 			if _, err := e.out.Write(b); err != nil {
@@ -504,22 +504,28 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 	}
 	enc := s.file.enc.(*chunkEncoder)
 	rows, err := enc.copyFile(f, src, plan, d.schema)
-	if cerr := f.Close(); err == nil {
+	// A file that changed while it was copied is unstable, whatever the
+	// copy made of it: it is read again in a later batch, not set aside.
+	if cerr := f.Close(); err == nil || errors.As(cerr, new(*ingest.UnstableFileError)) {
 		err = cerr
 	}
 	s.file.rows += rows
 	d.mu.Lock()
 	d.rows += rows
 	d.mu.Unlock()
-	if err != nil {
-		var uf *ingest.UnstableFileError
-		if errors.As(err, &uf) || ctx.Err() != nil {
-			return true, err
-		}
-		return true, &ingest.BadFileError{Path: p.Name(), Err: err}
+	var bad *badInput
+	if errors.As(err, &bad) && ctx.Err() == nil {
+		return true, &ingest.BadFileError{Path: p.Name(), Err: bad.err}
 	}
-	return true, nil
+	return true, err
 }
+
+// badInput marks what copyFile met in its input, as opposed to a failure
+// to write the data file.
+type badInput struct{ err error }
+
+func (e *badInput) Error() string { return e.err.Error() }
+func (e *badInput) Unwrap() error { return e.err }
 
 // createCopy opens a data file for copied chunks.
 func (b *batch) createCopy(d *dest) (*openFile, error) {

@@ -27,6 +27,7 @@ type failingFS struct {
 	open, maxOpen int
 	created       int
 	failCloseOf   int // 1-based index of the Create whose Close fails
+	failWrites    bool
 	removed       atomic.Int64
 }
 
@@ -34,6 +35,13 @@ type failingFile struct {
 	icebergio.FileWriter
 	fs   *failingFS
 	fail bool
+}
+
+func (f *failingFile) Write(p []byte) (int, error) {
+	if f.fs.failWrites {
+		return 0, errors.New("injected write failure")
+	}
+	return f.FileWriter.Write(p)
 }
 
 func (f *failingFile) Close() error {
