@@ -30,7 +30,7 @@ func TestChunkCopyWriteFailureIsNotBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl, fs := countingTable(fixture.CreateIcebergTable(t, fixture.Catalog(t), table.Identifier{"db", "t"}, sc))
-	fs.failWrites = true
+	fs.failAfter = 4 // the magic number goes out, the first chunk does not
 	_, err = (&Writer{Table: tbl, FilePrefix: "t"}).Write(ctx, []ingest.Part{fixture.ParquetFilePart{Path: path}})
 	var bf *ingest.BadFileError
 	if err == nil || errors.As(err, &bf) || !strings.Contains(err.Error(), "injected write failure") {

@@ -27,20 +27,22 @@ type failingFS struct {
 	open, maxOpen int
 	created       int
 	failCloseOf   int // 1-based index of the Create whose Close fails
-	failWrites    bool
+	failAfter     int // bytes a file takes before its writes fail; 0 never fails
 	removed       atomic.Int64
 }
 
 type failingFile struct {
 	icebergio.FileWriter
-	fs   *failingFS
-	fail bool
+	fs      *failingFS
+	fail    bool
+	written int
 }
 
 func (f *failingFile) Write(p []byte) (int, error) {
-	if f.fs.failWrites {
+	if f.fs.failAfter > 0 && f.written+len(p) > f.fs.failAfter {
 		return 0, errors.New("injected write failure")
 	}
+	f.written += len(p)
 	return f.FileWriter.Write(p)
 }
 
