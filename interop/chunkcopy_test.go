@@ -42,7 +42,9 @@ func TestChunkCopyReadsAlike(t *testing.T) {
 		e.OK(append([]string{"stream", "--source", e.Landing, "--format", "parquet", "--table", table,
 			"--checkpoint", filepath.Join(e.Dir, table+".ckpt"), "--trigger", "available-now"}, extra...)...)
 	}
-	stream("db.copied")
+	// Row groups of 32 KiB make the inputs' small ones worth copying.
+	small := []string{"-p", "table-default.write.parquet.row-group-size-bytes=32768"}
+	stream("db.copied", small...)
 	// gzip, so that a copy of these files (db.again) shows by its codec.
 	stream("db.encoded", "-p", "table-default.floe.write.copy-parquet-chunks=false", "-p", "table-default.write.parquet.compression-codec=gzip")
 	copied, encoded := e.checkTable("db.copied"), e.checkTable("db.encoded")
@@ -64,8 +66,8 @@ func TestChunkCopyReadsAlike(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.OK("stream", "--source", again, "--format", "parquet", "--table", "db.again",
-		"--checkpoint", filepath.Join(e.Dir, "again.ckpt"), "--trigger", "available-now")
+	e.OK(append([]string{"stream", "--source", again, "--format", "parquet", "--table", "db.again",
+		"--checkpoint", filepath.Join(e.Dir, "again.ckpt"), "--trigger", "available-now"}, small...)...)
 	if st := e.checkTable("db.again"); st.Rows != 2100 || st.Checksum != encoded.Checksum {
 		t.Fatalf("floe's files copied again: %d rows, checksum %s; want 2100, %s", st.Rows, st.Checksum, encoded.Checksum)
 	}

@@ -17,26 +17,11 @@ import (
 	"github.com/floe-io/floe/scan"
 )
 
-// A binpack rewrite copies the column chunks of a data file whose row
-// groups are large enough to keep (see copyRowGroupBytes) and that no
-// delete touches, as ingestion copies a Parquet input: the writer checks
-// that the file's columns are the table's (by field id, name, type and
-// nullability) and encodes it otherwise. Files of small row groups are
-// decoded and merged, which is what makes them faster to read.
-
-// copyRowGroupBytes is the least stored size of a data file's row groups,
-// on average, for a rewrite to copy them: a thirty-second of the table's
-// write.parquet.row-group-size-bytes (4 MiB of the default 128 MiB).
-func copyRowGroupBytes(tbl *table.Table) int64 {
-	size := int64(128 << 20)
-	if v, ok := tbl.Properties()[table.ParquetRowGroupSizeBytesKey]; ok {
-		var n int64
-		if _, err := fmt.Sscanf(v, "%d", &n); err == nil && n > 0 {
-			size = n
-		}
-	}
-	return size / 32
-}
+// A binpack rewrite hands the writer each data file that no delete
+// touches as a part it may copy by column chunk, as ingestion copies a
+// Parquet input: the writer checks that the file's columns are the
+// table's (by field id, name, type and nullability) and its row groups
+// large enough to keep, and decodes and merges it otherwise.
 
 // dataFilePart is one data file of a rewrite, read as the table's rows by
 // the group's reader, or copied by chunk.
@@ -51,8 +36,8 @@ type dataFilePart struct {
 var _ ingest.ParquetPart = (*dataFilePart)(nil)
 
 // copyablePart returns t as a part the writer may copy, or nil when t has
-// deletes, is not Parquet, or has small row groups.
-func copyablePart(fs icebergio.IO, rd *scan.FileReader, t table.FileScanTask, minGroup int64) (*dataFilePart, error) {
+// deletes or is not Parquet.
+func copyablePart(fs icebergio.IO, rd *scan.FileReader, t table.FileScanTask) (*dataFilePart, error) {
 	if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 || t.File.FileFormat() != iceberg.ParquetFile {
 		return nil, nil
 	}
@@ -68,13 +53,6 @@ func copyablePart(fs icebergio.IO, rd *scan.FileReader, t table.FileScanTask, mi
 	defer pf.Close()
 	md := pf.MetaData()
 	if md.NumRowGroups() == 0 {
-		return nil, nil
-	}
-	var stored int64
-	for g := range md.NumRowGroups() {
-		stored += md.RowGroup(g).TotalCompressedSize()
-	}
-	if stored/int64(md.NumRowGroups()) < minGroup {
 		return nil, nil
 	}
 	schema, err := pqarrow.FromParquet(md.Schema, nil, md.KeyValueMetadata())
@@ -127,11 +105,10 @@ func copyableParts(ctx context.Context, tbl *table.Table, rd *scan.FileReader, t
 	if err != nil {
 		return nil, nil, err
 	}
-	minGroup := copyRowGroupBytes(tbl)
 	var parts []ingest.Part
 	var rest []table.FileScanTask
 	for _, t := range tasks {
-		p, err := copyablePart(fs, rd, t, minGroup)
+		p, err := copyablePart(fs, rd, t)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -23,7 +23,8 @@ import (
 
 // A Parquet input whose columns the table stores as the file does (same
 // physical and logical types, same nullability, no column added, dropped
-// or converted) is written by copying its column chunks byte for byte
+// or converted), in row groups large enough to keep, is written by
+// copying its column chunks byte for byte
 // under a new footer that carries the table's field ids: its values are
 // never decoded nor encoded. The data file's statistics are the input's
 // column statistics, which is what decoding would compute, so inputs
@@ -205,7 +206,7 @@ type copySource struct {
 // plan, nil when they cannot: a flat schema of the plan's columns,
 // unencrypted chunks in codecs every reader has, and complete statistics
 // in the type's order, which become the data file's.
-func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, target int64) (*copySource, error) {
+func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, target, minRowGroup int64) (*copySource, error) {
 	md, err := readFooter(f)
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Parquet footer (%v); the file may be truncated or corrupt", err)
@@ -260,8 +261,18 @@ func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, targ
 		}
 		src.bytes += size
 	}
+	// Small row groups slow every reader of the table: merging them is
+	// worth decoding them.
+	if len(md.RowGroups) > 0 && src.bytes/int64(len(md.RowGroups)) < minRowGroup {
+		return nil, nil
+	}
 	return src, nil
 }
+
+// minCopyRowGroup is the least stored size of a file's row groups, on
+// average, for its chunks to be copied: a thirty-second of the table's
+// write.parquet.row-group-size-bytes (4 MiB of the default 128 MiB).
+func minCopyRowGroup(opts fileOptions) int64 { return opts.rowGroup / 32 }
 
 // copyableChunk is checkSource for one column chunk.
 func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f arrow.Field) bool {
@@ -476,7 +487,7 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 	if err != nil {
 		return false, err
 	}
-	src, err := checkSource(f, plan, d.schema, d.opts.target)
+	src, err := checkSource(f, plan, d.schema, d.opts.target, minCopyRowGroup(d.opts))
 	if err != nil || src == nil {
 		if cerr := f.Close(); cerr != nil {
 			return false, cerr

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/fixture"
@@ -29,7 +31,9 @@ func TestChunkCopyWriteFailureIsNotBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, fs := countingTable(fixture.CreateIcebergTable(t, fixture.Catalog(t), table.Identifier{"db", "t"}, sc))
+	// Row groups of 32 KiB make the input's small one worth copying.
+	tbl, fs := countingTable(fixture.CreateIcebergTable(t, fixture.Catalog(t), table.Identifier{"db", "t"}, sc,
+		catalog.WithProperties(iceberg.Properties{table.ParquetRowGroupSizeBytesKey: "32768"})))
 	fs.failAfter = 4 // the magic number goes out, the first chunk does not
 	_, err = (&Writer{Table: tbl, FilePrefix: "t"}).Write(ctx, []ingest.Part{fixture.ParquetFilePart{Path: path}})
 	var bf *ingest.BadFileError

@@ -42,13 +42,27 @@ func chunkInputs(t *testing.T, rec arrow.RecordBatch, cuts ...int64) []ingest.Pa
 	return parts
 }
 
-// writeTable creates table db.t of schema with props, writes parts into
-// it and commits them; it returns the table and the files written.
+// smallGroups is write.parquet.row-group-size-bytes at 32 KiB, so that
+// the small row groups of the tests' inputs (1 KiB and more) are large
+// enough to copy.
+const smallGroups = "32768"
+
+// writeTable creates table db.t of schema with props (row groups of
+// smallGroups unless they say otherwise),
+// writes parts into it and commits them; it returns the table and the
+// files written.
 func writeTable(t *testing.T, schema *arrow.Schema, props map[string]string, parts []ingest.Part) (*table.Table, []ingest.DataFile) {
 	t.Helper()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]string{}
+	}
+	if _, ok := props[table.ParquetRowGroupSizeBytesKey]; !ok {
+		props[table.ParquetRowGroupSizeBytesKey] = smallGroups
+	}
 	tbl, err := c.Create(ctx, schema, commit.CreateOptions{Properties: props})
 	if err != nil {
 		t.Fatal(err)
@@ -156,17 +170,22 @@ func TestChunkCopyMatchesEncoding(t *testing.T) {
 }
 
 // Inputs the table does not store alike are encoded: a column the table
-// widened, a column the input lacks.
+// widened, a column the input lacks; and so are row groups too small to
+// keep (at the default row group size, 128 MiB, under 4 MiB).
 func TestChunkCopyOnlyWhenColumnsAlike(t *testing.T) {
 	t.Parallel()
 	rec := allFlatTypes(800)
 	defer rec.Release()
 	parts := chunkInputs(t, rec)
-	for name, schema := range map[string]*arrow.Schema{
-		"int widened to long": withField(rec.Schema(), 1, arrow.Field{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}),
-		"a column more":       arrow.NewSchema(append(rec.Schema().Fields(), arrow.Field{Name: "extra", Type: arrow.BinaryTypes.String, Nullable: true}), nil),
+	for name, c := range map[string]struct {
+		schema *arrow.Schema
+		props  map[string]string
+	}{
+		"int widened to long": {withField(rec.Schema(), 1, arrow.Field{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), nil},
+		"a column more":       {arrow.NewSchema(append(rec.Schema().Fields(), arrow.Field{Name: "extra", Type: arrow.BinaryTypes.String, Nullable: true}), nil), nil},
+		"small row groups":    {rec.Schema(), map[string]string{table.ParquetRowGroupSizeBytesKey: "134217728"}},
 	} {
-		tbl, files := writeTable(t, schema, nil, parts)
+		tbl, files := writeTable(t, c.schema, c.props, parts)
 		if got := codecs(t, tbl, files); got[compress.Codecs.Snappy] {
 			t.Errorf("%s: the input was copied (codecs %v); it must be encoded", name, got)
 		}
@@ -220,7 +239,7 @@ func TestChunkCopyRefusesCorruptChunk(t *testing.T) {
 	}
 	cat := fixture.Catalog(t)
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
-	tbl, err := c.Create(ctx, rec.Schema(), commit.CreateOptions{})
+	tbl, err := c.Create(ctx, rec.Schema(), commit.CreateOptions{Properties: map[string]string{table.ParquetRowGroupSizeBytesKey: smallGroups}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +270,9 @@ func TestChunkCopyReordersColumns(t *testing.T) {
 	tableSchema := arrow.NewSchema([]arrow.Field{in.Field(1), in.Field(0)}, nil)
 	cat := fixture.Catalog(t)
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
-	tbl, err := c.Create(ctx, tableSchema, commit.CreateOptions{})
+	// Three rows make a row group of some 100 bytes: worth copying with
+	// row groups of 1 KiB.
+	tbl, err := c.Create(ctx, tableSchema, commit.CreateOptions{Properties: map[string]string{table.ParquetRowGroupSizeBytesKey: "1024"}})
 	if err != nil {
 		t.Fatal(err)
 	}
