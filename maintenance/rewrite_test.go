@@ -76,8 +76,14 @@ func (e *rwEnv) pipeline(trigger config.Trigger, partitionFields ...string) *con
 
 func (e *rwEnv) ingest(partitionFields ...string) {
 	e.t.Helper()
+	e.run(e.pipeline(config.Trigger{}, partitionFields...))
+}
+
+// run runs cfg to its end.
+func (e *rwEnv) run(cfg *config.Pipeline) {
+	e.t.Helper()
 	ctx := context.Background()
-	p, err := floe.Open(ctx, e.pipeline(config.Trigger{}, partitionFields...), floe.Options{Catalog: e.cat})
+	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: e.cat})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -378,17 +384,10 @@ func TestRewriteCopiesLargeRowGroups(t *testing.T) {
 	for i := range int64(6) {
 		e.land(idRange(i*2000, i*2000+2000))
 	}
-	ctx := context.Background()
 	cfg := e.pipeline(config.Trigger{})
 	cfg.Sink.TableProperties = map[string]string{"write.parquet.row-group-size-bytes": "32768", "read.split.target-size": "1024"}
-	p, err := floe.Open(ctx, cfg, floe.Options{Catalog: e.cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	p.Close()
+	e.run(cfg)
+	ctx := context.Background()
 	before := e.ids()
 	res, err := maintenance.RewriteDataFiles(ctx, e.cat, table.Identifier{"db", "t"}, maintenance.RewriteOptions{})
 	if err != nil {
