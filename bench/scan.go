@@ -148,7 +148,7 @@ func (fx *ScanFixture) init(ctx context.Context) error {
 		return fmt.Errorf("plan scan: %w", err)
 	}
 	var rows int64
-	for _, t := range tasks {
+	for _, t := range scan.WholeFiles(tasks) {
 		fx.DataFiles = append(fx.DataFiles, strings.TrimPrefix(t.File.FilePath(), "file://"))
 		rows += t.File.Count()
 	}

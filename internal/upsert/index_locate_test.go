@@ -103,3 +103,36 @@ func mustLocate(t *testing.T, tbl *table.Table, c *Changes, ix *KeyIndex) []hits
 	}
 	return hs
 }
+
+// A data file larger than read.split.target-size, planned by iceberg-go as
+// a task per row group, is searched once: one hit a file, each position
+// once, or its deletion vectors would be two.
+func TestLocateSearchesSplitFilesOnce(t *testing.T) {
+	ctx := context.Background()
+	cat := fixture.Catalog(t)
+	ident := table.Identifier{"db", "t"}
+	fixture.CreateTable(t, cat, ident, fixture.IDSchema, catalog.WithProperties(iceberg.Properties{
+		"format-version": "3", table.ParquetRowGroupLimitKey: "100", table.ReadSplitTargetSizeKey: "1024"}))
+	for i := range int64(2) {
+		if err := fixture.AppendIDs(ctx, cat, "db.t", i*1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil || len(tasks) <= 2 {
+		t.Fatalf("%d tasks (%v): the files are not split, the test proves nothing", len(tasks), err)
+	}
+	hs := mustLocate(t, tbl, upsertsOf(t, 5, 250, 999, 1000, 1777), nil)
+	if len(hs) != 2 {
+		t.Fatalf("%d hits, want one for each of the 2 files", len(hs))
+	}
+	for path, pos := range hitMap(hs) {
+		if len(pos) == 0 || !slices.IsSorted(pos) || len(slices.Compact(slices.Clone(pos))) != len(pos) {
+			t.Fatalf("%s: positions %v, want each once", path, pos)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/scan"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -104,6 +105,9 @@ func locate(ctx context.Context, tbl *table.Table, c *Changes, keyIDs []int, ind
 	if err != nil {
 		return nil, fmt.Errorf("plan the files of table %s: %w", tbl.Identifier(), err)
 	}
+	// A file split into tasks is searched once: its positions go into one
+	// deletion vector.
+	tasks = scan.WholeFiles(tasks)
 	if index != nil {
 		live := make(map[string]bool, len(tasks))
 		for _, t := range tasks {
