@@ -24,14 +24,15 @@ import (
 // A Parquet input whose columns the table stores as the file does (same
 // physical and logical types, same nullability, no column added, dropped
 // or converted), in row groups large enough to keep, is written by
-// copying its column chunks byte for byte
-// under a new footer that carries the table's field ids: its values are
-// never decoded nor encoded. The data file's statistics are the input's
-// column statistics, which is what decoding would compute, so inputs
-// whose statistics are incomplete, not in the type's order or too long to
-// keep take the encoders' path. So do partitioned tables, tables with
-// bloom filters, keep/drop/only and routing. The pages keep their codec
-// and encodings: a snappy input stays snappy. CopyChunksKey=false forces
+// copying its column chunks byte for byte under a new footer that carries
+// the table's field ids: its values are never decoded nor encoded. The
+// data file's statistics are the input's column statistics, which is what
+// decoding would compute, so inputs whose statistics are incomplete, not
+// in the type's order or too long to keep take the encoders' path. So do
+// tables with bloom filters, keep/drop/only and routing, and, into a
+// partitioned table, inputs whose row groups' statistics do not prove one
+// partition each (chunkcopy_partition.go). The pages keep their codec and
+// encodings: a snappy input stays snappy. CopyChunksKey=false forces
 // re-encoding.
 
 // CopyChunksKey turns the copy of Parquet inputs' column chunks off
@@ -41,9 +42,18 @@ const CopyChunksKey = "floe.write.copy-parquet-chunks"
 // copyChunksFor reports whether d may take Parquet inputs by copy, and
 // prepares the footer their files take.
 func (d *dest) copyChunksFor() error {
-	if d.part != nil || len(d.opts.bloom) > 0 || !pqgoSupported(d.schema) ||
+	if len(d.opts.bloom) > 0 || !pqgoSupported(d.schema) ||
 		strings.EqualFold(d.tbl.Properties().Get(CopyChunksKey, "true"), "false") {
 		return nil
+	}
+	if d.part != nil {
+		for _, f := range d.part.fields {
+			// A float's statistics say nothing of its NaNs, which have a
+			// partition of their own.
+			if len(f.path) != 1 || f.kind == srcFloat {
+				return nil
+			}
+		}
 	}
 	t, err := copyTemplate(d.schema)
 	if err != nil {
@@ -198,8 +208,9 @@ func physicalType(t arrow.DataType) format.Type {
 // copySource is an input file's footer, checked for a copy by a plan,
 // and the bytes of the chunks it copies.
 type copySource struct {
-	md    *format.FileMetaData
-	bytes int64
+	md         *format.FileMetaData
+	bytes      int64
+	groupBytes []int64 // the chunks' bytes of each row group
 }
 
 // checkSource returns the file's footer when its chunks can be copied by
@@ -260,6 +271,7 @@ func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, targ
 			return nil, nil
 		}
 		src.bytes += size
+		src.groupBytes = append(src.groupBytes, size)
 	}
 	// Small row groups slow every reader of the table: merging them is
 	// worth decoding them.
@@ -351,13 +363,13 @@ func (e *chunkEncoder) Write(arrow.RecordBatch) (int64, bool, error) {
 // errCorruptChunk marks a column chunk whose pages do not add up.
 var errCorruptChunk = errors.New("corrupt column chunk")
 
-// copyFile appends every row group of src, its chunks in the table's
-// column order, and returns the rows copied. Each chunk's pages are
+// copyFile appends row groups of src, their chunks in the table's column
+// order, and returns the rows copied. Each chunk's pages are
 // walked first: their sizes must add up to the chunk's and their values
 // to its count, and a page's CRC, when written, must match.
-func (e *chunkEncoder) copyFile(f ingest.ParquetFile, src *copySource, plan *copyPlan, table *arrow.Schema) (int64, error) {
+func (e *chunkEncoder) copyFile(f ingest.ParquetFile, src *copySource, plan *copyPlan, table *arrow.Schema, groups []int) (int64, error) {
 	var rows int64
-	for g := range src.md.RowGroups {
+	for _, g := range groups {
 		rg := &src.md.RowGroups[g]
 		out := format.RowGroup{NumRows: rg.NumRows, Ordinal: int16(len(e.groups)), FileOffset: e.out.n}
 		for j, i := range plan.cols {
@@ -458,9 +470,12 @@ func (e *chunkEncoder) Close() (*metadata.FileMetaData, error) {
 
 var _ fileEncoder = (*chunkEncoder)(nil)
 
-// copySlot keys a writer goroutine's slot for files of copied chunks,
-// apart from its slot for encoded rows.
-type copySlot struct{ worker int }
+// copySlot keys a writer goroutine's slot for files of copied chunks of
+// a partition (nil unpartitioned), apart from its slots for encoded rows.
+type copySlot struct {
+	worker int
+	key    *partitionKey
+}
 
 // copyPart writes a Parquet part by copying its column chunks, and
 // reports false, having written nothing, when the part or its table does
@@ -497,30 +512,28 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 		}
 		return false, nil
 	}
-	s := d.slot(copySlot{worker}, nil)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Row group ordinals are 16 bits.
-	if s.file != nil && (s.file.out.n+src.bytes > d.opts.target || len(s.file.enc.(*chunkEncoder).groups)+len(src.md.RowGroups) > math.MaxInt16) {
-		if err := b.roll(d, s, false); err != nil {
-			_ = f.Close()
-			return true, err
+	var parts []rowGroupsOf
+	if d.part == nil {
+		parts = []rowGroupsOf{{groups: allGroups(len(src.md.RowGroups))}}
+	} else if parts, err = d.partitionsOf(ctx, src, plan); err != nil || parts == nil {
+		if cerr := f.Close(); cerr != nil {
+			return false, cerr
+		}
+		return false, err
+	}
+	var rows int64
+	for _, part := range parts {
+		n, werr := b.copyInto(d, worker, part, f, src, plan)
+		rows += n
+		if err = werr; err != nil {
+			break
 		}
 	}
-	if s.file == nil {
-		if s.file, err = b.createCopy(d); err != nil {
-			_ = f.Close()
-			return true, err
-		}
-	}
-	enc := s.file.enc.(*chunkEncoder)
-	rows, err := enc.copyFile(f, src, plan, d.schema)
 	// A file that changed while it was copied is unstable, whatever the
 	// copy made of it: it is read again in a later batch, not set aside.
 	if cerr := f.Close(); err == nil || errors.As(cerr, new(*ingest.UnstableFileError)) {
 		err = cerr
 	}
-	s.file.rows += rows
 	d.mu.Lock()
 	d.rows += rows
 	d.mu.Unlock()
@@ -538,9 +551,56 @@ type badInput struct{ err error }
 func (e *badInput) Error() string { return e.err.Error() }
 func (e *badInput) Unwrap() error { return e.err }
 
-// createCopy opens a data file for copied chunks.
-func (b *batch) createCopy(d *dest) (*openFile, error) {
-	return b.openFile(d, "", func(out *countingWriter) (fileEncoder, error) {
+// rowGroupsOf are the row groups of an input that go to one partition
+// (key nil for an unpartitioned table).
+type rowGroupsOf struct {
+	key    *partitionKey
+	groups []int
+}
+
+func allGroups(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// copyInto copies part's row groups into the data file of the worker's
+// slot for its partition. An unpartitioned table's file takes input after
+// input up to the target size; a partition's file is closed after each
+// input, so that a batch of many partitions holds no file open.
+func (b *batch) copyInto(d *dest, worker int, part rowGroupsOf, f ingest.ParquetFile, src *copySource, plan *copyPlan) (int64, error) {
+	s := d.slot(copySlot{worker, part.key}, part.key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var size int64
+	for _, g := range part.groups {
+		size += src.groupBytes[g]
+	}
+	// Row group ordinals are 16 bits.
+	if s.file != nil && (s.file.out.n+size > d.opts.target || len(s.file.enc.(*chunkEncoder).groups)+len(part.groups) > math.MaxInt16) {
+		if err := b.roll(d, s, false); err != nil {
+			return 0, err
+		}
+	}
+	if s.file == nil {
+		var err error
+		if s.file, err = b.createCopy(d, s.dir); err != nil {
+			return 0, err
+		}
+	}
+	rows, err := s.file.enc.(*chunkEncoder).copyFile(f, src, plan, d.schema, part.groups)
+	s.file.rows += rows
+	if err == nil && part.key != nil {
+		err = b.roll(d, s, false)
+	}
+	return rows, err
+}
+
+// createCopy opens a data file for copied chunks in dir.
+func (b *batch) createCopy(d *dest, dir string) (*openFile, error) {
+	return b.openFile(d, dir, func(out *countingWriter) (fileEncoder, error) {
 		return newChunkEncoder(out, d.template)
 	})
 }

@@ -3,16 +3,21 @@ package write_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/commit"
@@ -296,5 +301,137 @@ func TestChunkCopyReordersColumns(t *testing.T) {
 ,{"id":3,"name":"c"}
 ]`; got != want {
 		t.Fatalf("rows read back:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// partRows is a record of ids [first, first+n), one row a minute from
+// minute first, in category cat.
+func partRows(t *testing.T, first, n int64, cat string) arrow.RecordBatch {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
+		{Name: "cat", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	for i := first; i < first+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(i)
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(base + i*60_000_000))
+		b.Field(2).(*array.StringBuilder).Append(cat)
+	}
+	return b.NewRecordBatch()
+}
+
+// Into a partitioned table, an input is copied when its statistics prove
+// one partition for each of its row groups (day(ts) within one day; one
+// category for identity; one id for bucket), and encoded otherwise; each
+// copied file carries its partition, and every row is read back once.
+func TestChunkCopyPartitioned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const day = 24 * 60 // rows a day, one a minute
+	for _, c := range []struct {
+		name   string
+		fields string
+		inputs []arrow.RecordBatch // each its own file
+		copied []bool
+		filter iceberg.BooleanExpression // pruned by the partitions: must find want rows
+		want   int64
+		// partitions are the copied files' partition values, sorted: days
+		// since 1970 for day(ts).
+		partitions []string
+	}{
+		{"day", "day(ts)", []arrow.RecordBatch{partRows(t, 0, day, "a"), partRows(t, day, day, "a"), partRows(t, 3*day-10, 20, "a")}, []bool{true, true, false},
+			iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference("ts"), iceberg.Timestamp(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC).UnixMicro())),
+				iceberg.LessThan(iceberg.Reference("ts"), iceberg.Timestamp(time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC).UnixMicro()))), day,
+			[]string{"20454", "20455"}},
+		{"identity", "cat", []arrow.RecordBatch{partRows(t, 0, 500, "a"), partRows(t, 500, 500, "b")}, []bool{true, true},
+			iceberg.EqualTo(iceberg.Reference("cat"), "b"), 500, []string{"a", "b"}},
+		{"bucket", "bucket(id, 4)", []arrow.RecordBatch{partRows(t, 0, 500, "a")}, []bool{false},
+			iceberg.EqualTo(iceberg.Reference("id"), int64(7)), 1, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var parts []ingest.Part
+			var total int64
+			for i, rec := range c.inputs {
+				path := filepath.Join(dir, fmt.Sprintf("in-%d.parquet", i))
+				if err := fixture.WriteParquet(path, rec); err != nil {
+					t.Fatal(err)
+				}
+				total += rec.NumRows()
+				rec.Release()
+				parts = append(parts, fixture.ParquetFilePart{Path: path})
+			}
+			fields, err := write.ParsePartitionFields([]string{c.fields})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cat := fixture.Catalog(t)
+			cm := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
+			tbl, err := cm.Create(ctx, partRows(t, 0, 1, "a").Schema(), commit.CreateOptions{PartitionFields: fields,
+				Properties: map[string]string{table.ParquetRowGroupSizeBytesKey: "1024"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One goroutine, so that the inputs' files are told apart in order.
+			res, err := (&write.Writer{Table: tbl, FilePrefix: "t"}).Write(ctx, parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var snappy, zstd int
+			var partitions []string // of the copied files
+			for _, f := range res.Files {
+				got := codecs(t, tbl, []ingest.DataFile{f})
+				if got[compress.Codecs.Snappy] {
+					snappy++
+					for _, v := range f.File.Partition() {
+						partitions = append(partitions, fmt.Sprint(v))
+					}
+				} else {
+					zstd++
+				}
+			}
+			wantCopied := 0
+			for _, cp := range c.copied {
+				if cp {
+					wantCopied++
+				}
+			}
+			if snappy != wantCopied || (wantCopied < len(c.copied)) != (zstd > 0) {
+				t.Fatalf("%d copied and %d encoded files, want %d inputs copied of %d", snappy, zstd, wantCopied, len(c.copied))
+			}
+			if slices.Sort(partitions); !slices.Equal(partitions, c.partitions) {
+				t.Fatalf("the copied files' partitions are %v, want %v", partitions, c.partitions)
+			}
+			if _, err := cm.Commit(ctx, commit.Request{BatchID: 0, Files: res.Files}); err != nil {
+				t.Fatal(err)
+			}
+			ids, err := fixture.ReadIDs(ctx, cat, "db.t", "id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) != int(total) {
+				t.Fatalf("%d ids read back, want %d", len(ids), total)
+			}
+			for id, n := range ids {
+				if n != 1 {
+					t.Fatalf("id %d read %d times", id, n)
+				}
+			}
+			if tbl, err = cat.LoadTable(ctx, cm.Ident); err != nil {
+				t.Fatal(err)
+			}
+			at, err := tbl.Scan(table.WithRowFilter(c.filter)).ToArrowTable(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer at.Release()
+			if at.NumRows() != c.want {
+				t.Fatalf("the filter %s finds %d rows, want %d: a partition value is wrong", c.filter, at.NumRows(), c.want)
+			}
+		})
 	}
 }
