@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
@@ -97,4 +99,60 @@ func dataFiles(t *testing.T, e *env, table string) []string {
 		paths = append(paths, strings.TrimPrefix(strings.Fields(line)[0], "file://"))
 	}
 	return paths
+}
+
+// Files landed one a day, copied into a table partitioned by day(ts),
+// read the same in every reader, partition values included.
+func TestChunkCopyPartitionedReadsAlike(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for d := range 3 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i := range 600 {
+			id := int64(d*600 + i)
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(base.AddDate(0, 0, d).Add(time.Duration(i) * time.Minute).UnixMicro()))
+			b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("v%d", id%7))
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		err := fixture.WriteParquet(filepath.Join(e.Landing, fmt.Sprintf("day-%d.parquet", d)), rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.daily", "--checkpoint", filepath.Join(e.Dir, "daily.ckpt"),
+		"--trigger", "available-now", "--partition-fields", "day(ts)", "-p", "table-default.write.parquet.row-group-size-bytes=32768")
+	if st := e.checkTable("db.daily"); st.Rows != 1800 {
+		t.Fatalf("%d rows, want 1800", st.Rows)
+	}
+	paths := dataFiles(t, e, "db.daily")
+	if len(paths) != 3 {
+		t.Fatalf("%d data files, want one a day", len(paths))
+	}
+	for _, path := range paths {
+		pf, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+		if err != nil || cc.Compression() != compress.Codecs.Snappy {
+			t.Errorf("%s: %v (%v), want the input's snappy: not copied", path, cc.Compression(), err)
+		}
+		pf.Close()
+	}
+	if n := e.Count("db.daily"); n != 1800 {
+		t.Fatalf("count %d", n)
+	}
+	r := e.OK("scan", "db.daily", "--filter", "ts >= TIMESTAMP '2026-03-02 00:00:00' AND ts < TIMESTAMP '2026-03-03 00:00:00'", "--count")
+	if strings.TrimSpace(r.Stdout) != "600" {
+		t.Fatalf("one day's rows: %s, want 600", r.Stdout)
+	}
 }
