@@ -13,6 +13,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	pq "github.com/parquet-go/parquet-go"
+	pqcompress "github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/brotli"
+	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/lz4"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/uncompressed"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -39,28 +46,22 @@ import (
 // ("false"); it is on by default.
 const CopyChunksKey = "floe.write.copy-parquet-chunks"
 
-// copyChunksFor reports whether d may take Parquet inputs by copy, and
-// prepares the footer their files take.
-func (d *dest) copyChunksFor() error {
+// copyChunksFor decides whether d may take Parquet inputs by copy.
+func (d *dest) copyChunksFor() {
 	if len(d.opts.bloom) > 0 || !pqgoSupported(d.schema) ||
 		strings.EqualFold(d.tbl.Properties().Get(CopyChunksKey, "true"), "false") {
-		return nil
+		return
 	}
 	if d.part != nil {
 		for _, f := range d.part.fields {
 			// A float's statistics say nothing of its NaNs, which have a
 			// partition of their own.
 			if len(f.path) != 1 || f.kind == srcFloat {
-				return nil
+				return
 			}
 		}
 	}
-	t, err := copyTemplate(d.schema)
-	if err != nil {
-		return fmt.Errorf("table %s: %w", d.name, err)
-	}
-	d.copyable, d.template = true, t
-	return nil
+	d.copyable = true
 }
 
 // copyPlan is how one input schema's columns become the table's: table
@@ -139,23 +140,32 @@ func readFooter(f ingest.ParquetFile) (*format.FileMetaData, error) {
 }
 
 // planCopy decides whether files of schema in can be copied into d, and
-// how their columns map onto the table's; nil when they cannot.
-func (d *dest) planCopy(in *arrow.Schema, opts conform.Options) *copyPlan {
+// how their columns map onto the table's; nil when they cannot. The
+// footer copied files take is made for the first plan.
+func (d *dest) planCopy(in *arrow.Schema, opts conform.Options) (*copyPlan, error) {
 	if !d.copyable {
-		return nil
+		return nil, nil
 	}
 	d.confMu.Lock()
 	defer d.confMu.Unlock()
 	for _, p := range d.plans {
 		if p.in == in || p.in.Equal(in) {
-			return p
+			return p, nil
 		}
 	}
 	p := planColumns(in, d.schema, opts)
-	if p != nil {
-		d.plans = append(d.plans, p)
+	if p == nil {
+		return nil, nil
 	}
-	return p
+	if d.template == nil {
+		t, err := copyTemplate(d.schema)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", d.name, err)
+		}
+		d.template = t
+	}
+	d.plans = append(d.plans, p)
+	return p, nil
 }
 
 // planColumns maps in's columns onto the table's by name: every column of
@@ -209,7 +219,6 @@ func physicalType(t arrow.DataType) format.Type {
 // and the bytes of the chunks it copies.
 type copySource struct {
 	md         *format.FileMetaData
-	bytes      int64
 	groupBytes []int64 // the chunks' bytes of each row group
 }
 
@@ -252,6 +261,7 @@ func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, targ
 		return nil, nil
 	}
 	src := &copySource{md: md}
+	var total int64
 	for g := range md.RowGroups {
 		rg := &md.RowGroups[g]
 		if len(rg.Columns) != len(plan.cols) {
@@ -270,12 +280,12 @@ func checkSource(f ingest.ParquetFile, plan *copyPlan, table *arrow.Schema, targ
 		if size > target {
 			return nil, nil
 		}
-		src.bytes += size
+		total += size
 		src.groupBytes = append(src.groupBytes, size)
 	}
 	// Small row groups slow every reader of the table: merging them is
 	// worth decoding them.
-	if len(md.RowGroups) > 0 && src.bytes/int64(len(md.RowGroups)) < minRowGroup {
+	if len(md.RowGroups) > 0 && total/int64(len(md.RowGroups)) < minRowGroup {
 		return nil, nil
 	}
 	return src, nil
@@ -292,10 +302,8 @@ func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f
 	if cc.FilePath != "" || cc.CryptoMetadata.Value != nil || len(cc.EncryptedColumnMetadata) > 0 {
 		return false // in another file, or encrypted
 	}
-	switch cc.MetaData.Codec {
-	case format.Uncompressed, format.Snappy, format.Gzip, format.Zstd, format.Lz4Raw, format.Brotli:
-	default:
-		return false // LZ4 with Hadoop's framing, which readers disagree on
+	if chunkCodecs[cc.MetaData.Codec] == nil {
+		return false // LZ4 with Hadoop's framing, which readers disagree on, or LZO
 	}
 	// arrow-go tells whether the null count was written at all; the
 	// footer as decoded here reads a missing one as 0.
@@ -346,7 +354,8 @@ type chunkEncoder struct {
 	template *format.FileMetaData
 	groups   []format.RowGroup
 	rows     int64
-	buf      []byte
+	buf      []byte // a chunk read
+	dec      []byte // a page decompressed
 }
 
 func newChunkEncoder(out *countingWriter, template *format.FileMetaData) (*chunkEncoder, error) {
@@ -364,9 +373,10 @@ func (e *chunkEncoder) Write(arrow.RecordBatch) (int64, bool, error) {
 var errCorruptChunk = errors.New("corrupt column chunk")
 
 // copyFile appends row groups of src, their chunks in the table's column
-// order, and returns the rows copied. Each chunk's pages are
-// walked first: their sizes must add up to the chunk's and their values
-// to its count, and a page's CRC, when written, must match.
+// order, and returns the rows copied. Each chunk's pages are checked
+// first: their sizes must add up to the chunk's and their values to its
+// count, each must decompress to its size, and a page's CRC, when
+// written, must match.
 func (e *chunkEncoder) copyFile(f ingest.ParquetFile, src *copySource, plan *copyPlan, table *arrow.Schema, groups []int) (int64, error) {
 	var rows int64
 	for _, g := range groups {
@@ -389,7 +399,7 @@ func (e *chunkEncoder) copyFile(f ingest.ParquetFile, src *copySource, plan *cop
 			if _, err := f.ReadAt(b, start); err != nil {
 				return rows, &badInput{fmt.Errorf("cannot read the file: %w", err)}
 			}
-			if err := checkPages(b, m.NumValues); err != nil {
+			if err := e.checkPages(b, m.NumValues, chunkCodecs[m.Codec]); err != nil {
 				return rows, &badInput{fmt.Errorf("%w: row group %d column %s: %v", errCorruptChunk, g, table.Field(j).Name, err)}
 			}
 			at := e.out.n
@@ -418,8 +428,11 @@ func (e *chunkEncoder) copyFile(f ingest.ParquetFile, src *copySource, plan *cop
 	return rows, nil
 }
 
-// checkPages walks a chunk's pages.
-func checkPages(b []byte, values int64) error {
+// checkPages walks a chunk's pages and decompresses each, as decoding
+// would: a page whose bytes do not decompress to the size its header says
+// is as corrupt as one a reader could not decode, and is refused here
+// rather than found by the first reader of the table.
+func (e *chunkEncoder) checkPages(b []byte, values int64, codec pqcompress.Codec) error {
 	r := new(thrift.CompactProtocol).NewReaderFromBytes(b)
 	var seen int64
 	for pos := 0; pos < len(b); {
@@ -430,17 +443,36 @@ func checkPages(b []byte, values int64) error {
 		}
 		body := pos + r.BytesRead()
 		end := body + int(h.CompressedPageSize)
-		if h.CompressedPageSize < 0 || end > len(b) {
+		if h.CompressedPageSize < 0 || h.UncompressedPageSize < 0 || end > len(b) {
 			return fmt.Errorf("page at byte %d runs past the chunk", pos)
 		}
 		if h.CRC != 0 && int32(crc32.ChecksumIEEE(b[body:end])) != h.CRC {
 			return fmt.Errorf("page at byte %d fails its CRC", pos)
 		}
+		// A v2 page's levels come first, never compressed.
+		page, size, compressed := b[body:end], int(h.UncompressedPageSize), true
 		switch h.Type {
 		case format.DataPage:
 			seen += int64(h.DataPageHeader.V.NumValues)
 		case format.DataPageV2:
-			seen += int64(h.DataPageHeaderV2.V.NumValues)
+			v2 := h.DataPageHeaderV2.V
+			seen += int64(v2.NumValues)
+			levels := int(v2.DefinitionLevelsByteLength) + int(v2.RepetitionLevelsByteLength)
+			if levels < 0 || levels > len(page) || levels > size {
+				return fmt.Errorf("page at byte %d has levels longer than the page", pos)
+			}
+			page, size = page[levels:], size-levels
+			compressed = !v2.IsCompressed.Valid || v2.IsCompressed.V
+		}
+		if compressed {
+			var err error
+			if e.dec, err = codec.Decode(e.dec[:0], page); err != nil {
+				return fmt.Errorf("page at byte %d does not decompress: %v", pos, err)
+			}
+			page = e.dec
+		}
+		if len(page) != size {
+			return fmt.Errorf("page at byte %d holds %d bytes, its header says %d", pos, len(page), size)
 		}
 		pos = end
 	}
@@ -448,6 +480,17 @@ func checkPages(b []byte, values int64) error {
 		return fmt.Errorf("its pages hold %d values, its metadata says %d", seen, values)
 	}
 	return nil
+}
+
+// chunkCodecs decompress the codecs copyableChunk accepts; each keeps a
+// pool of decoders, shared by the batch's goroutines.
+var chunkCodecs = map[format.CompressionCodec]pqcompress.Codec{
+	format.Uncompressed: &uncompressed.Codec{},
+	format.Snappy:       &snappy.Codec{},
+	format.Gzip:         &gzip.Codec{},
+	format.Zstd:         &zstd.Codec{},
+	format.Lz4Raw:       &lz4.Codec{},
+	format.Brotli:       &brotli.Codec{},
 }
 
 // Close writes the footer: the template's schema with the row groups.
@@ -494,9 +537,9 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 			return false, err
 		}
 	}
-	plan := d.planCopy(in, b.w.Conform)
-	if plan == nil {
-		return false, nil
+	plan, err := d.planCopy(in, b.w.Conform)
+	if err != nil || plan == nil {
+		return false, err
 	}
 	f, err := p.OpenParquet(ctx)
 	if err != nil {

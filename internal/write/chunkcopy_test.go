@@ -19,6 +19,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/fixture"
@@ -210,10 +212,32 @@ func withField(s *arrow.Schema, i int, f arrow.Field) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// A chunk whose pages do not add up is bad input naming the file, and
-// nothing of the batch is left behind.
+// A chunk whose pages do not add up, or whose compressed bytes do not
+// decompress to their size, is bad input naming the file, and nothing of
+// the batch is left behind.
 func TestChunkCopyRefusesCorruptChunk(t *testing.T) {
 	t.Parallel()
+	for name, corrupt := range map[string]func(b []byte, at int64){
+		// The first page header's sizes: a page that claims more bytes
+		// than the chunk holds.
+		"header": func(b []byte, at int64) { copy(b[at+1:], []byte{0xfe, 0xff, 0xff, 0xff, 0x0f}) },
+		// The first byte of the page's snappy stream, its length.
+		"compressed bytes": func(b []byte, at int64) {
+			r := new(thrift.CompactProtocol).NewReaderFromBytes(b[at:])
+			var h format.PageHeader
+			if err := thrift.NewDecoder(r).Decode(&h); err != nil {
+				t.Fatal(err)
+			}
+			b[at+int64(r.BytesRead())] ^= 0x7f
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			refuseCorrupt(t, corrupt)
+		})
+	}
+}
+
+func refuseCorrupt(t *testing.T, corrupt func(b []byte, at int64)) {
 	ctx := context.Background()
 	rec := allFlatTypes(2000)
 	defer rec.Release()
@@ -236,9 +260,7 @@ func TestChunkCopyRefusesCorruptChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first page header's sizes: a page that claims more bytes than
-	// the chunk holds.
-	copy(b[at+1:], []byte{0xfe, 0xff, 0xff, 0xff, 0x0f})
+	corrupt(b, at)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

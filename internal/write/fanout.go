@@ -64,7 +64,8 @@ type dest struct {
 	plans  []*copyPlan // under confMu
 
 	// copyable is set when Parquet inputs may be copied by column chunk
-	// (chunkcopy.go), with the footer their files take.
+	// (chunkcopy.go); template is the footer their files take, made with
+	// the first plan (under confMu).
 	copyable bool
 	template *format.FileMetaData
 
@@ -155,9 +156,7 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 		// groups keep the total within the budget.
 		d.opts.rowGroup = min(d.opts.rowGroup, max(4<<20, d.bufferLimit/maxOpen))
 	}
-	if err := d.copyChunksFor(); err != nil {
-		return nil, err
-	}
+	d.copyChunksFor()
 	return d, nil
 }
 
