@@ -12,12 +12,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/internal/arrowpool"
 	"github.com/floe-io/floe/scan"
 )
 
@@ -246,15 +248,24 @@ type ScanContender struct {
 // runs after them.
 var ScanContenders = []ScanContender{
 	{Name: "floe", Run: FloeScan},
-	{Name: "iceberg-go", Run: IcebergGoScan},
+	{Name: "iceberg-go", Run: func(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, error) {
+		return IcebergGoScan(ctx, fx, q, "iceberg-go")
+	}},
+	{Name: "iceberg-go+pool", Run: func(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, error) {
+		return IcebergGoScan(compute.WithAllocator(ctx, scanPool), fx, q, "iceberg-go+pool")
+	}},
 }
 
-// FloeScan answers q with floe's library read path: ScanTable reading v
-// (and, with a filter, what the filter needs), one pass counting rows and
-// summing v. The planned file count comes from ExplainScan, outside the
-// measured run.
+// scanPool is the allocator `floe scan` reads with, which reuses the
+// buffers of released records; iceberg-go+pool is iceberg-go given it.
+var scanPool = arrowpool.New()
+
+// FloeScan answers q with floe's library read path as `floe scan` uses
+// it: scan.Table reading v (and, with a filter, what the filter needs)
+// into floe's buffer pool, one pass counting rows and summing v. The
+// planned file count comes from scan.Explain, outside the measured run.
 func FloeScan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, error) {
-	opts := scan.Options{Filter: q.Filter, Columns: []string{"v"}}
+	opts := scan.Options{Filter: q.Filter, Columns: []string{"v"}, Allocator: scanPool}
 	var ans ScanAnswer
 	cost, err := measure(func() error {
 		_, recs, err := scan.Table(ctx, fx.Table, opts)
@@ -275,8 +286,9 @@ func FloeScan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, er
 }
 
 // IcebergGoScan answers q with iceberg-go's own scanner on the same table:
-// Scan with the row filter and v selected, PlanFiles, ReadTasks.
-func IcebergGoScan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, error) {
+// Scan with the row filter and v selected, PlanFiles, ReadTasks; its
+// allocator is ctx's (compute.WithAllocator), Go's heap by default.
+func IcebergGoScan(ctx context.Context, fx *ScanFixture, q ScanQuery, name string) (ScanResult, error) {
 	opts := []table.ScanOption{table.WithSelectedFields("v")}
 	if q.Expr != nil {
 		opts = append(opts, table.WithRowFilter(q.Expr))
@@ -298,9 +310,9 @@ func IcebergGoScan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResul
 		return err
 	})
 	if err != nil {
-		return ScanResult{}, fmt.Errorf("iceberg-go %s: %w", q.Name, err)
+		return ScanResult{}, fmt.Errorf("%s %s: %w", name, q.Name, err)
 	}
-	return ScanResult{Contender: "iceberg-go", Query: q.Name, ScanAnswer: ans, Files: files, TableRows: fx.Dataset.Rows(), TableFiles: len(fx.DataFiles), Cost: cost}, nil
+	return ScanResult{Contender: name, Query: q.Name, ScanAnswer: ans, Files: files, TableRows: fx.Dataset.Rows(), TableFiles: len(fx.DataFiles), Cost: cost}, nil
 }
 
 // countAndSum drains recs, counting rows and summing their v column.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -35,6 +36,13 @@ type Options struct {
 	Filter string
 	// Limit > 0 stops after that many rows.
 	Limit int64
+	// Allocator, when set, holds the records' buffers; nil is Go's heap,
+	// where a value taken from a record (a string of a String column)
+	// stays valid as long as it is referenced. An allocator that reuses
+	// what Release frees, such as floe's own pool that `floe scan` reads
+	// with, makes a full scan several times cheaper, and then nothing of
+	// a record may be used after its Release.
+	Allocator memory.Allocator
 }
 
 // bind parses and binds the filter against the schema of the snapshot
@@ -47,20 +55,44 @@ func (o Options) bind(ctx context.Context, tbl *table.Table, snap int64) (*filte
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
 	}
-	b, err := filter.Bind(e, schemaOf(tbl, snap))
+	sc := schemaOf(tbl, snap)
+	b, err := filter.Bind(e, sc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
 	}
-	sources := filterSources(e, schemaOf(tbl, snap))
-	lost, err := lostLowerBound(ctx, tbl, snap, sources)
+	sources := filterSources(e, sc)
+	lost, err := lostLowerBound(ctx, tbl, snap, sc, sources)
 	if err != nil {
 		return nil, err
 	}
-	if lost || unmapped(tbl.Metadata().NameMapping(), sources) {
+	if lost || unmapped(nameMapping(tbl.Metadata()), sources) {
 		// Pruning would skip files that match: check every row.
 		b = b.Unpushed()
 	}
 	return b, nil
+}
+
+// lastMapping memoises nameMapping for the last mapping text seen: a scan
+// asks several times, and iceberg-go parses the JSON on every call.
+var lastMapping struct {
+	sync.Mutex
+	text    string
+	mapping iceberg.NameMapping
+}
+
+// nameMapping is md's name mapping (schema.name-mapping.default), nil
+// without one.
+func nameMapping(md table.Metadata) iceberg.NameMapping {
+	text, ok := md.Properties()[table.DefaultNameMappingKey]
+	if !ok {
+		return nil
+	}
+	lastMapping.Lock()
+	defer lastMapping.Unlock()
+	if lastMapping.mapping == nil || lastMapping.text != text {
+		lastMapping.text, lastMapping.mapping = text, md.NameMapping()
+	}
+	return lastMapping.mapping
 }
 
 // unmapped tells whether the table has a name mapping that gives no name
@@ -98,10 +130,9 @@ func unmapped(m iceberg.NameMapping, sources map[int]bool) bool {
 // an empty lower bound that way, and its manifest pruning then skips those
 // partitions for any predicate an empty value could satisfy. Fields the
 // filter does not read are not pruned on, whatever their summary.
-func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64, sources map[int]bool) (bool, error) {
+func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64, sc *iceberg.Schema, sources map[int]bool) (bool, error) {
 	s := snapshotOf(tbl, snap)
 	md := tbl.Metadata()
-	sc := schemaOf(tbl, snap)
 	// at[spec id] holds the positions of the fields that matter.
 	at := map[int][]int{}
 	for _, spec := range md.PartitionSpecs() {
@@ -338,7 +369,9 @@ func (o Options) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
 // schemaOf is the schema a scan at snap reads: the snapshot's own.
 func schemaOf(tbl *table.Table, snap int64) *iceberg.Schema {
 	sc := tbl.Schema()
-	if s := snapshotOf(tbl, snap); s != nil && s.SchemaID != nil {
+	// Schemas clones every schema of the table's history: only asked
+	// when the snapshot was written with an older one.
+	if s := snapshotOf(tbl, snap); s != nil && s.SchemaID != nil && *s.SchemaID != sc.ID {
 		for _, old := range tbl.Metadata().Schemas() {
 			if old.ID == *s.SchemaID {
 				sc = old

@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -29,6 +30,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/internal/arrowpool"
 )
 
 // This file is floe's reading layer. iceberg-go plans the scan and applies
@@ -93,6 +96,11 @@ func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 	if snapshotOf(tbl, snap) == nil {
 		return 0, nil
 	}
+	// Counting keeps nothing of a record once counted.
+	if o.Allocator == nil {
+		o.Allocator = countPool
+	}
+	ctx = compute.WithAllocator(ctx, o.Allocator)
 	if o.Filter != "" {
 		// Manifest counts know nothing of the filter: count what a scan
 		// returns.
@@ -164,6 +172,9 @@ func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 	return n, nil
 }
 
+// countPool recycles the buffers of the records Count reads.
+var countPool = arrowpool.New()
+
 // countRecords drains recs, counting and releasing the records.
 func countRecords(recs iter.Seq2[arrow.RecordBatch, error]) (int64, error) {
 	var n int64
@@ -233,6 +244,8 @@ type readTable struct {
 	// store a uuid column without the Parquet UUID annotation; nil when the
 	// schema has no uuid field.
 	uuidTbl *table.Table
+	// mapping is the table's name mapping, nil without one.
+	mapping iceberg.NameMapping
 }
 
 // collectDefaults records the initial-default of each field of a schema
@@ -345,7 +358,7 @@ func uuidFieldIDs(t iceberg.Type, into map[int]bool) {
 }
 
 func newReadTable(tbl *table.Table) (*readTable, error) {
-	rt := &readTable{tbl: tbl, defaults: map[int]json.RawMessage{}, uuidIDs: map[int]bool{}}
+	rt := &readTable{tbl: tbl, defaults: map[int]json.RawMessage{}, uuidIDs: map[int]bool{}, mapping: nameMapping(tbl.Metadata())}
 	uuidFieldIDs(&iceberg.StructType{FieldList: tbl.Schema().Fields()}, rt.uuidIDs)
 	if len(rt.uuidIDs) == 0 && !needsPatch(tbl.Metadata()) {
 		return rt, nil // the common case: iceberg-go reads the table as it is
@@ -535,7 +548,7 @@ type fix struct {
 // struct columns the file holds). plainUUID reports that the file stores a
 // uuid column without the UUID annotation (see rt.uuidTbl). The file's
 // footer is read, through footer, only when the answer depends on it.
-func (rt *readTable) fixesFor(task table.FileScanTask, proj *iceberg.Schema, footer func() (*metadata.FileMetaData, error)) (fixes []fix, plainUUID bool, err error) {
+func (rt *readTable) fixesFor(task table.FileScanTask, proj *iceberg.Schema, footer func() (*metadata.FileMetaData, error), floeFiles func() bool) (fixes []fix, plainUUID bool, err error) {
 	meta := rt.tbl.Metadata()
 	spec := meta.PartitionSpecByID(int(task.File.SpecID()))
 	var identity map[int]int // source field id -> partition field id
@@ -551,8 +564,12 @@ func (rt *readTable) fixesFor(task table.FileScanTask, proj *iceberg.Schema, foo
 	}
 	need := len(rt.defaults) > 0 || (len(rt.uuidIDs) > 0 && rt.uuidTbl != nil)
 	for _, f := range proj.Fields() {
-		if _, ok := identity[f.ID]; ok {
-			need = true
+		if _, ok := identity[f.ID]; ok && !need {
+			// floe writes every column of its table's schema under its
+			// field id, so no partition source is absent from its files.
+			// Manifest metrics cannot tell: a migrated Hive file has
+			// metrics for the partition column it lacks.
+			need = !floeFiles()
 		}
 	}
 	if !need {
@@ -643,7 +660,7 @@ func (rt *readTable) fileFieldIDs(md *metadata.FileMetaData) (ids map[int]bool, 
 			}
 		}
 	}
-	walk(md.Schema.Root(), rt.tbl.Metadata().NameMapping())
+	walk(md.Schema.Root(), rt.mapping)
 	return ids, plainUUID
 }
 
@@ -708,8 +725,10 @@ func relabelData(d arrow.ArrayData, dt arrow.DataType) (arrow.ArrayData, error) 
 	return array.NewData(dt, d.Len(), d.Buffers(), out, d.NullN(), d.Offset()), nil
 }
 
-// applyFixes returns rec with each fixed column replaced by a constant.
+// applyFixes returns rec with each fixed column replaced by a constant,
+// releasing rec.
 func applyFixes(rec arrow.RecordBatch, fixes []fix) (arrow.RecordBatch, error) {
+	defer rec.Release()
 	cols := make([]arrow.Array, rec.NumCols())
 	copy(cols, rec.Columns())
 	n := int(rec.NumRows())

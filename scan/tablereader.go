@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -55,6 +57,11 @@ type tableReader struct {
 	// recheck holds the paths of files the plan kept against iceberg-go's
 	// pruning (see plan).
 	recheck map[string]bool
+	// alloc is Options.Allocator.
+	alloc memory.Allocator
+	// floeFiles reports whether floe wrote every data file of the snapshot
+	// read (floeWrote), computed once when first asked.
+	floeFiles func() bool
 }
 
 func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound) (*tableReader, error) {
@@ -63,7 +70,8 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 		return nil, err
 	}
 	sc := schemaOf(rt.tbl, snap)
-	r := &tableReader{rt: rt, sc: sc, opts: o.scanOptions(snap, bound, sc)}
+	r := &tableReader{rt: rt, sc: sc, opts: o.scanOptions(snap, bound, sc), alloc: o.Allocator}
+	r.floeFiles = sync.OnceValue(func() bool { return floeWrote(rt.tbl, snapshotOf(rt.tbl, snap)) })
 	r.scan = rt.tbl.Scan(r.opts...)
 	r.fixedOpts, r.fixedScan, r.selected = r.opts, r.scan, o.readColumns(bound, sc)
 	if bound != nil {
@@ -137,7 +145,7 @@ func (r *tableReader) plan(ctx context.Context, snap int64) ([]table.FileScanTas
 			return tasks, nil // nothing pruned
 		}
 	}
-	if floeWrote(r.rt.tbl, snapshotOf(r.rt.tbl, snap)) {
+	if r.floeFiles() {
 		return tasks, nil // floe's metrics never contradict themselves
 	}
 	all, err := r.fixedScan.PlanFiles(ctx)
@@ -252,7 +260,7 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 	var err error
 	// Fixes cover the filter's columns too: a file lacking one is read
 	// unfiltered and checked on the rows, with the column filled.
-	if tr.fixes, tr.plainUUID, err = r.rt.fixesFor(task, r.fixedProj, footer); err != nil {
+	if tr.fixes, tr.plainUUID, err = r.rt.fixesFor(task, r.fixedProj, footer, r.floeFiles); err != nil {
 		return tr, err
 	}
 	if len(tr.fixes) > 0 || tr.plainUUID {
@@ -347,6 +355,9 @@ func leafIDs(fields []iceberg.NestedField, into []int) []int {
 // stopAfter rows were yielded when stopAfter > 0.
 func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopAfter int64) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
+		if r.alloc != nil {
+			ctx = compute.WithAllocator(ctx, r.alloc)
+		}
 		sorted, err := r.sortTasks(ctx, tasks)
 		if err != nil {
 			yield(nil, err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/arrowpool"
 	"github.com/floe-io/floe/scan"
 )
 
@@ -137,7 +138,10 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	}
 	// scan.Table fills what iceberg-go reads as NULL for other engines'
-	// tables: partition values of absent columns, initial defaults.
+	// tables: partition values of absent columns, initial defaults. Every
+	// writer below copies what it keeps of a record, so the read may reuse
+	// its memory once it is released.
+	o.Allocator = arrowpool.New()
 	schema, recs, err := scan.Table(ctx, tbl, o)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", pos[0], err)
@@ -161,7 +165,6 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			rec = rec.NewSlice(0, *limit-printed)
 			whole.Release()
 		}
-		// Every writer copies what it keeps, so the record can go.
 		err = pr.write(rec)
 		n := rec.NumRows()
 		rec.Release()
@@ -276,14 +279,16 @@ func (p *rowPrinter) write(rec arrow.RecordBatch) error {
 	case "jsonl":
 		return array.RecordToJSON(rec, p.w)
 	}
-	// The table format aligns columns, so rows are collected first.
+	// The table format aligns columns, so rows are collected first; a
+	// string value shares the record's memory, which the read reuses once
+	// the record is released, so each is cloned.
 	for i := 0; i < int(rec.NumRows()); i++ {
 		row := make([]string, rec.NumCols())
 		for j, col := range rec.Columns() {
 			if col.IsNull(i) {
 				row[j] = "NULL"
 			} else {
-				row[j] = col.ValueStr(i)
+				row[j] = strings.Clone(col.ValueStr(i))
 			}
 		}
 		p.rows = append(p.rows, row)

@@ -1,0 +1,137 @@
+package arrowpool
+
+import (
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+func zero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// noGC keeps the collector from emptying the pool during a test, and the
+// test on one P: sync.Pool keeps a Put buffer with the P that put it.
+func noGC(t *testing.T) {
+	gc, procs := debug.SetGCPercent(-1), runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { debug.SetGCPercent(gc); runtime.GOMAXPROCS(procs) })
+}
+
+func TestReusesFreedBuffersZeroedAndAligned(t *testing.T) {
+	noGC(t)
+	a := New()
+	b := a.Allocate(100_000)
+	if len(b) != 100_000 || addr(b)%align != 0 {
+		t.Fatalf("len %d, address %#x: want 100000 bytes aligned to %d", len(b), addr(b), align)
+	}
+	for i := range b {
+		b[i] = 0xff
+	}
+	first := addr(b)
+	a.Free(b)
+	c := a.Allocate(70_000) // the same class (128 KiB)
+	if addr(c) != first {
+		t.Errorf("a freed buffer of the class was not handed out again")
+	}
+	if !zero(c) {
+		t.Errorf("a reused buffer is not zeroed")
+	}
+}
+
+func TestIgnoresDoubleAndForeignFrees(t *testing.T) {
+	noGC(t)
+	a := New()
+	b := a.Allocate(10_000)
+	a.Free(b)
+	a.Free(b) // a double release must not put the buffer in the pool twice
+	foreign := make([]byte, 16_384)
+	a.Free(foreign)
+	x, y := a.Allocate(10_000), a.Allocate(10_000)
+	if addr(x) == addr(y) {
+		t.Fatalf("one buffer handed out twice after a double free")
+	}
+	for _, p := range []uintptr{addr(x), addr(y)} {
+		if p == addr(foreign) {
+			t.Fatalf("a buffer the pool did not allocate was handed out")
+		}
+	}
+}
+
+func TestReallocate(t *testing.T) {
+	noGC(t)
+	a := New()
+	b := a.Allocate(5_000) // class 8 KiB
+	for i := range b {
+		b[i] = byte(i)
+	}
+	b = a.Reallocate(3_000, b)
+	b = a.Reallocate(8_000, b) // in place: the class holds it
+	if len(b) != 8_000 || !zero(b[3_000:]) {
+		t.Fatalf("grown in place: len %d, tail zeroed %v", len(b), zero(b[3_000:]))
+	}
+	g := a.Reallocate(50_000, b) // moves to a larger class
+	if len(g) != 50_000 || addr(g)%align != 0 || !zero(g[3_000:]) {
+		t.Fatalf("moved: len %d, aligned %v, tail zeroed %v", len(g), addr(g)%align == 0, zero(g[3_000:]))
+	}
+	for i := range 3_000 {
+		if g[i] != byte(i) {
+			t.Fatalf("byte %d is %d after the move, want %d", i, g[i], byte(i))
+		}
+	}
+	if n := a.Allocate(5_000); addr(n) != addr(b) {
+		t.Errorf("the buffer left by the move was not freed to its class")
+	}
+}
+
+func TestSmallAndHugeBypassThePool(t *testing.T) {
+	noGC(t)
+	a := New()
+	for _, n := range []int{0, 1, 100, 1 << (maxShift + 1)} {
+		b := a.Allocate(n)
+		if len(b) != n || !zero(b) {
+			t.Fatalf("Allocate(%d): len %d, zeroed %v", n, len(b), zero(b))
+		}
+		a.Free(b)
+	}
+	if len(a.live) != 0 {
+		t.Errorf("%d buffers recorded as handed out, want none", len(a.live))
+	}
+}
+
+// Concurrent users each see only their own bytes (run with -race).
+func TestConcurrentUseKeepsBuffersApart(t *testing.T) {
+	a := New()
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				b := a.Allocate(4_000 + (i%7)*3_000)
+				for j := range b {
+					b[j] = byte(g)
+				}
+				for j := range b {
+					if b[j] != byte(g) {
+						errs <- "a buffer in use was handed to another user"
+						return
+					}
+				}
+				a.Free(b)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
