@@ -1,7 +1,8 @@
 # The test command that README.md and .ci/run name. It installs what the
 # interoperability tests need first: the pinned npm packages of interop/ and
 # the versitygw S3 server, and ends with a 10-second fuzz run of the filter
-# parser. Long suites are opt-in:
+# parser. FLOE_ARROWPOOL_POISON makes any use of a record's memory after its
+# Release read garbage (internal/arrowpool). Long suites are opt-in:
 #   go test ./cmd/floe -run TestCrashSafety -crash-kills=300
 #   go test ./cmd/floe -run TestRandomDamage -chaos-steps 250
 #   bench/run.sh
@@ -12,7 +13,7 @@ VERSITYGW := github.com/versity/versitygw/cmd/versitygw@v1.8.0
 test: test-deps
 	go vet ./...
 	go vet -tags floetest ./cmd/floe
-	go test -timeout 20m ./...
+	FLOE_ARROWPOOL_POISON=1 go test -timeout 20m ./...
 	go test ./filter -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
 
 test-deps: interop/node_modules/.package-lock.json

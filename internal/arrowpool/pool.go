@@ -2,10 +2,16 @@
 // out again, so that a read which allocates and releases the same sizes
 // batch after batch stops paying the Go heap (allocation, zeroing of fresh
 // pages, collection) for each of them.
+//
+// Its users must not touch a record's memory after its Release: a string
+// taken from a String column aliases the buffer. With FLOE_ARROWPOOL_POISON
+// set in the environment every freed buffer is overwritten at once, so
+// that a test run finds such a use by its garbage instead of by chance.
 package arrowpool
 
 import (
 	"math/bits"
+	"os"
 	"sync"
 	"unsafe"
 
@@ -13,14 +19,19 @@ import (
 )
 
 const (
-	// minShift: smaller buffers come from the Go heap and are not pooled;
-	// keeping them costs more than allocating them.
+	// minShift sizes the smallest class, 4 KiB. Buffers under half of it
+	// come from the Go heap and are not pooled: keeping them costs more
+	// than allocating them.
 	minShift = 12
 	// maxShift: larger buffers are not pooled either, so that a rare huge
 	// batch does not stay resident.
 	maxShift = 27
 	align    = 64
 )
+
+// poison is read once: the tests of the packages that read into the pool
+// run with it set (see the Makefile).
+var poison = os.Getenv("FLOE_ARROWPOOL_POISON") != ""
 
 // Allocator pools buffers by power-of-two capacity class. Free accepts
 // only buffers it handed out (their address is recorded), so a double
@@ -46,7 +57,9 @@ func class(size int) int {
 // Allocate returns size zeroed bytes aligned to 64.
 func (a *Allocator) Allocate(size int) []byte {
 	c := class(size)
-	if c >= len(a.classes) || size < 1<<(minShift-1) {
+	// Under poison small buffers are pooled too, so that tests on small
+	// tables find a use after Release as well.
+	if c >= len(a.classes) || size == 0 || (size < 1<<(minShift-1) && !poison) {
 		return memory.DefaultAllocator.Allocate(size)
 	}
 	var back []byte
@@ -59,7 +72,7 @@ func (a *Allocator) Allocate(size int) []byte {
 	shift := int(-uintptr(unsafe.Pointer(&back[0])) & (align - 1))
 	buf := back[shift : shift+size : shift+1<<(c+minShift)]
 	a.mu.Lock()
-	a.live[uintptr(unsafe.Pointer(&buf[0]))] = back
+	a.live[uintptr(unsafe.Pointer(unsafe.SliceData(buf)))] = back
 	a.mu.Unlock()
 	return buf
 }
@@ -90,6 +103,11 @@ func (a *Allocator) Free(b []byte) {
 	a.mu.Unlock()
 	if !ok {
 		return
+	}
+	if poison {
+		for i := range back {
+			back[i] = 0xa5
+		}
 	}
 	c := class(len(back) - align)
 	a.classes[c].Put(&back)

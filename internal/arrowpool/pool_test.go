@@ -94,6 +94,8 @@ func TestReallocate(t *testing.T) {
 
 func TestSmallAndHugeBypassThePool(t *testing.T) {
 	noGC(t)
+	defer func(p bool) { poison = p }(poison)
+	poison = false // which pools small buffers
 	a := New()
 	for _, n := range []int{0, 1, 100, 1 << (maxShift + 1)} {
 		b := a.Allocate(n)
@@ -133,5 +135,26 @@ func TestConcurrentUseKeepsBuffersApart(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+}
+
+func TestPoisonOverwritesFreedBuffers(t *testing.T) {
+	noGC(t)
+	defer func(p bool) { poison = p }(poison)
+	poison = true
+	a := New()
+	b := a.Allocate(10_000)
+	for i := range b {
+		b[i] = 7
+	}
+	a.Free(b)
+	// b is what a user holding on to the record would still see.
+	for i, c := range b {
+		if c != 0xa5 {
+			t.Fatalf("byte %d of a freed buffer is %#x, want the poison 0xa5", i, c)
+		}
+	}
+	if c := a.Allocate(10_000); !zero(c) {
+		t.Fatalf("a poisoned buffer handed out again is not zeroed")
 	}
 }

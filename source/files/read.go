@@ -22,6 +22,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/arrowpool"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
 )
@@ -223,13 +224,20 @@ func (p *filePart) unchanged() error {
 	return nil
 }
 
+// readPool holds the records read from Parquet files. The writers release
+// each record once encoded and keep no part of it (a partition value is
+// copied out), so its buffers serve the next record: the Go heap's
+// allocation and collection of them were a tenth of a re-encoding
+// ingest's CPU.
+var readPool = arrowpool.New()
+
 // openParquet reads the file with the footer derive parsed.
 func (p *filePart) openParquet(ctx context.Context) (array.RecordReader, error) {
 	pf, err := file.OpenParquetFile(p.entry.Path, false, file.WithMetadata(p.footer))
 	if err != nil {
 		return nil, fmt.Errorf("not a readable Parquet file (%v); it may be truncated or corrupt", err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, parquetProps, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, parquetProps, readPool)
 	if err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("cannot read the Parquet schema: %w", err)
