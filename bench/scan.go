@@ -252,20 +252,18 @@ var ScanContenders = []ScanContender{
 		return IcebergGoScan(ctx, fx, q, "iceberg-go")
 	}},
 	{Name: "iceberg-go+pool", Run: func(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, error) {
-		return IcebergGoScan(compute.WithAllocator(ctx, scanPool), fx, q, "iceberg-go+pool")
+		return IcebergGoScan(compute.WithAllocator(ctx, arrowpool.New()), fx, q, "iceberg-go+pool")
 	}},
 }
 
-// scanPool is the allocator `floe scan` reads with, which reuses the
-// buffers of released records; iceberg-go+pool is iceberg-go given it.
-var scanPool = arrowpool.New()
-
 // FloeScan answers q with floe's library read path as `floe scan` uses
 // it: scan.Table reading v (and, with a filter, what the filter needs)
-// into floe's buffer pool, one pass counting rows and summing v. The
-// planned file count comes from scan.Explain, outside the measured run.
+// into a new buffer pool, as each `floe scan` process has its own, one
+// pass counting rows and summing v. The planned file count comes from
+// scan.Explain, outside the measured run. iceberg-go+pool is iceberg-go
+// given such a pool.
 func FloeScan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanResult, error) {
-	opts := scan.Options{Filter: q.Filter, Columns: []string{"v"}, Allocator: scanPool}
+	opts := scan.Options{Filter: q.Filter, Columns: []string{"v"}, Allocator: arrowpool.New()}
 	var ans ScanAnswer
 	cost, err := measure(func() error {
 		_, recs, err := scan.Table(ctx, fx.Table, opts)

@@ -62,11 +62,6 @@ type tableReader struct {
 	// floeFiles reports whether floe wrote every data file of the snapshot
 	// read (floeWrote), computed once when first asked.
 	floeFiles func() bool
-	// directIDs are the field ids of schema's columns when the plain scan's
-	// files may be read directly (direct.go), nil when not; filtered: the
-	// plain scan has a pushed filter, which a file's residual must prove.
-	directIDs []int
-	filtered  bool
 }
 
 func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound) (*tableReader, error) {
@@ -90,8 +85,6 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 	if r.proj, r.schema, err = readSchema(rt, r.scan); err != nil {
 		return nil, err
 	}
-	r.directIDs = directIDs(r.proj, r.schema)
-	r.filtered = bound != nil && !bound.Pushed.Equals(iceberg.AlwaysTrue{})
 	r.fixedProj, r.fixedSchema = r.proj, r.schema
 	if r.fixedScan != r.scan {
 		if r.fixedProj, r.fixedSchema, err = readSchema(rt, r.fixedScan); err != nil {
@@ -391,30 +384,6 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 		emit := func(rec arrow.RecordBatch) bool {
 			n += rec.NumRows()
 			return yield(rec, nil) && (stopAfter <= 0 || n < stopAfter)
-		}
-		// Plain files that need nothing of iceberg-go's reader are read
-		// directly (direct.go), before the others.
-		var direct, rest []table.FileScanTask
-		for _, t := range plain {
-			if r.direct(t, r.filtered) {
-				direct = append(direct, t)
-			} else {
-				rest = append(rest, t)
-			}
-		}
-		plain = rest
-		if len(direct) > 0 && !r.readDirect(ctx, direct, func(rec arrow.RecordBatch, err error) bool {
-			if err != nil {
-				yield(nil, err)
-				return false
-			}
-			if rec.NumRows() == 0 {
-				rec.Release()
-				return true
-			}
-			return emit(rec)
-		}) {
-			return
 		}
 		for _, part := range []struct {
 			sc    *table.Scan

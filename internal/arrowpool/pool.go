@@ -27,6 +27,11 @@ const (
 	// batch does not stay resident.
 	maxShift = 27
 	align    = 64
+	// MaxIdleBytes bounds the freed memory a pool keeps for reuse; what a
+	// release frees beyond it goes back to the Go heap. Free lists, unlike
+	// a sync.Pool, survive collections: a scan collects often enough
+	// (its decoders allocate too) that a sync.Pool was empty for most of it.
+	MaxIdleBytes = 64 << 20
 )
 
 // poison is read once: the tests of the packages that read into the pool
@@ -37,13 +42,15 @@ var poison = os.Getenv("FLOE_ARROWPOOL_POISON") != ""
 // only buffers it handed out (their address is recorded), so a double
 // release or a foreign buffer is ignored rather than handed out twice.
 type Allocator struct {
-	classes [maxShift - minShift + 1]sync.Pool
-	mu      sync.Mutex
-	live    map[uintptr][]byte // handed out: aligned address → backing slice
+	mu    sync.Mutex
+	free  [maxShift - minShift + 1][][]byte // idle backing slices by class
+	idle  int                               // bytes in free
+	live  map[uintptr][]byte                // handed out: aligned address → backing slice
+	limit int                               // MaxIdleBytes unless a test sets less
 }
 
 // New returns an empty pool.
-func New() *Allocator { return &Allocator{live: map[uintptr][]byte{}} }
+func New() *Allocator { return &Allocator{live: map[uintptr][]byte{}, limit: MaxIdleBytes} }
 
 var _ memory.Allocator = (*Allocator)(nil)
 
@@ -59,12 +66,19 @@ func (a *Allocator) Allocate(size int) []byte {
 	c := class(size)
 	// Under poison small buffers are pooled too, so that tests on small
 	// tables find a use after Release as well.
-	if c >= len(a.classes) || size == 0 || (size < 1<<(minShift-1) && !poison) {
+	if c >= len(a.free) || size == 0 || (size < 1<<(minShift-1) && !poison) {
 		return memory.DefaultAllocator.Allocate(size)
 	}
+	a.mu.Lock()
 	var back []byte
-	if p, ok := a.classes[c].Get().(*[]byte); ok {
-		back = *p
+	if n := len(a.free[c]); n > 0 {
+		back = a.free[c][n-1]
+		a.free[c][n-1] = nil
+		a.free[c] = a.free[c][:n-1]
+		a.idle -= len(back)
+	}
+	a.mu.Unlock()
+	if back != nil {
 		clear(back[:size+align])
 	} else {
 		back = make([]byte, (1<<(c+minShift))+align)
@@ -91,24 +105,29 @@ func (a *Allocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-// Free returns b's backing buffer to its class.
+// Free returns b's backing buffer to its class, or to the Go heap when
+// the pool holds MaxIdleBytes already.
 func (a *Allocator) Free(b []byte) {
 	if cap(b) == 0 {
 		return
 	}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	back, ok := a.live[p]
-	delete(a.live, p)
-	a.mu.Unlock()
 	if !ok {
 		return
 	}
+	delete(a.live, p)
 	if poison {
 		for i := range back {
 			back[i] = 0xa5
 		}
 	}
+	if a.idle+len(back) > a.limit {
+		return
+	}
 	c := class(len(back) - align)
-	a.classes[c].Put(&back)
+	a.free[c] = append(a.free[c], back)
+	a.idle += len(back)
 }

@@ -2,7 +2,6 @@ package arrowpool
 
 import (
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"testing"
 	"unsafe"
@@ -19,15 +18,36 @@ func zero(b []byte) bool {
 	return true
 }
 
-// noGC keeps the collector from emptying the pool during a test, and the
-// test on one P: sync.Pool keeps a Put buffer with the P that put it.
-func noGC(t *testing.T) {
-	gc, procs := debug.SetGCPercent(-1), runtime.GOMAXPROCS(1)
-	t.Cleanup(func() { debug.SetGCPercent(gc); runtime.GOMAXPROCS(procs) })
+// Freed buffers survive a collection (a sync.Pool would drop them).
+func TestKeepsBuffersThroughCollections(t *testing.T) {
+	a := New()
+	b := a.Allocate(100_000)
+	first := addr(b)
+	a.Free(b)
+	runtime.GC()
+	runtime.GC()
+	if c := a.Allocate(100_000); addr(c) != first {
+		t.Fatalf("a freed buffer was lost to a collection")
+	}
+}
+
+// The pool keeps at most its limit of idle bytes.
+func TestIdleBytesBounded(t *testing.T) {
+	a := New()
+	a.limit = 3 * (8<<10 + align) // three 8 KiB buffers
+	var bufs [][]byte
+	for range 5 {
+		bufs = append(bufs, a.Allocate(5_000))
+	}
+	for _, b := range bufs {
+		a.Free(b)
+	}
+	if a.idle != a.limit || len(a.free[class(5_000)]) != 3 {
+		t.Fatalf("idle %d bytes in %d buffers; want %d in 3", a.idle, len(a.free[class(5_000)]), a.limit)
+	}
 }
 
 func TestReusesFreedBuffersZeroedAndAligned(t *testing.T) {
-	noGC(t)
 	a := New()
 	b := a.Allocate(100_000)
 	if len(b) != 100_000 || addr(b)%align != 0 {
@@ -48,7 +68,6 @@ func TestReusesFreedBuffersZeroedAndAligned(t *testing.T) {
 }
 
 func TestIgnoresDoubleAndForeignFrees(t *testing.T) {
-	noGC(t)
 	a := New()
 	b := a.Allocate(10_000)
 	a.Free(b)
@@ -67,7 +86,6 @@ func TestIgnoresDoubleAndForeignFrees(t *testing.T) {
 }
 
 func TestReallocate(t *testing.T) {
-	noGC(t)
 	a := New()
 	b := a.Allocate(5_000) // class 8 KiB
 	for i := range b {
@@ -93,7 +111,6 @@ func TestReallocate(t *testing.T) {
 }
 
 func TestSmallAndHugeBypassThePool(t *testing.T) {
-	noGC(t)
 	defer func(p bool) { poison = p }(poison)
 	poison = false // which pools small buffers
 	a := New()
@@ -139,7 +156,6 @@ func TestConcurrentUseKeepsBuffersApart(t *testing.T) {
 }
 
 func TestPoisonOverwritesFreedBuffers(t *testing.T) {
-	noGC(t)
 	defer func(p bool) { poison = p }(poison)
 	poison = true
 	a := New()

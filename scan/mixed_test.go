@@ -89,12 +89,12 @@ func span(first, last int64) []int64 {
 	return out
 }
 
-// Files read directly and files iceberg-go reads meet in one scan: a file
-// written when id was an int (promoted to long since, which iceberg-go
-// widens), files of the long id, and a file with a deletion vector. A
-// filter the partition cannot decide is still applied to every row, and
-// a scan stopped by its limit hands every pooled buffer back.
-func TestScanReadsPlainFilesDirectly(t *testing.T) {
+// One scan over a file written when id was an int (promoted to long since,
+// which the read widens), files of the long id, and a file with a deletion
+// vector. A filter the files' partition cannot decide is applied to every
+// row, Limit bounds the rows returned, and a scan into a pool, whole or
+// stopped by its limit, hands every buffer back.
+func TestScanMixedFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
