@@ -54,18 +54,17 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 	if bound == nil {
 		return plan, nil
 	}
+	// The files a scan reads: pruning as the read prunes.
+	r, planned, bound, err := planReader(ctx, tbl, o, snap, bound)
+	if err != nil {
+		if r == nil {
+			return plan, err
+		}
+		return plan, planError(ctx, tbl, snap, err)
+	}
 	plan.PushedFilter = bound.Pushed.String()
 	if bound.Residual != nil {
 		plan.ResidualFilter = bound.Residual.String()
-	}
-	// The files a scan reads: pruning as the read prunes.
-	r, err := newTableReader(ctx, tbl, o, snap, bound)
-	if err != nil {
-		return plan, err
-	}
-	planned, err := r.plan(ctx, snap)
-	if err != nil {
-		return plan, planError(ctx, tbl, snap, err)
 	}
 	plan.FilesPlanned, plan.BytesPlanned = size(planned)
 	return plan, nil

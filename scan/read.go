@@ -71,12 +71,11 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := newTableReader(ctx, tbl, o, snap, bound)
+	r, tasks, _, err := planReader(ctx, tbl, o, snap, bound)
 	if err != nil {
-		return nil, nil, err
-	}
-	tasks, err := r.plan(ctx, snap)
-	if err != nil {
+		if r == nil {
+			return nil, nil, err
+		}
 		return nil, nil, planError(ctx, r.rt.tbl, snap, err)
 	}
 	return r.out, r.read(ctx, tasks, o.Limit), nil

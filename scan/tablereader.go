@@ -127,6 +127,28 @@ func readSchema(rt *readTable, sc *table.Scan) (*iceberg.Schema, *arrow.Schema, 
 	return proj, schema, err
 }
 
+// planReader makes the reader of the options and plans its tasks. iceberg-go
+// 0.7 cannot plan a filter on a column whose type was widened (int to long,
+// float to double) while a manifest still holds the narrower bounds
+// ("invalid binary serialization"): the plan is then made without pushing
+// the filter, which is checked on every row instead. The bound returned is
+// the one planned with.
+func planReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound) (*tableReader, []table.FileScanTask, *filter.Bound, error) {
+	r, err := newTableReader(ctx, tbl, o, snap, bound)
+	if err != nil {
+		return nil, nil, bound, err
+	}
+	tasks, err := r.plan(ctx, snap)
+	if err != nil && bound != nil && errors.Is(err, iceberg.ErrInvalidBinSerialization) && !bound.Pushed.Equals(iceberg.AlwaysTrue{}) {
+		bound = bound.Unpushed()
+		if r, err = newTableReader(ctx, tbl, o, snap, bound); err != nil {
+			return nil, nil, bound, err
+		}
+		tasks, err = r.plan(ctx, snap)
+	}
+	return r, tasks, bound, err
+}
+
 // plan lists the tasks of a scan of the snapshot: iceberg-go's plan with
 // the pushed filter, plus every file it pruned whose manifest metrics on
 // the filter's columns contradict themselves, which the read then checks
