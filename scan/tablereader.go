@@ -593,6 +593,10 @@ func NewFileReader(ctx context.Context, tbl *table.Table, o Options) (*FileReade
 	if err != nil {
 		return nil, err
 	}
+	// The reader outlives the table it was made from (the streaming source
+	// keeps it while the schema holds), and files another engine adds
+	// later may lack an identity-partition column: their footers are read.
+	r.floeFiles = func() bool { return false }
 	return &FileReader{r: r}, nil
 }
 

@@ -70,24 +70,29 @@ func (a *Allocator) Allocate(size int) []byte {
 		return memory.DefaultAllocator.Allocate(size)
 	}
 	a.mu.Lock()
-	var back []byte
 	if n := len(a.free[c]); n > 0 {
-		back = a.free[c][n-1]
+		back := a.free[c][n-1]
 		a.free[c][n-1] = nil
 		a.free[c] = a.free[c][:n-1]
 		a.idle -= len(back)
+		buf := a.handOut(back, c, size)
+		a.mu.Unlock()
+		clear(buf) // outside the lock: other readers allocate meanwhile
+		return buf
 	}
 	a.mu.Unlock()
-	if back != nil {
-		clear(back[:size+align])
-	} else {
-		back = make([]byte, (1<<(c+minShift))+align)
-	}
+	back := make([]byte, (1<<(c+minShift))+align)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.handOut(back, c, size)
+}
+
+// handOut records back, of class c, as handed out and returns its 64-byte
+// aligned first size bytes; a.mu is held.
+func (a *Allocator) handOut(back []byte, c, size int) []byte {
 	shift := int(-uintptr(unsafe.Pointer(&back[0])) & (align - 1))
 	buf := back[shift : shift+size : shift+1<<(c+minShift)]
-	a.mu.Lock()
 	a.live[uintptr(unsafe.Pointer(unsafe.SliceData(buf)))] = back
-	a.mu.Unlock()
 	return buf
 }
 
