@@ -349,6 +349,15 @@ func (sr *scanRuns) add(ds Spec, q ScanQuery, res ScanResult) {
 	}
 	if !slices.Contains(sr.order, res.Contender) {
 		sr.order = append(sr.order, res.Contender)
+		// Runs come in a shuffled order; the tables list the Go readers
+		// as ScanContenders does, DuckDB last.
+		rank := func(name string) int {
+			if i := slices.IndexFunc(ScanContenders, func(c ScanContender) bool { return c.Name == name }); i >= 0 {
+				return i
+			}
+			return len(ScanContenders)
+		}
+		slices.SortStableFunc(sr.order, func(a, b string) int { return rank(a) - rank(b) })
 	}
 	sr.dataFiles = res.TableFiles
 	sr.dataset = ds

@@ -112,6 +112,11 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 		if r.out, err = r.post.Schema(r.schema); err != nil {
 			return nil, err
 		}
+		if r.out.Equal(r.schema) {
+			// The read selects the kept columns alone (the residual
+			// reads none): nothing to cut from each record.
+			r.post, r.out = nil, r.schema
+		}
 	}
 	return r, nil
 }
