@@ -168,9 +168,14 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 			return fail(fmt.Errorf("rewrite table %s, partition %s: %w", strings.Join(ident, "."), partitionName(g), err))
 		}
 	}
+	// The first commit starts from the table the rewrite read; the next
+	// ones follow it and load the table.
+	base := tbl
 	commit := func(ds []groupDone) error {
 		var carried int64
-		committed, err := Commit(ctx, cat, ident, func(cur *table.Table) (*table.Transaction, error) {
+		from := base
+		base = nil
+		committed, err := commitFrom(ctx, cat, ident, from, func(cur *table.Table) (*table.Transaction, error) {
 			tx, n, err := rewriteTransaction(ctx, tbl, cur, ds, o.PartialProgress)
 			carried = n
 			return tx, err
@@ -382,7 +387,7 @@ func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskG
 		step := sliceRows(g, target)
 		part.open = func(context.Context) (array.RecordReader, error) { return slicesOf(sorted, step) }
 	}
-	w := &write.Writer{Table: tbl, FilePrefix: "rewrite", TargetFileSize: target}
+	w := &write.Writer{Table: tbl, FilePrefix: "rewrite", TargetFileSize: target, OneFile: true}
 	// The file reader yields a required identity-partition source as
 	// optional (it fills it for files that lack it): check the values.
 	w.Conform.AllowNullable = true

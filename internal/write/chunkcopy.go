@@ -143,7 +143,7 @@ func readFooter(f ingest.ParquetFile) (*format.FileMetaData, error) {
 // how their columns map onto the table's; nil when they cannot. The
 // footer copied files take is made for the first plan.
 func (d *dest) planCopy(in *arrow.Schema, opts conform.Options) (*copyPlan, error) {
-	if !d.copyable {
+	if !d.copyable && !d.values {
 		return nil, nil
 	}
 	d.confMu.Lock()
@@ -157,7 +157,7 @@ func (d *dest) planCopy(in *arrow.Schema, opts conform.Options) (*copyPlan, erro
 	if p == nil {
 		return nil, nil
 	}
-	if d.template == nil {
+	if d.template == nil && d.copyable {
 		t, err := copyTemplate(d.schema)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", d.name, err)
@@ -520,10 +520,10 @@ type copySlot struct {
 	key    *partitionKey
 }
 
-// copyPart writes a Parquet part by copying its column chunks, and
-// reports false, having written nothing, when the part or its table does
-// not allow it (the part is then read and encoded).
-func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) (bool, error) {
+// parquetPart writes a Parquet part by copying its column chunks, or else
+// by its values (values.go), and reports false, having written nothing,
+// when neither is allowed (the part is then read as Arrow records).
+func (b *batch) parquetPart(ctx context.Context, worker int, p ingest.ParquetPart) (bool, error) {
 	if b.w.Route != nil || b.w.Project != nil {
 		return false, nil
 	}
@@ -541,30 +541,38 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 	if err != nil || plan == nil {
 		return false, err
 	}
+	values := d.values && valuesPlan(plan)
+	if !d.copyable && !values {
+		return false, nil
+	}
 	f, err := p.OpenParquet(ctx)
 	if err != nil {
 		return false, err
 	}
-	src, err := checkSource(f, plan, d.schema, d.opts.target, minCopyRowGroup(d.opts))
-	if err != nil || src == nil {
-		if cerr := f.Close(); cerr != nil {
-			return false, cerr
-		}
-		if err != nil {
-			return false, &ingest.BadFileError{Path: p.Name(), Err: err}
-		}
-		return false, nil
-	}
 	var parts []rowGroupsOf
-	if d.part == nil {
-		parts = []rowGroupsOf{{groups: allGroups(len(src.md.RowGroups))}}
-	} else if parts, err = d.partitionsOf(ctx, src, plan); err != nil || parts == nil {
-		if cerr := f.Close(); cerr != nil {
-			return false, cerr
+	var src *copySource
+	// A file smaller than the least row group a copy keeps is not worth
+	// reading its footer for.
+	if d.copyable && p.SizeBytes() >= minCopyRowGroup(d.opts) {
+		src, err = checkSource(f, plan, d.schema, d.opts.target, minCopyRowGroup(d.opts))
+		if err != nil {
+			return false, errors.Join(&ingest.BadFileError{Path: p.Name(), Err: err}, f.Close())
 		}
-		return false, err
+		if src != nil && d.part == nil {
+			parts = []rowGroupsOf{{groups: allGroups(len(src.md.RowGroups))}}
+		} else if src != nil {
+			if parts, err = d.partitionsOf(ctx, src, plan); err != nil {
+				return false, errors.Join(err, f.Close())
+			}
+		}
+	}
+	if parts == nil && !values {
+		return false, f.Close()
 	}
 	var rows int64
+	if parts == nil {
+		rows, err = b.writeValues(d, worker, f)
+	}
 	for _, part := range parts {
 		n, werr := b.copyInto(d, worker, part, f, src, plan)
 		rows += n
@@ -572,8 +580,8 @@ func (b *batch) copyPart(ctx context.Context, worker int, p ingest.ParquetPart) 
 			break
 		}
 	}
-	// A file that changed while it was copied is unstable, whatever the
-	// copy made of it: it is read again in a later batch, not set aside.
+	// A file that changed while it was read is unstable, whatever was
+	// made of it: it is read again in a later batch, not set aside.
 	if cerr := f.Close(); err == nil || errors.As(cerr, new(*ingest.UnstableFileError)) {
 		err = cerr
 	}
@@ -614,7 +622,7 @@ func allGroups(n int) []int {
 // input up to the target size; a partition's file is closed after each
 // input, so that a batch of many partitions holds no file open.
 func (b *batch) copyInto(d *dest, worker int, part rowGroupsOf, f ingest.ParquetFile, src *copySource, plan *copyPlan) (int64, error) {
-	s := d.slot(copySlot{worker, part.key}, part.key)
+	s := d.slot(copySlot{b.fileOf(worker), part.key}, part.key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var size int64

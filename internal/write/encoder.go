@@ -77,11 +77,25 @@ func newRowGroups(written func() int64, opts fileOptions, maxRows int64, put fun
 func (g *rowGroups) EncodedBytes() int64 { return g.closed + int64(float64(g.pending)*g.ratio) }
 
 func (g *rowGroups) Write(rec arrow.RecordBatch) (int64, bool, error) {
-	n := rec.NumRows()
+	n, size := rec.NumRows(), recordSize(rec)
+	return g.write(n, size, func(from, to int64) (int64, error) {
+		if from == 0 && to == n {
+			return size, g.put(rec)
+		}
+		part := rec.NewSlice(from, to)
+		defer part.Release()
+		return recordSize(part), g.put(part)
+	})
+}
+
+// write puts rows [0, n) of raw bytes in slices that fit the open group and
+// the file; put writes rows [from, to) and returns their raw bytes, or
+// errNewFile having written none of them.
+func (g *rowGroups) write(n, raw int64, put func(from, to int64) (int64, error)) (int64, bool, error) {
 	if n == 0 {
 		return 0, false, nil
 	}
-	perRow := float64(recordSize(rec)) / float64(n)
+	perRow := float64(raw) / float64(n)
 	var done int64
 	for done < n {
 		limit := g.limit
@@ -97,15 +111,7 @@ func (g *rowGroups) Write(rec arrow.RecordBatch) (int64, bool, error) {
 		if g.maxRows > 0 {
 			k = min(k, max(1, g.maxRows-g.rows))
 		}
-		part, whole := rec, done == 0 && k == n
-		if !whole {
-			part = rec.NewSlice(done, done+k)
-		}
-		raw := recordSize(part)
-		err := g.put(part)
-		if !whole {
-			part.Release()
-		}
+		raw, err := put(done, done+k)
 		if errors.Is(err, errNewFile) {
 			return done, true, nil
 		}
@@ -257,7 +263,7 @@ func (o fileOptions) groupRows(bound int64) int64 {
 // newEncoder starts a data file; first is its first record.
 func (o fileOptions) newEncoder(schema *arrow.Schema, out *countingWriter, first arrow.RecordBatch) (fileEncoder, error) {
 	if o.parquetGo {
-		return newPqgoEncoder(schema, out, o, first)
+		return newPqgoEncoder(schema, out, o, firstRecord{first})
 	}
 	return newArrowEncoder(schema, out, o)
 }

@@ -99,10 +99,24 @@ type pqgoEncoder struct {
 // bounds for the file, and a file that started with them is rolled.
 const maxBoundBytes = 4096
 
+// firstRows is what a data file's first rows tell the parquet-go encoder
+// of string or binary column i: whether its values repeat enough for a
+// dictionary, and how long its longest value is.
+type firstRows interface {
+	repetitive(i int) bool
+	longest(i int) int64
+}
+
+// firstRecord is a file's first rows as an Arrow record.
+type firstRecord struct{ arrow.RecordBatch }
+
+func (r firstRecord) repetitive(i int) bool { return repetitive(r.Column(i)) }
+func (r firstRecord) longest(i int) int64   { return longestValue(r.Column(i)) }
+
 // newPqgoEncoder builds the Parquet schema in the table's column order with
-// the table's field ids. first is the file's first record: it decides which
+// the table's field ids. first are the file's first rows: they decide which
 // string columns get a dictionary, and which keep their bounds.
-func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first arrow.RecordBatch) (*pqgoEncoder, error) {
+func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions, first firstRows) (*pqgoEncoder, error) {
 	fields := make(pqgo.Group, len(schema.Fields()))
 	e := &pqgoEncoder{out: out, cols: schema.Fields()}
 	wopts := []pq.WriterOption{
@@ -126,10 +140,10 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
 		if f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY {
-			if repetitive(first.Column(i)) {
+			if first.repetitive(i) {
 				node = pq.Encoded(node, &pq.RLEDictionary)
 			}
-			if longestValue(first.Column(i)) > maxBoundBytes {
+			if first.longest(i) > maxBoundBytes {
 				wopts = append(wopts, pq.SkipPageBounds(f.Name))
 			} else {
 				e.bounded = append(e.bounded, i)

@@ -171,7 +171,7 @@ func (*bufferCloser) Close() error { return nil }
 func encodeWith(t *testing.T, opts fileOptions, recs []arrow.RecordBatch, fill func([]pq.Value, arrow.Array, int, int) error) ([]byte, *metadata.FileMetaData) {
 	t.Helper()
 	buf := &bufferCloser{}
-	e, err := newPqgoEncoder(recs[0].Schema(), &countingWriter{w: buf}, opts, recs[0])
+	e, err := newPqgoEncoder(recs[0].Schema(), &countingWriter{w: buf}, opts, firstRecord{recs[0]})
 	if err != nil {
 		t.Fatal(err)
 	}

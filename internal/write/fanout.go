@@ -68,6 +68,9 @@ type dest struct {
 	// the first plan (under confMu).
 	copyable bool
 	template *format.FileMetaData
+	// values is set when Parquet inputs whose columns are the table's
+	// may be written by their values (values.go).
+	values bool
 
 	mu    sync.Mutex // guards slots, files and rows
 	slots map[any]*slot
@@ -157,6 +160,7 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 		d.opts.rowGroup = min(d.opts.rowGroup, max(4<<20, d.bufferLimit/maxOpen))
 	}
 	d.copyChunksFor()
+	d.valuesFor()
 	return d, nil
 }
 
@@ -203,7 +207,7 @@ func (d *dest) conformer(s *arrow.Schema, opts conform.Options) (*conform.Confor
 // partitioning into the slots.
 func (b *batch) writePart(ctx context.Context, worker int, p ingest.Part) error {
 	if pp, ok := p.(ingest.ParquetPart); ok {
-		if copied, err := b.copyPart(ctx, worker, pp); copied || err != nil {
+		if written, err := b.parquetPart(ctx, worker, pp); written || err != nil {
 			return err
 		}
 	}
@@ -332,7 +336,7 @@ func (b *batch) writeTo(ctx context.Context, worker int, d *dest, rec arrow.Reco
 	d.rows += out.NumRows()
 	d.mu.Unlock()
 	if d.part == nil {
-		s := d.slot(worker, nil)
+		s := d.slot(b.fileOf(worker), nil)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return b.appendTo(d, s, out)
@@ -380,6 +384,14 @@ func (b *batch) writeTo(ctx context.Context, worker int, d *dest, rec arrow.Reco
 		pending = left
 	}
 	return nil
+}
+
+// fileOf keys the slot of a goroutine's file in an unpartitioned table.
+func (b *batch) fileOf(worker int) int {
+	if b.w.OneFile {
+		return 0
+	}
+	return worker
 }
 
 func (d *dest) slot(id any, key *partitionKey) *slot {

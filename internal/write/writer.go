@@ -70,6 +70,11 @@ type Writer struct {
 	TargetFileSize int64
 	MaxOpenFiles   int
 	Clustered      bool
+	// OneFile makes the goroutines share an unpartitioned table's file,
+	// and runs one per core whatever the input's size: a compaction wants
+	// the fewest files, and each goroutine reads its input while another
+	// encodes into the file.
+	OneFile bool
 }
 
 // Writer settings that Iceberg's table properties do not cover.
@@ -101,7 +106,11 @@ func (w *Writer) Write(ctx context.Context, parts []ingest.Part) (Result, error)
 	case w.Route == nil && (w.Name == "" || w.Tables == nil):
 		return Result{}, errors.New("writer has no table: set Table, or Tables with Name or Route")
 	}
-	workers := max(1, min(parallelism(parts), len(parts)))
+	workers := parallelism(parts)
+	if w.OneFile {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(parts)))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
