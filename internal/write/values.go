@@ -49,6 +49,7 @@ func valuesPlan(plan *copyPlan) bool {
 type valueBlock struct {
 	cols [][]pq.Value
 	n    int
+	used int // the most rows held since the block was taken
 	// raw is the block's bytes as recordSize counts an Arrow record's, so
 	// that both paths' row groups are cut alike.
 	raw     int64
@@ -80,9 +81,9 @@ func getValueBlock(columns int, rows int64) *valueBlock {
 // values it keeps point into released pages, and are dropped.
 func putValueBlock(b *valueBlock) {
 	for c := range b.cols {
-		clear(b.cols[c][:b.n])
+		clear(b.cols[c][:b.used])
 	}
-	b.n = 0
+	b.n, b.used = 0, 0
 	valueBlocks.Put(b)
 }
 
@@ -257,6 +258,7 @@ func (b *batch) writeRowGroup(d *dest, s *slot, blk *valueBlock, rg pq.RowGroup,
 	var rows int64
 	for left := rg.NumRows(); left > 0; {
 		blk.n = int(min(left, valueBlockRows))
+		blk.used = max(blk.used, blk.n)
 		for c := range cols {
 			k, err := cols[c].read(blk.cols[c][:blk.n])
 			if err != nil {
@@ -353,7 +355,11 @@ func (c *columnValues) close() {
 
 // rowGroupBytes serves the row group being read from memory, read with
 // one call: parquet-go reads a page's header and body apart, in small
-// reads, each of which would be a request to an object store.
+// reads, each of which would be a request to an object store. A row group
+// over maxPreload is read as parquet-go reads it, so that memory stays
+// bounded by the table's row groups rather than the input's.
+const maxPreload = 64 << 20
+
 type rowGroupBytes struct {
 	f   ingest.ParquetFile
 	off int64
@@ -387,6 +393,9 @@ func (r *rowGroupBytes) load(rg *format.RowGroup) error {
 	}
 	if start < 4 || end > r.f.Size() {
 		return fmt.Errorf("its chunks lie outside the file (bytes %d to %d of %d)", start, end, r.f.Size())
+	}
+	if end-start > maxPreload {
+		return nil
 	}
 	if int64(cap(r.buf)) < end-start {
 		r.buf = make([]byte, end-start)
