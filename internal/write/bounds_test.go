@@ -63,14 +63,22 @@ func TestLongValueRollsFileWithBounds(t *testing.T) {
 	if rows[0]+rows[1] != 3000 {
 		t.Fatalf("files of %v rows, want 3000 in all", rows)
 	}
-	if _, err := c.Commit(ctx, commit.Request{BatchID: 0, Files: res.Files}); err != nil {
+	commitIDs(t, c, res.Files, 3000)
+}
+
+// commitIDs commits files to c's table and checks that it holds ids 0 to
+// n-1, each once.
+func commitIDs(t *testing.T, c *commit.Committer, files []ingest.DataFile, n int64) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.Commit(ctx, commit.Request{BatchID: 0, Files: files}); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := fixture.ReadIDs(ctx, cat, "db.long", "id")
+	ids, err := fixture.ReadIDs(ctx, c.Catalog, strings.Join(c.Ident, "."), "id")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := fixture.Exact(ids, 0, 3000); diff != "" {
+	if diff := fixture.Exact(ids, 0, n); diff != "" {
 		t.Fatal(diff)
 	}
 }

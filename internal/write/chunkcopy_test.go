@@ -222,14 +222,7 @@ func TestChunkCopyRefusesCorruptChunk(t *testing.T) {
 		// than the chunk holds.
 		"header": func(b []byte, at int64) { copy(b[at+1:], []byte{0xfe, 0xff, 0xff, 0xff, 0x0f}) },
 		// The first byte of the page's snappy stream, its length.
-		"compressed bytes": func(b []byte, at int64) {
-			r := new(thrift.CompactProtocol).NewReaderFromBytes(b[at:])
-			var h format.PageHeader
-			if err := thrift.NewDecoder(r).Decode(&h); err != nil {
-				t.Fatal(err)
-			}
-			b[at+int64(r.BytesRead())] ^= 0x7f
-		},
+		"compressed bytes": firstPageBody(t),
 	} {
 		t.Run(name, func(t *testing.T) {
 			refuseCorrupt(t, corrupt)
@@ -237,17 +230,15 @@ func TestChunkCopyRefusesCorruptChunk(t *testing.T) {
 	}
 }
 
-func refuseCorrupt(t *testing.T, corrupt func(b []byte, at int64)) {
-	ctx := context.Background()
-	rec := allFlatTypes(2000)
-	defer rec.Release()
-	parts := chunkInputs(t, rec)
-	path := parts[0].Name()
+// corruptChunk rewrites the Parquet file at path with corrupt applied to
+// its bytes; at is where the chunk of column col in row group 0 starts.
+func corruptChunk(t *testing.T, path string, col int, corrupt func(b []byte, at int64)) {
+	t.Helper()
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(2)
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(col)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,6 +255,28 @@ func refuseCorrupt(t *testing.T, corrupt func(b []byte, at int64)) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// firstPageBody corrupts the first byte of the chunk's first page body:
+// for snappy, the stream's length.
+func firstPageBody(t *testing.T) func(b []byte, at int64) {
+	return func(b []byte, at int64) {
+		r := new(thrift.CompactProtocol).NewReaderFromBytes(b[at:])
+		var h format.PageHeader
+		if err := thrift.NewDecoder(r).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		b[at+int64(r.BytesRead())] ^= 0x7f
+	}
+}
+
+func refuseCorrupt(t *testing.T, corrupt func(b []byte, at int64)) {
+	ctx := context.Background()
+	rec := allFlatTypes(2000)
+	defer rec.Release()
+	parts := chunkInputs(t, rec)
+	path := parts[0].Name()
+	corruptChunk(t, path, 2, corrupt)
 	cat := fixture.Catalog(t)
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
 	tbl, err := c.Create(ctx, rec.Schema(), commit.CreateOptions{Properties: map[string]string{table.ParquetRowGroupSizeBytesKey: smallGroups}})

@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go/table"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
-	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/fixture"
@@ -116,16 +112,7 @@ func TestValuesLongValueRollsFile(t *testing.T) {
 			t.Errorf("file of %d rows has bounds on v: %v; want 1000 rows with bounds and 2000 without", f.Rows, bounded)
 		}
 	}
-	if _, err := c.Commit(ctx, commit.Request{BatchID: 0, Files: res.Files}); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := fixture.ReadIDs(ctx, cat, "db.long", "id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := fixture.Exact(ids, 0, 3000); diff != "" {
-		t.Fatal(diff)
-	}
+	commitIDs(t, c, res.Files, 3000)
 }
 
 // A page that does not decompress, met while an input's values are
@@ -139,34 +126,8 @@ func TestValuesRefuseCorruptPage(t *testing.T) {
 	defer rec.Release()
 	inputs := chunkInputs(t, rec, 1000)
 	path := inputs[1].Name()
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The last column's first page: the others are written first.
-	last := pf.MetaData().Schema.NumColumns() - 1
-	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(last)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := cc.DataPageOffset()
-	if d := cc.DictionaryPageOffset(); d > 0 && d < at {
-		at = d
-	}
-	pf.Close()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := new(thrift.CompactProtocol).NewReaderFromBytes(b[at:])
-	var h format.PageHeader
-	if err := thrift.NewDecoder(r).Decode(&h); err != nil {
-		t.Fatal(err)
-	}
-	b[at+int64(r.BytesRead())] ^= 0x7f // the snappy stream's length
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corruptChunk(t, path, rec.Schema().NumFields()-1, firstPageBody(t))
 	cat := fixture.Catalog(t)
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
 	tbl, err := c.Create(ctx, rec.Schema(), commit.CreateOptions{Properties: map[string]string{write.CopyChunksKey: "false"}})
