@@ -571,7 +571,7 @@ func (b *batch) parquetPart(ctx context.Context, worker int, p ingest.ParquetPar
 	}
 	var rows int64
 	if parts == nil {
-		rows, err = b.writeValues(d, worker, f)
+		rows, err = b.writeFileValues(d, worker, f)
 	}
 	for _, part := range parts {
 		n, werr := b.copyInto(d, worker, part, f, src, plan)

@@ -201,10 +201,10 @@ func (b *batch) appendValues(d *dest, s *slot, blk *valueBlock) error {
 	return nil
 }
 
-// writeValues reads the file's values block by block into the worker's
+// writeFileValues reads the file's values block by block into the worker's
 // file of d, and returns the rows written. What the file holds wrong is a
 // badInput.
-func (b *batch) writeValues(d *dest, worker int, f ingest.ParquetFile) (int64, error) {
+func (b *batch) writeFileValues(d *dest, worker int, f ingest.ParquetFile) (int64, error) {
 	rd := &rowGroupBytes{f: f}
 	pf, err := pq.OpenFile(rd, f.Size(), pq.SkipPageIndex(true), pq.SkipBloomFilters(true))
 	if err != nil {
