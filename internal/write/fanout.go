@@ -424,9 +424,13 @@ func (b *batch) place(ctx context.Context, d *dest, s *slot, rec arrow.RecordBat
 		s.mu.Unlock()
 		return err
 	}
-	rec.Retain()
-	s.waiting = append(s.waiting, rec)
 	n := recordSize(rec)
+	rec, err := ownRows(ctx, rec, n)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.waiting = append(s.waiting, rec)
 	s.waitB += n
 	s.mu.Unlock()
 	if b.buffered.Add(n) > b.bufferLimit {

@@ -284,6 +284,76 @@ func TestIdleFileMakesRoom(t *testing.T) {
 	}
 }
 
+// A partition's waiting rows hold memory of their own, not the record
+// they were cut from: most rows of each record go to partition 0's open
+// file and one row in 50 waits, each in a partition of its own. The
+// waiting rows' buffers stay within four times what the budget counts,
+// however many records they came from.
+func TestWaitingRowsOwnTheirMemory(t *testing.T) {
+	t.Parallel()
+	_, tbl := fanoutTableProps(t, "100000000", "own")
+	ctx := context.Background()
+	w := &Writer{Table: tbl, FilePrefix: "fanout", MaxOpenFiles: 2}
+	b := &batch{w: w, dests: map[string]*dest{}}
+	d, err := b.newDest(ctx, "db.own", tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.fixed = d
+	b.dests[d.name] = d
+	var recs []arrow.RecordBatch
+	for r := 0; r < 20; r++ {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, fanoutSchema)
+		for i := 0; i < 10_000; i++ {
+			rb.Field(0).(*array.Int64Builder).Append(int64(i))
+			p := int64(0)
+			if i%50 == 0 {
+				p = 1 + int64(i/50)
+			}
+			rb.Field(1).(*array.Int64Builder).Append(p)
+		}
+		recs = append(recs, rb.NewRecordBatch())
+		rb.Release()
+	}
+	if err := b.writePart(ctx, 0, fixture.Part{PartName: "fanout", Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	held := map[*memory.Buffer]int64{}
+	var add func(arrow.ArrayData)
+	add = func(a arrow.ArrayData) {
+		for _, buf := range a.Buffers() {
+			if buf != nil {
+				held[buf] = int64(buf.Len())
+			}
+		}
+		for _, ch := range a.Children() {
+			add(ch)
+		}
+	}
+	var counted, heldBytes int64
+	for _, s := range d.slots {
+		counted += s.waitB
+		for _, rec := range s.waiting {
+			for _, c := range rec.Columns() {
+				add(c.Data())
+			}
+		}
+	}
+	for _, n := range held {
+		heldBytes += n
+	}
+	t.Logf("waiting rows: %d bytes counted, %d bytes of buffers held", counted, heldBytes)
+	if counted == 0 {
+		t.Fatal("no rows waited: the test does not exercise waiting rows")
+	}
+	if heldBytes > 4*counted {
+		t.Errorf("waiting rows hold %d bytes of buffers for %d bytes counted", heldBytes, counted)
+	}
+	if err := b.finish(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestNullPartitionValue(t *testing.T) {
 	t.Parallel()
 	_, tbl := fanoutTableProps(t, "100000000", "np")

@@ -55,6 +55,43 @@ func scatterRecord(ctx context.Context, rec arrow.RecordBatch, dest []int32) (ar
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(dest))), nil
 }
 
+// ownRows returns rec, retained, to be kept waiting for a file; size is
+// its recordSize. A partition's rows are a slice of a record holding every
+// partition's rows, and a slice kept waiting would keep the whole record
+// alive while the waiting budget counts only the slice: with many
+// partitions the batch's memory would grow with the partitions. A slice
+// holding under a quarter of its buffers is copied into buffers of its own,
+// so what waits stays within four times the budget.
+func ownRows(ctx context.Context, rec arrow.RecordBatch, size int64) (arrow.RecordBatch, error) {
+	var backing int64
+	for _, c := range rec.Columns() {
+		backing += bufferBytes(c.Data())
+	}
+	if backing <= 4*size {
+		rec.Retain()
+		return rec, nil
+	}
+	dest := make([]int32, rec.NumRows())
+	for i := range dest {
+		dest[i] = int32(i)
+	}
+	return scatterRecord(ctx, rec, dest)
+}
+
+// bufferBytes is the memory an array's data holds, its children's included.
+func bufferBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, ch := range d.Children() {
+		n += bufferBytes(ch)
+	}
+	return n
+}
+
 // scatterArray returns nil for the types it leaves to arrow.
 func scatterArray(a arrow.Array, dest []int32) arrow.Array {
 	d := a.Data()
