@@ -128,6 +128,9 @@ func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, er
 				return sum, err
 			}
 			p.warn(fmt.Sprintf("cluster interval failed (%d in a row), retrying in %v: %v", failures, backoff, err))
+			if p.opts.OnBatchFailed != nil {
+				p.opts.OnBatchFailed(w.batch, err)
+			}
 			wait, backoff = backoff, min(2*backoff, 5*time.Minute)
 		} else {
 			backoff, failures = p.cfg.Trigger.Interval, 0

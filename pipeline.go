@@ -41,6 +41,10 @@ type Options struct {
 	Logger *slog.Logger
 	// OnProgress is called after every batch, from the pipeline's goroutine.
 	OnProgress func(Progress)
+	// OnBatchFailed is called when a batch of a processing-time stream
+	// fails in a way worth retrying, before the stream backs off and
+	// retries it; the next OnProgress means a batch succeeded again.
+	OnBatchFailed func(batchID int64, err error)
 	// OnWarning is called for each planning warning (files in
 	// subdirectories, files changed after ingestion).
 	OnWarning func(string)
@@ -342,6 +346,9 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 					return sum, err
 				}
 				p.warn(fmt.Sprintf("batch %d failed, retrying in %v: %v", next, backoff, err))
+				if p.opts.OnBatchFailed != nil {
+					p.opts.OnBatchFailed(next, err)
+				}
 				resume = true
 				select {
 				case <-time.After(backoff):

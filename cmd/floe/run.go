@@ -34,8 +34,9 @@ func init() {
 
 // runFlags are shared by `run` and `stream`: how a run reports.
 type runFlags struct {
-	progress string
-	verbose  bool
+	progress      string
+	verbose       bool
+	metricsListen string
 }
 
 // runKeys are the pipeline keys both `run` and `stream` take as flags.
@@ -46,6 +47,7 @@ func (r *runFlags) register(fs *flagSet) {
 	fs.key(runKeys...)
 	fs.StringVar(&r.progress, "progress", "", "How progress shows on stderr, as `MODE`: json (JSON lines with Spark's StreamingQueryProgress fields), bar, or summary (a line per batch). Default: bar on a terminal, summary otherwise.")
 	fs.BoolVar(&r.verbose, "verbose", false, "Log debug detail on stderr.")
+	fs.StringVar(&r.metricsListen, "metrics-listen", "", "Serve Prometheus metrics at http://`ADDR`/metrics, with /healthz (the process answers) and /readyz (503 while a failed batch is being retried), e.g. 127.0.0.1:9249; :0 takes any free port and names it on stderr.")
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -142,6 +144,13 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	if testHooks != nil {
 		testHooks(cfg, &opts)
 	}
+	if rf.metricsListen != "" {
+		stop, err := serveMetrics(rf.metricsListen, cfg, &opts, out.info)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	rb, resumed, err := floe.ResumeFromTable(ctx, cfg, opts)
 	if err != nil {
 		return err
@@ -230,6 +239,7 @@ func isTerminal(w io.Writer) bool {
 type progressPrinter interface {
 	progress(floe.Progress)
 	warning(string)
+	info(string)
 	// done ends a run that succeeded, failed one that did not.
 	done(floe.Summary, string)
 	failed()
@@ -241,6 +251,9 @@ type jsonProgress struct{ enc *json.Encoder }
 func (j *jsonProgress) progress(p floe.Progress) { _ = j.enc.Encode(p) }
 func (j *jsonProgress) warning(msg string) {
 	_ = j.enc.Encode(map[string]string{"level": "warning", "message": msg})
+}
+func (j *jsonProgress) info(msg string) {
+	_ = j.enc.Encode(map[string]string{"level": "info", "message": msg})
 }
 func (j *jsonProgress) done(floe.Summary, string) {}
 func (j *jsonProgress) failed()                   {}
@@ -307,6 +320,7 @@ func (s *summaryProgress) clusterProgress(p floe.Progress, c *floe.ClusterProgre
 }
 
 func (s *summaryProgress) warning(msg string) { fmt.Fprintf(s.w, "floe: warning: %s\n", msg) }
+func (s *summaryProgress) info(msg string)    { fmt.Fprintf(s.w, "floe: %s\n", msg) }
 func (s *summaryProgress) done(sum floe.Summary, table string) {
 	fmt.Fprintln(s.w, summaryLine(sum, s.files, table))
 }
@@ -346,6 +360,7 @@ func (b *barProgress) progress(p floe.Progress) {
 	fmt.Fprintf(b.w, "\r\033[K%s", line)
 }
 func (b *barProgress) warning(msg string) { fmt.Fprintf(b.w, "\r\033[Kfloe: warning: %s\n", msg) }
+func (b *barProgress) info(msg string)    { fmt.Fprintf(b.w, "\r\033[Kfloe: %s\n", msg) }
 func (b *barProgress) done(sum floe.Summary, table string) {
 	fmt.Fprintf(b.w, "\r\033[K%s\n", summaryLine(sum, b.files, table))
 }

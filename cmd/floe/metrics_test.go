@@ -1,0 +1,137 @@
+package main_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// scrape reads one sample of /metrics by its name and labels as printed
+// (`floe_output_rows_total{table="db.t"}`); ok is false when it is absent.
+func scrape(t *testing.T, base, sample string) (v float64, ok bool) {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: %d %v", resp.StatusCode, err)
+	}
+	for _, l := range strings.Split(string(body), "\n") {
+		if rest, found := strings.CutPrefix(l, sample+" "); found {
+			v, err := strconv.ParseFloat(rest, 64)
+			if err != nil {
+				t.Fatalf("sample %q: %v", l, err)
+			}
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+func status(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A processing-time stream with --metrics-listen: the counters move with
+// the rows the table holds (counted by a scan, not by floe's counters),
+// the seconds since the last commit grow while nothing arrives and start
+// again after the next commit, and the health endpoints answer.
+func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var stderr syncBuffer
+	stream := e.startFloe(&stderr, e.StreamArgs("db.t", "--trigger", "100ms", "--metrics-listen", "127.0.0.1:0", "--progress", "json")...)
+	defer stream.Process.Kill()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stream's stderr:\n%s", stderr.String())
+		}
+	})
+	addr := regexp.MustCompile(`metrics at http://([0-9.:]+)/metrics`)
+	var base string
+	fixture.WaitFor(t, 20*time.Second, "the metrics address on stderr", func() bool {
+		m := addr.FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	})
+	if c := status(t, base+"/healthz"); c != http.StatusOK {
+		t.Fatalf("/healthz: %d", c)
+	}
+	if c := status(t, base+"/readyz"); c != http.StatusOK {
+		t.Fatalf("/readyz: %d", c)
+	}
+	rowsOut := `floe_output_rows_total{table="db.t"}`
+	since := `floe_seconds_since_last_commit{table="db.t"}`
+	if _, ok := scrape(t, base, since); ok {
+		t.Fatal("seconds since the last commit reported before any commit")
+	}
+
+	e.WriteIDs("a.parquet", 0, 100)
+	fixture.WaitFor(t, 20*time.Second, "100 rows counted", func() bool { v, _ := scrape(t, base, rowsOut); return v == 100 })
+	if n := len(e.IDs("db.t")); n != 100 {
+		t.Fatalf("the table holds %d ids, the metrics counted 100", n)
+	}
+	time.Sleep(600 * time.Millisecond) // idle polls, no commit
+	before, ok := scrape(t, base, since)
+	if !ok || before < 0.5 {
+		t.Fatalf("seconds since the last commit after 0.6 s idle: %v (present %v)", before, ok)
+	}
+
+	e.WriteIDs("b.parquet", 100, 50)
+	fixture.WaitFor(t, 20*time.Second, "150 rows counted", func() bool { v, _ := scrape(t, base, rowsOut); return v == 150 })
+	if after, _ := scrape(t, base, since); after >= before {
+		t.Fatalf("seconds since the last commit went from %.2f to %.2f across a commit", before, after)
+	}
+	if n := len(e.IDs("db.t")); n != 150 {
+		t.Fatalf("the table holds %d ids, the metrics counted 150", n)
+	}
+	var snaps []fixture.Snapshot
+	if err := json.Unmarshal([]byte(e.OK("table", "snapshots", "db.t", "--json").Stdout), &snaps); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := scrape(t, base, `floe_snapshots_committed_total{table="db.t"}`); int(v) != len(snaps) {
+		t.Fatalf("floe_snapshots_committed_total %v, the table has %d snapshots", v, len(snaps))
+	}
+	if v, _ := scrape(t, base, "floe_input_rows_total"); v != 150 {
+		t.Fatalf("floe_input_rows_total %v, want 150", v)
+	}
+	if v, _ := scrape(t, base, "floe_batch_duration_seconds_count"); v < 2 {
+		t.Fatalf("floe_batch_duration_seconds_count %v, want a sample per batch (at least 2)", v)
+	}
+	if err := stream.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Wait(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+}
+
+// --metrics-listen on an address in use is refused before any batch runs,
+// naming the flag.
+func TestMetricsListenBusy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.Run(e.StreamArgs("db.t", "--trigger", "once", "--metrics-listen", "256.0.0.1:1")...)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "--metrics-listen 256.0.0.1:1") {
+		t.Fatalf("want a refusal naming --metrics-listen, got %s", r)
+	}
+}

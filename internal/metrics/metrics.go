@@ -1,0 +1,175 @@
+// Package metrics serves a running query's Prometheus metrics and its
+// health endpoints: /metrics, /healthz (the process answers) and /readyz
+// (the newest batch did not fail).
+package metrics
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Batch is what one committed batch tells the metrics.
+type Batch struct {
+	InputRows int64
+	// Duration is the whole batch, Commit its commit phase.
+	Duration, Commit time.Duration
+	Tables           []Table
+	// BacklogFiles is the input files known but not yet ingested; -1 when
+	// the source cannot tell.
+	BacklogFiles int
+}
+
+// Table is a batch's commit to one table.
+type Table struct {
+	Name       string
+	Rows       int64
+	DataFiles  int
+	SnapshotID int64 // 0: nothing committed
+}
+
+// Query holds one query's metrics.
+type Query struct {
+	reg      *prometheus.Registry
+	batches  prometheus.Counter
+	failures prometheus.Counter
+	rowsIn   prometheus.Counter
+	rowsOut  *prometheus.CounterVec
+	files    *prometheus.CounterVec
+	snaps    *prometheus.CounterVec
+	batchDur prometheus.Histogram
+	commit   prometheus.Histogram
+	backlog  prometheus.Gauge
+	lastTS   *prometheus.GaugeVec
+
+	mu         sync.Mutex
+	lastCommit map[string]time.Time
+	failing    error // the newest batch's failure, nil once a batch succeeds
+	now        func() time.Time
+}
+
+// New registers a query's metrics, with Go's and the process's own.
+func New() *Query {
+	q := &Query{reg: prometheus.NewRegistry(), lastCommit: map[string]time.Time{}, now: time.Now}
+	f := promauto{q.reg}
+	q.batches = f.counter("floe_batches_total", "Batches run to their end, with or without rows.")
+	q.failures = f.counter("floe_batch_failures_total", "Batches that failed and were retried (a stream outlives transient failures).")
+	q.rowsIn = f.counter("floe_input_rows_total", "Rows read from the source by committed batches.")
+	q.rowsOut = f.counterVec("floe_output_rows_total", "Rows committed to each table.")
+	q.files = f.counterVec("floe_data_files_written_total", "Data files committed to each table.")
+	q.snaps = f.counterVec("floe_snapshots_committed_total", "Snapshots committed to each table, one per batch that wrote to it.")
+	q.batchDur = f.histogram("floe_batch_duration_seconds", "Time of a batch from planning to its checkpoint entry (Spark's triggerExecution).")
+	q.commit = f.histogram("floe_commit_duration_seconds", "Time of a batch's table commits, retries included.")
+	q.backlog = f.gauge("floe_source_backlog_files", "Input files known and not yet ingested, where the source can tell.")
+	q.lastTS = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "floe_last_commit_timestamp_seconds",
+		Help: "Unix time of each table's newest successful commit by this query."}, []string{"table"})
+	q.reg.MustRegister(q.lastTS, sinceCollector{q}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return q
+}
+
+// Committed records a batch that ran to its end.
+func (q *Query) Committed(b Batch) {
+	q.batches.Inc()
+	q.rowsIn.Add(float64(b.InputRows))
+	q.batchDur.Observe(b.Duration.Seconds())
+	if len(b.Tables) > 0 {
+		q.commit.Observe(b.Commit.Seconds())
+	}
+	if b.BacklogFiles >= 0 {
+		q.backlog.Set(float64(b.BacklogFiles))
+	}
+	now := q.now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.failing = nil
+	for _, t := range b.Tables {
+		q.rowsOut.WithLabelValues(t.Name).Add(float64(t.Rows))
+		q.files.WithLabelValues(t.Name).Add(float64(t.DataFiles))
+		if t.SnapshotID != 0 {
+			q.snaps.WithLabelValues(t.Name).Inc()
+			q.lastCommit[t.Name] = now
+			q.lastTS.WithLabelValues(t.Name).Set(float64(now.UnixNano()) / 1e9)
+		}
+	}
+}
+
+// Failed records a batch that failed and will be retried: the query is not
+// ready until a batch succeeds.
+func (q *Query) Failed(err error) {
+	q.failures.Inc()
+	q.mu.Lock()
+	q.failing = err
+	q.mu.Unlock()
+}
+
+// Handler serves /metrics, /healthz and /readyz.
+func (q *Query) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(q.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		q.mu.Lock()
+		err := q.failing
+		q.mu.Unlock()
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("not ready: the newest batch failed and is being retried: " + err.Error() + "\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}
+
+// sinceCollector reports the seconds since each table's newest commit,
+// computed when scraped (Flink's elapsedSecondsSinceLastSuccessfulCommit):
+// the alert on a stream that stopped committing.
+type sinceCollector struct{ q *Query }
+
+var sinceDesc = prometheus.NewDesc("floe_seconds_since_last_commit",
+	"Seconds since each table's newest successful commit by this query.", []string{"table"}, nil)
+
+func (c sinceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- sinceDesc }
+
+func (c sinceCollector) Collect(ch chan<- prometheus.Metric) {
+	c.q.mu.Lock()
+	defer c.q.mu.Unlock()
+	now := c.q.now()
+	for name, at := range c.q.lastCommit {
+		ch <- prometheus.MustNewConstMetric(sinceDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), name)
+	}
+}
+
+// promauto makes and registers metrics on one registry.
+type promauto struct{ reg *prometheus.Registry }
+
+func (f promauto) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	f.reg.MustRegister(c)
+	return c
+}
+
+func (f promauto) counterVec(name, help string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"table"})
+	f.reg.MustRegister(c)
+	return c
+}
+
+func (f promauto) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	f.reg.MustRegister(g)
+	return g
+}
+
+func (f promauto) histogram(name, help string) prometheus.Histogram {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help,
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)})
+	f.reg.MustRegister(h)
+	return h
+}
