@@ -322,7 +322,7 @@ var catalogImpls = map[string]string{
 // ones floe cannot open.
 var catalogTypes = map[string]string{"jdbc": "sql", "rest": "rest", "hadoop": "hadoop", "glue": "glue", "hive": "", "nessie": ""}
 
-const supportedCatalogs = "floe supports type jdbc (floe's sql catalog, SQLite), rest, hadoop and glue"
+const supportedCatalogs = "floe supports type jdbc (floe's sql catalog: SQLite, PostgreSQL, MySQL or MariaDB), rest, hadoop and glue"
 
 // catalog translates catalog_name, catalog_properties and config_properties.
 func (t *managedTranslation) catalog(m *managedFile) Catalog {
@@ -417,8 +417,9 @@ func unsupportedCatalog(typ string) string {
 	return fmt.Sprintf("%q catalogs are not supported by floe; %s", typ, supportedCatalogs)
 }
 
-// catalogURI turns a JDBC URI into what floe's sql catalog opens (a SQLite
-// database file); other catalog types take the URI as it is.
+// catalogURI turns a JDBC URI into what floe's sql catalog opens: a SQLite
+// database file, or a PostgreSQL, MySQL or MariaDB URI, which the catalog
+// takes as it is; other catalog types take the URI as it is.
 func (t *managedTranslation) catalogURI(typ, uri string) string {
 	if typ != "sql" {
 		return uri
@@ -435,9 +436,13 @@ func (t *managedTranslation) catalogURI(typ, uri string) string {
 		return "file:" + db
 	case strings.HasPrefix(uri, "jdbc:"):
 		driver, _, _ := strings.Cut(strings.TrimPrefix(uri, "jdbc:"), ":")
-		t.fail(path, "%q needs the %s JDBC driver, but floe's sql catalog opens SQLite databases only; use jdbc:sqlite:PATH, or a rest catalog in front of that database", uri, driver)
+		switch driver {
+		case "postgresql", "mysql", "mariadb":
+			return uri
+		}
+		t.fail(path, "%q needs the %s JDBC driver, but floe's sql catalog opens SQLite, PostgreSQL, MySQL and MariaDB databases; use jdbc:sqlite:PATH, jdbc:postgresql://HOST:PORT/DB or jdbc:mysql://HOST:PORT/DB, or a rest catalog in front of that database", uri, driver)
 	default:
-		t.fail(path, "%q is not a JDBC URI; a jdbc catalog's uri is jdbc:sqlite:PATH, e.g. jdbc:sqlite:./warehouse/catalog.db", uri)
+		t.fail(path, "%q is not a JDBC URI; a jdbc catalog's uri is jdbc:sqlite:PATH (e.g. jdbc:sqlite:./warehouse/catalog.db), jdbc:postgresql://HOST:PORT/DB or jdbc:mysql://HOST:PORT/DB", uri)
 	}
 	return ""
 }

@@ -436,3 +436,17 @@ func TestManagedIcebergRead(t *testing.T) {
 		}
 	})
 }
+
+// A jdbc catalog on PostgreSQL or MySQL keeps its JDBC URI and the
+// jdbc.user and jdbc.password properties, which floe's sql catalog opens.
+func TestManagedJDBCServer(t *testing.T) {
+	for _, uri := range []string{"jdbc:postgresql://db:5432/iceberg", "jdbc:mysql://db:3306/iceberg"} {
+		p, _, err := config.ParseManaged([]byte("table: db.events\nsource: {path: ./landing, format: csv}\ncatalog_properties:\n  type: jdbc\n  uri: " + uri + "\n  jdbc.user: floe\n  jdbc.password: pw\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		if p.Catalog.Type != "sql" || p.Catalog.URI != uri || p.Catalog.Properties["jdbc.user"] != "floe" || p.Catalog.Properties["jdbc.password"] != "pw" {
+			t.Errorf("%s: catalog %+v", uri, p.Catalog)
+		}
+	}
+}

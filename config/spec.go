@@ -131,7 +131,9 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "catalog.uri", flag: "catalog-uri",
-		doc: "Where the catalog is: for `sql`, the database URI (e.g. `file:catalog.db`); " +
+		doc: "Where the catalog is: for `sql`, the database: an SQLite file (e.g. `file:catalog.db`), or a PostgreSQL, MySQL or MariaDB server " +
+			"(`postgresql://HOST:5432/DB`, `mysql://HOST:3306/DB`, with or without Spark's `jdbc:` prefix; the user and password in the URI, " +
+			"in `?user=&password=`, or in the catalog properties `jdbc.user` and `jdbc.password`); " +
 			"for `rest`, the server's URL (e.g. `http://localhost:8181`), which is required. Unused by `hadoop` and `glue`.",
 	},
 	{

@@ -64,8 +64,13 @@ func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	shown := props[shownURIKey]
+	delete(props, shownURIKey)
 	cat, err := catalog.Load(ctx, name, props)
 	if err != nil {
+		if shown != "" {
+			return nil, fmt.Errorf("open %s catalog %q at %s: %w; check that the database server runs, is reachable and takes the credentials given (jdbc.user, jdbc.password)", typ, name, shown, err)
+		}
 		return nil, fmt.Errorf("open %s catalog %q: %w", typ, name, err)
 	}
 	if typ == "sql" && props[sqlcat.DriverKey] == "sqlite" {
@@ -109,6 +114,16 @@ func properties(c config.Catalog) (name, typ string, props iceberg.Properties, e
 				return "", "", nil, fmt.Errorf("create warehouse %s: %w", wh, err)
 			}
 			uri = filepath.Join(wh, "catalog.db")
+		}
+		if _, chosen := props[sqlcat.DriverKey]; !chosen {
+			server, ok, err := parseSQLServer(uri, props)
+			if err != nil {
+				return "", "", nil, err
+			}
+			if ok {
+				props[sqlcat.DriverKey], props[sqlcat.DialectKey], props["uri"] = server.driver, string(server.dialect), server.dsn
+				props[shownURIKey] = server.shown
+			}
 		}
 		driver := props.Get(sqlcat.DriverKey, "sqlite")
 		if driver == "sqlite" {
@@ -209,6 +224,9 @@ func Missing(c config.Catalog) (what, flag string, missing bool) {
 		if driver := c.Properties[sqlcat.DriverKey]; driver != "" && driver != "sqlite" {
 			return "", "", false
 		}
+		if _, server, _ := parseSQLServer(c.URI, c.Properties); server {
+			return "", "", false
+		}
 		path := sqlitePath(c.URI)
 		if path == "" || path == ":memory:" || strings.Contains(c.URI, "mode=memory") {
 			return "", "", false
@@ -224,6 +242,10 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
 }
+
+// shownURIKey carries a database URI without its password from
+// properties to Open's messages; it is not passed to the catalog.
+const shownURIKey = "floe.shown-uri"
 
 func setDefault(p iceberg.Properties, k, v string) {
 	if _, ok := p[k]; !ok {
