@@ -503,3 +503,20 @@ checkpoint: ./c
 		t.Fatalf("a misspelt key: %v", err)
 	}
 }
+
+// A hive catalog needs the metastore's Thrift URI.
+func TestHiveCatalogURI(t *testing.T) {
+	for yaml, want := range map[string]string{
+		"catalog: {type: hive}\n":                            `catalog.uri: required when catalog.type is "hive"`,
+		"catalog: {type: hive, uri: \"http://ms:9083\"}\n":   `"http://ms:9083" is not a Thrift URI`,
+		"catalog: {type: hive, uri: \"thrift://ms:9083\"}\n": "",
+	} {
+		_, err := config.Parse([]byte(yaml + "source: {path: ./l, format: csv}\nsink: {table: db.t}\ncheckpoint: ck\n"))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", yaml, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: error %v, want %q", yaml, err, want)
+		}
+	}
+}

@@ -314,15 +314,15 @@ var catalogImpls = map[string]string{
 	"org.apache.iceberg.rest.RESTCatalog":     "rest",
 	"org.apache.iceberg.hadoop.HadoopCatalog": "hadoop",
 	"org.apache.iceberg.aws.glue.GlueCatalog": "glue",
-	"org.apache.iceberg.hive.HiveCatalog":     "",
+	"org.apache.iceberg.hive.HiveCatalog":     "hive",
 	"org.apache.iceberg.nessie.NessieCatalog": "",
 }
 
 // catalogTypes maps Iceberg's catalog type names to floe's; "" marks the
 // ones floe cannot open.
-var catalogTypes = map[string]string{"jdbc": "sql", "rest": "rest", "hadoop": "hadoop", "glue": "glue", "hive": "", "nessie": ""}
+var catalogTypes = map[string]string{"jdbc": "sql", "rest": "rest", "hadoop": "hadoop", "glue": "glue", "hive": "hive", "nessie": ""}
 
-const supportedCatalogs = "floe supports type jdbc (floe's sql catalog: SQLite, PostgreSQL, MySQL or MariaDB), rest, hadoop and glue"
+const supportedCatalogs = "floe supports type jdbc (floe's sql catalog: SQLite, PostgreSQL, MySQL or MariaDB), rest, hadoop, glue and hive"
 
 // catalog translates catalog_name, catalog_properties and config_properties.
 func (t *managedTranslation) catalog(m *managedFile) Catalog {
@@ -350,7 +350,7 @@ func (t *managedTranslation) catalog(m *managedFile) Catalog {
 		case known:
 			t.fail(cp("type"), "%s", unsupportedCatalog(lower))
 		default:
-			names := []string{"jdbc", "rest", "hadoop", "glue"}
+			names := []string{"jdbc", "rest", "hadoop", "glue", "hive"}
 			if hint := closest(lower, names); hint != "" {
 				t.fail(cp("type"), "unknown catalog type %q; did you mean %q? (%s)", typ, hint, supportedCatalogs)
 			} else {
@@ -363,15 +363,13 @@ func (t *managedTranslation) catalog(m *managedFile) Catalog {
 		switch {
 		case known && ft != "":
 			c.Type = ft
-		case strings.Contains(impl, "Hive"):
-			t.fail(cp("catalog-impl"), "%s", unsupportedCatalog("hive"))
 		case strings.Contains(impl, "Nessie"):
 			t.fail(cp("catalog-impl"), "%s", unsupportedCatalog("nessie"))
 		default:
-			t.fail(cp("catalog-impl"), "%q is a Java catalog class floe cannot load; %s (or catalog-impl org.apache.iceberg.jdbc.JdbcCatalog, .rest.RESTCatalog, .hadoop.HadoopCatalog, .aws.glue.GlueCatalog)", impl, supportedCatalogs)
+			t.fail(cp("catalog-impl"), "%q is a Java catalog class floe cannot load; %s (or catalog-impl org.apache.iceberg.jdbc.JdbcCatalog, .rest.RESTCatalog, .hadoop.HadoopCatalog, .aws.glue.GlueCatalog, .hive.HiveCatalog)", impl, supportedCatalogs)
 		}
 	default:
-		t.fail("catalog_properties", "names no catalog type, and Iceberg then opens a Hive catalog, which floe does not support; add type: jdbc, rest, hadoop or glue")
+		t.fail("catalog_properties", "names no catalog type, and Iceberg would then open a Hive catalog; add the type: hive (with uri: thrift://HOST:9083), jdbc, rest, hadoop or glue")
 	}
 
 	c.Properties = map[string]string{}
@@ -408,8 +406,6 @@ func (t *managedTranslation) catalog(m *managedFile) Catalog {
 
 func unsupportedCatalog(typ string) string {
 	switch typ {
-	case "hive":
-		return "Hive Metastore catalogs are not supported by floe; " + supportedCatalogs
 	case "nessie":
 		return "Nessie catalogs are not supported by floe directly; " + supportedCatalogs +
 			", and Nessie serves the Iceberg REST API at <nessie-url>/iceberg, so use type: rest with that uri"

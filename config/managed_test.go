@@ -450,3 +450,16 @@ func TestManagedJDBCServer(t *testing.T) {
 		}
 	}
 }
+
+// A Hive catalog, by type or by Iceberg's class, keeps its Thrift URI.
+func TestManagedHive(t *testing.T) {
+	for _, kind := range []string{"type: hive", "catalog-impl: org.apache.iceberg.hive.HiveCatalog"} {
+		p, _, err := config.ParseManaged([]byte("table: db.events\nsource: {path: ./landing, format: csv}\ncatalog_properties:\n  " + kind + "\n  uri: thrift://metastore:9083\n  warehouse: s3://bucket/wh\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if p.Catalog.Type != "hive" || p.Catalog.URI != "thrift://metastore:9083" || p.Catalog.Warehouse != "s3://bucket/wh" {
+			t.Errorf("%s: catalog %+v", kind, p.Catalog)
+		}
+	}
+}

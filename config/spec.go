@@ -119,10 +119,11 @@ var specs = []fieldSpec{
 	{path: "maintenance.remove-orphan-files.interval", def: "24h", doc: "How often to look for orphan files."},
 	{path: "maintenance.remove-orphan-files.older-than", def: "3d", doc: "Only files older than this are orphans, as in Spark: younger ones may belong to a commit in progress."},
 	{
-		path: "catalog.type", flag: "catalog-type", def: "sql", allowed: []string{"sql", "rest", "hadoop", "glue"},
-		doc: "Catalog implementation. `sql` keeps the catalog in a SQL database (SQLite unless `properties` say otherwise) " +
+		path: "catalog.type", flag: "catalog-type", def: "sql", allowed: []string{"sql", "rest", "hadoop", "glue", "hive"},
+		doc: "Catalog implementation. `sql` keeps the catalog in a SQL database (SQLite unless `uri` names a PostgreSQL, MySQL or MariaDB server) " +
 			"and needs no server; `rest` talks to an Iceberg REST catalog; `hadoop` keeps table metadata directly in the warehouse directory; " +
-			"`glue` uses the AWS Glue Data Catalog, configured from the usual AWS environment.",
+			"`glue` uses the AWS Glue Data Catalog, configured from the usual AWS environment; " +
+			"`hive` talks to a Hive Metastore over Thrift (`uri: thrift://HOST:9083`, required).",
 	},
 	{
 		path: "catalog.name", flag: "catalog-name", def: "floe",
@@ -134,7 +135,8 @@ var specs = []fieldSpec{
 		doc: "Where the catalog is: for `sql`, the database: an SQLite file (e.g. `file:catalog.db`), or a PostgreSQL, MySQL or MariaDB server " +
 			"(`postgresql://HOST:5432/DB`, `mysql://HOST:3306/DB`, with or without Spark's `jdbc:` prefix; the user and password in the URI, " +
 			"in `?user=&password=`, or in the catalog properties `jdbc.user` and `jdbc.password`); " +
-			"for `rest`, the server's URL (e.g. `http://localhost:8181`), which is required. Unused by `hadoop` and `glue`.",
+			"for `rest`, the server's URL (e.g. `http://localhost:8181`), which is required; for `hive`, the metastore's Thrift URI " +
+			"(e.g. `thrift://localhost:9083`), which is required. Unused by `hadoop` and `glue`.",
 	},
 	{
 		path: "catalog.warehouse", flag: "warehouse", flagArg: "DIR_OR_URL",

@@ -31,6 +31,13 @@ func (p *Pipeline) validate() problems {
 			ps.add("catalog.uri", 0, `%q is not a URL; a REST catalog needs one such as "http://localhost:8181"`, p.Catalog.URI)
 		}
 	}
+	if p.Catalog.Type == "hive" {
+		if p.Catalog.URI == "" {
+			ps.add("catalog.uri", 0, `required when catalog.type is "hive" (the Hive Metastore's Thrift URI, e.g. "thrift://localhost:9083")`)
+		} else if u, err := url.Parse(p.Catalog.URI); err != nil || u.Scheme != "thrift" || u.Host == "" {
+			ps.add("catalog.uri", 0, `%q is not a Thrift URI; a Hive Metastore is reached at one such as "thrift://localhost:9083"`, p.Catalog.URI)
+		}
+	}
 	ps.propertyKeys("catalog.properties", p.Catalog.Properties)
 
 	p.Source.validate(&ps)

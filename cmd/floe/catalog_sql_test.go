@@ -150,3 +150,21 @@ func TestSQLCatalogUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// catalog.type hive opens iceberg-go's Hive Metastore catalog; no metastore
+// runs here, so what is tested is the way there: a metastore that does not
+// answer is named by its URI, and the run fails without writing anything.
+func TestHiveCatalogUnreachable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("a.parquet", 0, 10)
+	r := e.Run(e.StreamArgs("db.t", "--trigger", "once", "--catalog-type", "hive", "--catalog-uri", "thrift://127.0.0.1:1")...)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "thrift://127.0.0.1:1") || !strings.Contains(r.Stderr, "Hive Metastore") {
+		t.Fatalf("want a failure naming the metastore's URI, got %s", r)
+	}
+	if _, err := os.Stat(e.Ckpt); err == nil {
+		if entries, _ := os.ReadDir(filepath.Join(e.Ckpt, "commits")); len(entries) > 0 {
+			t.Fatalf("the failed run recorded commits: %v", entries)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Package catalogs opens the catalogs floe supports from their
 // configuration: the embedded default (SQLite at <warehouse>/catalog.db,
-// in the JDBC catalog schema), REST, Hadoop and Glue.
+// in the JDBC catalog schema), SQL on PostgreSQL, MySQL and MariaDB, REST,
+// Hadoop, Glue and Hive.
 package catalogs
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	_ "github.com/apache/iceberg-go/catalog/glue"   // registers "glue"
 	_ "github.com/apache/iceberg-go/catalog/hadoop" // registers "hadoop"
+	_ "github.com/apache/iceberg-go/catalog/hive"   // registers "hive"
 	_ "github.com/apache/iceberg-go/catalog/rest"   // registers "rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	_ "github.com/apache/iceberg-go/io/gocloud" // s3://, gs://, abfs:// storage
@@ -69,7 +71,11 @@ func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
 	cat, err := catalog.Load(ctx, name, props)
 	if err != nil {
 		if shown != "" {
-			return nil, fmt.Errorf("open %s catalog %q at %s: %w; check that the database server runs, is reachable and takes the credentials given (jdbc.user, jdbc.password)", typ, name, shown, err)
+			check := "the database server runs, is reachable and takes the credentials given (jdbc.user, jdbc.password)"
+			if typ == "hive" {
+				check = "the Hive Metastore runs and is reachable at that address"
+			}
+			return nil, fmt.Errorf("open %s catalog %q at %s: %w; check that %s", typ, name, shown, err, check)
 		}
 		return nil, fmt.Errorf("open %s catalog %q: %w", typ, name, err)
 	}
@@ -143,6 +149,12 @@ func properties(c config.Catalog) (name, typ string, props iceberg.Properties, e
 			}
 		}
 		setDefault(props, "warehouse", wh)
+	case "hive":
+		setDefault(props, "uri", c.URI)
+		props[shownURIKey] = c.URI
+		if c.Warehouse != "" {
+			setDefault(props, "warehouse", c.Warehouse)
+		}
 	case "rest", "glue":
 		if c.URI != "" {
 			setDefault(props, "uri", c.URI)
@@ -151,7 +163,7 @@ func properties(c config.Catalog) (name, typ string, props iceberg.Properties, e
 			setDefault(props, "warehouse", c.Warehouse)
 		}
 	default:
-		return "", "", nil, fmt.Errorf("%w: catalog type %q is not supported; use sql, rest, hadoop or glue", ingest.ErrConfig, typ)
+		return "", "", nil, fmt.Errorf("%w: catalog type %q is not supported; use sql, rest, hadoop, glue or hive", ingest.ErrConfig, typ)
 	}
 	props["type"] = typ
 	return name, typ, props, nil
@@ -191,7 +203,7 @@ func sqlitePath(uri string) string {
 
 // LocalWarehouse is the local directory a catalog of type sql (the
 // embedded default) or hadoop keeps its tables in, or "" when the tables
-// are elsewhere (REST and Glue catalogs, object-store warehouses).
+// are elsewhere (REST, Glue and Hive catalogs, object-store warehouses).
 func LocalWarehouse(c config.Catalog) string {
 	if c.Type != "" && c.Type != "sql" && c.Type != "hadoop" {
 		return ""
