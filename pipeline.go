@@ -187,7 +187,8 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	if !cfg.Sink.Console() {
 		p.tables = commit.NewTables(cat, commit.TablesOptions{
 			QueryID: ck.Metadata.ID, Source: src.Description(), SameSource: sameSource(src), Checkpoint: ck.Dir,
-			Create: cfg.Sink.CreateTable == nil || *cfg.Sink.CreateTable,
+			Create:    cfg.Sink.CreateTable == nil || *cfg.Sink.CreateTable,
+			Overrides: cfg.Sink.TableOverrides,
 			CreateOptions: commit.CreateOptions{
 				Properties:       tableProperties(&cfg.Sink),
 				PartitionFields:  partition,
@@ -229,18 +230,21 @@ func formatVersion(s *config.Sink) int {
 // tableProperties are the properties of a table the sink creates: in mode
 // upsert, a bloom filter on each key column, which lets a batch's key
 // lookup skip row groups without its keys, unless the sink's properties
-// say otherwise.
+// say otherwise; the sink's overrides over all of them.
 func tableProperties(s *config.Sink) map[string]string {
-	if !s.Upserts() || len(s.IdentifierFields) == 0 {
+	if (!s.Upserts() || len(s.IdentifierFields) == 0) && len(s.TableOverrides) == 0 {
 		return s.TableProperties
 	}
-	props := make(map[string]string, len(s.TableProperties)+len(s.IdentifierFields))
+	props := make(map[string]string, len(s.TableProperties)+len(s.IdentifierFields)+len(s.TableOverrides))
 	maps.Copy(props, s.TableProperties)
-	for _, k := range s.IdentifierFields {
-		if _, set := props[config.BloomFilterEnabledPrefix+k]; !set {
-			props[config.BloomFilterEnabledPrefix+k] = "true"
+	if s.Upserts() {
+		for _, k := range s.IdentifierFields {
+			if _, set := props[config.BloomFilterEnabledPrefix+k]; !set {
+				props[config.BloomFilterEnabledPrefix+k] = "true"
+			}
 		}
 	}
+	maps.Copy(props, s.TableOverrides)
 	return props
 }
 

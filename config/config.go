@@ -157,6 +157,9 @@ type Sink struct {
 	CreateTable *bool `yaml:"create-table"`
 	// TableProperties are set on a table floe creates.
 	TableProperties map[string]string `yaml:"table-properties"`
+	// TableOverrides are set on a table floe creates over TableProperties,
+	// and on an existing table before floe first writes to it.
+	TableOverrides map[string]string `yaml:"table-overrides,omitempty"`
 	// SnapshotProperties are added to the summary of every commit.
 	SnapshotProperties map[string]string `yaml:"snapshot-properties"`
 	// PartitionFields is the partition spec of a table floe creates, one

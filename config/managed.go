@@ -220,6 +220,9 @@ type managedTranslation struct {
 	// readCatalogName is its catalog_name, if any.
 	readCatalogProps bool
 	readCatalogName  string
+	// tableDefaults and tableOverrides are the catalog properties
+	// table-default.KEY and table-override.KEY, by KEY.
+	tableDefaults, tableOverrides map[string]string
 	// typeKey is the catalog property that chose the catalog type
 	// ("type" or "catalog-impl"), where catalog.type problems point.
 	typeKey string
@@ -265,12 +268,21 @@ func (t *managedTranslation) decode(m *managedFile) {
 }
 
 func (t *managedTranslation) translate(m *managedFile) *Pipeline {
+	cat := t.catalog(m)
+	// The catalog's table-default.KEY gives way to table_properties, as
+	// in Iceberg's catalogs; its table-override.KEY does not.
+	props := m.TableProperties
+	if len(t.tableDefaults) > 0 {
+		props = maps.Clone(t.tableDefaults)
+		maps.Copy(props, m.TableProperties)
+	}
 	p := &Pipeline{
-		Catalog: t.catalog(m),
+		Catalog: cat,
 		Source:  m.Source,
 		Sink: Sink{
 			Table:           m.Table,
-			TableProperties: m.TableProperties,
+			TableProperties: props,
+			TableOverrides:  t.tableOverrides,
 			PartitionFields: m.PartitionFields,
 			Keep:            m.Keep,
 			Drop:            m.Drop,
@@ -386,7 +398,13 @@ func (t *managedTranslation) catalog(m *managedFile) Catalog {
 		case "io-impl":
 			t.warn(cp(k), "ignored: iceberg-go chooses the file IO from the warehouse's scheme (s3://, gs://, abfs://, local)")
 		default:
-			c.Properties[k] = v
+			if key, ok := tablePropertyKey(k, "table-default."); ok {
+				t.tableDefaults = setEntry(t.tableDefaults, key, v)
+			} else if key, ok := tablePropertyKey(k, "table-override."); ok {
+				t.tableOverrides = setEntry(t.tableOverrides, key, v)
+			} else {
+				c.Properties[k] = v
+			}
 		}
 	}
 	// Java's S3FileIO spelling; iceberg-go has the inverse property.
@@ -402,6 +420,20 @@ func (t *managedTranslation) catalog(m *managedFile) Catalog {
 		c.Properties = nil
 	}
 	return c
+}
+
+// tablePropertyKey is KEY of a catalog property PREFIX KEY.
+func tablePropertyKey(k, prefix string) (string, bool) {
+	key, ok := strings.CutPrefix(k, prefix)
+	return key, ok && key != ""
+}
+
+func setEntry(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
 }
 
 func unsupportedCatalog(typ string) string {
@@ -510,6 +542,7 @@ func managedPath(p, typeKey string) string {
 		{"catalog.name", "catalog_name"},
 		{"catalog.properties", "catalog_properties"},
 		{"sink.table-properties", "table_properties"},
+		{"sink.table-overrides", `catalog_properties["table-override.*"]`},
 		{"sink.partition-fields", "partition_fields"},
 		{"sink.table", "table"},
 		{"sink.keep", "keep"},

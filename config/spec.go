@@ -353,6 +353,14 @@ var specs = []fieldSpec{
 			"The properties floe's writer reads are checked before anything is created (see writes.md, Table properties).",
 	},
 	{
+		path: "sink.table-overrides", flag: "p", flagPrefix: "table-override.", typ: "map of string to string",
+		doc: "Iceberg table properties enforced on every table floe writes: set over `table-properties` when floe creates the table, " +
+			"and committed to an existing table whose value differs before floe first writes to it in a run (a warning names each change). " +
+			"On the command line each is the catalog property `table-override.<key>`, as Iceberg's catalogs spell it: " +
+			"`-p table-override.write.parquet.compression-codec=zstd`; in a Managed I/O config, `catalog_properties` entries " +
+			"`table-default.<key>` and `table-override.<key>` fill `table-properties` and this key.",
+	},
+	{
 		path: "sink.snapshot-properties", flag: "o", flagPrefix: "snapshot-property.", typ: "map of string to string",
 		doc: "Extra entries for the summary of every snapshot floe commits, e.g. the name of the job that produced it. " +
 			"Spark's `snapshot-property.<key>` write option, which may also be written as a sink key (`snapshot-property.job: nightly`) " +

@@ -113,6 +113,12 @@ func (s *Sink) validate(ps *problems) {
 			ps.add("sink.table-properties."+k, 0, "%v", err)
 		}
 	}
+	ps.propertyKeys("sink.table-overrides", s.TableOverrides)
+	for _, k := range slices.Sorted(maps.Keys(s.TableOverrides)) {
+		if err := CheckTableProperty(k, s.TableOverrides[k]); err != nil {
+			ps.add("sink.table-overrides."+k, 0, "%v", err)
+		}
+	}
 	ps.propertyKeys("sink.snapshot-properties", s.SnapshotProperties)
 	for i, f := range s.PartitionFields {
 		if strings.TrimSpace(f) == "" {

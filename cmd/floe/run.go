@@ -65,7 +65,7 @@ func fileConfig(name string, args []string, stderr io.Writer) (*config.Pipeline,
 	var rf runFlags
 	rf.register(fs)
 	// -p table-default.KEY=VALUE is a catalog flag like any -p.
-	fs.key("sink.table-properties")
+	fs.key("sink.table-properties", "sink.table-overrides")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return nil, rf, err

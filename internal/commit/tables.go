@@ -26,6 +26,10 @@ type TablesOptions struct {
 	SameSource func(description string) bool
 	// Checkpoint names the query's checkpoint in errors.
 	Checkpoint string
+	// Overrides are table properties every destination must hold: a table
+	// floe creates gets them in CreateOptions.Properties, an existing one
+	// that differs is changed before its first write of the run.
+	Overrides map[string]string
 	// Create makes missing tables from the first rows' schema, with
 	// CreateOptions.
 	Create        bool
@@ -67,6 +71,8 @@ type Tables struct {
 	// table is evolved to once in the batch (evolved).
 	batchSchema *arrow.Schema
 	evolved     map[string]bool
+	// overridden holds the tables whose Overrides were checked this run.
+	overridden map[string]bool
 }
 
 // NewTables starts a query's set of tables.
@@ -74,7 +80,7 @@ func NewTables(cat catalog.Catalog, opts TablesOptions) *Tables {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Tables{cat: cat, opts: opts, tables: map[string]*table.Table{}, committers: map[string]*Committer{}, evolved: map[string]bool{}}
+	return &Tables{cat: cat, opts: opts, tables: map[string]*table.Table{}, committers: map[string]*Committer{}, evolved: map[string]bool{}, overridden: map[string]bool{}}
 }
 
 // RefuseOtherQueries makes Load refuse a table that holds another floe
@@ -172,7 +178,19 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 		}
 		t.tables[name] = tbl
 		t.evolved[name] = true
+		t.overridden[name] = true
 		return tbl, nil
+	}
+	if len(t.opts.Overrides) > 0 && !t.overridden[name] {
+		var changed []string
+		if tbl, changed, err = Override(ctx, t.cat, tbl, t.opts.Overrides); err != nil {
+			return nil, err
+		}
+		for _, k := range changed {
+			t.opts.Logger.Warn(fmt.Sprintf("table %s: property %s set to %q, as table-override.%s asks", name, k, t.opts.Overrides[k], k))
+		}
+		t.tables[name] = tbl
+		t.overridden[name] = true
 	}
 	if fields := t.opts.CreateOptions.PartitionFields; len(fields) > 0 && !write.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
 		if !t.opts.SpecEvolution {
