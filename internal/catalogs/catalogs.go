@@ -70,6 +70,9 @@ func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
 	delete(props, shownURIKey)
 	cat, err := catalog.Load(ctx, name, props)
 	if err != nil {
+		if typ == "rest" {
+			err = explainREST(ctx, props, err)
+		}
 		if shown != "" {
 			check := "the database server runs, is reachable and takes the credentials given (jdbc.user, jdbc.password)"
 			if typ == "hive" {
