@@ -190,7 +190,11 @@ func printGroup(w io.Writer, name string, subs []subcommand) {
 // path) and with slog's default logger (the REST catalog), which would
 // otherwise reach stderr in formats of their own.
 func newLogger(stderr io.Writer, level slog.Level) *slog.Logger {
-	l := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return setLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+}
+
+// setLogger makes l the logger of the process and of the libraries in it.
+func setLogger(l *slog.Logger) *slog.Logger {
 	slog.SetDefault(l)
 	// After SetDefault, which points the log package at l at Info level:
 	// the log package's lines are warnings, and must pass a Warn level.

@@ -37,6 +37,7 @@ type runFlags struct {
 	progress      string
 	verbose       bool
 	metricsListen string
+	logFormat     string
 }
 
 // runKeys are the pipeline keys both `run` and `stream` take as flags.
@@ -47,6 +48,7 @@ func (r *runFlags) register(fs *flagSet) {
 	fs.key(runKeys...)
 	fs.StringVar(&r.progress, "progress", "", "How progress shows on stderr, as `MODE`: json (JSON lines with Spark's StreamingQueryProgress fields), bar, or summary (a line per batch). Default: bar on a terminal, summary otherwise.")
 	fs.BoolVar(&r.verbose, "verbose", false, "Log debug detail on stderr.")
+	fs.StringVar(&r.logFormat, "log-format", "text", "How log lines show on stderr, as `FORMAT`: text, or json (one JSON object a line, with each batch's progress record as a line of its own, for log collectors).")
 	fs.StringVar(&r.metricsListen, "metrics-listen", "", "Serve Prometheus metrics at http://`ADDR`/metrics, with /healthz (the process answers) and /readyz (503 while a failed batch is being retried), e.g. 127.0.0.1:9249; :0 takes any free port and names it on stderr.")
 }
 
@@ -113,8 +115,23 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	if rf.verbose {
 		level = slog.LevelDebug
 	}
-	logger := newLogger(stderr, level)
+	var logger *slog.Logger
+	switch rf.logFormat {
+	case "text":
+		logger = newLogger(stderr, level)
+	case "json":
+		if rf.progress != "" && rf.progress != "json" {
+			return usagef("--log-format json writes progress as log lines; drop --progress=%s", rf.progress)
+		}
+		// Progress lines are at Info, which a text log leaves out.
+		logger = setLogger(slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: min(level, slog.LevelInfo)})))
+	default:
+		return usagef("--log-format=%s is not known; use text or json", rf.logFormat)
+	}
 	mode := rf.progress
+	if rf.logFormat == "json" {
+		mode = "log"
+	}
 	if mode == "" {
 		mode = "summary"
 		if isTerminal(stderr) {
@@ -129,6 +146,8 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 		out = &barProgress{w: stderr}
 	case "summary":
 		out = &summaryProgress{w: stderr}
+	case "log":
+		out = &logProgress{l: logger}
 	default:
 		return usagef("--progress=%s is not known; use json, bar or summary", mode)
 	}
