@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/commit"
 )
 
 // tableSubcommands are `floe table`'s subcommands, in the order its help
@@ -30,6 +31,13 @@ var tableSubcommands = []subcommand{
 	{"history", "the snapshot log: which snapshot was current when", tableHistory},
 	{"health", "snapshots, metadata, small files and plan time, with advice", tableHealth},
 	{"register", "add a table to the catalog by its metadata file (Spark's register_table)", tableRegister},
+	{"refs", "a table's branches and tags", tableRefs},
+	{"create-branch", "make a branch at a snapshot", tableCreateRef(table.BranchRef)},
+	{"create-tag", "make a tag at a snapshot", tableCreateRef(table.TagRef)},
+	{"rollback", "point a branch back at one of its ancestors (Spark's rollback_to_snapshot)", tableMoveBranch("rollback", commit.Rollback)},
+	{"set-current", "point a branch at any snapshot (Spark's set_current_snapshot)", tableMoveBranch("set-current", commit.SetCurrent)},
+	{"fast-forward", "move a branch to another's snapshot, publishing it (Spark's fast_forward)", tableFastForward},
+	{"cherrypick", "commit an append snapshot's files to main (Spark's cherrypick_snapshot)", tableCherrypick},
 }
 
 func init() {
