@@ -249,17 +249,29 @@ func TestFanoutStress(t *testing.T) {
 	}
 }
 
+// twoFileBatch is a batch into a new table db.<name> partitioned by p, with
+// at most two files open and a 100 MB buffer for waiting rows, exposed for
+// the tests to drive part by part.
+func twoFileBatch(t *testing.T, name string) (*batch, *dest) {
+	t.Helper()
+	_, tbl := fanoutTableProps(t, "100000000", name)
+	w := &Writer{Table: tbl, FilePrefix: "fanout", MaxOpenFiles: 2}
+	b := &batch{w: w, dests: map[string]*dest{}}
+	d, err := b.newDest(context.Background(), "db."+name, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.fixed = d
+	b.dests[d.name] = d
+	return b, d
+}
+
 // Time-ordered input: yesterday's partition is idle, but a new partition
 // never takes its place; all its rows wait in memory.
 func TestIdleFileMakesRoom(t *testing.T) {
 	t.Parallel()
-	_, tbl := fanoutTableProps(t, "100000000", "ev")
 	ctx := context.Background()
-	w := &Writer{Table: tbl, FilePrefix: "fanout", MaxOpenFiles: 2}
-	b := &batch{w: w, dests: map[string]*dest{}}
-	d, _ := b.newDest(ctx, "db.ev", tbl)
-	b.fixed = d
-	b.dests[d.name] = d
+	b, d := twoFileBatch(t, "ev")
 	var recs []arrow.RecordBatch
 	for p := int64(0); p < 6; p++ {
 		for r := 0; r < 2*idleRecords; r++ {
@@ -291,16 +303,8 @@ func TestIdleFileMakesRoom(t *testing.T) {
 // however many records they came from.
 func TestWaitingRowsOwnTheirMemory(t *testing.T) {
 	t.Parallel()
-	_, tbl := fanoutTableProps(t, "100000000", "own")
 	ctx := context.Background()
-	w := &Writer{Table: tbl, FilePrefix: "fanout", MaxOpenFiles: 2}
-	b := &batch{w: w, dests: map[string]*dest{}}
-	d, err := b.newDest(ctx, "db.own", tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.fixed = d
-	b.dests[d.name] = d
+	b, d := twoFileBatch(t, "own")
 	var recs []arrow.RecordBatch
 	for r := 0; r < 20; r++ {
 		rb := array.NewRecordBuilder(memory.DefaultAllocator, fanoutSchema)
