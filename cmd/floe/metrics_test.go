@@ -135,3 +135,62 @@ func TestMetricsListenBusy(t *testing.T) {
 		t.Fatalf("want a refusal naming --metrics-listen, got %s", r)
 	}
 }
+
+// /readyz follows the catalog: with the stream's catalog on a PostgreSQL
+// server that is stopped, the next batch fails and /readyz answers 503;
+// once the server is back the batch commits and /readyz answers 200. Every
+// row lands once.
+func TestReadinessFollowsCatalog(t *testing.T) {
+	t.Parallel()
+	pg := fixture.PostgresServer(t)
+	e := newEnv(t)
+	cat := []string{"--catalog-uri", pg.URL}
+	var stderr syncBuffer
+	stream := e.startFloe(&stderr, append(e.StreamArgs("db.t", "--trigger", "100ms", "--metrics-listen", "127.0.0.1:0", "--maintenance=false"), cat...)...)
+	defer stream.Process.Kill()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stream's stderr:\n%s", stderr.String())
+		}
+	})
+	addr := regexp.MustCompile(`metrics at http://([0-9.:]+)/metrics`)
+	var base string
+	fixture.WaitFor(t, 20*time.Second, "the metrics address on stderr", func() bool {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			base = "http://" + m[1]
+		}
+		return base != ""
+	})
+	rowsOut := `floe_output_rows_total{table="db.t"}`
+	e.WriteIDs("a.parquet", 0, 100)
+	fixture.WaitFor(t, 30*time.Second, "100 rows committed", func() bool { v, _ := scrape(t, base, rowsOut); return v == 100 })
+
+	pg.Stop()
+	e.WriteIDs("b.parquet", 100, 50)
+	fixture.WaitFor(t, 60*time.Second, "/readyz 503 with the catalog down", func() bool { return status(t, base+"/readyz") == http.StatusServiceUnavailable })
+	if c := status(t, base+"/healthz"); c != http.StatusOK {
+		t.Fatalf("/healthz with the catalog down: %d", c)
+	}
+	pg.Start()
+	fixture.WaitFor(t, 90*time.Second, "/readyz 200 and 150 rows once the catalog is back", func() bool {
+		v, _ := scrape(t, base, rowsOut)
+		return v == 150 && status(t, base+"/readyz") == http.StatusOK
+	})
+	if v, _ := scrape(t, base, "floe_batch_failures_total"); v < 1 {
+		t.Fatalf("floe_batch_failures_total %v after an outage", v)
+	}
+	if err := stream.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Wait(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	r := e.OK(append([]string{"scan", "db.t", "--output-format", "csv"}, cat...)...)
+	ids := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n")[1:] {
+		ids[strings.SplitN(l, ",", 2)[0]] = true
+	}
+	if len(ids) != 150 || strings.Count(strings.TrimSpace(r.Stdout), "\n") != 150 {
+		t.Fatalf("%d distinct ids in %d rows, want 150 once each", len(ids), strings.Count(strings.TrimSpace(r.Stdout), "\n"))
+	}
+}
