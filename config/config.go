@@ -47,10 +47,18 @@ type Pipeline struct {
 	FailOnEmpty bool `yaml:"fail-on-empty"`
 	// Maintenance runs between batches on the tables written.
 	Maintenance Maintenance `yaml:"maintenance"`
+	// Metrics serves the run's Prometheus metrics and health endpoints.
+	Metrics Metrics `yaml:"metrics,omitempty"`
 	// Warnings are notes from reading the file that do not stop the run,
 	// such as Hadoop properties of a Managed I/O config that floe ignores;
 	// the CLI prints them. They are not part of the file.
 	Warnings []string `yaml:"-"`
+}
+
+// Metrics is where a run serves /metrics, /healthz and /readyz.
+type Metrics struct {
+	// Listen is the address, host:port; empty serves nothing.
+	Listen string `yaml:"listen,omitempty"`
 }
 
 // Catalog names the Iceberg catalog that owns the sink table.

@@ -54,6 +54,12 @@ var specs = []fieldSpec{
 	{path: "source", doc: "The landing files to read."},
 	{path: "sink", doc: "The Iceberg table to write."},
 	{path: "maintenance", doc: "Table maintenance between batches (docs/maintenance.md); on by default."},
+	{path: "metrics", doc: "The run's Prometheus metrics and health endpoints (docs/operations.md); off by default."},
+	{
+		path: "metrics.listen", flag: "metrics-listen", flagArg: "ADDR", defNote: "none: nothing is served",
+		doc: "Serve Prometheus metrics at `http://ADDR/metrics`, with `/healthz` (the process answers) and `/readyz` " +
+			"(503 while a failed batch is being retried), e.g. `127.0.0.1:9249`; `:0` takes any free port and names it on stderr.",
+	},
 	{path: "maintenance.expire-snapshots", doc: "When to expire snapshots, and what to keep."},
 	{path: "maintenance.rewrite-data-files", doc: "When to compact small data files."},
 	{path: "maintenance.rewrite-manifests", doc: "When to merge manifests."},

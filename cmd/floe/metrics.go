@@ -13,12 +13,12 @@ import (
 )
 
 // serveMetrics serves the query's metrics and health endpoints on addr
-// (--metrics-listen) and hooks them into opts; the returned stop ends the
+// (metrics.listen) and hooks them into opts; the returned stop ends the
 // server. The address is named on stderr, so that a port 0 can be found.
 func serveMetrics(addr string, cfg *config.Pipeline, opts *floe.Options, announce func(string)) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --metrics-listen %s: %v; give a free host:port, e.g. 127.0.0.1:9249 or :0 for any port", floe.ErrConfig, addr, err)
+		return nil, fmt.Errorf("%w: metrics.listen (--metrics-listen) %s: %v; give a free host:port, e.g. 127.0.0.1:9249 or :0 for any port", floe.ErrConfig, addr, err)
 	}
 	q := metrics.New()
 	srv := &http.Server{Handler: q.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -125,14 +127,23 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
-// --metrics-listen on an address in use is refused before any batch runs,
-// naming the flag.
+// --metrics-listen on an address that cannot be bound is refused before
+// any batch runs, naming the key and the flag.
 func TestMetricsListenBusy(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.Run(e.StreamArgs("db.t", "--trigger", "once", "--metrics-listen", "256.0.0.1:1")...)
-	if r.Code == 0 || !strings.Contains(r.Stderr, "--metrics-listen 256.0.0.1:1") {
+	if r.Code == 0 || !strings.Contains(r.Stderr, "(--metrics-listen) 256.0.0.1:1") {
 		t.Fatalf("want a refusal naming --metrics-listen, got %s", r)
+	}
+	// The pipeline file's metrics.listen is the same key.
+	path := filepath.Join(e.Dir, "p.yaml")
+	cfg := "source: {path: " + e.Landing + ", format: parquet}\nsink: {table: db.t}\ncheckpoint: " + e.Ckpt + "\nmetrics: {listen: \"256.0.0.1:2\"}\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Run("run", path); r.Code == 0 || !strings.Contains(r.Stderr, "metrics.listen (--metrics-listen) 256.0.0.1:2") {
+		t.Fatalf("metrics.listen in the file: want a refusal naming it, got %s", r)
 	}
 }
 

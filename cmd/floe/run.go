@@ -34,14 +34,13 @@ func init() {
 
 // runFlags are shared by `run` and `stream`: how a run reports.
 type runFlags struct {
-	progress      string
-	verbose       bool
-	metricsListen string
-	logFormat     string
+	progress  string
+	verbose   bool
+	logFormat string
 }
 
 // runKeys are the pipeline keys both `run` and `stream` take as flags.
-var runKeys = []string{"trigger", "checkpoint", "fail-on-empty", "allow-new-query", "source.path", "source.format"}
+var runKeys = []string{"trigger", "checkpoint", "fail-on-empty", "allow-new-query", "source.path", "source.format", "metrics.listen"}
 
 func (r *runFlags) register(fs *flagSet) {
 	fs.key(catalogKeys...)
@@ -49,7 +48,6 @@ func (r *runFlags) register(fs *flagSet) {
 	fs.StringVar(&r.progress, "progress", "", "How progress shows on stderr, as `MODE`: json (JSON lines with Spark's StreamingQueryProgress fields), bar, or summary (a line per batch). Default: bar on a terminal, summary otherwise.")
 	fs.BoolVar(&r.verbose, "verbose", false, "Log debug detail on stderr.")
 	fs.StringVar(&r.logFormat, "log-format", "text", "How log lines show on stderr, as `FORMAT`: text, or json (one JSON object a line, with each batch's progress record as a line of its own, for log collectors).")
-	fs.StringVar(&r.metricsListen, "metrics-listen", "", "Serve Prometheus metrics at http://`ADDR`/metrics, with /healthz (the process answers) and /readyz (503 while a failed batch is being retried), e.g. 127.0.0.1:9249; :0 takes any free port and names it on stderr.")
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -163,8 +161,8 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	if testHooks != nil {
 		testHooks(cfg, &opts)
 	}
-	if rf.metricsListen != "" {
-		stop, err := serveMetrics(rf.metricsListen, cfg, &opts, out.info)
+	if cfg.Metrics.Listen != "" {
+		stop, err := serveMetrics(cfg.Metrics.Listen, cfg, &opts, out.info)
 		if err != nil {
 			return err
 		}
