@@ -57,7 +57,8 @@ func metricsBatch(p floe.Progress, cfg *config.Pipeline) metrics.Batch {
 	}
 	switch {
 	case cfg.Sink.Console():
-	case len(p.Sink.Tables) > 0:
+	case len(p.Sink.Tables) > 0 || cfg.Sink.IsTemplate():
+		// A template's tables are those the batch's rows named.
 		for _, t := range p.Sink.Tables {
 			b.Tables = append(b.Tables, metrics.Table{Name: t.Table, Rows: t.NumOutputRows, DataFiles: t.DataFiles, SnapshotID: t.SnapshotID})
 		}
