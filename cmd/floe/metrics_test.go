@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -51,6 +52,29 @@ func status(t *testing.T, url string) int {
 	return resp.StatusCode
 }
 
+// metricsStream starts floe with args and --metrics-listen on a free port,
+// and returns it with the base URL it serves at, from its stderr (shown
+// when the test fails).
+func (e *env) metricsStream(args ...string) (*exec.Cmd, string) {
+	e.T.Helper()
+	var stderr syncBuffer
+	stream := e.startFloe(&stderr, append(args, "--metrics-listen", "127.0.0.1:0")...)
+	e.T.Cleanup(func() {
+		if e.T.Failed() {
+			e.T.Logf("stream's stderr:\n%s", stderr.String())
+		}
+	})
+	addr := regexp.MustCompile(`metrics at http://([0-9.:]+)/metrics`)
+	var base string
+	fixture.WaitFor(e.T, 20*time.Second, "the metrics address on stderr", func() bool {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			base = "http://" + m[1]
+		}
+		return base != ""
+	})
+	return stream, base
+}
+
 // A processing-time stream with --metrics-listen: the counters move with
 // the rows the table holds (counted by a scan, not by floe's counters),
 // the seconds since the last commit grow while nothing arrives and start
@@ -58,23 +82,8 @@ func status(t *testing.T, url string) int {
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	var stderr syncBuffer
-	stream := e.startFloe(&stderr, e.StreamArgs("db.t", "--trigger", "100ms", "--metrics-listen", "127.0.0.1:0", "--progress", "json")...)
+	stream, base := e.metricsStream(e.StreamArgs("db.t", "--trigger", "100ms", "--progress", "json")...)
 	defer stream.Process.Kill()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("stream's stderr:\n%s", stderr.String())
-		}
-	})
-	addr := regexp.MustCompile(`metrics at http://([0-9.:]+)/metrics`)
-	var base string
-	fixture.WaitFor(t, 20*time.Second, "the metrics address on stderr", func() bool {
-		m := addr.FindStringSubmatch(stderr.String())
-		if m != nil {
-			base = "http://" + m[1]
-		}
-		return m != nil
-	})
 	if c := status(t, base+"/healthz"); c != http.StatusOK {
 		t.Fatalf("/healthz: %d", c)
 	}
@@ -156,22 +165,8 @@ func TestReadinessFollowsCatalog(t *testing.T) {
 	pg := fixture.PostgresServer(t)
 	e := newEnv(t)
 	cat := []string{"--catalog-uri", pg.URL}
-	var stderr syncBuffer
-	stream := e.startFloe(&stderr, append(e.StreamArgs("db.t", "--trigger", "100ms", "--metrics-listen", "127.0.0.1:0", "--maintenance=false"), cat...)...)
+	stream, base := e.metricsStream(append(e.StreamArgs("db.t", "--trigger", "100ms", "--maintenance=false"), cat...)...)
 	defer stream.Process.Kill()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("stream's stderr:\n%s", stderr.String())
-		}
-	})
-	addr := regexp.MustCompile(`metrics at http://([0-9.:]+)/metrics`)
-	var base string
-	fixture.WaitFor(t, 20*time.Second, "the metrics address on stderr", func() bool {
-		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
-			base = "http://" + m[1]
-		}
-		return base != ""
-	})
 	rowsOut := `floe_output_rows_total{table="db.t"}`
 	e.WriteIDs("a.parquet", 0, 100)
 	fixture.WaitFor(t, 30*time.Second, "100 rows committed", func() bool { v, _ := scrape(t, base, rowsOut); return v == 100 })
