@@ -151,19 +151,10 @@ func tableCreateRef(typ table.RefType) func(context.Context, []string, io.Writer
 		if err != nil {
 			return refErr(err)
 		}
-		ref, _ := tblRef(tbl, r.pos[0])
-		fmt.Fprintf(stdout, "%s %s of %s at snapshot %d\n", typ, r.pos[0], r.name, ref)
+		ref, _ := commit.Ref(tbl, r.pos[0])
+		fmt.Fprintf(stdout, "%s %s of %s at snapshot %d\n", typ, r.pos[0], r.name, ref.SnapshotID)
 		return nil
 	}
-}
-
-func tblRef(tbl *table.Table, name string) (int64, bool) {
-	for n, ref := range tbl.Metadata().Refs() {
-		if n == name {
-			return ref.SnapshotID, true
-		}
-	}
-	return 0, false
 }
 
 func tableMoveBranch(sub string, move func(context.Context, catalog.Catalog, *table.Table, string, int64) (*table.Table, error)) func(context.Context, []string, io.Writer, io.Writer) error {
@@ -193,8 +184,8 @@ func tableFastForward(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return refErr(err)
 	}
-	id, _ := tblRef(tbl, r.pos[0])
-	fmt.Fprintf(stdout, "branch %s of %s fast-forwarded to %s's snapshot %d\n", r.pos[0], r.name, r.pos[1], id)
+	ref, _ := commit.Ref(tbl, r.pos[0])
+	fmt.Fprintf(stdout, "branch %s of %s fast-forwarded to %s's snapshot %d\n", r.pos[0], r.name, r.pos[1], ref.SnapshotID)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -39,25 +40,24 @@ func moveRef(ctx context.Context, cat catalog.Catalog, tbl *table.Table, what st
 		if err != nil {
 			return nil, Final(err)
 		}
+		// The ref keeps its retention settings; a new one has none.
 		var cur *int64
-		var old table.SnapshotRef
-		if r, ok := ref(tbl, name); ok {
-			id := r.SnapshotID
-			cur, old = &id, r
+		old, ok := Ref(tbl, name)
+		if ok {
+			cur = &old.SnapshotID
 		}
-		var maxRef, maxSnap int64
-		var minKeep int
-		if old.MaxRefAgeMs != nil {
-			maxRef = *old.MaxRefAgeMs
+		deref := func(p *int64) int64 {
+			if p == nil {
+				return 0
+			}
+			return *p
 		}
-		if old.MaxSnapshotAgeMs != nil {
-			maxSnap = *old.MaxSnapshotAgeMs
-		}
+		minKeep := 0
 		if old.MinSnapshotsToKeep != nil {
 			minKeep = *old.MinSnapshotsToKeep
 		}
 		if _, _, err := cat.CommitTable(ctx, ident, []table.Requirement{table.AssertRefSnapshotID(name, cur)},
-			[]table.Update{table.NewSetSnapshotRefUpdate(name, snap, typ, maxRef, maxSnap, minKeep)}); err != nil {
+			[]table.Update{table.NewSetSnapshotRefUpdate(name, snap, typ, deref(old.MaxRefAgeMs), deref(old.MaxSnapshotAgeMs), minKeep)}); err != nil {
 			return nil, err
 		}
 		return cat.LoadTable(ctx, ident)
@@ -68,18 +68,15 @@ func moveRef(ctx context.Context, cat catalog.Catalog, tbl *table.Table, what st
 	return out, nil
 }
 
-func ref(tbl *table.Table, name string) (table.SnapshotRef, bool) {
-	for n, r := range tbl.Metadata().Refs() {
-		if n == name {
-			return r, true
-		}
-	}
-	return table.SnapshotRef{}, false
+// Ref is the branch or tag name of tbl, if it has one.
+func Ref(tbl *table.Table, name string) (table.SnapshotRef, bool) {
+	r, ok := maps.Collect(tbl.Metadata().Refs())[name]
+	return r, ok
 }
 
 // head is the snapshot a branch points at.
 func head(tbl *table.Table, branch string) (int64, error) {
-	r, ok := ref(tbl, branch)
+	r, ok := Ref(tbl, branch)
 	if !ok {
 		return 0, refused("the table has no branch %s; floe table refs lists its branches and tags", branch)
 	}
@@ -99,23 +96,14 @@ func snapshotOf(tbl *table.Table, id int64) (*table.Snapshot, error) {
 
 // isAncestor tells whether snapshot a is b or one of b's ancestors.
 func isAncestor(tbl *table.Table, a, b int64) bool {
-	for s := tbl.SnapshotByID(b); s != nil; {
-		if s.SnapshotID == a {
-			return true
-		}
-		if s.ParentSnapshotID == nil {
-			return false
-		}
-		s = tbl.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return false
+	return table.IsAncestorOf(b, a, tbl.Metadata().SnapshotByID)
 }
 
 // CreateRef makes a new branch or tag at snapshot snap (the current
 // snapshot when 0); an existing name is refused.
 func CreateRef(ctx context.Context, cat catalog.Catalog, tbl *table.Table, name string, typ table.RefType, snap int64) (*table.Table, error) {
 	return moveRef(ctx, cat, tbl, "create "+string(typ)+" "+name, func(tbl *table.Table) (string, int64, table.RefType, error) {
-		if _, ok := ref(tbl, name); ok {
+		if _, ok := Ref(tbl, name); ok {
 			return "", 0, "", refused("%s already exists; floe table refs lists the table's branches and tags", name)
 		}
 		id := snap

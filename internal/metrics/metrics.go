@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -44,30 +45,35 @@ type Query struct {
 	batchDur prometheus.Histogram
 	commit   prometheus.Histogram
 	backlog  prometheus.Gauge
-	lastTS   *prometheus.GaugeVec
 
 	mu         sync.Mutex
 	lastCommit map[string]time.Time
 	failing    error // the newest batch's failure, nil once a batch succeeds
-	now        func() time.Time
 }
 
 // New registers a query's metrics, with Go's and the process's own.
 func New() *Query {
-	q := &Query{reg: prometheus.NewRegistry(), lastCommit: map[string]time.Time{}, now: time.Now}
-	f := promauto{q.reg}
-	q.batches = f.counter("floe_batches_total", "Batches run to their end, with or without rows.")
-	q.failures = f.counter("floe_batch_failures_total", "Batches that failed and were retried (a stream outlives transient failures).")
-	q.rowsIn = f.counter("floe_input_rows_total", "Rows read from the source by committed batches.")
-	q.rowsOut = f.counterVec("floe_output_rows_total", "Rows committed to each table.")
-	q.files = f.counterVec("floe_data_files_written_total", "Data files committed to each table.")
-	q.snaps = f.counterVec("floe_snapshots_committed_total", "Snapshots committed to each table, one per batch that wrote to it.")
-	q.batchDur = f.histogram("floe_batch_duration_seconds", "Time of a batch from planning to its checkpoint entry (Spark's triggerExecution).")
-	q.commit = f.histogram("floe_commit_duration_seconds", "Time of a batch's table commits, retries included.")
-	q.backlog = f.gauge("floe_source_backlog_files", "Input files known and not yet ingested, where the source can tell.")
-	q.lastTS = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "floe_last_commit_timestamp_seconds",
-		Help: "Unix time of each table's newest successful commit by this query."}, []string{"table"})
-	q.reg.MustRegister(q.lastTS, sinceCollector{q}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	q := &Query{reg: prometheus.NewRegistry(), lastCommit: map[string]time.Time{}}
+	f := promauto.With(q.reg)
+	counter := func(name, help string) prometheus.Counter {
+		return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	perTable := func(name, help string) *prometheus.CounterVec {
+		return f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"table"})
+	}
+	seconds := func(name, help string) prometheus.Histogram {
+		return f.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)})
+	}
+	q.batches = counter("floe_batches_total", "Batches run to their end, with or without rows.")
+	q.failures = counter("floe_batch_failures_total", "Batches that failed and were retried (a stream outlives transient failures).")
+	q.rowsIn = counter("floe_input_rows_total", "Rows read from the source by committed batches.")
+	q.rowsOut = perTable("floe_output_rows_total", "Rows committed to each table.")
+	q.files = perTable("floe_data_files_written_total", "Data files committed to each table.")
+	q.snaps = perTable("floe_snapshots_committed_total", "Snapshots committed to each table, one per batch that wrote to it.")
+	q.batchDur = seconds("floe_batch_duration_seconds", "Time of a batch from planning to its checkpoint entry (Spark's triggerExecution).")
+	q.commit = seconds("floe_commit_duration_seconds", "Time of a batch's table commits, retries included.")
+	q.backlog = f.NewGauge(prometheus.GaugeOpts{Name: "floe_source_backlog_files", Help: "Input files known and not yet ingested, where the source can tell."})
+	q.reg.MustRegister(commitCollector{q}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return q
 }
 
@@ -82,7 +88,7 @@ func (q *Query) Committed(b Batch) {
 	if b.BacklogFiles >= 0 {
 		q.backlog.Set(float64(b.BacklogFiles))
 	}
-	now := q.now()
+	now := time.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.failing = nil
@@ -92,7 +98,6 @@ func (q *Query) Committed(b Batch) {
 		if t.SnapshotID != 0 {
 			q.snaps.WithLabelValues(t.Name).Inc()
 			q.lastCommit[t.Name] = now
-			q.lastTS.WithLabelValues(t.Name).Set(float64(now.UnixNano()) / 1e9)
 		}
 	}
 }
@@ -127,49 +132,27 @@ func (q *Query) Handler() http.Handler {
 	return mux
 }
 
-// sinceCollector reports the seconds since each table's newest commit,
-// computed when scraped (Flink's elapsedSecondsSinceLastSuccessfulCommit):
-// the alert on a stream that stopped committing.
-type sinceCollector struct{ q *Query }
+// commitCollector reports each table's newest commit by this query, as a
+// time and as the seconds since, computed when scraped (Flink's
+// elapsedSecondsSinceLastSuccessfulCommit): the alert on a stream that
+// stopped committing.
+type commitCollector struct{ q *Query }
 
-var sinceDesc = prometheus.NewDesc("floe_seconds_since_last_commit",
-	"Seconds since each table's newest successful commit by this query.", []string{"table"}, nil)
+var (
+	lastDesc = prometheus.NewDesc("floe_last_commit_timestamp_seconds",
+		"Unix time of each table's newest successful commit by this query.", []string{"table"}, nil)
+	sinceDesc = prometheus.NewDesc("floe_seconds_since_last_commit",
+		"Seconds since each table's newest successful commit by this query.", []string{"table"}, nil)
+)
 
-func (c sinceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- sinceDesc }
+func (c commitCollector) Describe(ch chan<- *prometheus.Desc) { ch <- lastDesc; ch <- sinceDesc }
 
-func (c sinceCollector) Collect(ch chan<- prometheus.Metric) {
+func (c commitCollector) Collect(ch chan<- prometheus.Metric) {
 	c.q.mu.Lock()
 	defer c.q.mu.Unlock()
-	now := c.q.now()
+	now := time.Now()
 	for name, at := range c.q.lastCommit {
+		ch <- prometheus.MustNewConstMetric(lastDesc, prometheus.GaugeValue, float64(at.UnixNano())/1e9, name)
 		ch <- prometheus.MustNewConstMetric(sinceDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), name)
 	}
-}
-
-// promauto makes and registers metrics on one registry.
-type promauto struct{ reg *prometheus.Registry }
-
-func (f promauto) counter(name, help string) prometheus.Counter {
-	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-	f.reg.MustRegister(c)
-	return c
-}
-
-func (f promauto) counterVec(name, help string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"table"})
-	f.reg.MustRegister(c)
-	return c
-}
-
-func (f promauto) gauge(name, help string) prometheus.Gauge {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
-	f.reg.MustRegister(g)
-	return g
-}
-
-func (f promauto) histogram(name, help string) prometheus.Histogram {
-	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help,
-		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)})
-	f.reg.MustRegister(h)
-	return h
 }
