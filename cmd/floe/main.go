@@ -46,6 +46,7 @@ var commands = []command{
 	{"scan", "print or count a table's rows", cmdScan},
 	{"table", "inspect tables: list, describe, snapshots, files, history, health", cmdTable},
 	{"maintain", "keep a table fast: expire-snapshots, rewrite-data-files, rewrite-manifests, remove-orphan-files", cmdMaintain},
+	{"serve", "serve the catalog as an Iceberg REST catalog for other engines", cmdServe},
 	{"checkpoint", "inspect a checkpoint: show", cmdCheckpoint},
 	{"version", "print floe's version", cmdVersion},
 }

@@ -267,3 +267,13 @@ func setDefault(p iceberg.Properties, k, v string) {
 		p[k] = v
 	}
 }
+
+// Warehouse is the root URL c places new tables under ("" when the catalog
+// decides alone, as REST and Glue do).
+func Warehouse(c config.Catalog) string {
+	_, _, props, err := properties(c)
+	if err != nil {
+		return ""
+	}
+	return props["warehouse"]
+}

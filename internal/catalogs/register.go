@@ -28,16 +28,21 @@ type registrar interface {
 // rewritten, the catalog just points at the file. A name already taken is
 // refused.
 func Register(ctx context.Context, c config.Catalog, ident table.Identifier, metadataFile string) (*table.Table, error) {
-	name := ingest.JoinIdent(ident)
 	cat, err := Open(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if cl, ok := cat.(interface{ Close() error }); ok {
+		if cl, ok := cat.(catalog.Closer); ok {
 			_ = cl.Close()
 		}
 	}()
+	return RegisterIn(ctx, cat, c, ident, metadataFile)
+}
+
+// RegisterIn is Register on cat, a catalog opened from c.
+func RegisterIn(ctx context.Context, cat catalog.Catalog, c config.Catalog, ident table.Identifier, metadataFile string) (*table.Table, error) {
+	name := ingest.JoinIdent(ident)
 	if exists, err := cat.CheckTableExists(ctx, ident); err != nil {
 		return nil, fmt.Errorf("check table %s: %w", name, err)
 	} else if exists {

@@ -1,0 +1,193 @@
+// Package serve is an Iceberg REST catalog server (the REST catalog OpenAPI
+// specification) over any catalog floe opens, so that DuckDB, Spark, Trino,
+// PyIceberg or iceberg-js reach floe's tables without a catalog of their
+// own.
+//
+// The server keeps no table state: every request goes to the backing
+// catalog, whose own commit is the atomic step (the SQL catalog checks a
+// commit's requirements against the metadata it replaces and swaps the
+// metadata location in one conditional update). What the server adds is
+// HTTP: the error model, ETags, Idempotency-Key replay, bearer tokens and an
+// access log.
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Config is what a Server serves and how.
+type Config struct {
+	// Catalog answers every request.
+	Catalog catalog.Catalog
+	// Warehouse is the root under which tables without a location of their
+	// own are placed (a staged create must name the location before the
+	// catalog does).
+	Warehouse string
+	// Register adds a table by its metadata file; nil uses the catalog's own
+	// RegisterTable where it has one.
+	Register func(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error)
+	// Auth, when not nil, requires a bearer token on every request but the
+	// token endpoint.
+	Auth *Auth
+	// IdempotencyLifetime is how long a mutation's Idempotency-Key is
+	// remembered; 0 means 30 minutes.
+	IdempotencyLifetime time.Duration
+	// Log receives one line per request; nil logs nothing.
+	Log *slog.Logger
+}
+
+// Server is the REST catalog's HTTP side.
+type Server struct {
+	cfg  Config
+	keys *idempotency
+	mux  *http.ServeMux
+}
+
+// New makes a server of cfg.
+func New(cfg Config) *Server {
+	if cfg.IdempotencyLifetime <= 0 {
+		cfg.IdempotencyLifetime = 30 * time.Minute
+	}
+	s := &Server{cfg: cfg, keys: newIdempotency(cfg.IdempotencyLifetime), mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// Handler serves the REST API, with authentication and the access log.
+func (s *Server) Handler() http.Handler {
+	var h http.Handler = s.mux
+	if s.cfg.Auth != nil {
+		h = s.cfg.Auth.require(h)
+	}
+	if s.cfg.Log != nil {
+		h = accessLog(s.cfg.Log, h)
+	}
+	return h
+}
+
+// endpoint is one route: its method and path as the specification writes
+// them (announced by GET /v1/config) and its handler.
+type endpoint struct {
+	method, path string
+	handle       func(*http.Request) response
+	mutation     bool
+}
+
+func (s *Server) endpoints() []endpoint {
+	eps := []endpoint{
+		{"GET", "/v1/{prefix}/namespaces", s.listNamespaces, false},
+		{"POST", "/v1/{prefix}/namespaces", s.createNamespace, true},
+		{"GET", "/v1/{prefix}/namespaces/{namespace}", s.loadNamespace, false},
+		{"HEAD", "/v1/{prefix}/namespaces/{namespace}", s.namespaceExists, false},
+		{"DELETE", "/v1/{prefix}/namespaces/{namespace}", s.dropNamespace, true},
+		{"POST", "/v1/{prefix}/namespaces/{namespace}/properties", s.updateNamespaceProperties, true},
+		{"GET", "/v1/{prefix}/namespaces/{namespace}/tables", s.listTables, false},
+		{"POST", "/v1/{prefix}/namespaces/{namespace}/tables", s.createTable, true},
+		{"GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", s.loadTable, false},
+		{"HEAD", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", s.tableExists, false},
+		{"POST", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", s.commitTable, true},
+		{"DELETE", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", s.dropTable, true},
+		{"POST", "/v1/{prefix}/namespaces/{namespace}/register", s.registerTable, true},
+		{"POST", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics", s.reportMetrics, false},
+		{"POST", "/v1/{prefix}/tables/rename", s.renameTable, true},
+	}
+	if _, ok := s.cfg.Catalog.(catalog.TransactionalCatalog); ok {
+		eps = append(eps, endpoint{"POST", "/v1/{prefix}/transactions/commit", s.commitTransaction, true})
+	}
+	return eps
+}
+
+func (s *Server) routes() {
+	eps := s.endpoints()
+	announced := make([]string, 0, len(eps))
+	for _, ep := range eps {
+		announced = append(announced, ep.method+" "+ep.path)
+		// The server announces no prefix, so clients leave it out.
+		s.mux.Handle(ep.method+" "+strings.Replace(ep.path, "/{prefix}", "", 1), s.serve(ep))
+	}
+	s.mux.Handle("GET /v1/config", s.serve(endpoint{handle: func(*http.Request) response {
+		return ok(map[string]any{
+			"defaults":                 map[string]string{},
+			"overrides":                map[string]string{},
+			"endpoints":                announced,
+			"idempotency-key-lifetime": isoDuration(s.cfg.IdempotencyLifetime),
+		})
+	}}))
+	if s.cfg.Auth != nil {
+		s.mux.HandleFunc("POST /v1/oauth/tokens", s.cfg.Auth.token)
+	}
+	s.mux.Handle("/", s.serve(endpoint{handle: func(r *http.Request) response {
+		return fail(http.StatusNotFound, "NoSuchEndpointException", "no endpoint %s %s; GET /v1/config lists the endpoints this server has", r.Method, r.URL.Path)
+	}}))
+}
+
+// response is what a handler decided: written by serve, and kept for an
+// Idempotency-Key's replay.
+type response struct {
+	status int
+	header http.Header
+	body   any
+}
+
+func ok(body any) response { return response{status: http.StatusOK, body: body} }
+
+func noContent() response { return response{status: http.StatusNoContent} }
+
+// serve runs a handler and writes its response; a mutation with an
+// Idempotency-Key runs once and its final response is replayed.
+func (s *Server) serve(ep endpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var res response
+		key := r.Header.Get("Idempotency-Key")
+		if ep.mutation && key != "" {
+			res = s.keys.do(key, r.Method+" "+r.URL.Path, func() response { return ep.handle(r) })
+		} else {
+			res = ep.handle(r)
+		}
+		write(w, res)
+	})
+}
+
+func write(w http.ResponseWriter, res response) {
+	for k, v := range res.header {
+		w.Header()[k] = v
+	}
+	if res.body == nil {
+		w.WriteHeader(res.status)
+		return
+	}
+	b, err := json.Marshal(res.body)
+	if err != nil {
+		res = fail(http.StatusInternalServerError, "InternalServerError", "encode the response: %v", err)
+		b, _ = json.Marshal(res.body)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(res.status)
+	_, _ = w.Write(b)
+}
+
+// isoDuration spells d as ISO-8601 (PT30M), as the configuration's
+// idempotency-key-lifetime is written.
+func isoDuration(d time.Duration) string {
+	s := int64(d / time.Second)
+	out := "PT"
+	if h := s / 3600; h > 0 {
+		out += strconv.FormatInt(h, 10) + "H"
+	}
+	if m := s % 3600 / 60; m > 0 {
+		out += strconv.FormatInt(m, 10) + "M"
+	}
+	if sec := s % 60; sec > 0 || out == "PT" {
+		out += strconv.FormatInt(sec, 10) + "S"
+	}
+	return out
+}

@@ -1,0 +1,282 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// tableIdent is the {namespace}/{table} of the path.
+func tableIdent(r *http.Request) (table.Identifier, *response) {
+	ns, res := namespace(r)
+	if res != nil {
+		return nil, res
+	}
+	name := r.PathValue("table")
+	if name == "" {
+		res := badRequest("the table name in the path is empty")
+		return nil, &res
+	}
+	return append(ns, name), nil
+}
+
+// identifier is the specification's TableIdentifier.
+type identifier struct {
+	Namespace []string `json:"namespace"`
+	Name      string   `json:"name"`
+}
+
+func (id identifier) ident() table.Identifier {
+	return append(append(table.Identifier{}, id.Namespace...), id.Name)
+}
+
+// loadResult is the specification's LoadTableResult; a staged table has
+// no metadata location yet.
+type loadResult struct {
+	MetadataLocation string            `json:"metadata-location,omitempty"`
+	Metadata         table.Metadata    `json:"metadata"`
+	Config           map[string]string `json:"config"`
+}
+
+func loaded(tbl *table.Table) response {
+	return response{
+		status: http.StatusOK,
+		header: http.Header{"Etag": {etag(tbl.MetadataLocation())}},
+		body:   loadResult{MetadataLocation: tbl.MetadataLocation(), Metadata: tbl.Metadata(), Config: map[string]string{}},
+	}
+}
+
+// etag names one version of a table: its metadata file, which a commit
+// always replaces.
+func etag(metadataLocation string) string {
+	sum := sha256.Sum256([]byte(metadataLocation))
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+func (s *Server) listTables(r *http.Request) response {
+	ns, res := namespace(r)
+	if res != nil {
+		return *res
+	}
+	if exists, err := s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns); err != nil {
+		return fromError(err)
+	} else if !exists {
+		return fail(http.StatusNotFound, "NoSuchNamespaceException", "namespace %s does not exist", strings.Join(ns, "."))
+	}
+	ids := []identifier{}
+	for id, err := range s.cfg.Catalog.ListTables(r.Context(), ns) {
+		if err != nil {
+			return fromError(err)
+		}
+		ids = append(ids, identifier{Namespace: id[:len(id)-1], Name: id[len(id)-1]})
+	}
+	return ok(map[string]any{"identifiers": ids})
+}
+
+func (s *Server) createTable(r *http.Request) response {
+	ns, res := namespace(r)
+	if res != nil {
+		return *res
+	}
+	var req struct {
+		Name          string                 `json:"name"`
+		Location      string                 `json:"location"`
+		Schema        *iceberg.Schema        `json:"schema"`
+		PartitionSpec *iceberg.PartitionSpec `json:"partition-spec"`
+		WriteOrder    *table.SortOrder       `json:"write-order"`
+		StageCreate   bool                   `json:"stage-create"`
+		Properties    map[string]string      `json:"properties"`
+	}
+	if res := decode(r, &req); res != nil {
+		return *res
+	}
+	if req.Name == "" || req.Schema == nil {
+		return badRequest("a table to create needs a name and a schema")
+	}
+	ident := append(ns, req.Name)
+	spec, order := iceberg.UnpartitionedSpec, table.UnsortedSortOrder
+	if req.PartitionSpec != nil {
+		spec = req.PartitionSpec
+	}
+	if req.WriteOrder != nil {
+		order = *req.WriteOrder
+	}
+	ctx := r.Context()
+	if req.StageCreate {
+		return s.stageCreate(r, ident, req.Location, req.Schema, spec, order, req.Properties)
+	}
+	opts := []catalog.CreateTableOpt{catalog.WithPartitionSpec(spec), catalog.WithSortOrder(order), catalog.WithProperties(req.Properties)}
+	if req.Location != "" {
+		opts = append(opts, catalog.WithLocation(req.Location))
+	}
+	tbl, err := s.cfg.Catalog.CreateTable(ctx, ident, req.Schema, opts...)
+	if err != nil {
+		return fromError(err)
+	}
+	return loaded(tbl)
+}
+
+// stageCreate answers a create with stage-create: the table's first
+// metadata, which the client commits later with an assert-create
+// requirement; nothing is written now.
+func (s *Server) stageCreate(r *http.Request, ident table.Identifier, location string, sc *iceberg.Schema, spec *iceberg.PartitionSpec, order table.SortOrder, props map[string]string) response {
+	ctx := r.Context()
+	ns := ident[:len(ident)-1]
+	nsProps, err := s.cfg.Catalog.LoadNamespaceProperties(ctx, ns)
+	if err != nil {
+		return fromError(err)
+	}
+	if exists, err := s.cfg.Catalog.CheckTableExists(ctx, ident); err != nil {
+		return fromError(err)
+	} else if exists {
+		return fail(http.StatusConflict, "AlreadyExistsException", "table %s already exists", strings.Join(ident, "."))
+	}
+	if location == "" {
+		if location, err = s.defaultLocation(ns, ident[len(ident)-1], nsProps); err != nil {
+			return badRequest("%v", err)
+		}
+	}
+	meta, err := table.NewMetadata(sc, spec, order, strings.TrimSuffix(location, "/"), props)
+	if err != nil {
+		return badRequest("the table to create is not valid: %v", err)
+	}
+	return ok(loadResult{Metadata: meta, Config: map[string]string{}})
+}
+
+// defaultLocation places a table as the catalogs do: under its
+// namespace's location, else <warehouse>/<namespace>.db/<table>.
+func (s *Server) defaultLocation(ns table.Identifier, name string, nsProps iceberg.Properties) (string, error) {
+	if loc := nsProps.Get("location", ""); loc != "" {
+		return url.JoinPath(loc, name)
+	}
+	if s.cfg.Warehouse == "" {
+		return "", errNoLocation
+	}
+	return url.JoinPath(s.cfg.Warehouse, strings.Join(ns, ".")+".db", name)
+}
+
+func (s *Server) loadTable(r *http.Request) response {
+	ident, res := tableIdent(r)
+	if res != nil {
+		return *res
+	}
+	tbl, err := s.cfg.Catalog.LoadTable(r.Context(), ident)
+	if err != nil {
+		return fromError(err)
+	}
+	tag := etag(tbl.MetadataLocation())
+	for _, m := range strings.Split(r.Header.Get("If-None-Match"), ",") {
+		if m = strings.TrimSpace(m); m == tag || m == "*" {
+			return response{status: http.StatusNotModified, header: http.Header{"Etag": {tag}}}
+		}
+	}
+	return loaded(tbl)
+}
+
+func (s *Server) tableExists(r *http.Request) response {
+	ident, res := tableIdent(r)
+	if res != nil {
+		return *res
+	}
+	exists, err := s.cfg.Catalog.CheckTableExists(r.Context(), ident)
+	switch {
+	case err != nil:
+		return response{status: fromError(err).status}
+	case !exists:
+		return response{status: http.StatusNotFound}
+	}
+	return noContent()
+}
+
+func (s *Server) dropTable(r *http.Request) response {
+	ident, res := tableIdent(r)
+	if res != nil {
+		return *res
+	}
+	var err error
+	if p, ok := s.cfg.Catalog.(catalog.PurgeableTable); ok && r.URL.Query().Get("purgeRequested") == "true" {
+		err = p.PurgeTable(r.Context(), ident)
+	} else {
+		err = s.cfg.Catalog.DropTable(r.Context(), ident)
+	}
+	if err != nil {
+		return fromError(err)
+	}
+	return noContent()
+}
+
+func (s *Server) renameTable(r *http.Request) response {
+	var req struct {
+		Source      *identifier `json:"source"`
+		Destination *identifier `json:"destination"`
+	}
+	if res := decode(r, &req); res != nil {
+		return *res
+	}
+	if req.Source == nil || req.Destination == nil || req.Source.Name == "" || req.Destination.Name == "" {
+		return badRequest("a rename needs a source and a destination table identifier")
+	}
+	if _, err := s.cfg.Catalog.RenameTable(r.Context(), req.Source.ident(), req.Destination.ident()); err != nil {
+		return fromError(err)
+	}
+	return noContent()
+}
+
+var errNoLocation = errors.New("the server has no warehouse and the namespace no location; give the table a location")
+
+// registrar is a catalog with Iceberg's register-table operation.
+type registrar interface {
+	RegisterTable(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error)
+}
+
+func (s *Server) registerTable(r *http.Request) response {
+	ns, res := namespace(r)
+	if res != nil {
+		return *res
+	}
+	var req struct {
+		Name             string `json:"name"`
+		MetadataLocation string `json:"metadata-location"`
+		Overwrite        bool   `json:"overwrite"`
+	}
+	if res := decode(r, &req); res != nil {
+		return *res
+	}
+	if req.Name == "" || req.MetadataLocation == "" {
+		return badRequest("a table to register needs a name and a metadata-location")
+	}
+	if req.Overwrite {
+		return badRequest("overwrite is not supported: drop the table first, then register it")
+	}
+	ident := append(ns, req.Name)
+	if exists, err := s.cfg.Catalog.CheckTableExists(r.Context(), ident); err != nil {
+		return fromError(err)
+	} else if exists {
+		return fail(http.StatusConflict, "AlreadyExistsException", "table %s already exists", strings.Join(ident, "."))
+	}
+	register := s.cfg.Register
+	if register == nil {
+		reg, ok := s.cfg.Catalog.(registrar)
+		if !ok {
+			return badRequest("the %s catalog behind this server cannot register tables", s.cfg.Catalog.CatalogType())
+		}
+		register = reg.RegisterTable
+	}
+	tbl, err := register(r.Context(), ident, req.MetadataLocation)
+	if err != nil {
+		return fromError(err)
+	}
+	return loaded(tbl)
+}
+
+// reportMetrics takes a client's scan and commit reports; the server
+// keeps none of them.
+func (s *Server) reportMetrics(*http.Request) response { return noContent() }
