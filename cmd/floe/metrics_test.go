@@ -53,26 +53,33 @@ func status(t *testing.T, url string) int {
 }
 
 // metricsStream starts floe with args and --metrics-listen on a free port,
-// and returns it with the base URL it serves at, from its stderr (shown
-// when the test fails).
+// and returns it with the base URL it serves at.
 func (e *env) metricsStream(args ...string) (*exec.Cmd, string) {
 	e.T.Helper()
+	return e.startServing(regexp.MustCompile(`metrics at (http://[0-9.:]+)/metrics`), append(args, "--metrics-listen", "127.0.0.1:0")...)
+}
+
+// startServing starts floe with args and returns it with the URL it
+// serves at, which the first group of addr finds on its stderr (shown when
+// the test fails).
+func (e *env) startServing(addr *regexp.Regexp, args ...string) (*exec.Cmd, string) {
+	e.T.Helper()
 	var stderr syncBuffer
-	stream := e.startFloe(&stderr, append(args, "--metrics-listen", "127.0.0.1:0")...)
+	cmd := e.startFloe(&stderr, args...)
 	e.T.Cleanup(func() {
+		_ = cmd.Process.Kill()
 		if e.T.Failed() {
-			e.T.Logf("stream's stderr:\n%s", stderr.String())
+			e.T.Logf("floe %s's stderr:\n%s", args[0], stderr.String())
 		}
 	})
-	addr := regexp.MustCompile(`metrics at http://([0-9.:]+)/metrics`)
 	var base string
-	fixture.WaitFor(e.T, 20*time.Second, "the metrics address on stderr", func() bool {
+	fixture.WaitFor(e.T, 20*time.Second, "the address on stderr", func() bool {
 		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
-			base = "http://" + m[1]
+			base = m[1]
 		}
 		return base != ""
 	})
-	return stream, base
+	return cmd, base
 }
 
 // A processing-time stream with --metrics-listen: the counters move with
