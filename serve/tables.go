@@ -3,8 +3,8 @@ package serve
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
