@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/floe-io/floe/internal/fixture"
@@ -53,7 +54,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := os.Stat("node_modules/icebird/package.json"); err != nil {
+	if !installed("icebird", "iceberg-js", "ajv") {
 		// `npm ci` installs exactly package-lock.json; it needs the registry
 		// or a warm npm cache.
 		ci := exec.Command("npm", "ci", "--no-audit", "--no-fund")
@@ -151,4 +152,14 @@ func (e *env) checkTable(table string) Stats {
 	}
 	e.T.Logf("%s: %d rows, checksum %s — floe, icebird and DuckDB agree", table, want.Rows, want.Checksum)
 	return want
+}
+
+// installed tells whether node_modules holds every package named.
+func installed(packages ...string) bool {
+	for _, p := range packages {
+		if _, err := os.Stat(filepath.Join("node_modules", p, "package.json")); err != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -319,6 +319,7 @@ func TestCatalogOperations(t *testing.T) {
 	w.must(204, "POST", "/v1/tables/rename", map[string]any{"source": map[string]any{"namespace": []string{"db"}, "name": "t"}, "destination": map[string]any{"namespace": []string{"db"}, "name": "u"}})
 	loc := w.metadataLocation("db", "u")
 	w.must(409, "POST", "/v1/namespaces/db/register", map[string]any{"name": "u", "metadata-location": loc})
+	w.must(404, "POST", "/v1/namespaces/elsewhere/register", map[string]any{"name": "u", "metadata-location": loc})
 	w.must(200, "POST", "/v1/namespaces/db/register", map[string]any{"name": "copy", "metadata-location": loc})
 	if w.metadataLocation("db", "copy") != loc {
 		t.Fatal("the registered table does not point at the metadata file given")

@@ -256,6 +256,13 @@ func (s *Server) registerTable(r *http.Request) response {
 	if req.Overwrite {
 		return badRequest("overwrite is not supported: drop the table first, then register it")
 	}
+	// floe's register creates a missing namespace; a REST client expects
+	// the 404 that creating a table in one gets.
+	if exists, err := s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns); err != nil {
+		return fromError(err)
+	} else if !exists {
+		return fail(http.StatusNotFound, "NoSuchNamespaceException", "namespace %s does not exist", strings.Join(ns, "."))
+	}
 	ident := append(ns, req.Name)
 	if exists, err := s.cfg.Catalog.CheckTableExists(r.Context(), ident); err != nil {
 		return fromError(err)
