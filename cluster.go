@@ -110,7 +110,7 @@ func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, er
 		return sum, err
 	}
 	c := &commit.Committer{Catalog: p.cat, Ident: ident, QueryID: cluster.QueryID(m.Group()), Source: p.source.Description(),
-		SameSource: sameSource(p.source), Logger: p.opts.Logger}
+		SameSource: sameSource(p.source), Logger: p.opts.Logger, Branch: p.cfg.Sink.Branch}
 	w := &clusterWorker{p: p, m: m, c: c, coord: cluster.Coordinator{Committer: c, Logger: p.opts.Logger, Current: m.Current},
 		pos: cluster.Positions{Stall: max(10*p.cfg.Trigger.Interval, clusterStall)}}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = p.cfg.Source.ReadLimits()

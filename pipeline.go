@@ -187,6 +187,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	if !cfg.Sink.Console() {
 		p.tables = commit.NewTables(cat, commit.TablesOptions{
 			QueryID: ck.Metadata.ID, Source: src.Description(), SameSource: sameSource(src), Checkpoint: ck.Dir,
+			Branch:    cfg.Sink.Branch,
 			Create:    cfg.Sink.CreateTable == nil || *cfg.Sink.CreateTable,
 			Overrides: cfg.Sink.TableOverrides,
 			CreateOptions: commit.CreateOptions{

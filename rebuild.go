@@ -162,7 +162,7 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		return out, err
 	}
 	entry := CommitEntry{BatchID: rec.Batch, TimestampMs: now, Input: rec.Input, MetadataFiles: map[string]string{cfg.Sink.Table: tbl.MetadataLocation()}}
-	c := &commit.Committer{QueryID: id}
+	c := &commit.Committer{QueryID: id, Branch: cfg.Sink.Branch}
 	if s := c.FindBatch(tbl, rec.Batch); s != nil {
 		entry.Snapshots, entry.Rows = map[string]int64{cfg.Sink.Table: s.SnapshotID}, commit.AddedRows(s)
 	}

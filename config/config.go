@@ -208,6 +208,9 @@ type Sink struct {
 	// DeadLetterTable receives rows whose table template value is null or
 	// not a valid name; empty fails the batch instead.
 	DeadLetterTable string `yaml:"dead-letter-table,omitempty"`
+	// Branch is the branch batches commit to (Spark's branch write
+	// option); empty is main.
+	Branch string `yaml:"branch,omitempty"`
 }
 
 // UpsertOptions configure mode upsert.

@@ -442,6 +442,14 @@ var specs = []fieldSpec{
 		doc: "With a table template, the table that receives rows whose template value is null or not a valid name, " +
 			"with the reason and the row's source file and position. Without it, such a row fails the batch.",
 	},
+	{
+		path: "sink.branch", flag: "branch", flagArg: "BRANCH",
+		doc: "Commit every batch to this branch of the table instead of main (Spark's `branch` write option; write-audit-publish " +
+			"with `spark.wap.branch`): main does not change, readers see the batches with `floe scan --branch`, and " +
+			"`floe table fast-forward TABLE main BRANCH` publishes them. A branch that does not exist starts from main's current " +
+			"snapshot with the first batch. Exactly once holds on the branch as on main. Modes append and complete; " +
+			"automatic maintenance still works on main.",
+	},
 }
 
 // examplePipeline opens the reference; a test parses it, so the example

@@ -151,6 +151,14 @@ func (s *Sink) validate(ps *problems) {
 		ps.add("sink."+set[1], 0, "%s and %s are mutually exclusive; keep one of them", strings.Join(set[:len(set)-1], ", "), set[len(set)-1])
 	}
 	ps.oneOf("sink.schema-evolution", s.SchemaEvolution)
+	if b := s.Branch; b != "" {
+		switch {
+		case strings.TrimSpace(b) != b || strings.ContainsAny(b, "/\n"):
+			ps.add("sink.branch", 0, "%q is not a branch name; use a plain name such as audit", b)
+		case s.Mode == "upsert":
+			ps.add("sink.branch", 0, "mode upsert does not write to a branch yet: its deletes are found against main; use mode append, or write main")
+		}
+	}
 	if d := s.DeadLetterTable; d != "" {
 		if !s.IsTemplate() {
 			ps.add("sink.dead-letter-table", 0, "set, but sink.table %q is not a template, so no row can lack a destination; remove it, or use a template such as db.events_{region}", s.Table)

@@ -40,6 +40,11 @@ type Committer struct {
 	// input in other queries' snapshots (see OtherQuery).
 	SameSource func(description string) bool
 	Logger     *slog.Logger
+	// Branch is the branch the batches commit to ("" is main), Spark's
+	// branch write option: a branch that does not exist yet starts from
+	// main's current snapshot with the first batch, as Iceberg's own
+	// commits start it.
+	Branch string
 }
 
 // Request is one batch's change to the table.
@@ -107,12 +112,32 @@ func (c *Committer) loadError(err error) error {
 	return fmt.Errorf("load table %s: %w", c.Name(), err)
 }
 
-// FindBatch walks the table's ancestry from the current snapshot back to
-// this query's previous batch, looking for batch id. It closes the window
-// between a table commit and the commits-log write: a re-run batch that is
-// already in the table is not committed twice.
+// Head is the snapshot the committer's branch points at, the one its next
+// commit builds on: main's current snapshot while the branch does not
+// exist.
+func (c *Committer) Head(tbl *table.Table) *table.Snapshot {
+	if c.Branch != "" && c.Branch != table.MainBranch {
+		if r, ok := Ref(tbl, c.Branch); ok {
+			return tbl.SnapshotByID(r.SnapshotID)
+		}
+	}
+	return tbl.CurrentSnapshot()
+}
+
+// transaction is a transaction on the committer's branch.
+func (c *Committer) transaction(tbl *table.Table) *table.Transaction {
+	if c.Branch == "" {
+		return tbl.NewTransaction()
+	}
+	return tbl.NewTransactionOnBranch(c.Branch)
+}
+
+// FindBatch walks the branch's ancestry from its head back to this query's
+// previous batch, looking for batch id. It closes the window between a
+// table commit and the commits-log write: a re-run batch that is already in
+// the table is not committed twice.
 func (c *Committer) FindBatch(tbl *table.Table, batchID int64) *table.Snapshot {
-	for s := tbl.CurrentSnapshot(); s != nil; {
+	for s := c.Head(tbl); s != nil; {
 		if s.Summary != nil && s.Summary.Properties[SummaryQueryID] == c.QueryID {
 			b, err := strconv.ParseInt(s.Summary.Properties[SummaryBatchID], 10, 64)
 			if err == nil {
@@ -230,7 +255,7 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	case !held && snapshot:
 		// Files, deletes or an overwrite make a snapshot; a record alone
 		// does not.
-		if s := out.CurrentSnapshot(); s != nil {
+		if s := c.Head(out); s != nil {
 			res.SnapshotID = s.SnapshotID
 		}
 	}
@@ -292,7 +317,10 @@ func (c *Committer) deleteIfAbsent(ctx context.Context, req Request) {
 // attempt stages the batch's snapshot on tbl and commits it; sent reports
 // that the commit reached the catalog, snapshot that it makes a snapshot.
 func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, files []iceberg.DataFile, props, tableProps iceberg.Properties) (out *table.Table, sent, snapshot bool, err error) {
-	txn := tbl.NewTransaction()
+	if r, ok := Ref(tbl, c.Branch); ok && r.SnapshotRefType != table.BranchRef {
+		return nil, false, false, Final(fmt.Errorf("%w: sink.branch %s of table %s is a tag, which cannot be written; give a branch", ingest.ErrConfig, c.Branch, c.Name()))
+	}
+	txn := c.transaction(tbl)
 	if err := txn.SetProperties(tableProps); err != nil {
 		return nil, false, false, err
 	}
@@ -365,8 +393,8 @@ func (c *Committer) stage(ctx context.Context, tbl *table.Table, txn *table.Tran
 		if err := txn.Delete(ctx, iceberg.AlwaysTrue{}, props); err != nil {
 			return nil, false, err
 		}
-	} else if req.Overwrite && tbl.CurrentSnapshot() != nil {
-		existing, err := liveDataFiles(ctx, tbl)
+	} else if req.Overwrite && c.Head(tbl) != nil {
+		existing, err := liveDataFiles(ctx, tbl, c.Head(tbl))
 		if err != nil {
 			return nil, false, err
 		}
@@ -387,13 +415,13 @@ func (c *Committer) stage(ctx context.Context, tbl *table.Table, txn *table.Tran
 	return out, true, err
 }
 
-// liveDataFiles lists the data files of the current snapshot.
-func liveDataFiles(ctx context.Context, tbl *table.Table) ([]iceberg.DataFile, error) {
+// liveDataFiles lists the data files of snapshot s.
+func liveDataFiles(ctx context.Context, tbl *table.Table, s *table.Snapshot) ([]iceberg.DataFile, error) {
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	manifests, err := tbl.CurrentSnapshot().Manifests(fs)
+	manifests, err := s.Manifests(fs)
 	if err != nil {
 		return nil, fmt.Errorf("read manifests of table %s: %w", ingest.JoinIdent(tbl.Identifier()), err)
 	}

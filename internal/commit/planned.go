@@ -29,7 +29,7 @@ func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Tabl
 		if err != nil {
 			return nil, Final(err)
 		}
-		txn := tbl.NewTransaction()
+		txn := c.transaction(tbl)
 		if err := txn.SetProperties(tableProps); err != nil {
 			return nil, err
 		}
@@ -56,7 +56,7 @@ func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Tabl
 		return Result{}, nil, fmt.Errorf("table %s: %w", c.Name(), err)
 	}
 	if len(done.Files) > 0 {
-		if s := out.CurrentSnapshot(); s != nil {
+		if s := c.Head(out); s != nil {
 			res.SnapshotID = s.SnapshotID
 		}
 	}

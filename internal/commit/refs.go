@@ -162,6 +162,11 @@ func FastForward(ctx context.Context, cat catalog.Catalog, tbl *table.Table, bra
 		if err != nil {
 			return "", 0, "", err
 		}
+		if _, ok := Ref(tbl, branch); !ok && branch == table.MainBranch && tbl.CurrentSnapshot() == nil {
+			// A table whose every batch went to a branch has no main yet:
+			// its empty state is an ancestor of anything.
+			return branch, to, table.BranchRef, nil
+		}
 		cur, err := head(tbl, branch)
 		if err != nil {
 			return "", 0, "", err

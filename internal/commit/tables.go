@@ -26,6 +26,9 @@ type TablesOptions struct {
 	SameSource func(description string) bool
 	// Checkpoint names the query's checkpoint in errors.
 	Checkpoint string
+	// Branch is the branch every destination's batches commit to; "" is
+	// main.
+	Branch string
 	// Overrides are table properties every destination must hold: a table
 	// floe creates gets them in CreateOptions.Properties, an existing one
 	// that differs is changed before its first write of the run.
@@ -112,7 +115,7 @@ func (t *Tables) committer(name string) (*Committer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Committer{Catalog: t.cat, Ident: ident, QueryID: t.opts.QueryID, Source: t.opts.Source, SameSource: t.opts.SameSource, Logger: t.opts.Logger}
+	c := &Committer{Catalog: t.cat, Ident: ident, QueryID: t.opts.QueryID, Source: t.opts.Source, SameSource: t.opts.SameSource, Logger: t.opts.Logger, Branch: t.opts.Branch}
 	t.committers[name] = c
 	return c, nil
 }
