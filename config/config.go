@@ -337,7 +337,7 @@ func parse(data []byte, lookup func(string) (string, bool), complete func(*Pipel
 		p, _, err := parseManaged(root, complete)
 		return p, err
 	}
-	if foldSnapshotProperties(root) {
+	if foldSnapshotProperties(root) || foldSparkOptions(root) {
 		// The strict decoder below reads text: give it the folded tree.
 		if expanded, probs = marshalNode(root); len(probs) > 0 {
 			return nil, probs.err()
@@ -421,6 +421,29 @@ func foldSnapshotProperties(root *yaml.Node) bool {
 	}
 	props.Content = append(props.Content, moved...)
 	return true
+}
+
+// SparkSinkOptions are Spark's spellings of sink keys, taken as sink keys
+// in the YAML and as -o NAME=VALUE on the command line: the branch write
+// option, and the session setting of write-audit-publish.
+var SparkSinkOptions = map[string]string{"branch": "sink.branch", "spark.wap.branch": "sink.branch"}
+
+// foldSparkOptions renames sink keys spelt as Spark's options to floe's
+// key; it reports whether it changed the tree.
+func foldSparkOptions(root *yaml.Node) bool {
+	sink := mappingValue(root, "sink")
+	if sink == nil || sink.Kind != yaml.MappingNode {
+		return false
+	}
+	changed := false
+	for i := 0; i+1 < len(sink.Content); i += 2 {
+		k := sink.Content[i]
+		if key, ok := SparkSinkOptions[k.Value]; ok && k.Kind == yaml.ScalarNode && "sink."+k.Value != key {
+			k.Value = strings.TrimPrefix(key, "sink.")
+			changed = true
+		}
+	}
+	return changed
 }
 
 func marshalNode(n *yaml.Node) ([]byte, problems) {

@@ -504,6 +504,25 @@ checkpoint: ./c
 	}
 }
 
+// The branch is sink.branch, or Spark's spark.wap.branch as a sink key;
+// upserts to a branch are refused.
+func TestBranchKeys(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"branch", "spark.wap.branch"} {
+		p, err := config.Parse([]byte("source: {path: ./l, format: parquet}\nsink: {table: db.t, " + key + ": audit}\ncheckpoint: ./c\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if p.Sink.Branch != "audit" {
+			t.Fatalf("%s: sink.branch = %q, want audit", key, p.Sink.Branch)
+		}
+	}
+	_, err := config.Parse([]byte("source: {path: ./l, format: parquet}\nsink: {table: db.t, branch: audit, mode: upsert, identifier-fields: [id]}\ncheckpoint: ./c\n"))
+	if err == nil || !strings.Contains(err.Error(), "sink.branch") {
+		t.Fatalf("upsert to a branch: %v", err)
+	}
+}
+
 // A hive catalog needs the metastore's Thrift URI.
 func TestHiveCatalogURI(t *testing.T) {
 	for yaml, want := range map[string]string{

@@ -444,11 +444,11 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "sink.branch", flag: "branch", flagArg: "BRANCH",
-		doc: "Commit every batch to this branch of the table instead of main (Spark's `branch` write option; write-audit-publish " +
-			"with `spark.wap.branch`): main does not change, readers see the batches with `floe scan --branch`, and " +
+		doc: "Commit every batch to this branch of the table instead of main: main does not change, readers see the batches with `floe scan --branch`, and " +
 			"`floe table fast-forward TABLE main BRANCH` publishes them. A branch that does not exist starts from main's current " +
 			"snapshot with the first batch. Exactly once holds on the branch as on main. Modes append and complete; " +
-			"automatic maintenance still works on main.",
+			"automatic maintenance still works on main. Spark's spellings work too: the `branch` write option and the " +
+			"`spark.wap.branch` setting of write-audit-publish, as sink keys or as `-o branch=audit`.",
 	},
 }
 

@@ -79,7 +79,8 @@ func TestBranchWriteAuditPublish(t *testing.T) {
 }
 
 // A new table written only to a branch has no main until it is published;
-// complete mode replaces the branch's rows, not main's; a tag is refused.
+// complete mode replaces the branch's rows, not main's; Spark's
+// spark.wap.branch names the branch too; a tag is refused.
 func TestBranchOfNewTable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -89,7 +90,8 @@ func TestBranchOfNewTable(t *testing.T) {
 		t.Fatalf("main of a table written only to dev holds %d ids", len(ids))
 	}
 	e.land(1)
-	e.OK(e.StreamArgs("db.t", "--branch", "dev", "--mode", "complete")...)
+	// Spark's spelling of the option.
+	e.OK(e.StreamArgs("db.t", "-o", "spark.wap.branch=dev", "--mode", "complete")...)
 	if d := fixture.Exact(e.BranchIDs("db.t", "dev"), 100, 100); d != "" {
 		t.Fatalf("dev after a complete batch: %s", d)
 	}

@@ -142,6 +142,9 @@ func (k *keyFlag) Set(s string) error {
 				break
 			}
 		}
+		if to, ok := config.SparkSinkOptions[name]; ok && k.f.Name == "o" {
+			key, s = to, value
+		}
 	}
 	var scratch config.Pipeline
 	if err := scratch.SetKey(key, s); err != nil {
