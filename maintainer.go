@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -21,6 +22,19 @@ type Maintainer interface {
 	// returns the tables it committed to, as they now are, which the
 	// pipeline's next commit starts from.
 	AfterBatch(ctx context.Context, b BatchCommitted) map[string]*table.Table
+}
+
+// MaintenanceRun is one maintenance task run on one table between batches.
+type MaintenanceRun struct {
+	Table, Task string
+	Duration    time.Duration
+	Err         error
+}
+
+// runReporter is a Maintainer that tells of each task run
+// (Options.OnMaintenance).
+type runReporter interface {
+	ReportRuns(func(MaintenanceRun))
 }
 
 // BatchCommitted describes a committed batch to a Maintainer.

@@ -45,6 +45,12 @@ type Options struct {
 	// fails in a way worth retrying, before the stream backs off and
 	// retries it; the next OnProgress means a batch succeeded again.
 	OnBatchFailed func(batchID int64, err error)
+	// OnPoll is called when a processing-time stream's trigger found no
+	// new input: the query is alive between batches.
+	OnPoll func()
+	// OnMaintenance is called after each maintenance task run between
+	// batches.
+	OnMaintenance func(MaintenanceRun)
 	// OnWarning is called for each planning warning (files in
 	// subdirectories, files changed after ingestion).
 	OnWarning func(string)
@@ -215,6 +221,9 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	}
 	if cfg.Maintenance.On() && !cfg.Sink.Console() {
 		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
+		if r, ok := p.maintainer.(runReporter); ok && p.opts.OnMaintenance != nil {
+			r.ReportRuns(p.opts.OnMaintenance)
+		}
 	}
 	return p, nil
 }
@@ -370,6 +379,9 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 				// Nothing new: poll no faster than idlePoll, or a tiny
 				// interval lists the source in a busy loop.
 				wait = max(wait, idlePoll)
+				if p.opts.OnPoll != nil {
+					p.opts.OnPoll()
+				}
 			}
 			if wait <= 0 {
 				continue
@@ -584,6 +596,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			done.Snapshots[tc.Table] = tc.SnapshotID
 			done.MetadataFiles[tc.Table] = tc.MetadataFile
 			res.Rows += tc.Rows
+			prog.Sink.CommitRetries += tc.Retries
 			if !tc.Existing {
 				sum.Snapshots++
 			}
@@ -595,7 +608,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		if p.route != nil {
 			prog.Sink.Tables = make([]TableProgress, len(tcs))
 			for i, tc := range tcs {
-				prog.Sink.Tables[i] = TableProgress{Table: tc.Table, SnapshotID: tc.SnapshotID, NumOutputRows: tc.Rows, DataFiles: tc.DataFiles}
+				prog.Sink.Tables[i] = TableProgress{Table: tc.Table, SnapshotID: tc.SnapshotID, NumOutputRows: tc.Rows, DataFiles: tc.DataFiles, CommitRetries: tc.Retries}
 			}
 		}
 	case p.fixed != "" && input != nil:

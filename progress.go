@@ -61,6 +61,10 @@ type SinkProgress struct {
 	// no rows and committed nothing.
 	SnapshotID int64 `json:"snapshotId,omitempty"`
 	DataFiles  int   `json:"numDataFiles"`
+	// CommitRetries counts the commit attempts after the first, over the
+	// batch's tables: conflicts with other writers and transient catalog
+	// failures.
+	CommitRetries int `json:"commitRetries,omitempty"`
 	// PeakOpenFiles is the most data files the batch had open at once,
 	// which bounds its memory (write.max-open-files caps it).
 	PeakOpenFiles int `json:"peakOpenFiles,omitempty"`
@@ -89,6 +93,7 @@ type TableProgress struct {
 	SnapshotID    int64  `json:"snapshotId"`
 	NumOutputRows int64  `json:"numOutputRows"`
 	DataFiles     int    `json:"numDataFiles"`
+	CommitRetries int    `json:"commitRetries,omitempty"`
 }
 
 // QuarantinedFile names an input file set aside and why.

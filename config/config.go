@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -59,6 +60,18 @@ type Pipeline struct {
 type Metrics struct {
 	// Listen is the address, host:port; empty serves nothing.
 	Listen string `yaml:"listen,omitempty"`
+	// StaleAfter is how long /readyz waits for a batch or a poll of the
+	// source to finish; 0 means 10 trigger intervals, at least 5 minutes.
+	StaleAfter Duration `yaml:"stale-after,omitempty"`
+}
+
+// ReadyWithin is how long /readyz waits for the next batch or poll to
+// finish before it says the query is stuck.
+func (m Metrics) ReadyWithin(t Trigger) time.Duration {
+	if m.StaleAfter > 0 {
+		return time.Duration(m.StaleAfter)
+	}
+	return max(10*t.Interval, 5*time.Minute)
 }
 
 // Catalog names the Iceberg catalog that owns the sink table.

@@ -58,7 +58,13 @@ var specs = []fieldSpec{
 	{
 		path: "metrics.listen", flag: "metrics-listen", flagArg: "ADDR", defNote: "none: nothing is served",
 		doc: "Serve Prometheus metrics at `http://ADDR/metrics`, with `/healthz` (the process answers) and `/readyz` " +
-			"(503 while a failed batch is being retried), e.g. `127.0.0.1:9249`; `:0` takes any free port and names it on stderr.",
+			"(503 while a failed batch is being retried, or when no batch or poll has finished for `stale-after`), " +
+			"e.g. `127.0.0.1:9249`; `:0` takes any free port and names it on stderr.",
+	},
+	{
+		path: "metrics.stale-after", flag: "metrics-stale-after", flagArg: "DURATION", defNote: "10 trigger intervals, at least 5m",
+		doc: "`/readyz` answers 503 when no batch and no poll of the source has finished for this long: a batch that hangs " +
+			"(a catalog or object store that stopped answering without an error). Set it above your longest batch.",
 	},
 	{path: "maintenance.expire-snapshots", doc: "When to expire snapshots, and what to keep."},
 	{path: "maintenance.rewrite-data-files", doc: "When to compact small data files."},

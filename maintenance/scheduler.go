@@ -55,6 +55,18 @@ type Scheduler struct {
 	tables map[string]*tableState
 }
 
+// ReportRuns hands each task run to report as well as to OnRun
+// (floe.Options.OnMaintenance).
+func (s *Scheduler) ReportRuns(report func(floe.MaintenanceRun)) {
+	onRun := s.OnRun
+	s.OnRun = func(r Run) {
+		if onRun != nil {
+			onRun(r)
+		}
+		report(floe.MaintenanceRun{Table: r.Table, Task: r.Task, Duration: r.Duration, Err: r.Err})
+	}
+}
+
 // Run is one task run on one table.
 type Run struct {
 	Table string

@@ -293,3 +293,35 @@ func TestKafkaProgressLag(t *testing.T) {
 		t.Fatalf("lag by batch %v, want %v", lags, want)
 	}
 }
+
+// /metrics reports each partition's lag as of the newest batch: 300
+// behind in each partition after the first batch of 400 of 1,000 messages,
+// 0 once all are in.
+func TestKafkaLagMetric(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 2)
+	produceIDs(t, c, "events", 2, 0, 1000)
+	// Two seconds between batches leave time to scrape after the first.
+	stream, base := e.metricsStream(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=400", "--trigger", "2s", "--maintenance=false")...)
+	defer stream.Process.Kill()
+	rows := `floe_output_rows_total{table="db.events"}`
+	fixture.WaitFor(t, 30*time.Second, "the first batch", func() bool { v, _ := scrape(t, base, rows); return v > 0 })
+	if v, _ := scrape(t, base, rows); v != 400 {
+		t.Fatalf("after the first batch %v rows, want 400", v)
+	}
+	for _, p := range []string{"0", "1"} {
+		if v, ok := scrape(t, base, `floe_kafka_lag_offsets{partition="`+p+`",topic="events"}`); !ok || v != 300 {
+			t.Fatalf("partition %s lag after the first batch: %v (present %v), want 300", p, v, ok)
+		}
+	}
+	fixture.WaitFor(t, 30*time.Second, "every message", func() bool { v, _ := scrape(t, base, rows); return v == 1000 })
+	for _, p := range []string{"0", "1"} {
+		if v, _ := scrape(t, base, `floe_kafka_lag_offsets{partition="`+p+`",topic="events"}`); v != 0 {
+			t.Fatalf("partition %s lag after every message: %v, want 0", p, v)
+		}
+	}
+	if d := fixture.Exact(e.TableIDs("db.events"), 0, 1000); d != "" {
+		t.Fatal(d)
+	}
+}

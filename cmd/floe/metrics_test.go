@@ -56,16 +56,22 @@ func status(t *testing.T, url string) int {
 // and returns it with the base URL it serves at.
 func (e *env) metricsStream(args ...string) (*exec.Cmd, string) {
 	e.T.Helper()
-	return e.startServing(regexp.MustCompile(`metrics at (http://[0-9.:]+)/metrics`), append(args, "--metrics-listen", "127.0.0.1:0")...)
+	return e.startServing(metricsAddr, nil, append(args, "--metrics-listen", "127.0.0.1:0")...)
 }
 
-// startServing starts floe with args and returns it with the URL it
-// serves at, which the first group of addr finds on its stderr (shown when
-// the test fails).
-func (e *env) startServing(addr *regexp.Regexp, args ...string) (*exec.Cmd, string) {
+var metricsAddr = regexp.MustCompile(`metrics at (http://[0-9.:]+)/metrics`)
+
+// startServing starts floe with args and the environment variables vars,
+// and returns it with the URL it serves at, which the first group of addr
+// finds on its stderr (shown when the test fails).
+func (e *env) startServing(addr *regexp.Regexp, vars []string, args ...string) (*exec.Cmd, string) {
 	e.T.Helper()
 	var stderr syncBuffer
-	cmd := e.startFloe(&stderr, args...)
+	cmd := e.Command(floeBin, vars, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		e.T.Fatal(err)
+	}
 	e.T.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		if e.T.Failed() {
@@ -205,5 +211,52 @@ func TestReadinessFollowsCatalog(t *testing.T) {
 	}
 	if len(ids) != 150 || strings.Count(strings.TrimSpace(r.Stdout), "\n") != 150 {
 		t.Fatalf("%d distinct ids in %d rows, want 150 once each", len(ids), strings.Count(strings.TrimSpace(r.Stdout), "\n"))
+	}
+}
+
+// With metrics.stale-after, /readyz answers 503 while a batch hangs in its
+// commit (paused by the test build's hook) and 200 once it finishes; the
+// maintenance between batches and the commits' retries are counted.
+func TestReadinessStaleBatchAndMaintenanceRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	pause := filepath.Join(e.Dir, "pause")
+	if err := os.MkdirAll(pause, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(e.Dir, "p.yaml")
+	cfg := "source: {path: " + e.Landing + ", format: parquet}\nsink: {table: db.t}\ncheckpoint: " + e.Ckpt +
+		"\ntrigger: 100ms\nmetrics: {listen: \"127.0.0.1:0\", stale-after: 1s}\nmaintenance: {expire-snapshots: {every-commits: 1}}\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stream, base := e.startServing(metricsAddr, []string{"FLOE_TEST_PAUSE_IN_CATALOG_COMMIT=" + pause}, "run", path)
+	defer stream.Process.Kill()
+	time.Sleep(1500 * time.Millisecond) // idle polls keep it ready
+	if c := status(t, base+"/readyz"); c != http.StatusOK {
+		t.Fatalf("/readyz while polling an empty landing directory: %d", c)
+	}
+	e.WriteIDs("a.parquet", 0, 100)
+	fixture.WaitFor(t, 20*time.Second, "the first commit paused", func() bool {
+		_, err := os.Stat(filepath.Join(pause, "paused"))
+		return err == nil
+	})
+	fixture.WaitFor(t, 10*time.Second, "/readyz 503 while the commit hangs", func() bool { return status(t, base+"/readyz") == http.StatusServiceUnavailable })
+	if err := os.WriteFile(filepath.Join(pause, "resume"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixture.WaitFor(t, 20*time.Second, "100 rows counted", func() bool { v, _ := scrape(t, base, `floe_output_rows_total{table="db.t"}`); return v == 100 })
+	if c := status(t, base+"/readyz"); c != http.StatusOK {
+		t.Fatalf("/readyz after the batch finished: %d", c)
+	}
+	e.WriteIDs("b.parquet", 100, 100)
+	fixture.WaitFor(t, 20*time.Second, "200 rows counted", func() bool { v, _ := scrape(t, base, `floe_output_rows_total{table="db.t"}`); return v == 200 })
+	expired := `floe_maintenance_runs_total{result="ok",table="db.t",task="expire-snapshots"}`
+	fixture.WaitFor(t, 20*time.Second, "expire-snapshots runs counted", func() bool { v, _ := scrape(t, base, expired); return v >= 1 })
+	if v, ok := scrape(t, base, `floe_commit_retries_total{table="db.t"}`); !ok || v != 0 {
+		t.Fatalf("floe_commit_retries_total %v (present %v); a lone writer commits at its first attempt", v, ok)
+	}
+	if d := fixture.Exact(e.TableIDs("db.t"), 0, 200); d != "" {
+		t.Fatal(d)
 	}
 }

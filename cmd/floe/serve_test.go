@@ -19,7 +19,7 @@ import (
 // returns it with its URL.
 func (e *env) floeServe(args ...string) (stop func() int, base string) {
 	e.T.Helper()
-	cmd, base := e.startServing(regexp.MustCompile(`uri=(http://[0-9.:]+)`), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd, base := e.startServing(regexp.MustCompile(`uri=(http://[0-9.:]+)`), nil, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	return func() int {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		return exitCode(cmd.Wait())

@@ -243,6 +243,9 @@ type TableCommit struct {
 	DataFiles  int
 	// Existing is set when the table already held the batch.
 	Existing bool
+	// Retries counts the commit's attempts after the first: conflicts
+	// with other writers and transient catalog failures.
+	Retries int
 	// MetadataFile is the table's metadata file after the commit: where to
 	// register the table again should its catalog lose it.
 	MetadataFile string
@@ -301,7 +304,7 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 			abandon(names[i+1:])
 			return out, err
 		}
-		tc := TableCommit{Table: name, SnapshotID: cr.SnapshotID, DataFiles: len(files), Existing: cr.Existing, MetadataFile: cr.Table.MetadataLocation()}
+		tc := TableCommit{Table: name, SnapshotID: cr.SnapshotID, DataFiles: len(files), Existing: cr.Existing, Retries: max(cr.Attempts-1, 0), MetadataFile: cr.Table.MetadataLocation()}
 		for _, f := range files {
 			tc.Rows += f.Rows
 		}

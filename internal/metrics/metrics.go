@@ -1,9 +1,11 @@
 // Package metrics serves a running query's Prometheus metrics and its
 // health endpoints: /metrics, /healthz (the process answers) and /readyz
-// (the newest batch did not fail).
+// (the newest batch did not fail, and the query has finished a batch or a
+// poll of its source lately).
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -23,6 +25,9 @@ type Batch struct {
 	// BacklogFiles is the input files known but not yet ingested; -1 when
 	// the source cannot tell.
 	BacklogFiles int
+	// KafkaLag is each Kafka partition's offsets behind its end, by topic
+	// and partition; nil for other sources.
+	KafkaLag map[string]map[string]int64
 }
 
 // Table is a batch's commit to one table.
@@ -31,6 +36,15 @@ type Table struct {
 	Rows       int64
 	DataFiles  int
 	SnapshotID int64 // 0: nothing committed
+	// Retries counts the commit's attempts after the first.
+	Retries int
+}
+
+// Maintenance is one maintenance task run between batches.
+type Maintenance struct {
+	Table, Task string
+	Duration    time.Duration
+	Failed      bool
 }
 
 // Query holds one query's metrics.
@@ -45,15 +59,25 @@ type Query struct {
 	batchDur prometheus.Histogram
 	commit   prometheus.Histogram
 	backlog  prometheus.Gauge
+	retries  *prometheus.CounterVec
+	lag      *prometheus.GaugeVec
+	maint    *prometheus.CounterVec
+	maintDur *prometheus.HistogramVec
 
 	mu         sync.Mutex
 	lastCommit map[string]time.Time
 	failing    error // the newest batch's failure, nil once a batch succeeds
+	// alive is when the query last finished a batch or a poll of its
+	// source; staleAfter (0: never) is how long /readyz waits for the next.
+	alive      time.Time
+	staleAfter time.Duration
 }
 
 // New registers a query's metrics, with Go's and the process's own.
-func New() *Query {
-	q := &Query{reg: prometheus.NewRegistry(), lastCommit: map[string]time.Time{}}
+// /readyz fails when no batch or poll has finished for staleAfter (0:
+// never for that reason).
+func New(staleAfter time.Duration) *Query {
+	q := &Query{reg: prometheus.NewRegistry(), lastCommit: map[string]time.Time{}, alive: time.Now(), staleAfter: staleAfter}
 	f := promauto.With(q.reg)
 	counter := func(name, help string) prometheus.Counter {
 		return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
@@ -73,6 +97,13 @@ func New() *Query {
 	q.batchDur = seconds("floe_batch_duration_seconds", "Time of a batch from planning to its checkpoint entry (Spark's triggerExecution).")
 	q.commit = seconds("floe_commit_duration_seconds", "Time of a batch's table commits, retries included.")
 	q.backlog = f.NewGauge(prometheus.GaugeOpts{Name: "floe_source_backlog_files", Help: "Input files known and not yet ingested, where the source can tell."})
+	q.retries = perTable("floe_commit_retries_total", "Commit attempts after the first: conflicts with other writers and transient catalog failures.")
+	q.lag = f.NewGaugeVec(prometheus.GaugeOpts{Name: "floe_kafka_lag_offsets",
+		Help: "Offsets of each Kafka partition not yet committed by the query, as of its newest batch (Spark's offsetsBehindLatest)."}, []string{"topic", "partition"})
+	q.maint = f.NewCounterVec(prometheus.CounterOpts{Name: "floe_maintenance_runs_total",
+		Help: "Maintenance task runs between batches, by table, task and result (ok or failed)."}, []string{"table", "task", "result"})
+	q.maintDur = f.NewHistogramVec(prometheus.HistogramOpts{Name: "floe_maintenance_duration_seconds",
+		Help: "Time of each maintenance task run.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}, []string{"task"})
 	q.reg.MustRegister(commitCollector{q}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return q
 }
@@ -88,18 +119,42 @@ func (q *Query) Committed(b Batch) {
 	if b.BacklogFiles >= 0 {
 		q.backlog.Set(float64(b.BacklogFiles))
 	}
+	for topic, parts := range b.KafkaLag {
+		for part, n := range parts {
+			q.lag.WithLabelValues(topic, part).Set(float64(n))
+		}
+	}
 	now := time.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.failing = nil
+	q.failing, q.alive = nil, now
 	for _, t := range b.Tables {
 		q.rowsOut.WithLabelValues(t.Name).Add(float64(t.Rows))
 		q.files.WithLabelValues(t.Name).Add(float64(t.DataFiles))
+		q.retries.WithLabelValues(t.Name).Add(float64(t.Retries))
 		if t.SnapshotID != 0 {
 			q.snaps.WithLabelValues(t.Name).Inc()
 			q.lastCommit[t.Name] = now
 		}
 	}
+}
+
+// Polled records a poll of the source that found nothing new: the query
+// is alive.
+func (q *Query) Polled() {
+	q.mu.Lock()
+	q.alive = time.Now()
+	q.mu.Unlock()
+}
+
+// Maintained records a maintenance task run.
+func (q *Query) Maintained(m Maintenance) {
+	result := "ok"
+	if m.Failed {
+		result = "failed"
+	}
+	q.maint.WithLabelValues(m.Table, m.Task, result).Inc()
+	q.maintDur.WithLabelValues(m.Task).Observe(m.Duration.Seconds())
 }
 
 // Failed records a batch that failed and will be retried: the query is not
@@ -120,11 +175,16 @@ func (q *Query) Handler() http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		q.mu.Lock()
-		err := q.failing
+		err, idle := q.failing, time.Since(q.alive)
 		q.mu.Unlock()
 		if err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("not ready: the newest batch failed and is being retried: " + err.Error() + "\n"))
+			return
+		}
+		if q.staleAfter > 0 && idle > q.staleAfter {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, "not ready: no batch or poll of the source has finished for %v (limit %v); a batch may be stuck\n", idle.Round(time.Second), q.staleAfter)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
