@@ -87,7 +87,12 @@ func (s *Server) namespaceExists(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	exists, err := s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns)
+	return existence(s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns))
+}
+
+// existence answers a HEAD: 204 when the thing exists, else the status a
+// GET would have, without a body.
+func existence(exists bool, err error) response {
 	switch {
 	case err != nil:
 		return response{status: fromError(err).status}

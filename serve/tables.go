@@ -186,14 +186,7 @@ func (s *Server) tableExists(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	exists, err := s.cfg.Catalog.CheckTableExists(r.Context(), ident)
-	switch {
-	case err != nil:
-		return response{status: fromError(err).status}
-	case !exists:
-		return response{status: http.StatusNotFound}
-	}
-	return noContent()
+	return existence(s.cfg.Catalog.CheckTableExists(r.Context(), ident))
 }
 
 func (s *Server) dropTable(r *http.Request) response {

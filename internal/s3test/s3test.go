@@ -29,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // Version is the versitygw release the tests are written against.
@@ -67,7 +69,7 @@ type Server struct {
 	Root string
 
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *fixture.SyncBuffer
 	exited chan struct{}
 	once   sync.Once
 }
@@ -111,7 +113,7 @@ func start(bin, root string) (*Server, error) {
 		SecretKey: "floe-secret-" + randomHex(14),
 		Region:    Region,
 		Root:      root,
-		log:       &syncBuffer{},
+		log:       &fixture.SyncBuffer{},
 		exited:    make(chan struct{}),
 	}
 	s.Endpoint = "http://" + s.Addr
@@ -305,23 +307,4 @@ func lookBinary() string {
 		}
 	}
 	return ""
-}
-
-// syncBuffer collects the server's output; the process writes it from
-// other goroutines while a test may read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
