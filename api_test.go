@@ -29,7 +29,7 @@ var rootAPI = []string{
 	// a source whose partitions a group of workers shares (scale-out)
 	"ClusterSource", "ClusterMember", "ClusterAssignment",
 	// maintenance between batches
-	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer",
+	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer", "MaintenanceRun",
 	// the checkpoint
 	"Checkpoint", "OpenCheckpoint", "CheckpointMetadata", "OffsetEntry", "CommitEntry",
 	"Checkpoint.Close", "Checkpoint.QuarantineDir", "ReadCheckpoint", "CheckpointStatus",
