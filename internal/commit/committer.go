@@ -112,10 +112,10 @@ func (c *Committer) loadError(err error) error {
 	return fmt.Errorf("load table %s: %w", c.Name(), err)
 }
 
-// Head is the snapshot the committer's branch points at, the one its next
+// branchHead is the snapshot the committer's branch points at, the one its next
 // commit builds on: main's current snapshot while the branch does not
 // exist.
-func (c *Committer) Head(tbl *table.Table) *table.Snapshot {
+func (c *Committer) branchHead(tbl *table.Table) *table.Snapshot {
 	if c.Branch != "" && c.Branch != table.MainBranch {
 		if r, ok := Ref(tbl, c.Branch); ok {
 			return tbl.SnapshotByID(r.SnapshotID)
@@ -137,7 +137,7 @@ func (c *Committer) transaction(tbl *table.Table) *table.Transaction {
 // table commit and the commits-log write: a re-run batch that is already in
 // the table is not committed twice.
 func (c *Committer) FindBatch(tbl *table.Table, batchID int64) *table.Snapshot {
-	for s := c.Head(tbl); s != nil; {
+	for s := c.branchHead(tbl); s != nil; {
 		if s.Summary != nil && s.Summary.Properties[SummaryQueryID] == c.QueryID {
 			b, err := strconv.ParseInt(s.Summary.Properties[SummaryBatchID], 10, 64)
 			if err == nil {
@@ -255,7 +255,7 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	case !held && snapshot:
 		// Files, deletes or an overwrite make a snapshot; a record alone
 		// does not.
-		if s := c.Head(out); s != nil {
+		if s := c.branchHead(out); s != nil {
 			res.SnapshotID = s.SnapshotID
 		}
 	}
@@ -393,8 +393,8 @@ func (c *Committer) stage(ctx context.Context, tbl *table.Table, txn *table.Tran
 		if err := txn.Delete(ctx, iceberg.AlwaysTrue{}, props); err != nil {
 			return nil, false, err
 		}
-	} else if req.Overwrite && c.Head(tbl) != nil {
-		existing, err := liveDataFiles(ctx, tbl, c.Head(tbl))
+	} else if req.Overwrite && c.branchHead(tbl) != nil {
+		existing, err := liveDataFiles(ctx, tbl, c.branchHead(tbl))
 		if err != nil {
 			return nil, false, err
 		}

@@ -56,7 +56,7 @@ func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Tabl
 		return Result{}, nil, fmt.Errorf("table %s: %w", c.Name(), err)
 	}
 	if len(done.Files) > 0 {
-		if s := c.Head(out); s != nil {
+		if s := c.branchHead(out); s != nil {
 			res.SnapshotID = s.SnapshotID
 		}
 	}
