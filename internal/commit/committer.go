@@ -317,8 +317,10 @@ func (c *Committer) deleteIfAbsent(ctx context.Context, req Request) {
 // attempt stages the batch's snapshot on tbl and commits it; sent reports
 // that the commit reached the catalog, snapshot that it makes a snapshot.
 func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, files []iceberg.DataFile, props, tableProps iceberg.Properties) (out *table.Table, sent, snapshot bool, err error) {
-	if r, ok := Ref(tbl, c.Branch); ok && r.SnapshotRefType != table.BranchRef {
-		return nil, false, false, Final(fmt.Errorf("%w: sink.branch %s of table %s is a tag, which cannot be written; give a branch", ingest.ErrConfig, c.Branch, c.Name()))
+	if c.Branch != "" {
+		if r, ok := Ref(tbl, c.Branch); ok && r.SnapshotRefType != table.BranchRef {
+			return nil, false, false, Final(fmt.Errorf("%w: sink.branch %s of table %s is a tag, which cannot be written; give a branch", ingest.ErrConfig, c.Branch, c.Name()))
+		}
 	}
 	txn := c.transaction(tbl)
 	if err := txn.SetProperties(tableProps); err != nil {
