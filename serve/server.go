@@ -32,8 +32,9 @@ type Config struct {
 	// own are placed (a staged create must name the location before the
 	// catalog does).
 	Warehouse string
-	// Register adds a table by its metadata file; nil uses the catalog's own
-	// RegisterTable where it has one.
+	// Register adds a table by its metadata file, as floe table register
+	// does (catalogs.RegisterIn, which also registers in catalogs that have
+	// no register operation of their own); nil refuses registrations.
 	Register func(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error)
 	// Auth, when not nil, requires a bearer token on every request but the
 	// token endpoint.

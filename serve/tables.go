@@ -66,10 +66,8 @@ func (s *Server) listTables(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	if exists, err := s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns); err != nil {
-		return fromError(err)
-	} else if !exists {
-		return fail(http.StatusNotFound, "NoSuchNamespaceException", "namespace %s does not exist", strings.Join(ns, "."))
+	if res := s.needNamespace(r.Context(), ns); res != nil {
+		return *res
 	}
 	ids := []identifier{}
 	for id, err := range s.cfg.Catalog.ListTables(r.Context(), ns) {
@@ -134,10 +132,8 @@ func (s *Server) stageCreate(r *http.Request, ident table.Identifier, location s
 	if err != nil {
 		return fromError(err)
 	}
-	if exists, err := s.cfg.Catalog.CheckTableExists(ctx, ident); err != nil {
-		return fromError(err)
-	} else if exists {
-		return fail(http.StatusConflict, "AlreadyExistsException", "table %s already exists", strings.Join(ident, "."))
+	if res := s.needNoTable(ctx, ident); res != nil {
+		return *res
 	}
 	if location == "" {
 		if location, err = s.defaultLocation(ns, ident[len(ident)-1], nsProps); err != nil {
@@ -223,12 +219,33 @@ func (s *Server) renameTable(r *http.Request) response {
 	return noContent()
 }
 
-var errNoLocation = errors.New("the server has no warehouse and the namespace no location; give the table a location")
-
-// registrar is a catalog with Iceberg's register-table operation.
-type registrar interface {
-	RegisterTable(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error)
+// needNamespace is the 404 of a namespace that does not exist, or nil.
+func (s *Server) needNamespace(ctx context.Context, ns table.Identifier) *response {
+	exists, err := s.cfg.Catalog.CheckNamespaceExists(ctx, ns)
+	if err == nil && exists {
+		return nil
+	}
+	res := fail(http.StatusNotFound, "NoSuchNamespaceException", "namespace %s does not exist", strings.Join(ns, "."))
+	if err != nil {
+		res = fromError(err)
+	}
+	return &res
 }
+
+// needNoTable is the 409 of a table name already taken, or nil.
+func (s *Server) needNoTable(ctx context.Context, ident table.Identifier) *response {
+	exists, err := s.cfg.Catalog.CheckTableExists(ctx, ident)
+	if err == nil && !exists {
+		return nil
+	}
+	res := fail(http.StatusConflict, "AlreadyExistsException", "table %s already exists", strings.Join(ident, "."))
+	if err != nil {
+		res = fromError(err)
+	}
+	return &res
+}
+
+var errNoLocation = errors.New("the server has no warehouse and the namespace no location; give the table a location")
 
 func (s *Server) registerTable(r *http.Request) response {
 	ns, res := namespace(r)
@@ -251,26 +268,17 @@ func (s *Server) registerTable(r *http.Request) response {
 	}
 	// floe's register creates a missing namespace; a REST client expects
 	// the 404 that creating a table in one gets.
-	if exists, err := s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns); err != nil {
-		return fromError(err)
-	} else if !exists {
-		return fail(http.StatusNotFound, "NoSuchNamespaceException", "namespace %s does not exist", strings.Join(ns, "."))
+	if res := s.needNamespace(r.Context(), ns); res != nil {
+		return *res
 	}
 	ident := append(ns, req.Name)
-	if exists, err := s.cfg.Catalog.CheckTableExists(r.Context(), ident); err != nil {
-		return fromError(err)
-	} else if exists {
-		return fail(http.StatusConflict, "AlreadyExistsException", "table %s already exists", strings.Join(ident, "."))
+	if res := s.needNoTable(r.Context(), ident); res != nil {
+		return *res
 	}
-	register := s.cfg.Register
-	if register == nil {
-		reg, ok := s.cfg.Catalog.(registrar)
-		if !ok {
-			return badRequest("the %s catalog behind this server cannot register tables", s.cfg.Catalog.CatalogType())
-		}
-		register = reg.RegisterTable
+	if s.cfg.Register == nil {
+		return badRequest("this server registers no tables")
 	}
-	tbl, err := register(r.Context(), ident, req.MetadataLocation)
+	tbl, err := s.cfg.Register(r.Context(), ident, req.MetadataLocation)
 	if err != nil {
 		return fromError(err)
 	}
