@@ -134,6 +134,11 @@ func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, er
 			wait, backoff = backoff, min(2*backoff, 5*time.Minute)
 		} else {
 			backoff, failures = p.cfg.Trigger.Interval, 0
+			if p.opts.OnPoll != nil {
+				// An interval with nothing to commit makes no progress
+				// record, but the worker is alive.
+				p.opts.OnPoll()
+			}
 		}
 		select {
 		case <-time.After(max(wait, idlePoll)):

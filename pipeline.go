@@ -46,7 +46,8 @@ type Options struct {
 	// retries it; the next OnProgress means a batch succeeded again.
 	OnBatchFailed func(batchID int64, err error)
 	// OnPoll is called when a processing-time stream's trigger found no
-	// new input: the query is alive between batches.
+	// new input, and after each interval of a cluster worker: the query is
+	// alive between batches.
 	OnPoll func()
 	// OnMaintenance is called after each maintenance task run between
 	// batches.
