@@ -556,7 +556,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			return fmt.Errorf("batch %d: %w", entry.BatchID, err)
 		}
 	}
-	rec := &commit.Record{Batch: entry.BatchID, Source: p.checkpoint.Metadata.Source, Offset: entry.End, Input: input}
+	rec := &commit.Record{Batch: entry.BatchID, Source: p.checkpoint.Metadata.Source, Offset: entry.End, Input: input, Branch: p.cfg.Sink.Branch}
 	upserts := p.takeUpserts()
 	var deletes commit.Deletes
 	if upserts != nil {

@@ -145,6 +145,12 @@ func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, l
 		// A table written before records, or not yet by this query.
 		return nil, nil, nil, err
 	}
+	if branch := p.cfg.Sink.Branch; branchName(rec.Branch) != branchName(branch) {
+		// The checkpoint holds the batches as done wherever they went:
+		// the new branch would never get them.
+		return nil, nil, nil, fmt.Errorf("%w: query %s of checkpoint %s commits to branch %s of table %s, and sink.branch now names %s; keep sink.branch %s, or give a new checkpoint to write %s from the start",
+			ErrConfig, p.checkpoint.Metadata.ID, p.checkpoint.Dir, branchName(rec.Branch), p.fixed, branchName(branch), branchName(rec.Branch), branchName(branch))
+	}
 	switch {
 	case rec.Batch > lastCommit:
 		if rec.Batch == lastOff && lastOff == lastCommit+1 {
@@ -243,4 +249,12 @@ func batchText(id int64) string {
 		return "before any batch"
 	}
 	return fmt.Sprintf("at batch %d", id)
+}
+
+// branchName names a branch for a message: "" is main.
+func branchName(b string) string {
+	if b == "" {
+		return "main"
+	}
+	return b
 }

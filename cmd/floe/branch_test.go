@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,14 @@ func TestBranchWriteAuditPublish(t *testing.T) {
 	if d := fixture.Exact(e.TableIDs("db.t"), 0, 400); d != "" {
 		t.Fatalf("main after fast-forward: %s", d)
 	}
+	// The checkpoint holds its batches as done on audit: the same query
+	// writing main is refused, as is any other branch.
+	for _, other := range [][]string{nil, {"--branch", "dev"}} {
+		r := e.Run(append(slices.Clone(args[:len(args)-3]), append(other, "--maintenance=false")...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "commits to branch audit") {
+			t.Fatalf("the audit query writing %v: want exit 2 naming branch audit, got %s", other, r)
+		}
+	}
 	// The stream goes on on its branch after the publish.
 	land(3)
 	e.OK(args...)
@@ -102,7 +111,7 @@ func TestBranchOfNewTable(t *testing.T) {
 
 	e.OK("table", "create-tag", "db.t", "v1")
 	e.land(2)
-	r := e.Run(e.StreamArgs("db.t", "--branch", "v1", "--mode", "complete")...)
+	r := e.Run(e.StreamArgs("db.t", "--branch", "v1", "--mode", "complete", "--checkpoint", filepath.Join(e.Dir, "ckpt-tag"), "--allow-new-query")...)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "is a tag") {
 		t.Fatalf("writing to a tag: want exit 2 naming the tag, got %s", r)
 	}

@@ -214,7 +214,7 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 			batch = rec.Batch + 1
 		}
 		return &commit.Request{BatchID: batch, Files: files, Record: &commit.Record{
-			Batch: batch, Source: c.Committer.Source, Offset: offsets,
+			Batch: batch, Source: c.Committer.Source, Offset: offsets, Branch: c.Committer.Branch,
 			Input: map[string]string{inputEpoch: strconv.Itoa(int(gen)), inputControl: strconv.FormatInt(resolved, 10)},
 		}}, nil
 	})

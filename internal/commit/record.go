@@ -28,6 +28,8 @@ type Record struct {
 	Source string            `json:"source"`
 	Offset json.RawMessage   `json:"offset"`
 	Input  map[string]string `json:"input,omitempty"`
+	// Branch is the branch the query commits to; "" is main.
+	Branch string `json:"branch,omitempty"`
 }
 
 // RecordKey is the table property holding query's newest record.
