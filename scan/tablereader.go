@@ -258,6 +258,13 @@ const footerReads = 8
 // footerReads at a time.
 func (r *tableReader) sortTasks(ctx context.Context, tasks []table.FileScanTask) ([]taskRead, error) {
 	out := make([]taskRead, len(tasks))
+	if len(tasks) == 1 {
+		// Nothing to overlap: a goroutine would only add its start and
+		// the wake-up of the one waiting for it.
+		var err error
+		out[0], err = r.sortTask(ctx, tasks[0])
+		return out, err
+	}
 	errs := make([]error, len(tasks))
 	sem := make(chan struct{}, footerReads)
 	var wg sync.WaitGroup
