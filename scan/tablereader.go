@@ -255,22 +255,21 @@ type taskRead struct {
 const footerReads = 8
 
 // sortTasks decides how each task is read, reading the footers that takes
-// footerReads at a time.
+// footerReads at a time. The caller sorts the last task itself rather
+// than start a goroutine and wait for it: for a plan of one file that
+// start and wake-up were all the overlap bought.
 func (r *tableReader) sortTasks(ctx context.Context, tasks []table.FileScanTask) ([]taskRead, error) {
 	out := make([]taskRead, len(tasks))
-	if len(tasks) == 1 {
-		// Nothing to overlap: a goroutine would only add its start and
-		// the wake-up of the one waiting for it.
-		var err error
-		out[0], err = r.sortTask(ctx, tasks[0])
-		return out, err
-	}
 	errs := make([]error, len(tasks))
 	sem := make(chan struct{}, footerReads)
 	var wg sync.WaitGroup
 	for i, task := range tasks {
-		wg.Add(1)
 		sem <- struct{}{}
+		if i == len(tasks)-1 {
+			out[i], errs[i] = r.sortTask(ctx, task)
+			break
+		}
+		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			out[i], errs[i] = r.sortTask(ctx, task)

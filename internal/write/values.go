@@ -209,7 +209,11 @@ func (b *batch) writeFileValues(d *dest, worker int, f ingest.ParquetFile) (int6
 	if p, ok := preloads.Get().(*[]byte); ok {
 		rd.buf = (*p)[:0]
 	}
-	defer func() { preloads.Put(&rd.buf) }()
+	defer func() {
+		if cap(rd.buf) > 0 {
+			preloads.Put(&rd.buf)
+		}
+	}()
 	pf, err := pq.OpenFile(rd, f.Size(), pq.SkipPageIndex(true), pq.SkipBloomFilters(true))
 	if err != nil {
 		return 0, &badInput{fmt.Errorf("not a readable Parquet file: %v", err)}
