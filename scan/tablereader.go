@@ -62,6 +62,19 @@ type tableReader struct {
 	// floeFiles reports whether floe wrote every data file of the snapshot
 	// read (floeWrote), computed once when first asked.
 	floeFiles func() bool
+	// pushed is the filter pushed to iceberg-go, nil when there is none.
+	pushed iceberg.BooleanExpression
+	// holdsSelected is set when the plan proved every data file holds a
+	// selected column (planByPartition).
+	holdsSelected bool
+	// directIDs are the field ids of the columns a direct read selects,
+	// nil when reads cannot be direct (directColumns).
+	directIDs []int
+	// ahead holds the files read while the plan went on, by path
+	// (readAhead).
+	aheadMu      sync.Mutex
+	ahead        map[string]*aheadRead
+	aheadStarted int
 }
 
 func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound) (*tableReader, error) {
@@ -80,12 +93,14 @@ func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64
 		r.selected = o.readColumns(bound.Unpushed(), sc)
 		if !bound.Pushed.Equals(iceberg.AlwaysTrue{}) {
 			r.prunedOn = prunedOn(bound.Filter, sc)
+			r.pushed = bound.Pushed
 		}
 	}
 	if r.proj, r.schema, err = readSchema(rt, r.scan); err != nil {
 		return nil, err
 	}
 	r.fixedProj, r.fixedSchema = r.proj, r.schema
+	r.directIDs = directColumns(r.proj, r.schema)
 	if r.fixedScan != r.scan {
 		if r.fixedProj, r.fixedSchema, err = readSchema(rt, r.fixedScan); err != nil {
 			return nil, err
@@ -154,11 +169,15 @@ func planReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bo
 	return r, tasks, bound, err
 }
 
-// plan lists the tasks of a scan of the snapshot: iceberg-go's plan with
-// the pushed filter, plus every file it pruned whose manifest metrics on
-// the filter's columns contradict themselves, which the read then checks
-// row by row.
+// plan lists the tasks of a scan of the snapshot: the plan of its
+// partitions when they decide the filter (planByPartition), otherwise
+// iceberg-go's plan with the pushed filter, plus every file it pruned
+// whose manifest metrics on the filter's columns contradict themselves,
+// which the read then checks row by row.
 func (r *tableReader) plan(ctx context.Context, snap int64) ([]table.FileScanTask, error) {
+	if tasks, ok, err := r.planByPartition(ctx); ok || err != nil {
+		return tasks, err
+	}
 	tasks, err := r.scan.PlanFiles(ctx)
 	if err != nil || len(r.prunedOn) == 0 {
 		return tasks, err
@@ -299,7 +318,7 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 	if len(tr.fixes) > 0 || tr.plainUUID {
 		tr.unpushed = true
 	}
-	if len(r.selected) > 0 && !holdsAny(task.File, r.proj) {
+	if len(r.selected) > 0 && !r.holdsSelected && !holdsAny(task.File, r.proj) {
 		md, err := footer()
 		if err != nil {
 			return tr, err
@@ -312,7 +331,10 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 			tr.anchor = anchorFor(r.fixedProj, r.sc, ids)
 		}
 	}
-	if !tr.unpushed && len(r.prunedOn) > 0 && mayHoldNulls(task.File, r.prunedOn) {
+	// A task whose residual is true is read unfiltered: no row group is
+	// pruned.
+	residualTrue := task.Residual != nil && task.Residual.Equals(iceberg.AlwaysTrue{})
+	if !tr.unpushed && len(r.prunedOn) > 0 && !residualTrue && mayHoldNulls(task.File, r.prunedOn) {
 		md, err := footer()
 		if err != nil {
 			return tr, err
@@ -419,14 +441,23 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			return yield(rec, nil) && (stopAfter <= 0 || n < stopAfter)
 		}
 		for _, part := range []struct {
-			sc    *table.Scan
+			read  func() (iter.Seq2[arrow.RecordBatch, error], error)
 			tasks []table.FileScanTask
 			check *filter.Matcher
-		}{{r.scan, plain, nil}, {r.fixedScan, unpushed, r.whole}} {
+		}{{
+			func() (iter.Seq2[arrow.RecordBatch, error], error) {
+				return r.readPlain(ctx, plain, compute.GetAllocator(ctx)), nil
+			}, plain, nil,
+		}, {
+			func() (iter.Seq2[arrow.RecordBatch, error], error) {
+				_, recs, err := r.fixedScan.ReadTasks(ctx, unpushed)
+				return recs, err
+			}, unpushed, r.whole,
+		}} {
 			if len(part.tasks) == 0 {
 				continue
 			}
-			_, recs, err := part.sc.ReadTasks(ctx, part.tasks)
+			recs, err := part.read()
 			if err != nil {
 				yield(nil, err)
 				return
