@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/fixture"
@@ -213,13 +214,11 @@ func scanIDs(t *testing.T, tbl *table.Table, o Options) []int64 {
 	return ids
 }
 
-// A manifest whose partition bounds exclude the filter is not read; one
-// that may hold a match is.
-func TestPlanByPartitionSkipsManifests(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// partManifests makes partTable and lists its manifests.
+func partManifests(t *testing.T) (*table.Table, icebergio.IO, []iceberg.ManifestFile) {
+	t.Helper()
 	tbl := partTable(t)
-	fs, err := tbl.FS(ctx)
+	fs, err := tbl.FS(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +226,15 @@ func TestPlanByPartitionSkipsManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tbl, fs, manifests
+}
+
+// A manifest whose partition bounds exclude the filter is not read; one
+// that may hold a match is.
+func TestPlanByPartitionSkipsManifests(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl, _, manifests := partManifests(t)
 	if len(manifests) != 3 {
 		t.Fatalf("%d manifests, want one per append", len(manifests))
 	}
@@ -310,16 +318,7 @@ func TestSplitTask(t *testing.T) {
 // rows all match.
 func TestPartitionDeciderNulls(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	tbl := partTable(t)
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifests, err := tbl.CurrentSnapshot().Manifests(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, fs, manifests := partManifests(t)
 	for _, c := range []struct {
 		expr iceberg.BooleanExpression
 		want func(cat any) bool

@@ -11,12 +11,13 @@ import (
 
 // A plan decodes manifests on one core for milliseconds; the first files
 // it finds are read on the others meanwhile. Only small files a direct
-// read takes, a few of them, into Go's heap: what a scan never reads is
-// then garbage, with no file left open and no buffer owed to the scan's
-// allocator. (The scan benchmark's selective query finds its one file
-// 56 entries into a manifest of 100.)
+// read takes, a few of them (a few decoded files stay within tens of MB),
+// into Go's heap: what a scan never reads is then garbage, with no file
+// left open and no buffer owed to the scan's allocator. (The scan
+// benchmark's selective query finds its one file 56 entries into a
+// manifest of 100.)
 const (
-	readAheadBytes = 8 << 20
+	readAheadBytes = 4 << 20
 	readAheadMax   = 4
 )
 
