@@ -55,7 +55,7 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 		return plan, nil
 	}
 	// The files a scan reads: pruning as the read prunes.
-	r, planned, bound, err := planReader(ctx, tbl, o, snap, bound)
+	r, planned, bound, err := planReader(ctx, tbl, o, snap, bound, false)
 	if err != nil {
 		if r == nil {
 			return plan, err

@@ -107,8 +107,11 @@ func (r *tableReader) planByPartition(ctx context.Context) (tasks []table.FileSc
 				if seq := e.SequenceNum(); seq >= 0 {
 					task.DataSequenceNumber = &seq
 				}
-				per[i] = append(per[i], splitTask(task, target)...)
-				r.readAhead(ctx, task)
+				split := splitTask(task, target)
+				per[i] = append(per[i], split...)
+				if len(split) == 1 {
+					r.readAhead(ctx, task)
+				}
 			}
 			return nil
 		})

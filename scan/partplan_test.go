@@ -187,6 +187,18 @@ func TestPlanByPartition(t *testing.T) {
 			if got := scanIDs(t, tbl, o); !slices.Equal(got, want) {
 				t.Errorf("ids %v\nwant %v", got, want)
 			}
+			// A scan stopped by its limit yields matching rows only, the
+			// files read ahead of it left unread.
+			o.Limit = 3
+			got := scanIDs(t, tbl, o)
+			if len(got) != min(3, len(want)) {
+				t.Errorf("limit 3: %d rows", len(got))
+			}
+			for _, id := range got {
+				if !slices.Contains(want, id) {
+					t.Errorf("limit 3: id %d does not match", id)
+				}
+			}
 		})
 	}
 }

@@ -71,7 +71,7 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 	if err != nil {
 		return nil, nil, err
 	}
-	r, tasks, _, err := planReader(ctx, tbl, o, snap, bound)
+	r, tasks, _, err := planReader(ctx, tbl, o, snap, bound, true)
 	if err != nil {
 		if r == nil {
 			return nil, nil, err

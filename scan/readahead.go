@@ -30,10 +30,11 @@ type aheadRead struct {
 	err     error
 }
 
-// readAhead starts reading task's file when the read would be direct, the
-// file is small, and fewer than readAheadMax (nor GOMAXPROCS) are.
+// readAhead starts reading task's file when the plan is read next, the
+// read would be direct, the file is small, and fewer than readAheadMax
+// (nor GOMAXPROCS) are.
 func (r *tableReader) readAhead(ctx context.Context, task table.FileScanTask) {
-	if !r.direct(task) || task.File.FileSizeBytes() > readAheadBytes {
+	if !r.readsAhead || !r.direct(task) || task.File.FileSizeBytes() > readAheadBytes {
 		return
 	}
 	path := task.File.FilePath()

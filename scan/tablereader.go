@@ -71,7 +71,8 @@ type tableReader struct {
 	// nil when reads cannot be direct (directColumns).
 	directIDs []int
 	// ahead holds the files read while the plan went on, by path
-	// (readAhead).
+	// (readAhead), when readsAhead allows it.
+	readsAhead   bool
 	aheadMu      sync.Mutex
 	ahead        map[string]*aheadRead
 	aheadStarted int
@@ -152,18 +153,22 @@ func readSchema(rt *readTable, sc *table.Scan) (*iceberg.Schema, *arrow.Schema, 
 // float to double) while a manifest still holds the narrower bounds
 // ("invalid binary serialization"): the plan is then made without pushing
 // the filter, which is checked on every row instead. The bound returned is
-// the one planned with.
-func planReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound) (*tableReader, []table.FileScanTask, *filter.Bound, error) {
+// the one planned with. read tells that the tasks are read next, so that
+// the plan may read the first of them ahead (readAhead); a plan only
+// explained reads nothing.
+func planReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound, read bool) (*tableReader, []table.FileScanTask, *filter.Bound, error) {
 	r, err := newTableReader(ctx, tbl, o, snap, bound)
 	if err != nil {
 		return nil, nil, bound, err
 	}
+	r.readsAhead = read
 	tasks, err := r.plan(ctx, snap)
 	if err != nil && bound != nil && errors.Is(err, iceberg.ErrInvalidBinSerialization) && !bound.Pushed.Equals(iceberg.AlwaysTrue{}) {
 		bound = bound.Unpushed()
 		if r, err = newTableReader(ctx, tbl, o, snap, bound); err != nil {
 			return nil, nil, bound, err
 		}
+		r.readsAhead = read
 		tasks, err = r.plan(ctx, snap)
 	}
 	return r, tasks, bound, err
