@@ -60,7 +60,7 @@ func (r *tableReader) direct(task table.FileScanTask) bool {
 		task.File.FileFormat() == iceberg.ParquetFile &&
 		task.Start == 0 && task.Length == task.File.FileSizeBytes() &&
 		len(task.DeleteFiles) == 0 && len(task.EqualityDeleteFiles) == 0 && len(task.DeletionVectorFiles) == 0 &&
-		(r.pushed == nil || (task.Residual != nil && task.Residual.Equals(iceberg.AlwaysTrue{})))
+		(r.pushed == nil || residualTrue(task))
 }
 
 // openDirect opens task's file for a direct read; ok is false, with the
@@ -124,12 +124,13 @@ func (r *tableReader) directLeaves(fr *pqarrow.FileReader) (leaves []int, ok boo
 }
 
 // readPlain yields the records of tasks in order, each read directly when
-// it can be and by iceberg-go otherwise, reading up to GOMAXPROCS files
-// ahead of the one yielded.
+// it can be and by iceberg-go otherwise: the tasks before the last are
+// read in goroutines, up to GOMAXPROCS files ahead of the one yielded, and
+// the caller reads the last itself, as sortTasks sorts it (for a plan of
+// one file a goroutine only added its start and a wake-up).
 func (r *tableReader) readPlain(ctx context.Context, tasks []table.FileScanTask, alloc memory.Allocator) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
-		if len(tasks) == 1 {
-			r.readOne(ctx, tasks[0], alloc)(yield)
+		if len(tasks) == 0 {
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
@@ -138,13 +139,14 @@ func (r *tableReader) readPlain(ctx context.Context, tasks []table.FileScanTask,
 			rec arrow.RecordBatch
 			err error
 		}
-		outs := make([]chan result, len(tasks))
+		before := tasks[:len(tasks)-1]
+		outs := make([]chan result, len(before))
 		for i := range outs {
 			outs[i] = make(chan result, 2)
 		}
 		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 		go func() {
-			for i, task := range tasks {
+			for i, task := range before {
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
@@ -182,6 +184,9 @@ func (r *tableReader) readPlain(ctx context.Context, tasks []table.FileScanTask,
 					cancel()
 				}
 			}
+		}
+		if !stopped {
+			r.readOne(ctx, tasks[len(tasks)-1], alloc)(yield)
 		}
 	}
 }

@@ -338,8 +338,7 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 	}
 	// A task whose residual is true is read unfiltered: no row group is
 	// pruned.
-	residualTrue := task.Residual != nil && task.Residual.Equals(iceberg.AlwaysTrue{})
-	if !tr.unpushed && len(r.prunedOn) > 0 && !residualTrue && mayHoldNulls(task.File, r.prunedOn) {
+	if !tr.unpushed && len(r.prunedOn) > 0 && !residualTrue(task) && mayHoldNulls(task.File, r.prunedOn) {
 		md, err := footer()
 		if err != nil {
 			return tr, err
@@ -543,6 +542,13 @@ func (r *tableReader) check(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 		return rec, nil
 	}
 	return selectFields(rec, r.schema)
+}
+
+// residualTrue reports whether the plan found every row of task to match
+// the filter: iceberg-go then neither filters its rows nor prunes its row
+// groups.
+func residualTrue(task table.FileScanTask) bool {
+	return task.Residual != nil && task.Residual.Equals(iceberg.AlwaysTrue{})
 }
 
 // unfiltered is task without the residual filter iceberg-go's plan put on
