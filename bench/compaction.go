@@ -354,7 +354,7 @@ func ParquetGoCompact(ctx context.Context, fx *CompactionFixture, out string) (C
 					_ = f.Close()
 					return err
 				}
-				pw = pq.NewGenericWriter[any](w, rawSchema(pf.Root()), pq.Compression(codec),
+				pw = pq.NewGenericWriter[any](w, rawSchema(pf.Root(), codec), pq.Compression(codec),
 					pq.CreatedBy("floe-bench", "", ""), pq.PageBufferSize(1<<20),
 					pq.MaxRowsPerRowGroup(2*compactionGroupRows), pq.DataPageStatistics(false))
 			}
@@ -446,16 +446,20 @@ func copyColumn(w *pq.ColumnWriter, chunk pq.ColumnChunk, buf []pq.Value) ([]pq.
 }
 
 // rawSchema is the input file's schema in its column order, with its
-// field ids and dictionaries, and no per-column codec, so that the
-// writer's applies.
-func rawSchema(root *pq.Column) *pq.Schema {
+// field ids and dictionaries, encoded and compressed column by column as
+// floe's parquet-go encoder does: plain byte arrays where no dictionary,
+// a zstd codec per column.
+func rawSchema(root *pq.Column, codec *pqgo.ZstdCodec) *pq.Schema {
 	cols := root.Columns()
 	fields := make(pqgo.Group, len(cols))
 	for i, c := range cols {
 		node := pq.Leaf(c.Type())
 		if e := c.Encoding(); e != nil && (e.Encoding() == format.RLEDictionary || e.Encoding() == format.PlainDictionary) {
 			node = pq.Encoded(node, &pq.RLEDictionary)
+		} else if c.Type().Kind() == pq.ByteArray {
+			node = pq.Encoded(node, &pq.Plain)
 		}
+		node = pq.Compressed(node, codec.Column())
 		if c.Optional() {
 			node = pq.Optional(node)
 		} else {

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -91,6 +92,13 @@ func writeTable(t *testing.T, schema *arrow.Schema, props map[string]string, par
 func codecs(t *testing.T, tbl *table.Table, files []ingest.DataFile) map[compress.Compression]bool {
 	t.Helper()
 	seen := map[compress.Compression]bool{}
+	eachChunk(t, tbl, files, func(cc *metadata.ColumnChunkMetaData) { seen[cc.Compression()] = true })
+	return seen
+}
+
+// eachChunk calls do with every column chunk of the files.
+func eachChunk(t *testing.T, tbl *table.Table, files []ingest.DataFile, do func(*metadata.ColumnChunkMetaData)) {
+	t.Helper()
 	var paths []string
 	for _, f := range files {
 		paths = append(paths, f.Path)
@@ -103,11 +111,10 @@ func codecs(t *testing.T, tbl *table.Table, files []ingest.DataFile) map[compres
 				if err != nil {
 					t.Fatal(err)
 				}
-				seen[cc.Compression()] = true
+				do(cc)
 			}
 		}
 	})
-	return seen
 }
 
 // tableJSON is the table's rows read back by iceberg-go, as JSON.

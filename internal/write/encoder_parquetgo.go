@@ -140,8 +140,14 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
 		if f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY {
+			// Plain, not parquet-go's default DELTA_LENGTH_BYTE_ARRAY:
+			// Iceberg's vectorized reader (Spark's default) refuses that
+			// encoding up to Iceberg 1.10, though it costs more CPU
+			// (docs/benchmarks.md).
 			if first.repetitive(i) {
 				node = pq.Encoded(node, &pq.RLEDictionary)
+			} else {
+				node = pq.Encoded(node, &pq.Plain)
 			}
 			if first.longest(i) > maxBoundBytes {
 				wopts = append(wopts, pq.SkipPageBounds(f.Name))
@@ -154,6 +160,9 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 			def = 1
 		}
 		e.defLevel = append(e.defLevel, def)
+		if z, ok := opts.pqgoCodec.(*pqgo.ZstdCodec); ok {
+			node = pq.Compressed(node, z.Column())
+		}
 		if node, err = pqgoColumn(f, node); err != nil {
 			return nil, err
 		}

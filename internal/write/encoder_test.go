@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/floe-io/floe/internal/commit"
@@ -156,5 +158,46 @@ func TestEncodersAgree(t *testing.T) {
 	}
 	if got[0] != got[1] || len(got[0]) < 1000 {
 		t.Fatalf("rows read back differ between encoders (%d vs %d bytes of JSON)", len(got[0]), len(got[1]))
+	}
+}
+
+// Data files use only the encodings every Iceberg reader decodes: plain,
+// dictionary, and RLE for levels and booleans. Iceberg's vectorized Parquet
+// reader (Spark's default) refuses a column of any other encoding, such as
+// parquet-go's default for strings, DELTA_LENGTH_BYTE_ARRAY, up to Iceberg
+// 1.10. "s" is all distinct (plain), "cat" repeats (dictionary).
+func TestDataFilesUseCommonEncodings(t *testing.T) {
+	t.Parallel()
+	rec := allFlatTypes(5000)
+	defer rec.Release()
+	records := []ingest.Part{fixture.Part{PartName: "r", Records: []arrow.RecordBatch{rec}}}
+	values := asParts(chunkInputs(t, rec, 2500), func(p fixture.ParquetFilePart) valuesOnly { return valuesOnly{p} })
+	common := map[parquet.Encoding]bool{parquet.Encodings.Plain: true, parquet.Encodings.RLEDict: true,
+		parquet.Encodings.PlainDict: true, parquet.Encodings.RLE: true}
+	for name, c := range map[string]struct {
+		props map[string]string
+		parts []ingest.Part
+	}{
+		"parquet-go":        {nil, records},
+		"arrow-go":          {map[string]string{write.ParquetEncoderKey: "arrow"}, records},
+		"parquet by values": {map[string]string{write.CopyChunksKey: "false"}, values},
+	} {
+		tbl, files := writeTable(t, rec.Schema(), c.props, c.parts)
+		used := map[string]map[parquet.Encoding]bool{}
+		eachChunk(t, tbl, files, func(cc *metadata.ColumnChunkMetaData) {
+			col := cc.PathInSchema().String()
+			if used[col] == nil {
+				used[col] = map[parquet.Encoding]bool{}
+			}
+			for _, e := range cc.Encodings() {
+				used[col][e] = true
+				if !common[e] {
+					t.Errorf("%s: column %s is encoded %s", name, col, e)
+				}
+			}
+		})
+		if !used["s"][parquet.Encodings.Plain] || !used["cat"][parquet.Encodings.RLEDict] {
+			t.Errorf("%s: s encoded %v, cat %v; want plain and dictionary", name, used["s"], used["cat"])
+		}
 	}
 }
