@@ -36,6 +36,7 @@ import (
 // data file's statistics are the input's column statistics, which is what
 // decoding would compute, so inputs whose statistics are incomplete, not
 // in the type's order or too long to keep take the encoders' path. So do
+// inputs in encodings not every reader decodes (commonEncodings), and
 // tables with bloom filters, keep/drop/only and routing, and, into a
 // partitioned table, inputs whose row groups' statistics do not prove one
 // partition each (chunkcopy_partition.go). The pages keep their codec and
@@ -305,6 +306,11 @@ func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f
 	if chunkCodecs[cc.MetaData.Codec] == nil {
 		return false // LZ4 with Hadoop's framing, which readers disagree on, or LZO
 	}
+	for _, e := range cc.MetaData.Encoding {
+		if !commonEncodings[e] {
+			return false // delta or byte-stream-split pages, which not every reader decodes
+		}
+	}
 	// arrow-go tells whether the null count was written at all; the
 	// footer as decoded here reads a missing one as 0.
 	acc, err := arg.ColumnChunk(i)
@@ -333,6 +339,16 @@ func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f
 		return false // older writers let a NaN into the bounds, which would prune wrongly
 	}
 	return cc.MetaData.NumValues == rg.NumRows
+}
+
+// commonEncodings are the encodings every Iceberg reader decodes, those
+// floe's encoders write. Iceberg's vectorized reader, Spark's default,
+// refuses a column of any other up to Iceberg 1.10: such an input is
+// decoded and encoded again rather than copied. BIT_PACKED is what older
+// writers name the levels of a column that has none.
+var commonEncodings = map[format.Encoding]bool{
+	format.Plain: true, format.PlainDictionary: true, format.RLEDictionary: true,
+	format.RLE: true, format.BitPacked: true,
 }
 
 // nanBound reports whether a float or double bound is NaN.

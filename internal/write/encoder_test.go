@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/floe-io/floe/internal/commit"
@@ -172,6 +175,7 @@ func TestDataFilesUseCommonEncodings(t *testing.T) {
 	defer rec.Release()
 	records := []ingest.Part{fixture.Part{PartName: "r", Records: []arrow.RecordBatch{rec}}}
 	values := asParts(chunkInputs(t, rec, 2500), func(p fixture.ParquetFilePart) valuesOnly { return valuesOnly{p} })
+	delta := []ingest.Part{valuesOnly{deltaInput(t, rec)}}
 	common := map[parquet.Encoding]bool{parquet.Encodings.Plain: true, parquet.Encodings.RLEDict: true,
 		parquet.Encodings.PlainDict: true, parquet.Encodings.RLE: true}
 	for name, c := range map[string]struct {
@@ -181,6 +185,9 @@ func TestDataFilesUseCommonEncodings(t *testing.T) {
 		"parquet-go":        {nil, records},
 		"arrow-go":          {map[string]string{write.ParquetEncoderKey: "arrow"}, records},
 		"parquet by values": {map[string]string{write.CopyChunksKey: "false"}, values},
+		"parquet copied":    {nil, values},
+		// Copying would keep the input's delta encodings.
+		"delta-encoded parquet": {nil, delta},
 	} {
 		tbl, files := writeTable(t, rec.Schema(), c.props, c.parts)
 		used := map[string]map[parquet.Encoding]bool{}
@@ -200,4 +207,31 @@ func TestDataFilesUseCommonEncodings(t *testing.T) {
 			t.Errorf("%s: s encoded %v, cat %v; want plain and dictionary", name, used["s"], used["cat"])
 		}
 	}
+}
+
+// deltaInput writes rec as a Parquet file whose int64, string and binary
+// columns are delta-encoded, as Spark's and DuckDB's v2 writers do.
+func deltaInput(t *testing.T, rec arrow.RecordBatch) fixture.ParquetFilePart {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "delta.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithStats(true),
+		parquet.WithDataPageVersion(parquet.DataPageV2),
+		parquet.WithEncodingFor("l", parquet.Encodings.DeltaBinaryPacked),
+		parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray),
+		parquet.WithEncodingFor("bin", parquet.Encodings.DeltaByteArray))
+	w, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return fixture.ParquetFilePart{Path: path}
 }
