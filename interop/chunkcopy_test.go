@@ -53,7 +53,7 @@ func TestChunkCopyReadsAlike(t *testing.T) {
 	if copied.Rows != 2100 || copied.Checksum != encoded.Checksum {
 		t.Fatalf("copied: %d rows, checksum %s; encoded: %d rows, checksum %s; want 2100 rows alike", copied.Rows, copied.Checksum, encoded.Rows, encoded.Checksum)
 	}
-	// floe's own files (parquet-go: data pages v2, delta encodings)
+	// floe's own files (parquet-go: data pages v2)
 	// copied as the inputs of another table read alike too.
 	again := filepath.Join(e.Dir, "again")
 	if err := os.MkdirAll(again, 0o755); err != nil {

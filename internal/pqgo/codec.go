@@ -6,6 +6,7 @@ package pqgo
 import (
 	"runtime"
 
+	"github.com/klauspost/compress/huff0"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
@@ -21,6 +22,9 @@ type ZstdCodec struct {
 	// same bytes out for it; see Column.
 	lean *zstd.Encoder
 	dec  *zstd.Decoder
+	// fastest is zstd's fastest level (1 and 2), which trades size for
+	// speed: there, and only there, pages may be coded as literals alone.
+	fastest bool
 }
 
 // NewZstd makes a codec compressing at the given zstd level.
@@ -45,7 +49,8 @@ func NewZstd(level int) (*ZstdCodec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ZstdCodec{enc: enc, lean: lean, dec: dec}, nil
+	fastest := zstd.EncoderLevelFromZstd(level) == zstd.SpeedFastest
+	return &ZstdCodec{enc: enc, lean: lean, dec: dec, fastest: fastest}, nil
 }
 
 func (*ZstdCodec) String() string                            { return "ZSTD" }
@@ -62,34 +67,87 @@ func (c *ZstdCodec) Decode(dst, src []byte) ([]byte, error) { return c.dec.Decod
 // come one after another from one goroutine.
 func (c *ZstdCodec) Column() compress.Codec { return &zstdColumn{ZstdCodec: c} }
 
-// zstdColumn compresses a column's pages with the lean encoder after a
-// page that entropy coding did not shrink by 2%: a column of random
-// doubles or hashes stays as incompressible page after page, and trying
-// cost as much CPU as compressing a page of text. After the k-th such page
-// in a row the next 2^k-1 pages (at most 31) are compressed lean, then the
-// full encoder tries again, so that a column that turns compressible loses
-// little.
+// zstdColumn compresses a column's pages with zstd, and with a cheaper
+// coding of the same format for the pages after one that proved the full
+// encoder's work wasted:
+//   - lean, after a page that entropy coding did not shrink by 2%: a
+//     column of random doubles or hashes stays incompressible page after
+//     page, and trying cost as much CPU as compressing a page of text;
+//   - literals alone (appendLiterals), after a page coded so within 1/16
+//     of the full encoder's size, at the fastest level only: plain-encoded
+//     random strings, whose matches (the 4-byte lengths) save a few
+//     percent and cost the match finder most of its time.
+//
+// After the k-th page in a row that a cheap coding suits, the next 2^k-1
+// pages (at most 31) are coded so, then the full encoder tries again, so
+// that a column whose values change loses little. After literals alone
+// lost on k pages in a row they are tried again 2^k-1 pages later, so that
+// a column they do not suit pays for them rarely.
 type zstdColumn struct {
 	*ZstdCodec
-	misses int // pages in a row the full encoder did not shrink
-	lean   int // pages left to compress lean
+	cheap coding // of the pages left
+	left  int    // pages left to code cheaply
+	wins  int    // pages in a row cheap suited
+	// literalLosses is the pages in a row literals alone lost on, and
+	// untilLiterals the pages before they are tried again.
+	literalLosses, untilLiterals int
+	huff                         huff0.Scratch
+	literals                     []byte // a page's literals, kept between pages
 }
 
-// leanAfter caps the pages compressed lean before the full encoder tries
-// again: 2^5-1.
-const leanAfter = 5
+// coding is a cheaper coding than the full encoder's.
+type coding int
+
+const (
+	codingLean coding = iota
+	codingLiterals
+)
+
+// maxWins caps the pages coded cheaply before the full encoder tries
+// again, and the pages before literals alone are tried again after they
+// lost: 2^5-1.
+const maxWins = 5
 
 func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
-	if c.lean > 0 {
-		c.lean--
-		return c.ZstdCodec.lean.EncodeAll(src, dst[:0]), nil
+	if c.left > 0 {
+		c.left--
+		if c.cheap == codingLean {
+			return c.lean.EncodeAll(src, dst[:0]), nil
+		}
+		return appendLiterals(dst[:0], src, &c.huff)
 	}
 	out := c.enc.EncodeAll(src, dst[:0])
 	if len(out) > len(src)-len(src)/50 {
-		c.misses = min(c.misses+1, leanAfter)
-		c.lean = 1<<c.misses - 1
-	} else {
-		c.misses = 0
+		c.suits(codingLean)
+		return out, nil
 	}
+	if !c.fastest || c.untilLiterals > 0 {
+		c.untilLiterals = max(c.untilLiterals-1, 0)
+		c.wins = 0
+		return out, nil
+	}
+	lits, err := appendLiterals(c.literals[:0], src, &c.huff)
+	if err != nil {
+		return nil, err
+	}
+	c.literals = lits
+	if len(lits) <= len(out)+len(out)/16 {
+		c.literalLosses = 0
+		c.suits(codingLiterals)
+		return append(out[:0], lits...), nil
+	}
+	c.literalLosses = min(c.literalLosses+1, maxWins)
+	c.untilLiterals = 1<<c.literalLosses - 1
+	c.wins = 0
 	return out, nil
+}
+
+// suits starts a run of pages coded cheaply: one page longer per win in a
+// row, up to 2^maxWins-1.
+func (c *zstdColumn) suits(cheap coding) {
+	if cheap != c.cheap {
+		c.wins = 0
+	}
+	c.wins = min(c.wins+1, maxWins)
+	c.cheap, c.left = cheap, 1<<c.wins-1
 }

@@ -2,70 +2,167 @@ package pqgo
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/huff0"
 )
 
-// A column's pages are compressed lean for 2^k-1 pages after its k-th
-// incompressible page in a row, then fully again: a column that turns
-// compressible is compressed fully at the latest 31 pages later, and every
-// page decodes to its bytes.
-func TestZstdColumnBacksOff(t *testing.T) {
+// pages of three kinds: random bytes (nothing compresses them), random
+// alphanumerics (only entropy coding does) and words (matches do most).
+func testPages(size int) (random, alnum, words []byte) {
+	r := rand.New(rand.NewSource(1))
+	random = make([]byte, size)
+	r.Read(random)
+	const digits = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	alnum = make([]byte, size)
+	for i := range alnum {
+		alnum[i] = digits[r.Intn(len(digits))]
+	}
+	vocabulary := strings.Fields("status active pending closed region eu us ap id user order amount")
+	for len(words) < size {
+		words = append(words, vocabulary[r.Intn(len(vocabulary))]...)
+		words = append(words, ' ')
+	}
+	return random, alnum, words[:size]
+}
+
+// A column's pages are coded by the full encoder until one shows a cheaper
+// coding suits: lean after an incompressible page, literals alone after
+// one they code within 1/16 of its size; 2^k-1 pages after the k-th such
+// page in a row,
+// the full encoder tries again. Literals alone, having lost k times in a
+// row, are tried again 2^k-1 pages later. Every page decodes to its bytes.
+func TestZstdColumnChoosesCoding(t *testing.T) {
 	c, err := NewZstd(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := rand.New(rand.NewSource(1))
-	random := make([]byte, 256<<10)
-	r.Read(random)
-	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	text := make([]byte, 256<<10)
-	for i := range text {
-		text[i] = alnum[r.Intn(len(alnum))]
-	}
+	random, alnum, words := testPages(256 << 10)
 	full := func(p []byte) []byte { return c.enc.EncodeAll(p, nil) }
 	lean := func(p []byte) []byte { return c.lean.EncodeAll(p, nil) }
-	if len(lean(text)) < len(text) || len(full(text)) > len(text)*4/5 {
-		t.Fatalf("text: lean %d, full %d bytes of %d: the test needs a page only entropy coding shrinks", len(lean(text)), len(full(text)), len(text))
+	literals := func(p []byte) []byte {
+		out, err := appendLiterals(nil, p, &huff0.Scratch{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// The codings must tell apart on the pages they are checked on.
+	if bytes.Equal(lean(alnum), full(alnum)) || bytes.Equal(literals(alnum), full(alnum)) ||
+		len(literals(alnum)) > len(full(alnum))*17/16 || len(literals(words)) < len(full(words))*2 {
+		t.Fatalf("alnum: full %d, lean %d, literals %d; words: full %d, literals %d bytes: the pages do not tell the codings apart",
+			len(full(alnum)), len(lean(alnum)), len(literals(alnum)), len(full(words)), len(literals(words)))
 	}
 	col := c.Column()
-	steps := []struct {
+	for i, s := range []struct {
 		page []byte
 		want func([]byte) []byte
 	}{
-		{random, full}, // 1st miss: one page lean
-		{text, lean},
-		{text, full}, // shrinks: misses reset
-		{random, full},
-		{random, lean},
-		{random, full}, // 2nd miss in a row: three pages lean
-		{text, lean}, {text, lean}, {text, lean},
-		{text, full},
-	}
-	for i, s := range steps {
+		{random, full},     // incompressible: one page lean
+		{alnum, lean},      //
+		{alnum, literals},  // full tries, literals alone suit: one page so
+		{alnum, literals},  //
+		{alnum, literals},  // full tries, literals suit again: three pages so
+		{alnum, literals},  //
+		{alnum, literals},  //
+		{alnum, literals},  //
+		{words, full},      // full tries, literals lose: not tried on the next page
+		{words, full},      //
+		{words, full},      // literals lose again: not tried on the next three
+		{alnum, full},      //
+		{alnum, full},      //
+		{alnum, full},      //
+		{alnum, literals},  // tried, and suit
+		{random, literals}, // the page left of the run
+		{random, full},     // incompressible: lean starts over at one page
+		{alnum, lean},      //
+	} {
 		got, err := col.Encode(nil, s.page)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, s.want(s.page)) {
-			t.Fatalf("page %d: not compressed as expected (%d bytes)", i, len(got))
+			t.Fatalf("page %d: not coded as expected (%d bytes)", i, len(got))
 		}
 		back, err := col.Decode(nil, got)
 		if err != nil || !bytes.Equal(back, s.page) {
 			t.Fatalf("page %d does not decode to its bytes: %v", i, err)
 		}
 	}
-	// The streak is capped: 31 pages lean, however many misses came before.
+	// The runs are capped: 31 pages, however many wins came before.
 	cc := col.(*zstdColumn)
-	for range 1 << (leanAfter + 2) {
+	for range 1 << (maxWins + 2) {
 		if _, err := cc.Encode(nil, random); err != nil {
 			t.Fatal(err)
 		}
-		if cc.lean > 1<<leanAfter-1 {
-			t.Fatalf("%d pages to compress lean, over the cap of %d", cc.lean, 1<<leanAfter-1)
+		if cc.left > 1<<maxWins-1 {
+			t.Fatalf("%d pages to code cheaply, over the cap of %d", cc.left, 1<<maxWins-1)
 		}
 	}
-	if cc.misses != leanAfter {
-		t.Fatalf("misses %d after many incompressible pages, want %d", cc.misses, leanAfter)
+	if cc.wins != maxWins {
+		t.Fatalf("wins %d after many incompressible pages, want %d", cc.wins, maxWins)
+	}
+	// Above the fastest level, which trades size for speed, literals alone
+	// are never chosen.
+	c3, err := NewZstd(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plain-encoded strings of 120 characters, each after its 4-byte
+	// length: literals alone come within 1/16 of level 3.
+	var plain []byte
+	for i := 0; len(plain) < len(alnum)-200; i += 120 {
+		plain = binary.LittleEndian.AppendUint32(plain, 120)
+		plain = append(plain, alnum[i:i+120]...)
+	}
+	if l, f := literals(plain), c3.enc.EncodeAll(plain, nil); bytes.Equal(l, f) || len(l) > len(f)*17/16 {
+		t.Fatalf("plain strings: literals %d bytes, level 3 %d: the page does not tell them apart", len(l), len(f))
+	}
+	col3 := c3.Column()
+	for i := range 8 {
+		got, err := col3.Encode(nil, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := c3.enc.EncodeAll(plain, nil); !bytes.Equal(got, want) {
+			t.Fatalf("level 3, page %d: %d bytes, not the full encoder's %d", i, len(got), len(want))
+		}
+	}
+}
+
+// A frame of literals alone decodes to its content for every frame and
+// block size the format distinguishes, and for content that codes raw
+// (random), as one repeated byte (RLE) or Huffman-coded (alphanumerics).
+func TestLiteralsFrameDecodes(t *testing.T) {
+	c, err := NewZstd(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	random, alnum, _ := testPages(1<<20 + 7)
+	same := bytes.Repeat([]byte{'x'}, len(alnum))
+	var s huff0.Scratch
+	for _, n := range []int{0, 1, 255, 256, 1023, 1024, 16383, 16384, 65791, 65792, 128 << 10, 128<<10 + 1, 1<<20 + 7} {
+		for name, content := range map[string][]byte{"random": random, "alnum": alnum, "same": same} {
+			t.Run(fmt.Sprintf("%s-%d", name, n), func(t *testing.T) {
+				frame, err := appendLiterals([]byte("prefix"), content[:n], &s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(frame[:6]) != "prefix" {
+					t.Fatal("the frame did not append")
+				}
+				back, err := c.Decode(nil, frame[6:])
+				if err != nil || !bytes.Equal(back, content[:n]) {
+					t.Fatalf("decodes to %d bytes (%v), want %d", len(back), err, n)
+				}
+				if name == "alnum" && n >= 16384 && len(frame) > n*4/5 {
+					t.Fatalf("alphanumerics coded to %d bytes of %d: not Huffman-coded", len(frame)-6, n)
+				}
+			})
+		}
 	}
 }

@@ -1,0 +1,109 @@
+package pqgo
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/klauspost/compress/huff0"
+)
+
+// appendLiterals appends to dst a zstd frame (RFC 8878) of src whose
+// blocks hold src as Huffman-coded literals and no sequences: zstd's
+// entropy stage without its match finder. A page of plain-encoded random
+// strings (ids, tokens) gains nearly nothing from matches, since only the
+// 4-byte length before each value repeats, yet makes the match finder
+// stop at every value: coding its literals alone halves zstd's CPU on it
+// at the same size (see zstdColumn). Any zstd decoder reads the frame.
+func appendLiterals(dst, src []byte, s *huff0.Scratch) ([]byte, error) {
+	dst = appendFrameHeader(dst, len(src))
+	if len(src) == 0 {
+		return appendBlockHeader(dst, true, blockRaw, 0), nil
+	}
+	for len(src) > 0 {
+		n := min(len(src), maxBlockSize)
+		var err error
+		if dst, err = appendLiteralsBlock(dst, src[:n], n == len(src), s); err != nil {
+			return nil, err
+		}
+		src = src[n:]
+	}
+	return dst, nil
+}
+
+// maxBlockSize is the most content a zstd block holds.
+const maxBlockSize = 128 << 10
+
+const (
+	blockRaw        = 0
+	blockRLE        = 1
+	blockCompressed = 2
+)
+
+// appendFrameHeader appends the magic number and a single-segment frame
+// header declaring size bytes of content: no window descriptor, no
+// dictionary, no checksum.
+func appendFrameHeader(dst []byte, size int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, 0xFD2FB528)
+	const singleSegment = 1 << 5
+	switch {
+	case size < 256:
+		return append(dst, singleSegment, byte(size))
+	case size < 1<<16+256:
+		dst = append(dst, 1<<6|singleSegment)
+		return binary.LittleEndian.AppendUint16(dst, uint16(size-256))
+	case uint64(size) < 1<<32:
+		dst = append(dst, 2<<6|singleSegment)
+		return binary.LittleEndian.AppendUint32(dst, uint32(size))
+	}
+	dst = append(dst, 3<<6|singleSegment)
+	return binary.LittleEndian.AppendUint64(dst, uint64(size))
+}
+
+// appendBlockHeader appends a block header: the last-block flag, the block
+// type and the block's size (for an RLE block, the bytes it stands for).
+func appendBlockHeader(dst []byte, last bool, typ, size int) []byte {
+	h := uint32(size)<<3 | uint32(typ)<<1
+	if last {
+		h |= 1
+	}
+	return append(dst, byte(h), byte(h>>8), byte(h>>16))
+}
+
+// appendLiteralsBlock appends one block of b: a compressed block of
+// Huffman-coded literals in four streams and zero sequences, or b raw when
+// coding does not shrink it, or an RLE block when it is one byte repeated.
+func appendLiteralsBlock(dst, b []byte, last bool, s *huff0.Scratch) ([]byte, error) {
+	raw := func() []byte { return append(appendBlockHeader(dst, last, blockRaw, len(b)), b...) }
+	// Four streams need 1 KiB or so to pay; a smaller block stays raw.
+	if len(b) < 1<<10 {
+		return raw(), nil
+	}
+	s.Reuse = huff0.ReusePolicyNone
+	out, _, err := huff0.Compress4X(b, s)
+	switch {
+	case errors.Is(err, huff0.ErrIncompressible):
+		return raw(), nil
+	case errors.Is(err, huff0.ErrUseRLE):
+		return append(appendBlockHeader(dst, last, blockRLE, len(b)), b[0]), nil
+	case err != nil:
+		return nil, err
+	}
+	// The literals section header: type compressed, four streams, the
+	// regenerated and compressed sizes in 14 or 18 bits each (blocks of
+	// 1 KiB and more need no 10-bit form).
+	format, bits, headerLen := 2, 14, 4
+	if max(len(b), len(out)) >= 1<<14 {
+		format, bits, headerLen = 3, 18, 5
+	}
+	content := headerLen + len(out) + 1 // + the zero sequences byte
+	if content >= len(b) {
+		return raw(), nil
+	}
+	dst = appendBlockHeader(dst, last, blockCompressed, content)
+	h := uint64(blockCompressed) | uint64(format)<<2 | uint64(len(b))<<4 | uint64(len(out))<<(4+bits)
+	for i := range headerLen {
+		dst = append(dst, byte(h>>(8*i)))
+	}
+	dst = append(dst, out...)
+	return append(dst, 0), nil
+}

@@ -1,0 +1,171 @@
+package interop_test
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// Pages that floe's zstd codes cheaply read the same in floe, icebird (its
+// own zstd decoder) and DuckDB (libzstd): random strings, plain-encoded,
+// whose pages are coded as literals alone at zstd's fastest level, and
+// random doubles, which do not compress and are coded lean.
+func TestZstdCheapCodingsReadAlike(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "payload", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	const rows = 150_000 // payload and v fill several 1 MiB pages
+	rng := rand.New(rand.NewPCG(3, 5))
+	const digits = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	value := make([]byte, 40)
+	for i := range rows {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.Float64Builder).Append(rng.Float64())
+		if i%97 == 5 {
+			b.Field(2).AppendNull()
+			continue
+		}
+		for j := range value {
+			value[j] = digits[rng.IntN(len(digits))]
+		}
+		b.Field(2).(*array.StringBuilder).Append(string(value))
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	err := fixture.WriteParquet(filepath.Join(e.Landing, "random.parquet"), rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.cheap",
+		"--checkpoint", filepath.Join(e.Dir, "cheap.ckpt"), "--trigger", "available-now",
+		"-p", "table-default.floe.write.copy-parquet-chunks=false")
+	if st := e.checkTable("db.cheap"); st.Rows != rows {
+		t.Fatalf("%d rows, want %d", st.Rows, rows)
+	}
+	literalPages := 0
+	for _, path := range dataFiles(t, e, "db.cheap") {
+		literalPages += literalsAlonePages(t, path, 2)
+	}
+	if literalPages == 0 {
+		t.Fatal("no page of payload is coded as literals alone: the test reads no such page")
+	}
+}
+
+// literalsAlonePages counts the data pages of column col whose zstd frame
+// starts with a compressed block of literals and no sequences.
+func literalsAlonePages(t *testing.T, path string, col int) int {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for g := range pf.NumRowGroups() {
+		cc, err := pf.MetaData().RowGroup(g).ColumnChunk(col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := cc.DataPageOffset()
+		if d := cc.DictionaryPageOffset(); d > 0 && d < at {
+			at = d
+		}
+		for end := at + cc.TotalCompressedSize(); at < end; {
+			r := new(thrift.CompactProtocol).NewReaderFromBytes(b[at:])
+			var h format.PageHeader
+			if err := thrift.NewDecoder(r).Decode(&h); err != nil {
+				t.Fatal(err)
+			}
+			body := b[at+int64(r.BytesRead()) : at+int64(r.BytesRead())+int64(h.CompressedPageSize)]
+			if h.Type == format.DataPageV2 {
+				v2 := h.DataPageHeaderV2.V
+				body = body[v2.DefinitionLevelsByteLength+v2.RepetitionLevelsByteLength:]
+			}
+			if h.Type != format.DictionaryPage && literalsAlone(t, body) {
+				n++
+			}
+			at += int64(r.BytesRead()) + int64(h.CompressedPageSize)
+		}
+	}
+	return n
+}
+
+// literalsAlone reads a zstd frame (RFC 8878) and reports whether it has
+// several blocks, each of them compressed as literals coded with a
+// Huffman tree of their own and zero sequences: floe's literals alone.
+// zstd's encoder, finding no match, reuses the previous block's tree.
+// The frame must decode.
+func literalsAlone(t *testing.T, frame []byte) bool {
+	t.Helper()
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	if _, err := dec.DecodeAll(frame, nil); err != nil {
+		t.Fatalf("a page does not decode: %v", err)
+	}
+	if binary.LittleEndian.Uint32(frame) != 0xFD2FB528 {
+		t.Fatal("a page is not a zstd frame")
+	}
+	fhd := frame[4]
+	single := fhd>>5&1 == 1
+	pos := 5
+	if !single {
+		pos++ // window descriptor
+	}
+	pos += []int{0, 1, 2, 4}[fhd&3]  // dictionary id
+	pos += []int{0, 2, 4, 8}[fhd>>6] // content size
+	if fhd>>6 == 0 && single {
+		pos++
+	}
+	blocks := 0
+	for last := false; !last; blocks++ {
+		h := uint32(frame[pos]) | uint32(frame[pos+1])<<8 | uint32(frame[pos+2])<<16
+		last = h&1 == 1
+		typ, size := h>>1&3, int(h>>3)
+		block := frame[pos+3 : pos+3+size]
+		pos += 3 + size
+		if typ != 2 || block[0]&3 != 2 { // compressed, literals with their tree
+			return false
+		}
+		headerLen, bits := 3, 10
+		switch block[0] >> 2 & 3 {
+		case 2:
+			headerLen, bits = 4, 14
+		case 3:
+			headerLen, bits = 5, 18
+		}
+		var v uint64
+		for i := range headerLen {
+			v |= uint64(block[i]) << (8 * i)
+		}
+		rest := block[headerLen+int(v>>(4+bits)&(1<<bits-1)):]
+		if len(rest) != 1 || rest[0] != 0 {
+			return false
+		}
+	}
+	return blocks > 1
+}
