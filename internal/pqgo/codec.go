@@ -6,7 +6,6 @@ package pqgo
 import (
 	"runtime"
 
-	"github.com/klauspost/compress/huff0"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
@@ -91,8 +90,6 @@ type zstdColumn struct {
 	// literalLosses is the pages in a row literals alone lost on, and
 	// untilLiterals the pages before they are tried again.
 	literalLosses, untilLiterals int
-	huff                         huff0.Scratch
-	literals                     []byte // a page's literals, kept between pages
 }
 
 // coding is a cheaper coding than the full encoder's.
@@ -114,7 +111,7 @@ func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
 		if c.cheap == codingLean {
 			return c.lean.EncodeAll(src, dst[:0]), nil
 		}
-		return appendLiterals(dst[:0], src, &c.huff)
+		return appendLiterals(dst[:0], src)
 	}
 	out := c.enc.EncodeAll(src, dst[:0])
 	if len(out) > len(src)-len(src)/50 {
@@ -126,16 +123,18 @@ func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
 		c.wins = 0
 		return out, nil
 	}
-	lits, err := appendLiterals(c.literals[:0], src, &c.huff)
+	// The literals go after out in the same buffer, parquet-go's, so that
+	// no column keeps one of its own.
+	both, err := appendLiterals(out, src)
 	if err != nil {
 		return nil, err
 	}
-	c.literals = lits
-	if len(lits) <= len(out)+len(out)/16 {
+	if lits := both[len(out):]; len(lits) <= len(out)+len(out)/16 {
 		c.literalLosses = 0
 		c.suits(codingLiterals)
-		return append(out[:0], lits...), nil
+		return append(both[:0], lits...), nil
 	}
+	out = both[:len(out)]
 	c.literalLosses = min(c.literalLosses+1, maxWins)
 	c.untilLiterals = 1<<c.literalLosses - 1
 	c.wins = 0

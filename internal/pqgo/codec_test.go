@@ -7,8 +7,6 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
-
-	"github.com/klauspost/compress/huff0"
 )
 
 // pages of three kinds: random bytes (nothing compresses them), random
@@ -45,7 +43,7 @@ func TestZstdColumnChoosesCoding(t *testing.T) {
 	full := func(p []byte) []byte { return c.enc.EncodeAll(p, nil) }
 	lean := func(p []byte) []byte { return c.lean.EncodeAll(p, nil) }
 	literals := func(p []byte) []byte {
-		out, err := appendLiterals(nil, p, &huff0.Scratch{})
+		out, err := appendLiterals(nil, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,11 +142,10 @@ func TestLiteralsFrameDecodes(t *testing.T) {
 	}
 	random, alnum, _ := testPages(1<<20 + 7)
 	same := bytes.Repeat([]byte{'x'}, len(alnum))
-	var s huff0.Scratch
 	for _, n := range []int{0, 1, 255, 256, 1023, 1024, 16383, 16384, 65791, 65792, 128 << 10, 128<<10 + 1, 1<<20 + 7} {
 		for name, content := range map[string][]byte{"random": random, "alnum": alnum, "same": same} {
 			t.Run(fmt.Sprintf("%s-%d", name, n), func(t *testing.T) {
-				frame, err := appendLiterals([]byte("prefix"), content[:n], &s)
+				frame, err := appendLiterals([]byte("prefix"), content[:n])
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -3,6 +3,7 @@ package pqgo
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"github.com/klauspost/compress/huff0"
 )
@@ -14,7 +15,9 @@ import (
 // 4-byte length before each value repeats, yet makes the match finder
 // stop at every value: coding its literals alone halves zstd's CPU on it
 // at the same size (see zstdColumn). Any zstd decoder reads the frame.
-func appendLiterals(dst, src []byte, s *huff0.Scratch) ([]byte, error) {
+func appendLiterals(dst, src []byte) ([]byte, error) {
+	s := scratches.Get().(*huff0.Scratch)
+	defer scratches.Put(s)
 	dst = appendFrameHeader(dst, len(src))
 	if len(src) == 0 {
 		return appendBlockHeader(dst, true, blockRaw, 0), nil
@@ -29,6 +32,10 @@ func appendLiterals(dst, src []byte, s *huff0.Scratch) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// scratches are Huffman coders' buffers (a few hundred KiB each once
+// used), shared by every column of every file rather than kept by each.
+var scratches = sync.Pool{New: func() any { return new(huff0.Scratch) }}
 
 // maxBlockSize is the most content a zstd block holds.
 const maxBlockSize = 128 << 10
