@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/floe-io/floe/internal/commit"
@@ -214,23 +212,12 @@ func TestDataFilesUseCommonEncodings(t *testing.T) {
 func deltaInput(t *testing.T, rec arrow.RecordBatch) fixture.ParquetFilePart {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "delta.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithStats(true),
 		parquet.WithDataPageVersion(parquet.DataPageV2),
 		parquet.WithEncodingFor("l", parquet.Encodings.DeltaBinaryPacked),
 		parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray),
 		parquet.WithEncodingFor("bin", parquet.Encodings.DeltaByteArray))
-	w, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := fixture.WriteParquetWith(path, props, rec); err != nil {
 		t.Fatal(err)
 	}
 	return fixture.ParquetFilePart{Path: path}
