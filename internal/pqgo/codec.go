@@ -21,7 +21,7 @@ type ZstdCodec struct {
 	// same bytes out for it; see Column.
 	lean *zstd.Encoder
 	dec  *zstd.Decoder
-	// fastest is zstd's fastest level (1 and 2), which trades size for
+	// fastest is zstd's fastest level (any below 3), which trades size for
 	// speed: there, and only there, pages may be coded as literals alone.
 	fastest bool
 }
@@ -111,7 +111,10 @@ func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
 		if c.cheap == codingLean {
 			return c.lean.EncodeAll(src, dst[:0]), nil
 		}
-		return appendLiterals(dst[:0], src)
+		// Should Huffman coding fail, the full encoder codes the page.
+		if lits, err := appendLiterals(dst[:0], src); err == nil {
+			return lits, nil
+		}
 	}
 	out := c.enc.EncodeAll(src, dst[:0])
 	if len(out) > len(src)-len(src)/50 {
@@ -124,17 +127,15 @@ func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
 		return out, nil
 	}
 	// The literals go after out in the same buffer, parquet-go's, so that
-	// no column keeps one of its own.
-	both, err := appendLiterals(out, src)
-	if err != nil {
-		return nil, err
+	// no column keeps one of its own; out stays as it is, and is coded
+	// should Huffman coding fail.
+	if both, err := appendLiterals(out, src); err == nil {
+		if lits := both[len(out):]; len(lits) <= len(out)+len(out)/16 {
+			c.literalLosses = 0
+			c.suits(codingLiterals)
+			return append(both[:0], lits...), nil
+		}
 	}
-	if lits := both[len(out):]; len(lits) <= len(out)+len(out)/16 {
-		c.literalLosses = 0
-		c.suits(codingLiterals)
-		return append(both[:0], lits...), nil
-	}
-	out = both[:len(out)]
 	c.literalLosses = min(c.literalLosses+1, maxWins)
 	c.untilLiterals = 1<<c.literalLosses - 1
 	c.wins = 0

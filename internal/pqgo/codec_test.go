@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -132,14 +133,18 @@ func TestZstdColumnChoosesCoding(t *testing.T) {
 	}
 }
 
-// A frame of literals alone decodes to its content for every frame and
-// block size the format distinguishes, and for content that codes raw
-// (random), as one repeated byte (RLE) or Huffman-coded (alphanumerics).
+// A frame of literals alone decodes to its content, in klauspost's
+// decoder and in libzstd's (the zstd command, where installed), for every
+// frame and block size the format distinguishes, and for content that
+// codes raw (random), as one repeated byte (RLE) or Huffman-coded
+// (alphanumerics); a frame larger than libzstd's default window limit of
+// 128 MiB too.
 func TestLiteralsFrameDecodes(t *testing.T) {
 	c, err := NewZstd(1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cli, _ := exec.LookPath("zstd")
 	random, alnum, _ := testPages(1<<20 + 7)
 	same := bytes.Repeat([]byte{'x'}, len(alnum))
 	for _, n := range []int{0, 1, 255, 256, 1023, 1024, 16383, 16384, 65791, 65792, 128 << 10, 128<<10 + 1, 1<<20 + 7} {
@@ -156,10 +161,42 @@ func TestLiteralsFrameDecodes(t *testing.T) {
 				if err != nil || !bytes.Equal(back, content[:n]) {
 					t.Fatalf("decodes to %d bytes (%v), want %d", len(back), err, n)
 				}
+				if cli != "" {
+					if back := zstdCommand(t, cli, frame[6:]); !bytes.Equal(back, content[:n]) {
+						t.Fatalf("zstd -d gives %d bytes, want %d", len(back), n)
+					}
+				}
 				if name == "alnum" && n >= 16384 && len(frame) > n*4/5 {
 					t.Fatalf("alphanumerics coded to %d bytes of %d: not Huffman-coded", len(frame)-6, n)
 				}
 			})
 		}
 	}
+	t.Run("over 128 MiB", func(t *testing.T) {
+		if cli == "" {
+			t.Skip("no zstd command to decode with libzstd")
+		}
+		big := bytes.Repeat([]byte{'y'}, 130<<20)
+		frame, err := appendLiterals(nil, big)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back := zstdCommand(t, cli, frame); !bytes.Equal(back, big) {
+			t.Fatalf("zstd -d gives %d bytes, want %d", len(back), len(big))
+		}
+	})
+}
+
+// zstdCommand decodes frame with the zstd command.
+func zstdCommand(t *testing.T, cli string, frame []byte) []byte {
+	t.Helper()
+	cmd := exec.Command(cli, "-d", "-c", "-q")
+	cmd.Stdin = bytes.NewReader(frame)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("zstd -d: %v: %s", err, stderr.String())
+	}
+	return out
 }

@@ -47,23 +47,33 @@ const (
 	blockCompressed = 2
 )
 
-// appendFrameHeader appends the magic number and a single-segment frame
-// header declaring size bytes of content: no window descriptor, no
-// dictionary, no checksum.
+// appendFrameHeader appends the magic number and a frame header declaring
+// size bytes of content, with no dictionary and no checksum. A frame of one
+// block is a single segment; a larger one declares a window of one block,
+// all that blocks of literals need (they refer to nothing before them):
+// a single segment's window is its whole content, and decoders refuse a
+// window over 128 MiB by default.
 func appendFrameHeader(dst []byte, size int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, 0xFD2FB528)
-	const singleSegment = 1 << 5
-	switch {
-	case size < 256:
-		return append(dst, singleSegment, byte(size))
-	case size < 1<<16+256:
-		dst = append(dst, 1<<6|singleSegment)
-		return binary.LittleEndian.AppendUint16(dst, uint16(size-256))
-	case uint64(size) < 1<<32:
+	if size <= maxBlockSize {
+		const singleSegment = 1 << 5
+		switch {
+		case size < 256:
+			return append(dst, singleSegment, byte(size))
+		case size < 1<<16+256:
+			dst = append(dst, 1<<6|singleSegment)
+			return binary.LittleEndian.AppendUint16(dst, uint16(size-256))
+		}
 		dst = append(dst, 2<<6|singleSegment)
 		return binary.LittleEndian.AppendUint32(dst, uint32(size))
 	}
-	dst = append(dst, 3<<6|singleSegment)
+	// Window_Descriptor: exponent 17-10, mantissa 0, a window of 128 KiB.
+	const window = (17 - 10) << 3
+	if uint64(size) < 1<<32 {
+		dst = append(dst, 2<<6, window)
+		return binary.LittleEndian.AppendUint32(dst, uint32(size))
+	}
+	dst = append(dst, 3<<6, window)
 	return binary.LittleEndian.AppendUint64(dst, uint64(size))
 }
 

@@ -36,7 +36,7 @@ import (
 // data file's statistics are the input's column statistics, which is what
 // decoding would compute, so inputs whose statistics are incomplete, not
 // in the type's order or too long to keep take the encoders' path. So do
-// inputs in encodings not every reader decodes (commonEncodings), and
+// inputs in encodings not every reader decodes (commonPages), and
 // tables with bloom filters, keep/drop/only and routing, and, into a
 // partitioned table, inputs whose row groups' statistics do not prove one
 // partition each (chunkcopy_partition.go). The pages keep their codec and
@@ -306,10 +306,8 @@ func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f
 	if chunkCodecs[cc.MetaData.Codec] == nil {
 		return false // LZ4 with Hadoop's framing, which readers disagree on, or LZO
 	}
-	for _, e := range cc.MetaData.Encoding {
-		if !commonEncodings[e] {
-			return false // delta or byte-stream-split pages, which not every reader decodes
-		}
+	if !commonPages(&cc.MetaData) {
+		return false // pages not every reader decodes
 	}
 	// arrow-go tells whether the null count was written at all; the
 	// footer as decoded here reads a missing one as 0.
@@ -341,14 +339,41 @@ func copyableChunk(rg *format.RowGroup, arg *metadata.RowGroupMetaData, i int, f
 	return cc.MetaData.NumValues == rg.NumRows
 }
 
-// commonEncodings are the encodings every Iceberg reader decodes, those
-// floe's encoders write. Iceberg's vectorized reader, Spark's default,
-// refuses a column of any other up to Iceberg 1.10: such an input is
-// decoded and encoded again rather than copied. BIT_PACKED is what older
-// writers name the levels of a column that has none.
-var commonEncodings = map[format.Encoding]bool{
-	format.Plain: true, format.PlainDictionary: true, format.RLEDictionary: true,
-	format.RLE: true, format.BitPacked: true,
+// commonPages reports whether every page of a chunk is in an encoding
+// every Iceberg reader decodes, those floe's encoders write: values plain
+// or dictionary-encoded, levels RLE (BIT_PACKED is what older writers name
+// the levels of a column that has none). Iceberg's vectorized reader,
+// Spark's default, refuses a page of any other up to Iceberg 1.10, such
+// as the delta encodings and the RLE booleans of Spark's and DuckDB's v2
+// writers: such an input is decoded and encoded again rather than copied.
+// The chunk's list of encodings mixes those of values and levels; the
+// pages' encoding statistics tell them apart, and without them an RLE
+// boolean column may have RLE values.
+func commonPages(m *format.ColumnMetaData) bool {
+	for _, e := range m.Encoding {
+		switch e {
+		case format.Plain, format.PlainDictionary, format.RLEDictionary, format.BitPacked:
+		case format.RLE:
+			if m.Type == format.Boolean && len(m.EncodingStats) == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	for _, st := range m.EncodingStats {
+		switch st.PageType {
+		case format.DataPage, format.DataPageV2:
+			if st.Encoding != format.Plain && st.Encoding != format.PlainDictionary && st.Encoding != format.RLEDictionary {
+				return false
+			}
+		case format.DictionaryPage:
+			if st.Encoding != format.Plain && st.Encoding != format.PlainDictionary {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // nanBound reports whether a float or double bound is NaN.

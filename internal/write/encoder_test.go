@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -162,61 +163,82 @@ func TestEncodersAgree(t *testing.T) {
 	}
 }
 
-// Data files use only the encodings every Iceberg reader decodes: plain,
-// dictionary, and RLE for levels and booleans. Iceberg's vectorized Parquet
-// reader (Spark's default) refuses a column of any other encoding, such as
-// parquet-go's default for strings, DELTA_LENGTH_BYTE_ARRAY, up to Iceberg
-// 1.10. "s" is all distinct (plain), "cat" repeats (dictionary).
+// Data files use only the encodings every Iceberg reader decodes: values
+// plain or dictionary-encoded, levels RLE. Iceberg's vectorized Parquet
+// reader (Spark's default) refuses a page in any other encoding up to
+// Iceberg 1.10, such as parquet-go's default for strings,
+// DELTA_LENGTH_BYTE_ARRAY, or the RLE booleans of v2 writers; an input in
+// those is encoded again, not copied (its snappy would show). "s" is all
+// distinct (plain), "cat" repeats (dictionary).
 func TestDataFilesUseCommonEncodings(t *testing.T) {
 	t.Parallel()
 	rec := allFlatTypes(5000)
 	defer rec.Release()
 	records := []ingest.Part{fixture.Part{PartName: "r", Records: []arrow.RecordBatch{rec}}}
 	values := asParts(chunkInputs(t, rec, 2500), func(p fixture.ParquetFilePart) valuesOnly { return valuesOnly{p} })
-	delta := []ingest.Part{valuesOnly{deltaInput(t, rec)}}
-	common := map[parquet.Encoding]bool{parquet.Encodings.Plain: true, parquet.Encodings.RLEDict: true,
-		parquet.Encodings.PlainDict: true, parquet.Encodings.RLE: true}
+	delta := []ingest.Part{valuesOnly{encodedInput(t, rec,
+		parquet.WithEncodingFor("l", parquet.Encodings.DeltaBinaryPacked),
+		parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray),
+		parquet.WithEncodingFor("bin", parquet.Encodings.DeltaByteArray))}}
+	rleBooleans := []ingest.Part{valuesOnly{encodedInput(t, rec, parquet.WithEncodingFor("b", parquet.Encodings.RLE))}}
+	zstdOnly := map[compress.Compression]bool{compress.Codecs.Zstd: true}
 	for name, c := range map[string]struct {
-		props map[string]string
-		parts []ingest.Part
+		props  map[string]string
+		parts  []ingest.Part
+		codecs map[compress.Compression]bool
 	}{
-		"parquet-go":        {nil, records},
-		"arrow-go":          {map[string]string{write.ParquetEncoderKey: "arrow"}, records},
-		"parquet by values": {map[string]string{write.CopyChunksKey: "false"}, values},
-		"parquet copied":    {nil, values},
-		// Copying would keep the input's delta encodings.
-		"delta-encoded parquet": {nil, delta},
+		"parquet-go":        {nil, records, zstdOnly},
+		"arrow-go":          {map[string]string{write.ParquetEncoderKey: "arrow"}, records, zstdOnly},
+		"parquet by values": {map[string]string{write.CopyChunksKey: "false"}, values, zstdOnly},
+		"parquet copied":    {nil, values, map[compress.Compression]bool{compress.Codecs.Snappy: true}},
+		// Copying would keep the input's pages.
+		"delta-encoded parquet": {nil, delta, zstdOnly},
+		"RLE booleans":          {nil, rleBooleans, zstdOnly},
 	} {
 		tbl, files := writeTable(t, rec.Schema(), c.props, c.parts)
-		used := map[string]map[parquet.Encoding]bool{}
+		if got := codecs(t, tbl, files); !maps.Equal(got, c.codecs) {
+			t.Errorf("%s: codecs %v, want %v", name, got, c.codecs)
+		}
+		pages := map[string]map[string]bool{}
 		eachChunk(t, tbl, files, func(cc *metadata.ColumnChunkMetaData) {
 			col := cc.PathInSchema().String()
-			if used[col] == nil {
-				used[col] = map[parquet.Encoding]bool{}
-			}
 			for _, e := range cc.Encodings() {
-				used[col][e] = true
-				if !common[e] {
+				if e != parquet.Encodings.Plain && e != parquet.Encodings.RLEDict && e != parquet.Encodings.PlainDict && e != parquet.Encodings.RLE {
 					t.Errorf("%s: column %s is encoded %s", name, col, e)
 				}
 			}
+			if len(cc.EncodingStats()) == 0 {
+				t.Errorf("%s: column %s has no page encoding statistics", name, col)
+			}
+			for _, st := range cc.EncodingStats() {
+				kind := st.PageType.String() + " " + st.Encoding.String()
+				if pages[col] == nil {
+					pages[col] = map[string]bool{}
+				}
+				pages[col][kind] = true
+				switch kind {
+				case "DATA_PAGE PLAIN", "DATA_PAGE_V2 PLAIN", "DATA_PAGE RLE_DICTIONARY", "DATA_PAGE_V2 RLE_DICTIONARY",
+					"DATA_PAGE PLAIN_DICTIONARY", "DICTIONARY_PAGE PLAIN", "DICTIONARY_PAGE PLAIN_DICTIONARY":
+				default:
+					t.Errorf("%s: column %s has pages %s", name, col, kind)
+				}
+			}
 		})
-		if !used["s"][parquet.Encodings.Plain] || !used["cat"][parquet.Encodings.RLEDict] {
-			t.Errorf("%s: s encoded %v, cat %v; want plain and dictionary", name, used["s"], used["cat"])
+		if !pages["s"]["DATA_PAGE_V2 PLAIN"] && !pages["s"]["DATA_PAGE PLAIN"] && !pages["s"]["DICTIONARY_PAGE PLAIN"] ||
+			!pages["cat"]["DATA_PAGE_V2 RLE_DICTIONARY"] && !pages["cat"]["DATA_PAGE RLE_DICTIONARY"] {
+			t.Errorf("%s: s has pages %v, cat %v; want plain and dictionary", name, pages["s"], pages["cat"])
 		}
 	}
 }
 
-// deltaInput writes rec as a Parquet file whose int64, string and binary
-// columns are delta-encoded, as Spark's and DuckDB's v2 writers do.
-func deltaInput(t *testing.T, rec arrow.RecordBatch) fixture.ParquetFilePart {
+// encodedInput writes rec as a Parquet file of v2 pages, without
+// dictionaries, in the encodings opts give, as Spark's and DuckDB's v2
+// writers do.
+func encodedInput(t *testing.T, rec arrow.RecordBatch, opts ...parquet.WriterProperty) fixture.ParquetFilePart {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "delta.parquet")
-	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithStats(true),
-		parquet.WithDataPageVersion(parquet.DataPageV2),
-		parquet.WithEncodingFor("l", parquet.Encodings.DeltaBinaryPacked),
-		parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray),
-		parquet.WithEncodingFor("bin", parquet.Encodings.DeltaByteArray))
+	path := filepath.Join(t.TempDir(), "encoded.parquet")
+	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithDictionaryDefault(false),
+		parquet.WithStats(true), parquet.WithDataPageVersion(parquet.DataPageV2)}, opts...)...)
 	if err := fixture.WriteParquetWith(path, props, rec); err != nil {
 		t.Fatal(err)
 	}
