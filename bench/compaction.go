@@ -454,12 +454,13 @@ func rawSchema(root *pq.Column, codec *pqgo.ZstdCodec) *pq.Schema {
 	fields := make(pqgo.Group, len(cols))
 	for i, c := range cols {
 		node := pq.Leaf(c.Type())
+		width := pqgo.PlainWidth(c.Type().Kind())
 		if e := c.Encoding(); e != nil && (e.Encoding() == format.RLEDictionary || e.Encoding() == format.PlainDictionary) {
-			node = pq.Encoded(node, &pq.RLEDictionary)
+			node, width = pq.Encoded(node, &pq.RLEDictionary), 0
 		} else if c.Type().Kind() == pq.ByteArray {
 			node = pq.Encoded(node, &pq.Plain)
 		}
-		node = pq.Compressed(node, codec.Column())
+		node = pq.Compressed(node, codec.Column(width))
 		if c.Optional() {
 			node = pq.Optional(node)
 		} else {

@@ -20,8 +20,10 @@ import (
 
 // Pages that floe's zstd codes cheaply read the same in floe, icebird (its
 // own zstd decoder) and DuckDB (libzstd): random strings, plain-encoded,
-// whose pages are coded as literals alone at zstd's fastest level, and
-// random doubles, which do not compress and are coded lean.
+// whose pages are coded as literals alone at zstd's fastest level; ids,
+// timestamps and 4-byte counters, whose pages are coded by matches with
+// the value before alone; and random doubles, which do not compress and
+// are coded lean.
 func TestZstdCheapCodingsReadAlike(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -29,6 +31,8 @@ func TestZstdCheapCodingsReadAlike(t *testing.T) {
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 		{Name: "payload", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32},
 	}, nil)
 	const rows = 150_000 // payload and v fill several 1 MiB pages
 	rng := rand.New(rand.NewPCG(3, 5))
@@ -38,6 +42,8 @@ func TestZstdCheapCodingsReadAlike(t *testing.T) {
 	for i := range rows {
 		b.Field(0).(*array.Int64Builder).Append(int64(i))
 		b.Field(1).(*array.Float64Builder).Append(rng.Float64())
+		b.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_000 + int64(i)*1000 + rng.Int64N(1000)))
+		b.Field(4).(*array.Int32Builder).Append(int32(i / 3))
 		if i%97 == 5 {
 			b.Field(2).AppendNull()
 			continue
@@ -60,18 +66,29 @@ func TestZstdCheapCodingsReadAlike(t *testing.T) {
 	if st := e.checkTable("db.cheap"); st.Rows != rows {
 		t.Fatalf("%d rows, want %d", st.Rows, rows)
 	}
-	literalPages := 0
-	for _, path := range dataFiles(t, e, "db.cheap") {
-		literalPages += literalsAlonePages(t, path, 2)
-	}
-	if literalPages == 0 {
-		t.Fatal("no page of payload is coded as literals alone: the test reads no such page")
+	for _, col := range []struct {
+		name   string
+		index  int
+		coding func(*testing.T, []byte) bool
+	}{
+		{"payload", 2, literalsAlone},
+		{"id", 0, strideCoded},
+		{"ts", 3, strideCoded},
+		{"n", 4, strideCoded},
+	} {
+		pages := 0
+		for _, path := range dataFiles(t, e, "db.cheap") {
+			pages += codedPages(t, path, col.index, col.coding)
+		}
+		if pages == 0 {
+			t.Errorf("no page of %s is coded cheaply: the test reads no such page", col.name)
+		}
 	}
 }
 
-// literalsAlonePages counts the data pages of column col whose zstd frame
-// starts with a compressed block of literals and no sequences.
-func literalsAlonePages(t *testing.T, path string, col int) int {
+// codedPages counts the data pages of column col whose zstd frame coded
+// tells.
+func codedPages(t *testing.T, path string, col int, coded func(*testing.T, []byte) bool) int {
 	t.Helper()
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -103,7 +120,7 @@ func literalsAlonePages(t *testing.T, path string, col int) int {
 				v2 := h.DataPageHeaderV2.V
 				body = body[v2.DefinitionLevelsByteLength+v2.RepetitionLevelsByteLength:]
 			}
-			if h.Type != format.DictionaryPage && literalsAlone(t, body) {
+			if h.Type != format.DictionaryPage && coded(t, body) {
 				n++
 			}
 			at += int64(r.BytesRead()) + int64(h.CompressedPageSize)
@@ -119,28 +136,7 @@ func literalsAlonePages(t *testing.T, path string, col int) int {
 // The frame must decode.
 func literalsAlone(t *testing.T, frame []byte) bool {
 	t.Helper()
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	if _, err := dec.DecodeAll(frame, nil); err != nil {
-		t.Fatalf("a page does not decode: %v", err)
-	}
-	if binary.LittleEndian.Uint32(frame) != 0xFD2FB528 {
-		t.Fatal("a page is not a zstd frame")
-	}
-	fhd := frame[4]
-	single := fhd>>5&1 == 1
-	pos := 5
-	if !single {
-		pos++ // window descriptor
-	}
-	pos += []int{0, 1, 2, 4}[fhd&3]  // dictionary id
-	pos += []int{0, 2, 4, 8}[fhd>>6] // content size
-	if fhd>>6 == 0 && single {
-		pos++
-	}
+	pos := frameBlocks(t, frame)
 	blocks := 0
 	for last := false; !last; blocks++ {
 		h := uint32(frame[pos]) | uint32(frame[pos+1])<<8 | uint32(frame[pos+2])<<16
@@ -168,4 +164,80 @@ func literalsAlone(t *testing.T, frame []byte) bool {
 		}
 	}
 	return blocks > 1
+}
+
+// frameBlocks checks that frame is a zstd frame that decodes, and returns
+// where its first block starts.
+func frameBlocks(t *testing.T, frame []byte) int {
+	t.Helper()
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	if _, err := dec.DecodeAll(frame, nil); err != nil {
+		t.Fatalf("a page does not decode: %v", err)
+	}
+	if binary.LittleEndian.Uint32(frame) != 0xFD2FB528 {
+		t.Fatal("a page is not a zstd frame")
+	}
+	fhd := frame[4]
+	single := fhd>>5&1 == 1
+	pos := 5
+	if !single {
+		pos++ // window descriptor
+	}
+	pos += []int{0, 1, 2, 4}[fhd&3]  // dictionary id
+	pos += []int{0, 2, 4, 8}[fhd>>6] // content size
+	if fhd>>6 == 0 && single {
+		pos++
+	}
+	return pos
+}
+
+// strideCoded reads a zstd frame and reports whether it is floe's coding
+// by matches with the value before: its first block is compressed and
+// holds one sequence, every length and offset code given by RLE (it sets
+// the repeat offset the blocks after it use), and a block follows. zstd's
+// encoder puts a page's matches in blocks of up to 128 KiB. The frame
+// must decode.
+func strideCoded(t *testing.T, frame []byte) bool {
+	t.Helper()
+	pos := frameBlocks(t, frame)
+	h := uint32(frame[pos]) | uint32(frame[pos+1])<<8 | uint32(frame[pos+2])<<16
+	if h&1 == 1 || h>>1&3 != 2 {
+		return false // the only block, or not compressed
+	}
+	block := frame[pos+3 : pos+3+int(h>>3)]
+	// The literals section: its header, then its bytes.
+	typ, format := block[0]&3, block[0]>>2&3
+	var header, size int
+	switch {
+	case typ < 2 && format&1 == 0:
+		header, size = 1, int(block[0]>>3)
+	case typ < 2 && format == 1:
+		header, size = 2, int(block[0]>>4)|int(block[1])<<4
+	case typ < 2:
+		header, size = 3, int(block[0]>>4)|int(block[1])<<4|int(block[2])<<12
+	default:
+		headerLen, bits := 3, 10
+		switch format {
+		case 2:
+			headerLen, bits = 4, 14
+		case 3:
+			headerLen, bits = 5, 18
+		}
+		var v uint64
+		for i := range headerLen {
+			v |= uint64(block[i]) << (8 * i)
+		}
+		header, size = headerLen, int(v>>(4+bits)&(1<<bits-1))
+	}
+	if typ == 1 {
+		size = 1
+	}
+	seqs := block[header+size:]
+	// One sequence, then the modes: RLE for literal lengths, offsets and
+	// match lengths.
+	return len(seqs) > 2 && seqs[0] == 1 && seqs[1] == 1<<6|1<<4|1<<2
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/klauspost/compress/zstd"
+	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -63,8 +64,27 @@ func (c *ZstdCodec) Encode(dst, src []byte) ([]byte, error) {
 func (c *ZstdCodec) Decode(dst, src []byte) ([]byte, error) { return c.dec.DecodeAll(src, dst[:0]) }
 
 // Column returns the codec of one column of one data file, whose pages
-// come one after another from one goroutine.
-func (c *ZstdCodec) Column() compress.Codec { return &zstdColumn{ZstdCodec: c} }
+// come one after another from one goroutine. width is the bytes of each of
+// the column's plain values, 4 or 8, or 0 when they vary.
+func (c *ZstdCodec) Column(width int) compress.Codec {
+	col := &zstdColumn{ZstdCodec: c, fast: codingLiterals}
+	if width == 4 || width == 8 {
+		col.fast, col.width = codingStride, width
+	}
+	return col
+}
+
+// PlainWidth is the width of a plain-encoded value of kind, for Column: 4
+// or 8 bytes, or 0 when values vary in width or are bits.
+func PlainWidth(kind pq.Kind) int {
+	switch kind {
+	case pq.Int32, pq.Float:
+		return 4
+	case pq.Int64, pq.Double:
+		return 8
+	}
+	return 0
+}
 
 // zstdColumn compresses a column's pages with zstd, and with a cheaper
 // coding of the same format for the pages after one that proved the full
@@ -72,24 +92,29 @@ func (c *ZstdCodec) Column() compress.Codec { return &zstdColumn{ZstdCodec: c} }
 //   - lean, after a page that entropy coding did not shrink by 2%: a
 //     column of random doubles or hashes stays incompressible page after
 //     page, and trying cost as much CPU as compressing a page of text;
-//   - literals alone (appendLiterals), after a page coded so within 1/16
-//     of the full encoder's size, at the fastest level only: plain-encoded
-//     random strings, whose matches (the 4-byte lengths) save a few
-//     percent and cost the match finder most of its time.
+//   - at the fastest level only, after a page coded so within 1/16 of the
+//     full encoder's size: literals alone (appendLiterals) for a column of
+//     strings, plain-encoded random ones, whose matches (the 4-byte
+//     lengths) save a few percent and cost the match finder most of its
+//     time; matches with the value before alone (appendStride) for a
+//     column of fixed width, ids and timestamps, whose every value the
+//     match finder stops at.
 //
 // After the k-th page in a row that a cheap coding suits, the next 2^k-1
 // pages (at most 31) are coded so, then the full encoder tries again, so
-// that a column whose values change loses little. After literals alone
-// lost on k pages in a row they are tried again 2^k-1 pages later, so that
-// a column they do not suit pays for them rarely.
+// that a column whose values change loses little. After the fastest
+// level's coding lost on k pages in a row it is tried again 2^k-1 pages
+// later, so that a column it does not suit pays for it rarely.
 type zstdColumn struct {
 	*ZstdCodec
+	fast  coding // the fastest level's coding of the column
+	width int    // of the column's values, for codingStride
 	cheap coding // of the pages left
 	left  int    // pages left to code cheaply
 	wins  int    // pages in a row cheap suited
-	// literalLosses is the pages in a row literals alone lost on, and
-	// untilLiterals the pages before they are tried again.
-	literalLosses, untilLiterals int
+	// fastLosses is the pages in a row the fastest level's coding lost
+	// on, and untilFast the pages before it is tried again.
+	fastLosses, untilFast int
 }
 
 // coding is a cheaper coding than the full encoder's.
@@ -98,6 +123,7 @@ type coding int
 const (
 	codingLean coding = iota
 	codingLiterals
+	codingStride
 )
 
 // maxWins caps the pages coded cheaply before the full encoder tries
@@ -105,41 +131,82 @@ const (
 // lost: 2^5-1.
 const maxWins = 5
 
+// probeBytes is the most of a page the full encoder tries: a column's
+// values are alike through a page, and trying the whole of a 1 MiB page
+// cost as much as coding it.
+const probeBytes = 128 << 10
+
 func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
 	if c.left > 0 {
 		c.left--
-		if c.cheap == codingLean {
-			return c.lean.EncodeAll(src, dst[:0]), nil
-		}
-		// Should Huffman coding fail, the full encoder codes the page.
-		if lits, err := appendLiterals(dst[:0], src); err == nil {
-			return lits, nil
-		}
+		return c.encode(c.cheap, dst, src), nil
 	}
-	out := c.enc.EncodeAll(src, dst[:0])
-	if len(out) > len(src)-len(src)/50 {
-		c.suits(codingLean)
-		return out, nil
+	sample := src
+	if len(src) >= 2*probeBytes {
+		sample = src[:probeBytes]
 	}
-	if !c.fastest || c.untilLiterals > 0 {
-		c.untilLiterals = max(c.untilLiterals-1, 0)
-		c.wins = 0
-		return out, nil
+	out := c.enc.EncodeAll(sample, dst[:0])
+	coding, cheap := c.try(out, sample)
+	if len(sample) < len(src) {
+		return c.encode(coding, dst, src), nil
 	}
-	// The literals go after out in the same buffer, parquet-go's, so that
-	// no column keeps one of its own; out stays as it is, and is coded
-	// should Huffman coding fail.
-	if both, err := appendLiterals(out, src); err == nil {
-		if lits := both[len(out):]; len(lits) <= len(out)+len(out)/16 {
-			c.literalLosses = 0
-			c.suits(codingLiterals)
-			return append(both[:0], lits...), nil
-		}
+	if cheap != nil {
+		return append(out[:0], cheap...), nil
 	}
-	c.literalLosses = min(c.literalLosses+1, maxWins)
-	c.untilLiterals = 1<<c.literalLosses - 1
-	c.wins = 0
 	return out, nil
+}
+
+// codingFull is the full encoder's coding.
+const codingFull coding = -1
+
+// try tells the coding that suits the page sample, which the full encoder
+// coded as out, and starts the run of pages it suits. The fastest level's
+// coding of the sample, when it suits, goes after out in the same buffer,
+// parquet-go's, so that no column keeps one of its own; out stays as it
+// is.
+func (c *zstdColumn) try(out, sample []byte) (coding, []byte) {
+	if len(out) > len(sample)-len(sample)/50 {
+		c.suits(codingLean)
+		return codingLean, nil
+	}
+	if !c.fastest || c.untilFast > 0 {
+		c.untilFast = max(c.untilFast-1, 0)
+		c.wins = 0
+		return codingFull, nil
+	}
+	if both, err := c.code(out, sample); err == nil {
+		if cheap := both[len(out):]; len(cheap) <= len(out)+len(out)/16 {
+			c.fastLosses = 0
+			c.suits(c.fast)
+			return c.fast, cheap
+		}
+	}
+	c.fastLosses = min(c.fastLosses+1, maxWins)
+	c.untilFast = 1<<c.fastLosses - 1
+	c.wins = 0
+	return codingFull, nil
+}
+
+// encode codes src as coding says; should Huffman coding fail, the full
+// encoder codes it.
+func (c *zstdColumn) encode(coding coding, dst, src []byte) []byte {
+	switch coding {
+	case codingLean:
+		return c.lean.EncodeAll(src, dst[:0])
+	case codingLiterals, codingStride:
+		if out, err := c.code(dst[:0], src); err == nil {
+			return out
+		}
+	}
+	return c.enc.EncodeAll(src, dst[:0])
+}
+
+// code appends src coded by the fastest level's coding of the column.
+func (c *zstdColumn) code(dst, src []byte) ([]byte, error) {
+	if c.fast == codingStride {
+		return appendStride(dst, src, c.width)
+	}
+	return appendLiterals(dst, src)
 }
 
 // suits starts a run of pages coded cheaply: one page longer per win in a

@@ -35,12 +35,21 @@ func testPages(size int) (random, alnum, words []byte) {
 // page in a row,
 // the full encoder tries again. Literals alone, having lost k times in a
 // row, are tried again 2^k-1 pages later. Every page decodes to its bytes.
+//
+// Pages of 256 KiB and more are tried on their first probeBytes, smaller
+// ones whole: both choose alike.
 func TestZstdColumnChoosesCoding(t *testing.T) {
+	for _, size := range []int{2*probeBytes - 64<<10, 2 * probeBytes} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) { checkChoosesCoding(t, size) })
+	}
+}
+
+func checkChoosesCoding(t *testing.T, size int) {
 	c, err := NewZstd(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	random, alnum, words := testPages(256 << 10)
+	random, alnum, words := testPages(size)
 	full := func(p []byte) []byte { return c.enc.EncodeAll(p, nil) }
 	lean := func(p []byte) []byte { return c.lean.EncodeAll(p, nil) }
 	literals := func(p []byte) []byte {
@@ -56,7 +65,7 @@ func TestZstdColumnChoosesCoding(t *testing.T) {
 		t.Fatalf("alnum: full %d, lean %d, literals %d; words: full %d, literals %d bytes: the pages do not tell the codings apart",
 			len(full(alnum)), len(lean(alnum)), len(literals(alnum)), len(full(words)), len(literals(words)))
 	}
-	col := c.Column()
+	col := c.Column(0)
 	for i, s := range []struct {
 		page []byte
 		want func([]byte) []byte
@@ -121,7 +130,7 @@ func TestZstdColumnChoosesCoding(t *testing.T) {
 	if l, f := literals(plain), c3.enc.EncodeAll(plain, nil); bytes.Equal(l, f) || len(l) > len(f)*17/16 {
 		t.Fatalf("plain strings: literals %d bytes, level 3 %d: the page does not tell them apart", len(l), len(f))
 	}
-	col3 := c3.Column()
+	col3 := c3.Column(0)
 	for i := range 8 {
 		got, err := col3.Encode(nil, plain)
 		if err != nil {
@@ -199,4 +208,31 @@ func zstdCommand(t *testing.T, cli string, frame []byte) []byte {
 		t.Fatalf("zstd -d: %v: %s", err, stderr.String())
 	}
 	return out
+}
+
+// A page of 256 KiB and more is tried on its first probeBytes alone: a
+// page whose sample is alphanumerics and whose rest is words, which
+// literals alone code worse than the full encoder, is coded by literals
+// alone whole.
+func TestZstdColumnTriesSample(t *testing.T) {
+	c, err := NewZstd(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, alnum, words := testPages(probeBytes)
+	page := append(append([]byte(nil), alnum...), words...)
+	literals, err := appendLiterals(nil, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full := c.enc.EncodeAll(page, nil); len(literals) <= len(full)*17/16 {
+		t.Fatalf("the page: literals %d bytes, full %d: literals alone would suit it whole", len(literals), len(full))
+	}
+	got, err := c.Column(0).Encode(nil, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, literals) {
+		t.Fatalf("coded to %d bytes, not as literals alone (%d)", len(got), len(literals))
+	}
 }

@@ -88,40 +88,76 @@ func appendBlockHeader(dst []byte, last bool, typ, size int) []byte {
 }
 
 // appendLiteralsBlock appends one block of b: a compressed block of
-// Huffman-coded literals in four streams and zero sequences, or b raw when
-// coding does not shrink it, or an RLE block when it is one byte repeated.
+// Huffman-coded literals and zero sequences, or b raw when coding does not
+// shrink it, or an RLE block when it is one byte repeated.
 func appendLiteralsBlock(dst, b []byte, last bool, s *huff0.Scratch) ([]byte, error) {
-	raw := func() []byte { return append(appendBlockHeader(dst, last, blockRaw, len(b)), b...) }
-	// Four streams need 1 KiB or so to pay; a smaller block stays raw.
-	if len(b) < 1<<10 {
-		return raw(), nil
-	}
-	s.Reuse = huff0.ReusePolicyNone
-	out, _, err := huff0.Compress4X(b, s)
-	switch {
-	case errors.Is(err, huff0.ErrIncompressible):
-		return raw(), nil
-	case errors.Is(err, huff0.ErrUseRLE):
-		return append(appendBlockHeader(dst, last, blockRLE, len(b)), b[0]), nil
-	case err != nil:
+	at := len(dst)
+	dst = appendBlockHeader(dst, last, blockCompressed, 0)
+	dst, typ, err := appendLiteralsSection(dst, b, s)
+	if err != nil {
 		return nil, err
 	}
-	// The literals section header: type compressed, four streams, the
-	// regenerated and compressed sizes in 14 or 18 bits each (blocks of
-	// 1 KiB and more need no 10-bit form).
-	format, bits, headerLen := 2, 14, 4
-	if max(len(b), len(out)) >= 1<<14 {
-		format, bits, headerLen = 3, 18, 5
+	content := len(dst) - at - blockHeaderSize + 1 // + the zero sequences byte
+	switch {
+	case typ == literalsRLE:
+		return append(appendBlockHeader(dst[:at], last, blockRLE, len(b)), b[0]), nil
+	case typ == literalsRaw || content >= len(b):
+		return append(appendBlockHeader(dst[:at], last, blockRaw, len(b)), b...), nil
 	}
-	content := headerLen + len(out) + 1 // + the zero sequences byte
-	if content >= len(b) {
-		return raw(), nil
-	}
-	dst = appendBlockHeader(dst, last, blockCompressed, content)
-	h := uint64(blockCompressed) | uint64(format)<<2 | uint64(len(b))<<4 | uint64(len(out))<<(4+bits)
-	for i := range headerLen {
-		dst = append(dst, byte(h>>(8*i)))
-	}
-	dst = append(dst, out...)
+	appendBlockHeader(dst[:at], last, blockCompressed, content)
 	return append(dst, 0), nil
+}
+
+const blockHeaderSize = 3
+
+const (
+	literalsRaw        = 0
+	literalsRLE        = 1
+	literalsCompressed = 2
+)
+
+// appendLiteralsSection appends a block's literals section holding lits,
+// and tells its type: Huffman-coded in four streams, or raw when that does
+// not shrink them or they are too few to pay for four streams (1 KiB or
+// so), or one byte repeated.
+func appendLiteralsSection(dst, lits []byte, s *huff0.Scratch) ([]byte, int, error) {
+	if len(lits) >= 1<<10 {
+		s.Reuse = huff0.ReusePolicyNone
+		out, _, err := huff0.Compress4X(lits, s)
+		switch {
+		case errors.Is(err, huff0.ErrUseRLE):
+			return append(appendLiteralsHeader(dst, literalsRLE, len(lits)), lits[0]), literalsRLE, nil
+		case err == nil:
+			// The regenerated and compressed sizes in 14 or 18 bits each
+			// (sections of 1 KiB and more need no 10-bit form).
+			format, bits, headerLen := 2, 14, 4
+			if max(len(lits), len(out)) >= 1<<14 {
+				format, bits, headerLen = 3, 18, 5
+			}
+			if headerLen+len(out) < len(lits) {
+				h := uint64(literalsCompressed) | uint64(format)<<2 | uint64(len(lits))<<4 | uint64(len(out))<<(4+bits)
+				for i := range headerLen {
+					dst = append(dst, byte(h>>(8*i)))
+				}
+				return append(dst, out...), literalsCompressed, nil
+			}
+		case !errors.Is(err, huff0.ErrIncompressible):
+			return nil, 0, err
+		}
+	}
+	return append(appendLiteralsHeader(dst, literalsRaw, len(lits)), lits...), literalsRaw, nil
+}
+
+// appendLiteralsHeader appends the header of a raw or RLE literals section
+// of size bytes, in one, two or three bytes.
+func appendLiteralsHeader(dst []byte, typ, size int) []byte {
+	switch {
+	case size < 1<<5:
+		return append(dst, byte(typ|size<<3))
+	case size < 1<<12:
+		h := typ | 1<<2 | size<<4
+		return append(dst, byte(h), byte(h>>8))
+	}
+	h := typ | 3<<2 | size<<4
+	return append(dst, byte(h), byte(h>>8), byte(h>>16))
 }

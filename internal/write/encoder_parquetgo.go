@@ -161,7 +161,8 @@ func newPqgoEncoder(schema *arrow.Schema, out *countingWriter, opts fileOptions,
 		}
 		e.defLevel = append(e.defLevel, def)
 		if z, ok := opts.pqgoCodec.(*pqgo.ZstdCodec); ok {
-			node = pq.Compressed(node, z.Column())
+			// Strings' widths vary, dictionary or not; other types are plain.
+			node = pq.Compressed(node, z.Column(pqgo.PlainWidth(node.Type().Kind())))
 		}
 		if node, err = pqgoColumn(f, node); err != nil {
 			return nil, err
