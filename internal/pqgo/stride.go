@@ -18,7 +18,9 @@ import (
 //
 // Every sequence but the frame's first copies from width bytes back, the
 // repeat offset, so offsets cost no bits; the first, which sets that
-// offset, has a block of its own.
+// offset, has a block of its own, compressed even when larger than raw,
+// as zstd allows up to the frame's window (were it too large, the next
+// block tries again).
 func appendStride(dst, src []byte, width int) ([]byte, error) {
 	s := strideScratches.Get().(*strideScratch)
 	defer strideScratches.Put(s)
@@ -32,11 +34,12 @@ func appendStride(dst, src []byte, width int) ([]byte, error) {
 		// Until a block sets the repeat offset, a block ends after its
 		// first match.
 		to = s.parse(src, from, to, width, !offsetSet)
+		var sequences bool
 		var err error
-		if dst, err = s.appendBlock(dst, src[from:to], to == len(src), width, !offsetSet); err != nil {
+		if dst, sequences, err = s.appendBlock(dst, src[from:to], to == len(src), width, !offsetSet, min(len(src), maxBlockSize)); err != nil {
 			return nil, err
 		}
-		offsetSet = offsetSet || s.nseqs > 0
+		offsetSet = offsetSet || sequences
 		from = to
 	}
 	return dst, nil
@@ -165,25 +168,27 @@ func (s *strideScratch) emit(src []byte, lit, match, end int) bool {
 func (s *strideScratch) appendLits(b []byte) { s.nlits += copy(s.lits[s.nlits:], b) }
 
 // appendBlock appends the block of b from the parsed sequences and
-// literals: compressed, or raw when that is smaller and need not set the
-// repeat offset.
-func (s *strideScratch) appendBlock(dst, b []byte, last bool, width int, setOffset bool) ([]byte, error) {
+// literals, and reports whether it holds sequences: compressed, or raw
+// when that is no larger, unless it sets the repeat offset and fits
+// window, the frame's largest block.
+func (s *strideScratch) appendBlock(dst, b []byte, last bool, width int, setOffset bool, window int) ([]byte, bool, error) {
 	if s.nseqs == 0 {
-		return appendLiteralsBlock(dst, b, last, &s.huff)
+		dst, err := appendLiteralsBlock(dst, b, last, &s.huff)
+		return dst, false, err
 	}
 	at := len(dst)
 	dst = appendBlockHeader(dst, last, blockCompressed, 0)
 	dst, _, err := appendLiteralsSection(dst, s.lits[:s.nlits], &s.huff)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	dst = s.appendSequences(dst, width, setOffset)
 	content := len(dst) - at - blockHeaderSize
-	if content >= len(b) && !setOffset {
-		return append(appendBlockHeader(dst[:at], last, blockRaw, len(b)), b...), nil
+	if content >= len(b) && (!setOffset || content > window) {
+		return append(appendBlockHeader(dst[:at], last, blockRaw, len(b)), b...), false, nil
 	}
 	appendBlockHeader(dst[:at], last, blockCompressed, content)
-	return dst, nil
+	return dst, true, nil
 }
 
 // The symbol compression modes of a sequences section.
