@@ -147,18 +147,8 @@ func literalsAlone(t *testing.T, frame []byte) bool {
 		if typ != 2 || block[0]&3 != 2 { // compressed, literals with their tree
 			return false
 		}
-		headerLen, bits := 3, 10
-		switch block[0] >> 2 & 3 {
-		case 2:
-			headerLen, bits = 4, 14
-		case 3:
-			headerLen, bits = 5, 18
-		}
-		var v uint64
-		for i := range headerLen {
-			v |= uint64(block[i]) << (8 * i)
-		}
-		rest := block[headerLen+int(v>>(4+bits)&(1<<bits-1)):]
+		header, size := huffmanLiterals(block)
+		rest := block[header+size:]
 		if len(rest) != 1 || rest[0] != 0 {
 			return false
 		}
@@ -220,18 +210,7 @@ func strideCoded(t *testing.T, frame []byte) bool {
 	case typ < 2:
 		header, size = 3, int(block[0]>>4)|int(block[1])<<4|int(block[2])<<12
 	default:
-		headerLen, bits := 3, 10
-		switch format {
-		case 2:
-			headerLen, bits = 4, 14
-		case 3:
-			headerLen, bits = 5, 18
-		}
-		var v uint64
-		for i := range headerLen {
-			v |= uint64(block[i]) << (8 * i)
-		}
-		header, size = headerLen, int(v>>(4+bits)&(1<<bits-1))
+		header, size = huffmanLiterals(block)
 	}
 	if typ == 1 {
 		size = 1
@@ -240,4 +219,21 @@ func strideCoded(t *testing.T, frame []byte) bool {
 	// One sequence, then the modes: RLE for literal lengths, offsets and
 	// match lengths.
 	return len(seqs) > 2 && seqs[0] == 1 && seqs[1] == 1<<6|1<<4|1<<2
+}
+
+// huffmanLiterals reads the header of a block's Huffman-coded literals
+// section: its length, and the size of the coded literals after it.
+func huffmanLiterals(block []byte) (header, size int) {
+	header, bits := 3, 10
+	switch block[0] >> 2 & 3 {
+	case 2:
+		header, bits = 4, 14
+	case 3:
+		header, bits = 5, 18
+	}
+	var v uint64
+	for i := range header {
+		v |= uint64(block[i]) << (8 * i)
+	}
+	return header, int(v >> (4 + bits) & (1<<bits - 1))
 }

@@ -96,26 +96,20 @@ func (s *strideScratch) parse(src []byte, from, to, width int, first bool) int {
 	lit, match := from, -1 // the literals' start, the match's or -1
 	p := max(from, width)
 	for ; p+width <= to; p += width {
-		var low, high int
+		var x uint64
 		if width == 8 {
-			x := binary.LittleEndian.Uint64(src[p:]) ^ binary.LittleEndian.Uint64(src[p-8:])
-			if x == 0 {
-				if match < 0 {
-					match = p
-				}
-				continue
-			}
-			low, high = bits.TrailingZeros64(x)/8, bits.LeadingZeros64(x)/8
+			x = binary.LittleEndian.Uint64(src[p:]) ^ binary.LittleEndian.Uint64(src[p-8:])
 		} else {
-			x := binary.LittleEndian.Uint32(src[p:]) ^ binary.LittleEndian.Uint32(src[p-4:])
-			if x == 0 {
-				if match < 0 {
-					match = p
-				}
-				continue
-			}
-			low, high = bits.TrailingZeros32(x)/8, bits.LeadingZeros32(x)/8
+			x = uint64(binary.LittleEndian.Uint32(src[p:]) ^ binary.LittleEndian.Uint32(src[p-4:]))
 		}
+		if x == 0 {
+			if match < 0 {
+				match = p
+			}
+			continue
+		}
+		// The value's bytes that match, from its low end and its high end.
+		low, high := bits.TrailingZeros64(x)/8, bits.LeadingZeros64(x)/8-(8-width)
 		if match < 0 && low > 0 {
 			match = p
 		}
