@@ -199,3 +199,29 @@ func BenchmarkStride(b *testing.B) {
 		}
 	}
 }
+
+// FuzzStride checks that any page, at either width, codes to a frame that
+// decodes to it.
+func FuzzStride(f *testing.F) {
+	for _, col := range strideColumns {
+		f.Add(strideValues(300, col.width, 3, col.next), col.width == 8)
+	}
+	c, err := NewZstd(1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, page []byte, wide bool) {
+		width := 4
+		if wide {
+			width = 8
+		}
+		frame, err := appendStride(nil, page, width)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := c.Decode(nil, frame)
+		if err != nil || !bytes.Equal(back, page) {
+			t.Fatalf("a page of %d bytes decodes to %d (%v)", len(page), len(back), err)
+		}
+	})
+}
