@@ -60,21 +60,12 @@ const fseMinLog = 5
 // build normalizes counts (by symbol, of total symbols in all) to 1<<log
 // states, every symbol counted keeping at least one, and builds the coding
 // tables. count must hold a symbol counted.
-func (t *fseTable) build(count []uint32, total int, maxLog uint) {
+func (t *fseTable) build(count []uint32, total int, log uint) {
 	last := len(count) - 1
 	for count[last] == 0 {
 		last--
 	}
-	used := 0
-	for _, c := range count[:last+1] {
-		if c > 0 {
-			used++
-		}
-	}
-	// Enough states for every symbol, and no more than the symbols coded
-	// justify: each state is a cell of the decoder's table.
-	log := max(uint(bits.Len(uint(total))), uint(bits.Len(uint(used)))+1, fseMinLog)
-	t.log = min(log, maxLog)
+	t.log = log
 	size := 1 << t.log
 	t.norm = t.norm[:0]
 	sum, largest := 0, 0

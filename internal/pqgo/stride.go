@@ -36,7 +36,7 @@ func appendStride(dst, src []byte, width int) ([]byte, error) {
 		to = s.parse(src, from, to, width, !offsetSet)
 		var sequences bool
 		var err error
-		if dst, sequences, err = s.appendBlock(dst, src[from:to], to == len(src), width, !offsetSet, min(len(src), maxBlockSize)); err != nil {
+		if dst, sequences, err = s.appendBlock(dst, src[from:to], to == len(src), width, !offsetSet, min(len(src), maxBlockSize-1)); err != nil {
 			return nil, err
 		}
 		offsetSet = offsetSet || sequences
@@ -164,7 +164,8 @@ func (s *strideScratch) appendLits(b []byte) { s.nlits += copy(s.lits[s.nlits:],
 // appendBlock appends the block of b from the parsed sequences and
 // literals, and reports whether it holds sequences: compressed, or raw
 // when that is no larger, unless it sets the repeat offset and fits
-// window, the frame's largest block.
+// window, the frame's largest block (libzstd before 1.5.4 refuses a
+// compressed block of 128 KiB, which the format allows).
 func (s *strideScratch) appendBlock(dst, b []byte, last bool, width int, setOffset bool, window int) ([]byte, bool, error) {
 	if s.nseqs == 0 {
 		dst, err := appendLiteralsBlock(dst, b, last, &s.huff)
@@ -191,8 +192,12 @@ const (
 	modeFSE = 2
 )
 
-// The most accuracy zstd allows the length codes' tables.
-const maxLengthLog = 9
+// lengthLog is the accuracy of the length codes' tables, the most zstd
+// allows them. klauspost's decoder (parquet-go's, arrow-go's) reads a table
+// description four bytes at a time and refuses one with fewer left in its
+// block; at 9 bits a description takes two bytes at least and the table's
+// final state two more, so that no block has fewer.
+const lengthLog = 9
 
 // appendSequences appends the sequences section (RFC 8878 3.1.1.3.2). The
 // offset is one code for the whole block: the repeat offset, or, setting
@@ -235,8 +240,7 @@ func (s *strideScratch) appendSequences(dst []byte, width int, setOffset bool) [
 	if mlMode == modeFSE {
 		mlState = s.mlt.first(seqs[last].mc)
 	}
-	s.extraBits(&w, last)
-	w.add(ofValue, uint(ofCode))
+	s.extraBits(&w, last, ofCode, ofValue)
 	// From there on, two tables' transitions (the decoder updates lengths
 	// first, offsets last, and offsets cost nothing) and the lengths'
 	// extra bits, at most 18+32 bits a sequence.
@@ -266,9 +270,9 @@ func (s *strideScratch) appendSequences(dst []byte, width int, setOffset bool) [
 			acc >>= 32
 			nb -= 32
 		}
-		if q.lc >= 16 || q.mc >= 32 {
+		if q.lc >= 16 || q.mc >= 32 || setOffset {
 			w.out, w.acc, w.n = out, acc, nb
-			s.extraBits(&w, i)
+			s.extraBits(&w, i, ofCode, ofValue)
 			out, acc, nb = w.out, w.acc, w.n
 		}
 	}
@@ -297,14 +301,15 @@ func (s *strideScratch) table(t *fseTable, count []uint32, one byte, n int) int 
 		s.descriptor = append(s.descriptor, one)
 		return modeRLE
 	}
-	t.build(count, n, maxLengthLog)
+	t.build(count, n, lengthLog)
 	s.descriptor = t.appendDescription(s.descriptor)
 	return modeFSE
 }
 
 // extraBits writes sequence i's literal and match lengths beyond their
-// codes' baselines.
-func (s *strideScratch) extraBits(w *bitWriter, i int) {
+// codes' baselines, and its offset's bits: none for the repeat offset, and
+// width+3 for width itself, which holds however many sequences set it.
+func (s *strideScratch) extraBits(w *bitWriter, i int, ofCode byte, ofValue uint64) {
 	q := s.seqs[i]
 	ll, ml := q.lc, q.mc
 	if ll >= 16 {
@@ -313,6 +318,7 @@ func (s *strideScratch) extraBits(w *bitWriter, i int) {
 	if ml >= 32 {
 		w.add(uint64(q.ml-minMatch-mlBase[ml-32]), uint(mlBits[ml-32]))
 	}
+	w.add(ofValue, uint(ofCode))
 }
 
 // The literal length codes from 16 on: their baselines and extra bits

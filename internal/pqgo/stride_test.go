@@ -45,16 +45,21 @@ var strideColumns = []struct {
 	{"constant", 8, func(_ *rand.Rand, _ int, v uint64) uint64 { return 0 }},
 	{"random", 8, func(r *rand.Rand, _ int, _ uint64) uint64 { return r.Uint64() }},
 	{"mixed", 8, mixedNext},
-	// Random but for the last value of the first block, which shares its
-	// high 3 bytes with the one before: the block would be larger coded
-	// with that match than raw.
-	{"late first match", 8, func(r *rand.Rand, i int, v uint64) uint64 {
-		if i == maxBlockSize/8-1 {
+	// Random but for a value near the end of the first block, which shares
+	// its high 3 bytes with the one before: the block would be larger
+	// coded with that match than raw, or as large as a block may be.
+	{"late first match", 8, lateMatch(maxBlockSize/8 - 1)},
+	{"late first match at 16381", 8, lateMatch(16381)},
+	{"mixed int32", 4, mixedNext},
+}
+
+func lateMatch(at int) func(r *rand.Rand, i int, v uint64) uint64 {
+	return func(r *rand.Rand, i int, v uint64) uint64 {
+		if i == at {
 			return v ^ r.Uint64()&(1<<40-1)
 		}
 		return r.Uint64()
-	}},
-	{"mixed int32", 4, mixedNext},
+	}
 }
 
 func mixedNext(r *rand.Rand, _ int, v uint64) uint64 {
@@ -71,41 +76,89 @@ func mixedNext(r *rand.Rand, _ int, v uint64) uint64 {
 // A stride frame decodes to its content, in klauspost's decoder and in
 // libzstd's (the zstd command, where installed), for every frame and block
 // size the format distinguishes, values of 4 and 8 bytes, and pages whose
-// length is not a multiple of the width; ids and timestamps code as small
-// as the full encoder's frames, or within 1/16.
+// length is not a multiple of the width; no compressed block is of 128 KiB,
+// which libzstd before 1.5.4 refuses; ids and timestamps code as small as
+// the full encoder's frames, or within 1/16.
 func TestStrideFrameDecodes(t *testing.T) {
-	c, err := NewZstd(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, _ := exec.LookPath("zstd")
 	for _, col := range strideColumns {
 		for _, size := range []int{0, 1, 8, 9, 16, 17, 24, 1000, 128<<10 - 8, 128 << 10, 128<<10 + 8, 1<<20 + 3} {
 			n, extra := size/col.width, size%col.width
 			page := strideValues(n, col.width, extra, col.next)
 			t.Run(fmt.Sprintf("%s-%d", col.name, size), func(t *testing.T) {
-				frame, err := appendStride([]byte("prefix"), page, col.width)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if string(frame[:6]) != "prefix" {
-					t.Fatal("the frame did not append")
-				}
-				back, err := c.Decode(nil, frame[6:])
-				if err != nil || !bytes.Equal(back, page) {
-					t.Fatalf("decodes to %d bytes (%v), want %d", len(back), err, len(page))
-				}
-				if cli != "" {
-					if back := zstdCommand(t, cli, frame[6:]); !bytes.Equal(back, page) {
-						t.Fatalf("zstd -d gives %d bytes, want %d", len(back), len(page))
-					}
-				}
-				if full := c.enc.EncodeAll(page, nil); size > 1<<20 && !strings.Contains(col.name, "random") && !strings.Contains(col.name, "late") && len(frame)-6 > len(full)+len(full)/16 {
-					t.Fatalf("%d bytes coded to %d, the full encoder's %d", size, len(frame)-6, len(full))
+				frame := checkStride(t, page, col.width)
+				c, _ := NewZstd(1)
+				if full := c.enc.EncodeAll(page, nil); size > 1<<20 && !strings.Contains(col.name, "random") && !strings.Contains(col.name, "late") && len(frame) > len(full)+len(full)/16 {
+					t.Fatalf("%d bytes coded to %d, the full encoder's %d", size, len(frame), len(full))
 				}
 			})
 		}
 	}
+	// Blocks whose last table and sequences take few bytes: klauspost's
+	// decoder refuses a table description with fewer than 4 bytes after it
+	// in its block. Ids with the last one repeated, past a first block;
+	// and a page of 16 int32s.
+	for _, width := range []int{4, 8} {
+		for tail := 4; tail <= 64; tail++ {
+			n := maxBlockSize/width + tail
+			page := strideValues(n, width, 0, func(_ *rand.Rand, i int, v uint64) uint64 {
+				if i == n-1 {
+					return v
+				}
+				return uint64(1000 + i)
+			})
+			t.Run(fmt.Sprintf("ids then a repeat, width %d, %d values", width, n), func(t *testing.T) { checkStride(t, page, width) })
+		}
+	}
+	page := strideValues(16, 4, 0, func(_ *rand.Rand, i int, v uint64) uint64 { return uint64(min(i+1, 15)) })
+	t.Run("16 int32s", func(t *testing.T) { checkStride(t, page, 4) })
+}
+
+// checkStride codes page by stride after some bytes, checks the frame
+// decodes to it in both decoders, and its blocks' sizes, and returns it.
+func checkStride(t *testing.T, page []byte, width int) []byte {
+	t.Helper()
+	frame, err := appendStride([]byte("prefix"), page, width)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(frame[:6]) != "prefix" {
+		t.Fatal("the frame did not append")
+	}
+	frame = frame[6:]
+	c, err := NewZstd(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := c.Decode(nil, frame)
+	if err != nil || !bytes.Equal(back, page) {
+		t.Fatalf("decodes to %d bytes (%v), want %d", len(back), err, len(page))
+	}
+	if cli, _ := exec.LookPath("zstd"); cli != "" {
+		if back := zstdCommand(t, cli, frame); !bytes.Equal(back, page) {
+			t.Fatalf("zstd -d gives %d bytes, want %d", len(back), len(page))
+		}
+	}
+	// The frame header: magic, descriptor, window unless single segment,
+	// content size; then blocks of a 3-byte header each.
+	fhd := frame[4]
+	single := int(fhd >> 5 & 1)
+	at := 5 + 1 - single + []int{single, 2, 4, 8}[fhd>>6]
+	for last := false; !last; {
+		h := int(frame[at]) | int(frame[at+1])<<8 | int(frame[at+2])<<16
+		last = h&1 == 1
+		size := h >> 3
+		if h>>1&3 == blockCompressed && size >= maxBlockSize {
+			t.Fatalf("a compressed block of %d bytes", size)
+		}
+		if h>>1&3 == blockRLE {
+			size = 1
+		}
+		at += 3 + size
+	}
+	if at != len(frame) {
+		t.Fatalf("the blocks end at byte %d of the frame's %d", at, len(frame))
+	}
+	return frame
 }
 
 // A column of fixed width is coded by stride after a page it codes within
