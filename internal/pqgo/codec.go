@@ -117,11 +117,13 @@ type zstdColumn struct {
 	fastLosses, untilFast int
 }
 
-// coding is a cheaper coding than the full encoder's.
+// coding is how a page is coded: by the full encoder, or more cheaply in
+// the same format.
 type coding int
 
 const (
-	codingLean coding = iota
+	codingFull coding = iota - 1 // the full encoder's, for try's answer
+	codingLean
 	codingLiterals
 	codingStride
 )
@@ -155,9 +157,6 @@ func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// codingFull is the full encoder's coding.
-const codingFull coding = -1
 
 // try tells the coding that suits the page sample, which the full encoder
 // coded as out, and starts the run of pages it suits. The fastest level's

@@ -152,13 +152,14 @@ func (t *fseTable) first(s byte) uint32 {
 	return uint32(t.state[int32(v>>out)+y.deltaState])
 }
 
-// encode codes s from state v, writing the bits that tell the decoder
-// which of s's states it came from, and returns the state it moves to.
-func (t *fseTable) encode(w *bitWriter, v uint32, s byte) uint32 {
+// step codes s from state v: the low k bits of v go out, telling the
+// decoder which of s's states it came from, and next is the state it moves
+// to. The caller writes the bits, so that a loop keeps its bit buffer in
+// registers.
+func (t *fseTable) step(v uint32, s byte) (k, next uint32) {
 	y := t.sym[s]
-	out := (v + y.deltaBits) >> 16
-	w.add(uint64(v), uint(out))
-	return uint32(t.state[int32(v>>out)+y.deltaState])
+	k = (v + y.deltaBits) >> 16
+	return k, uint32(t.state[int32(v>>k)+y.deltaState])
 }
 
 // flush writes the final state, which the decoder reads first.

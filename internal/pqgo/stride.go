@@ -255,16 +255,14 @@ func (s *strideScratch) appendSequences(dst []byte, width int, setOffset bool) [
 	out := w.out
 	for i := last - 1; i >= 0; i-- {
 		q := &seqs[i]
-		y := mlt.sym[q.mc]
-		k := (mlState + y.deltaBits) >> 16
+		k, next := mlt.step(mlState, q.mc)
 		acc |= uint64(mlState&(1<<k-1)) << nb
 		nb += uint(k)
-		mlState = uint32(mlt.state[int32(mlState>>k)+y.deltaState])
-		y = llt.sym[q.lc]
-		k = (llState + y.deltaBits) >> 16
+		mlState = next
+		k, next = llt.step(llState, q.lc)
 		acc |= uint64(llState&(1<<k-1)) << nb
 		nb += uint(k)
-		llState = uint32(llt.state[int32(llState>>k)+y.deltaState])
+		llState = next
 		if nb >= 32 {
 			out = binary.LittleEndian.AppendUint32(out, uint32(acc))
 			acc >>= 32
