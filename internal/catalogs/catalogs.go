@@ -68,7 +68,12 @@ func Open(ctx context.Context, c config.Catalog) (catalog.Catalog, error) {
 	}
 	shown := props[shownURIKey]
 	delete(props, shownURIKey)
-	cat, err := catalog.Load(ctx, name, props)
+	var cat catalog.Catalog
+	if typ == "rest" {
+		cat, err = openREST(ctx, name, props)
+	} else {
+		cat, err = catalog.Load(ctx, name, props)
+	}
 	if err != nil {
 		if typ == "rest" {
 			err = explainREST(ctx, props, err)

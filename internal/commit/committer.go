@@ -78,9 +78,12 @@ type Deletes interface {
 // Result tells which snapshot holds the batch.
 type Result struct {
 	SnapshotID int64
-	// Existing is true when the batch was found already committed (a run
-	// that stopped between the table commit and the commits log); its
-	// SnapshotID is 0 when that snapshot has been expired since.
+	// Existing is true when the batch was found already committed by an
+	// earlier run (one that stopped between the table commit and the
+	// commits log): the files of the request are not the table's, and the
+	// caller removes them. Its SnapshotID is 0 when that snapshot has been
+	// expired since. A commit of this call whose answer was lost and that
+	// is found in the table is not Existing: its files are the table's.
 	Existing bool
 	Attempts int
 	// Table is the table as the commit left it, or as it was found holding
@@ -216,6 +219,11 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 	// connection, a server error): the commit may be in the table, so its
 	// files must survive, and the ancestry check decides on the next run.
 	ambiguous := false
+	// sent is set once an attempt reached the catalog. Every attempt looks
+	// for the batch before it sends, so a batch found after one was sent
+	// is that attempt's commit, whose answer was lost: its files are the
+	// table's now, not leftovers of an earlier run.
+	sent := false
 	var found *table.Snapshot // the batch, when an earlier attempt or run committed it
 	held := false
 	snapshot := false // the last attempt made a snapshot
@@ -224,10 +232,11 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 		if found, held, err = c.Holds(tbl, req.BatchID); err != nil || held {
 			return tbl, Final(err)
 		}
-		out, sent, snap, err := c.attempt(ctx, tbl, req, files, props, tableProps)
+		out, reached, snap, err := c.attempt(ctx, tbl, req, files, props, tableProps)
 		snapshot = snap
+		sent = sent || reached
 		if err != nil {
-			if sent && !IsConflict(err) {
+			if reached && !IsConflict(err) {
 				ambiguous = true
 			}
 			c.logger().Debug("commit attempt failed", "table", c.Name(), "batch", req.BatchID, "err", err)
@@ -248,7 +257,10 @@ func (c *Committer) Commit(ctx context.Context, req Request) (Result, error) {
 		// batch must not be recorded as done.
 		return Result{}, fmt.Errorf("table %s batch %d: %w", c.Name(), req.BatchID, err)
 	}
-	res := Result{Existing: held, Attempts: attempts, Table: out}
+	res := Result{Existing: held && !sent, Attempts: attempts, Table: out}
+	if held && sent {
+		c.logger().Info("a commit whose answer was lost is in the table", "table", c.Name(), "batch", req.BatchID, "attempts", attempts)
+	}
 	switch {
 	case found != nil:
 		res.SnapshotID = found.SnapshotID

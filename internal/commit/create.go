@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -52,14 +53,45 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts Creat
 		}
 	}
 	tbl, err := c.Catalog.CreateTable(ctx, c.Ident, sc, createOpts...)
-	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		return c.Catalog.LoadTable(ctx, c.Ident)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+		// A concurrent creator that won the race made the table; so may
+		// this creation, when the catalog's answer was lost.
+		return c.resolveCreate(ctx, sc, createOpts, err)
 	}
 	if err := c.refuseLostLocation(ctx, tbl); err != nil {
 		return nil, err
+	}
+	return tbl, nil
+}
+
+// resolveCreate finds out what a creation that failed with createErr did:
+// a concurrent creator may have made the table, and so may this creation
+// when the catalog's answer was lost. A table the catalog holds is loaded.
+// One whose first metadata file is gone is this creation's own:
+// iceberg-go's SQL catalog removes the metadata file of a creation that
+// failed (and reports a lost COMMIT answer as "already exists"), though
+// the table's row was committed. That table held nothing, so its row is
+// dropped and the table created again.
+func (c *Committer) resolveCreate(ctx context.Context, sc *iceberg.Schema, opts []catalog.CreateTableOpt, createErr error) (*table.Table, error) {
+	if errors.Is(createErr, catalog.ErrNoSuchNamespace) {
+		return nil, fmt.Errorf("create table %s: %w", c.Name(), createErr)
+	}
+	tbl, err := c.Catalog.LoadTable(ctx, c.Ident)
+	switch {
+	case err == nil:
+		return tbl, nil
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		return nil, fmt.Errorf("create table %s: %w", c.Name(), createErr)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("create table %s: %w; then loading it: %w", c.Name(), createErr, err)
+	}
+	c.logger().Warn("a table creation whose answer was lost made the table without its metadata file; creating it again", "table", c.Name(), "err", createErr)
+	if err := c.Catalog.DropTable(ctx, c.Ident); err != nil {
+		return nil, fmt.Errorf("create table %s: %w; its metadata file was found gone, and dropping the table to create it again failed: %w", c.Name(), createErr, err)
+	}
+	tbl, err = c.Catalog.CreateTable(ctx, c.Ident, sc, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("create table %s again: %w", c.Name(), err)
 	}
 	return tbl, nil
 }
