@@ -277,11 +277,15 @@ func (w *clusterWorker) publish(ctx context.Context, a ClusterAssignment, ranges
 	}
 	ev.Worker, ev.Generation, ev.WrittenMs = p.checkpoint.Metadata.ID, a.Generation, time.Now().UnixMilli()
 	b, err := ev.Marshal()
-	if err == nil {
-		err = w.m.Publish(ctx, b)
-	}
 	if err != nil {
 		res.Remove(ctx)
+		return err
+	}
+	if err := w.m.Publish(ctx, b); err != nil {
+		// A publish that failed may still have reached the control
+		// topic (an acknowledgement lost, a timeout): the coordinator
+		// may commit its files, so they stay; the files of an event that
+		// never arrived are orphans for remove-orphan-files.
 		return err
 	}
 	w.pos.Published(ranges, time.Now())

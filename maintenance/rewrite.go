@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
+	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/filter"
 	"github.com/floe-io/floe/internal/ingest"
@@ -99,8 +100,9 @@ type RewriteResult struct {
 // Files are written once; the commit is then validated against the table
 // as it is at commit time and retried on a lost race, so appends that
 // happen meanwhile are kept, and a group whose files another commit
-// removed fails without changing anything. Files of a failed commit are
-// deleted.
+// removed fails without changing anything. Files of a commit the catalog
+// refused are deleted; a commit whose answer was lost is looked for in the
+// table, and its files stay while it may have landed.
 func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o RewriteOptions) (RewriteResult, error) {
 	res := RewriteResult{DryRun: o.DryRun}
 	if o.Strategy == "" {
@@ -158,7 +160,9 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 	res.RewrittenDataFiles, res.RewrittenBytes = 0, 0
 	var done []groupDone
 	fail := func(err error) (RewriteResult, error) {
-		discard(ctx, tbl, done)
+		if !errors.Is(err, errOutcomeUnknown) {
+			discard(ctx, tbl, done)
+		}
 		return res, err
 	}
 	for _, g := range groups {
@@ -175,11 +179,15 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 		var carried int64
 		from := base
 		base = nil
-		committed, err := commitFrom(ctx, cat, ident, from, func(cur *table.Table) (*table.Transaction, error) {
-			tx, n, err := rewriteTransaction(ctx, tbl, cur, ds, o.PartialProgress)
+		id := uuid.NewString()
+		committed, unknown, err := markedCommit(ctx, cat, ident, from, id, func(cur *table.Table) (*table.Transaction, error) {
+			tx, n, err := rewriteTransaction(ctx, tbl, cur, ds, o.PartialProgress, id)
 			carried = n
 			return tx, err
 		})
+		if unknown {
+			return fmt.Errorf("%w: %w", errOutcomeUnknown, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -207,7 +215,9 @@ func RewriteDataFiles(ctx context.Context, cat catalog.Catalog, ident table.Iden
 	var errs []error
 	for _, d := range done {
 		if err := commit([]groupDone{d}); err != nil {
-			discard(ctx, tbl, []groupDone{d})
+			if !errors.Is(err, errOutcomeUnknown) {
+				discard(ctx, tbl, []groupDone{d})
+			}
 			res.FailedGroups++
 			errs = append(errs, fmt.Errorf("partition %s: %w", partitionName(d.group), err))
 		}
@@ -459,7 +469,7 @@ func sortGroup(ctx context.Context, rd *scan.FileReader, g table.CompactionTaskG
 // also removes the delete files the rewrite applied, and, unless partial
 // (one group cannot tell), the equality deletes that no longer apply to any
 // data file.
-func rewriteTransaction(ctx context.Context, start, cur *table.Table, done []groupDone, partial bool) (*table.Transaction, int64, error) {
+func rewriteTransaction(ctx context.Context, start, cur *table.Table, done []groupDone, partial bool, id string) (*table.Transaction, int64, error) {
 	fs, err := cur.FS(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -480,7 +490,7 @@ func rewriteTransaction(ctx context.Context, start, cur *table.Table, done []gro
 		return nil, 0, err
 	}
 	tx := cur.NewTransaction()
-	rw := tx.NewRewrite(iceberg.Properties{ingest.SummaryMaintenance: "rewrite-data-files"})
+	rw := tx.NewRewrite(iceberg.Properties{ingest.SummaryMaintenance: "rewrite-data-files", summaryCommitID: id})
 	rw.DataSequenceNumber(startSnap.SequenceNumber)
 	rewritten := map[string]struct{}{}
 	removed := map[string]bool{}
@@ -535,6 +545,11 @@ func rewriteTransaction(ctx context.Context, start, cur *table.Table, done []gro
 	}
 	return tx, carried.rows, nil
 }
+
+// errOutcomeUnknown marks a rewrite whose commit may have landed though
+// it failed: its files stay (remove-orphan-files takes them if it did
+// not).
+var errOutcomeUnknown = errors.New("the catalog did not say whether the rewrite was committed; its files are kept")
 
 // discard deletes the files groups wrote for a rewrite that will not be
 // committed.
