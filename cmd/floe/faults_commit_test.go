@@ -285,3 +285,76 @@ func TestFaultRESTRewriteAnswerLost(t *testing.T) {
 		}
 	}
 }
+
+// The phases of a commit a kill (exit 137 in the test build) can stop
+// floe at: after its files and manifests are written and before the
+// catalog sees the commit; after the catalog made the commit and before
+// its answer reached floe; after the table commit and before the
+// checkpoint recorded the batch.
+var commitPhases = []struct{ name, env string }{
+	{"files-written", "FLOE_TEST_CRASH_IN_CATALOG_COMMIT"},
+	{"catalog-acted", "FLOE_TEST_CRASH_AFTER_CATALOG_COMMIT"},
+	{"before-checkpoint", "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS"},
+}
+
+// floe killed at each phase of the Nth commit of a run, appending and in
+// mode upsert on format-version 3 (deletion vectors) and 2 (equality
+// deletes), then run again: the table holds every row once, or every key
+// once with its last value, read by iceberg-go.
+func TestFaultKillAtCommitPhases(t *testing.T) {
+	t.Parallel()
+	for round := 0; round < *faultRounds; round++ {
+		for _, phase := range commitPhases {
+			for _, mode := range []string{"append", "upsert-v3", "upsert-v2"} {
+				t.Run(fmt.Sprintf("%s/%s/%d", phase.name, mode, round), func(t *testing.T) {
+					t.Parallel()
+					e := newEnv(t)
+					nth := 1 + round%3
+					crash := []string{fmt.Sprintf("%s=%d", phase.env, nth)}
+					batches, rows := int64(0), 0
+					if mode == "append" {
+						args := e.StreamArgs("db.t", "--max-files-per-trigger", "1", "--maintenance=false")
+						for i := 0; i < 4; i++ {
+							e.land(i)
+						}
+						if r := e.RunEnv(floeBin, crash, args...); r.Code != 137 {
+							t.Fatalf("want the run killed at commit %d, got %s", nth, r)
+						}
+						e.OK(args...)
+						e.exactly("db.t", 400)
+						batches, rows = 4, 400
+					} else {
+						g := fixture.NewCDCGen(uint64(round*31+len(phase.name)), 2000)
+						args := e.upsertArgs("--format-version", mode[len(mode)-1:], "--max-files-per-trigger", "1", "--maintenance=false")
+						for i := 0; i < 4; i++ {
+							g.File(t, e.Landing, 300)
+						}
+						if r := e.RunEnv(floeBin, crash, args...); r.Code != 137 {
+							t.Fatalf("want the run killed at commit %d, got %s", nth, r)
+						}
+						e.OK(args...)
+						if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+							t.Fatalf("after a kill at %s of commit %d: %s", phase.name, nth, d)
+						}
+						batches, rows = 4, len(g.Oracle)
+					}
+					seen := map[string]int{}
+					for _, s := range e.Snapshots("db.t") {
+						if b := s.Summary["floe.batch-id"]; b != "" {
+							seen[b]++
+						}
+					}
+					if int64(len(seen)) != batches {
+						t.Fatalf("the table holds batches %v, want %d batches", seen, batches)
+					}
+					for b, n := range seen {
+						if n != 1 {
+							t.Fatalf("batch %s is in %d snapshots", b, n)
+						}
+					}
+					t.Logf("faults: kill-%s-%s=1 rows checked=%d lost=0 duplicated=0", phase.name, mode, rows)
+				})
+			}
+		}
+	}
+}

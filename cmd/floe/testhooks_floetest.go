@@ -31,6 +31,12 @@ const CrashAfterTableCommitsEnv = "FLOE_TEST_CRASH_AFTER_TABLE_COMMITS"
 // catalog never sees the new metadata, so they are orphans.
 const CrashInCatalogCommitEnv = "FLOE_TEST_CRASH_IN_CATALOG_COMMIT"
 
+// CrashAfterCatalogCommitEnv makes a test build exit at once, as a kill
+// would, when that catalog commit of the run (counting from 1) has been
+// made by the catalog, before its answer reaches the committer: the table
+// holds the batch, and floe never learnt it.
+const CrashAfterCatalogCommitEnv = "FLOE_TEST_CRASH_AFTER_CATALOG_COMMIT"
+
 // PauseInCatalogCommitEnv names a directory: a test build pauses in place
 // of its first catalog commit (a pipeline's or a maintain command's), with the commit's data files and manifests
 // written, creates DIR/paused and goes on with the commit once DIR/resume
@@ -54,9 +60,10 @@ func init() {
 				return nil
 			}
 		}
-		crashAt, err := strconv.Atoi(os.Getenv(CrashInCatalogCommitEnv))
+		crashAt, _ := strconv.Atoi(os.Getenv(CrashInCatalogCommitEnv))
+		crashAfter, _ := strconv.Atoi(os.Getenv(CrashAfterCatalogCommitEnv))
 		pauseDir := os.Getenv(PauseInCatalogCommitEnv)
-		if (err == nil && crashAt > 0) || pauseDir != "" {
+		if crashAt > 0 || crashAfter > 0 || pauseDir != "" {
 			// The pipeline does not close a catalog it is given; the process
 			// ends soon after anyway.
 			cat, err := floe.OpenCatalog(context.Background(), cfg.Catalog)
@@ -64,19 +71,19 @@ func init() {
 				fmt.Fprintln(os.Stderr, "test hook: open catalog:", err)
 				os.Exit(1)
 			}
-			o.Catalog = &crashingCatalog{Catalog: cat, crashAt: crashAt, pauseDir: pauseDir}
+			o.Catalog = &crashingCatalog{Catalog: cat, crashAt: crashAt, crashAfter: crashAfter, pauseDir: pauseDir}
 		}
 	}
 }
 
-// crashingCatalog exits in place of its crashAt-th CommitTable, or pauses
-// before its first one. Tables are bound to it on load and create, because
-// a table's transactions commit through the catalog that made it, not
-// through the pipeline's.
+// crashingCatalog exits in place of its crashAt-th CommitTable, or right
+// after its crashAfter-th, or pauses before its first one. Tables are
+// bound to it on load and create, because a table's transactions commit
+// through the catalog that made it, not through the pipeline's.
 type crashingCatalog struct {
 	catalog.Catalog
-	commits, crashAt int
-	pauseDir         string
+	commits, crashAt, crashAfter int
+	pauseDir                     string
 }
 
 // pause waits for pauseDir/resume, after saying it is paused.
@@ -116,5 +123,9 @@ func (c *crashingCatalog) CommitTable(ctx context.Context, ident table.Identifie
 	if c.commits == 1 && c.pauseDir != "" {
 		c.pause()
 	}
-	return c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	meta, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	if c.commits == c.crashAfter {
+		os.Exit(137)
+	}
+	return meta, loc, err
 }
