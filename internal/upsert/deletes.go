@@ -17,6 +17,7 @@ import (
 
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/write"
 )
 
 // Deletes stage a batch's deletes of the rows its keys replace: on a
@@ -233,5 +234,16 @@ func (d *Deletes) equality(ctx context.Context, txn *table.Transaction, tbl *tab
 			}
 		}
 	}
-	return txn.WriteEqualityDeletes(ctx, keyIDs, iter.Seq2[arrow.RecordBatch, error](seq))
+	// iceberg-go's writer makes every bloom filter its maximum size (1 MiB
+	// by default): write through the transaction's table as it stands,
+	// with the maximum cut to what the batch's keys need.
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return nil, err
+	}
+	sized, err := write.BloomSizedFor(staged.Table, int64(d.Changes.Keys()))
+	if err != nil {
+		return nil, err
+	}
+	return sized.NewTransaction().WriteEqualityDeletes(ctx, keyIDs, iter.Seq2[arrow.RecordBatch, error](seq))
 }
