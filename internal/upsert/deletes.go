@@ -71,7 +71,7 @@ func KeyFieldIDs(sc *iceberg.Schema, keys []string) ([]int, error) {
 		}
 		switch f.Type.(type) {
 		case iceberg.Float32Type, iceberg.Float64Type:
-			return nil, fmt.Errorf("%w: key column %s is %s; floating-point columns cannot be keys (equal values need not compare equal); key on an integer, string, date, timestamp, uuid or decimal column", ingest.ErrConfig, k, f.Type)
+			return nil, floatKeyError(k, f.Type.String())
 		case iceberg.NestedType:
 			return nil, fmt.Errorf("%w: key column %s is %s; a key is made of primitive columns", ingest.ErrConfig, k, f.Type)
 		}
