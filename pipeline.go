@@ -594,11 +594,15 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		done.Snapshots, done.MetadataFiles = map[string]int64{}, map[string]string{}
 		res.Rows = 0
 		for _, tc := range tcs {
-			done.Snapshots[tc.Table] = tc.SnapshotID
+			// A commit that only recorded the batch (upsert deletes of keys
+			// the table does not hold) added no snapshot.
+			if tc.Existing || tc.SnapshotID != 0 {
+				done.Snapshots[tc.Table] = tc.SnapshotID
+			}
 			done.MetadataFiles[tc.Table] = tc.MetadataFile
 			res.Rows += tc.Rows
 			prog.Sink.CommitRetries += tc.Retries
-			if !tc.Existing {
+			if !tc.Existing && tc.SnapshotID != 0 {
 				sum.Snapshots++
 			}
 		}

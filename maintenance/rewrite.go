@@ -365,7 +365,17 @@ func partitionGroups(tasks []table.FileScanTask, heavy map[string]bool, all bool
 // writer (docs/benchmarks.md, compaction).
 func rewriteGroup(ctx context.Context, tbl *table.Table, g table.CompactionTaskGroup, o RewriteOptions, target int64) (table.CompactionGroupResult, error) {
 	if o.Strategy == StrategyBinpack && tbl.Metadata().Version() >= 3 {
-		return table.ExecuteCompactionGroup(ctx, tbl, g, table.WithCompactionTargetFileSize(target))
+		// iceberg-go's writer makes every bloom filter its maximum size:
+		// cut it to the group's rows, which no file written exceeds.
+		var rows int64
+		for _, t := range g.Tasks {
+			rows += t.File.Count()
+		}
+		sized, err := write.BloomSizedFor(tbl, rows)
+		if err != nil {
+			return table.CompactionGroupResult{}, err
+		}
+		return table.ExecuteCompactionGroup(ctx, sized, g, table.WithCompactionTargetFileSize(target))
 	}
 	gr := table.CompactionGroupResult{PartitionKey: g.PartitionKey, BytesBefore: g.TotalSizeBytes}
 	rd, err := scan.NewFileReader(ctx, tbl, scan.Options{})

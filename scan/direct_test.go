@@ -115,11 +115,11 @@ func TestDirectReadMatchesIcebergGo(t *testing.T) {
 			if f.Name == "moved" {
 				tbl, o = moved, Options{Columns: []string{"l", "s"}}
 			}
-			r, err := newTableReader(ctx, tbl, o, 0, nil)
+			r, err := newTableReader(ctx, tbl, o, at{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tasks, err := r.plan(ctx, 0)
+			tasks, err := r.plan(ctx)
 			if err != nil || len(tasks) != 1 {
 				t.Fatalf("plan: %d tasks, %v", len(tasks), err)
 			}

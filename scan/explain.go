@@ -20,19 +20,19 @@ type Plan struct {
 
 // Explain plans the scan the options describe without reading data.
 func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
-	snap, err := o.snapshot(tbl)
+	a, err := o.at(tbl)
 	if err != nil {
 		return Plan{}, err
 	}
-	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
+	if err := o.check(tbl, a.schema(tbl)); err != nil {
 		return Plan{}, err
 	}
-	bound, err := o.bind(ctx, tbl, snap)
+	bound, err := o.bind(ctx, tbl, a)
 	if err != nil {
 		return Plan{}, err
 	}
 	var plan Plan
-	if s := snapshotOf(tbl, snap); s != nil {
+	if s := a.snapshot(tbl); s != nil {
 		plan.SnapshotID = s.SnapshotID
 	} else {
 		return plan, nil
@@ -45,9 +45,13 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 		}
 		return len(tasks), bytes
 	}
-	all, err := tbl.Scan(o.scanOptions(snap, nil, nil)...).PlanFiles(ctx)
+	sc, err := a.scan(tbl, o.scanOptions(nil, nil)...)
 	if err != nil {
-		return plan, planError(ctx, tbl, snap, err)
+		return plan, err
+	}
+	all, err := sc.PlanFiles(ctx)
+	if err != nil {
+		return plan, planError(ctx, tbl, a.snapshot(tbl), err)
 	}
 	plan.FilesTotal, plan.BytesTotal = size(all)
 	plan.FilesPlanned, plan.BytesPlanned = plan.FilesTotal, plan.BytesTotal
@@ -55,12 +59,12 @@ func Explain(ctx context.Context, tbl *table.Table, o Options) (Plan, error) {
 		return plan, nil
 	}
 	// The files a scan reads: pruning as the read prunes.
-	r, planned, bound, err := planReader(ctx, tbl, o, snap, bound, false)
+	r, planned, bound, err := planReader(ctx, tbl, o, a, bound, false)
 	if err != nil {
 		if r == nil {
 			return plan, err
 		}
-		return plan, planError(ctx, tbl, snap, err)
+		return plan, planError(ctx, tbl, a.snapshot(tbl), err)
 	}
 	plan.PushedFilter = bound.Pushed.String()
 	if bound.Residual != nil {

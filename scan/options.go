@@ -45,9 +45,9 @@ type Options struct {
 	Allocator memory.Allocator
 }
 
-// bind parses and binds the filter against the schema of the snapshot
-// read; nil without a filter.
-func (o Options) bind(ctx context.Context, tbl *table.Table, snap int64) (*filter.Bound, error) {
+// bind parses and binds the filter against the schema the read at a uses;
+// nil without a filter.
+func (o Options) bind(ctx context.Context, tbl *table.Table, a at) (*filter.Bound, error) {
 	if o.Filter == "" {
 		return nil, nil
 	}
@@ -55,13 +55,13 @@ func (o Options) bind(ctx context.Context, tbl *table.Table, snap int64) (*filte
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
 	}
-	sc := schemaOf(tbl, snap)
+	sc := a.schema(tbl)
 	b, err := filter.Bind(e, sc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ingest.ErrConfig, err)
 	}
 	sources := filterSources(e, sc)
-	lost, err := lostLowerBound(ctx, tbl, snap, sc, sources)
+	lost, err := lostLowerBound(ctx, tbl, a.snapshot(tbl), sc, sources)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +130,7 @@ func unmapped(m iceberg.NameMapping, sources map[int]bool) bool {
 // an empty lower bound that way, and its manifest pruning then skips those
 // partitions for any predicate an empty value could satisfy. Fields the
 // filter does not read are not pruned on, whatever their summary.
-func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64, sc *iceberg.Schema, sources map[int]bool) (bool, error) {
-	s := snapshotOf(tbl, snap)
+func lostLowerBound(ctx context.Context, tbl *table.Table, s *table.Snapshot, sc *iceberg.Schema, sources map[int]bool) (bool, error) {
 	md := tbl.Metadata()
 	// at[spec id] holds the positions of the fields that matter.
 	at := map[int][]int{}
@@ -187,7 +186,7 @@ func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot) ([]los
 	}
 	manifests, err := s.Manifests(fs)
 	if err != nil {
-		return nil, planError(ctx, tbl, s.SnapshotID, err)
+		return nil, planError(ctx, tbl, s, err)
 	}
 	for _, m := range manifests {
 		for i, p := range m.Partitions() {
@@ -242,9 +241,65 @@ func (o Options) check(tbl *table.Table, sc *iceberg.Schema) error {
 	return nil
 }
 
-// snapshot resolves the options to a snapshot id; 0 means the current
-// snapshot (which may be none).
-func (o Options) snapshot(tbl *table.Table) (int64, error) {
+// at is what a scan reads: a snapshot, and the schema it is read with.
+// As in Iceberg's readers (Spark's SnapshotUtil.schemaFor, iceberg-go's
+// scan), the current snapshot and a branch's head are read with the
+// table's current schema, so that a column renamed or added since the
+// snapshot was written reads, filters and is kept under its current
+// name; a snapshot chosen by id, time or tag is read with the schema it
+// was written with.
+type at struct {
+	// snap is the snapshot's id, 0 for the table's current snapshot.
+	snap int64
+	// branch names the branch whose head snap is, "" otherwise.
+	branch string
+}
+
+// snapshot is the snapshot a reads: nil for a table without one.
+func (a at) snapshot(tbl *table.Table) *table.Snapshot {
+	if a.snap == 0 {
+		return tbl.CurrentSnapshot()
+	}
+	return tbl.Metadata().SnapshotByID(a.snap)
+}
+
+// schema is the schema a reads with.
+func (a at) schema(tbl *table.Table) *iceberg.Schema {
+	sc := tbl.Schema()
+	if a.snap == 0 || a.branch != "" {
+		return sc
+	}
+	// Schemas clones every schema of the table's history: only asked
+	// when the snapshot was written with an older one.
+	if s := a.snapshot(tbl); s != nil && s.SchemaID != nil && *s.SchemaID != sc.ID {
+		for _, old := range tbl.Metadata().Schemas() {
+			if old.ID == *s.SchemaID {
+				sc = old
+			}
+		}
+	}
+	return sc
+}
+
+// scan is iceberg-go's scan of tbl at a with opts (scanOptions): a
+// branch is selected as a ref, for iceberg-go to read it with the current
+// schema too (by snapshot id it would read the snapshot's).
+func (a at) scan(tbl *table.Table, opts ...table.ScanOption) (*table.Scan, error) {
+	switch {
+	case a.branch != "":
+		sc, err := tbl.Scan(opts...).UseRef(a.branch)
+		if err != nil {
+			return nil, fmt.Errorf("read branch %s of table %s: %w", a.branch, ingest.JoinIdent(tbl.Identifier()), err)
+		}
+		return sc, nil
+	case a.snap != 0:
+		opts = append(slices.Clip(opts), table.WithSnapshotID(a.snap))
+	}
+	return tbl.Scan(opts...), nil
+}
+
+// at resolves the options to what a scan reads.
+func (o Options) at(tbl *table.Table) (at, error) {
 	set := 0
 	for _, on := range []bool{o.SnapshotID != 0, o.AsOfMs != nil, o.Branch != "", o.Tag != ""} {
 		if on {
@@ -252,36 +307,36 @@ func (o Options) snapshot(tbl *table.Table) (int64, error) {
 		}
 	}
 	if set > 1 {
-		return 0, fmt.Errorf("%w: give one of snapshot id, as-of timestamp, branch and tag", ingest.ErrConfig)
+		return at{}, fmt.Errorf("%w: give one of snapshot id, as-of timestamp, branch and tag", ingest.ErrConfig)
 	}
 	md := tbl.Metadata()
 	switch {
 	case o.SnapshotID != 0:
 		if md.SnapshotByID(o.SnapshotID) == nil {
-			return 0, fmt.Errorf("%w: table %s has no snapshot %d; `floe table snapshots` lists them (expired snapshots cannot be read)", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), o.SnapshotID)
+			return at{}, fmt.Errorf("%w: table %s has no snapshot %d; `floe table snapshots` lists them (expired snapshots cannot be read)", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), o.SnapshotID)
 		}
-		return o.SnapshotID, nil
+		return at{snap: o.SnapshotID}, nil
 	case o.AsOfMs != nil:
 		// The snapshot log records which snapshot was current when, which
 		// the snapshots' own timestamps do not once a rollback happened.
-		at := *o.AsOfMs
+		when := *o.AsOfMs
 		var id, first int64
 		seen := false
 		for e := range md.SnapshotLogs() {
 			if !seen {
 				first, seen = e.TimestampMs, true
 			}
-			if e.TimestampMs <= at {
+			if e.TimestampMs <= when {
 				id = e.SnapshotID
 			}
 		}
 		switch {
 		case !seen:
-			return 0, fmt.Errorf("%w: table %s has no snapshot history to read as of %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(at))
-		case at < first:
-			return 0, fmt.Errorf("%w: table %s had no snapshot at %s; its history starts at %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(at), msText(first))
+			return at{}, fmt.Errorf("%w: table %s has no snapshot history to read as of %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(when))
+		case when < first:
+			return at{}, fmt.Errorf("%w: table %s had no snapshot at %s; its history starts at %s", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), msText(when), msText(first))
 		}
-		return id, nil
+		return at{snap: id}, nil
 	case o.Branch != "" || o.Tag != "":
 		name, want := o.Branch, table.BranchRef
 		if o.Tag != "" {
@@ -291,9 +346,12 @@ func (o Options) snapshot(tbl *table.Table) (int64, error) {
 		for n, ref := range md.Refs() {
 			if n == name {
 				if ref.SnapshotRefType != want {
-					return 0, fmt.Errorf("%w: %s of table %s is a %s, not a %s", ingest.ErrConfig, name, ingest.JoinIdent(tbl.Identifier()), ref.SnapshotRefType, want)
+					return at{}, fmt.Errorf("%w: %s of table %s is a %s, not a %s", ingest.ErrConfig, name, ingest.JoinIdent(tbl.Identifier()), ref.SnapshotRefType, want)
 				}
-				return ref.SnapshotID, nil
+				if want == table.BranchRef {
+					return at{snap: ref.SnapshotID, branch: name}, nil
+				}
+				return at{snap: ref.SnapshotID}, nil
 			}
 			if ref.SnapshotRefType == want {
 				names = append(names, n)
@@ -304,18 +362,16 @@ func (o Options) snapshot(tbl *table.Table) (int64, error) {
 		if len(names) > 0 {
 			have = strings.Join(names, ", ")
 		}
-		return 0, fmt.Errorf("%w: table %s has no %s %q (it has: %s)", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), want, name, have)
+		return at{}, fmt.Errorf("%w: table %s has no %s %q (it has: %s)", ingest.ErrConfig, ingest.JoinIdent(tbl.Identifier()), want, name, have)
 	}
-	return 0, nil
+	return at{}, nil
 }
 
-// scanOptions are the iceberg-go options for o; snap is from o.snapshot,
-// b from o.bind and sc the schema they read (schemaOf).
-func (o Options) scanOptions(snap int64, b *filter.Bound, sc *iceberg.Schema) []table.ScanOption {
+// scanOptions are the iceberg-go options for o but the snapshot, which
+// at.scan selects; b is from o.bind and sc the schema they read
+// (at.schema).
+func (o Options) scanOptions(b *filter.Bound, sc *iceberg.Schema) []table.ScanOption {
 	var opts []table.ScanOption
-	if snap != 0 {
-		opts = append(opts, table.WithSnapshotID(snap))
-	}
 	if b != nil {
 		opts = append(opts, table.WithRowFilter(b.Pushed))
 	}
@@ -368,29 +424,6 @@ func (o Options) readColumns(b *filter.Bound, sc *iceberg.Schema) []string {
 		}
 	}
 	return cols
-}
-
-// schemaOf is the schema a scan at snap reads: the snapshot's own.
-func schemaOf(tbl *table.Table, snap int64) *iceberg.Schema {
-	sc := tbl.Schema()
-	// Schemas clones every schema of the table's history: only asked
-	// when the snapshot was written with an older one.
-	if s := snapshotOf(tbl, snap); s != nil && s.SchemaID != nil && *s.SchemaID != sc.ID {
-		for _, old := range tbl.Metadata().Schemas() {
-			if old.ID == *s.SchemaID {
-				sc = old
-			}
-		}
-	}
-	return sc
-}
-
-// snapshotOf is the snapshot a scan at snap reads: the current one for 0.
-func snapshotOf(tbl *table.Table, snap int64) *table.Snapshot {
-	if snap == 0 {
-		return tbl.CurrentSnapshot()
-	}
-	return tbl.Metadata().SnapshotByID(snap)
 }
 
 func msText(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }

@@ -149,7 +149,7 @@ func TestPlanByPartition(t *testing.T) {
 	} {
 		t.Run(c.filter, func(t *testing.T) {
 			o := Options{Filter: c.filter, Columns: []string{"id"}}
-			snap, err := o.snapshot(tbl)
+			snap, err := o.at(tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,7 +265,7 @@ func TestPlanByPartitionSkipsManifests(t *testing.T) {
 		{"category IN ('a', 'zzz')", []bool{true, true, true}},
 	} {
 		o := Options{Filter: c.filter}
-		bound, err := o.bind(ctx, tbl, 0)
+		bound, err := o.bind(ctx, tbl, at{})
 		if err != nil {
 			t.Fatal(err)
 		}

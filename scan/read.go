@@ -60,23 +60,23 @@ import (
 // Table reads every live row of the snapshot the options select (the
 // current one by default), with deletes applied.
 func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
-	snap, err := o.snapshot(tbl)
+	a, err := o.at(tbl)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
+	if err := o.check(tbl, a.schema(tbl)); err != nil {
 		return nil, nil, err
 	}
-	bound, err := o.bind(ctx, tbl, snap)
+	bound, err := o.bind(ctx, tbl, a)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, tasks, _, err := planReader(ctx, tbl, o, snap, bound, true)
+	r, tasks, _, err := planReader(ctx, tbl, o, a, bound, true)
 	if err != nil {
 		if r == nil {
 			return nil, nil, err
 		}
-		return nil, nil, planError(ctx, r.rt.tbl, snap, err)
+		return nil, nil, planError(ctx, r.rt.tbl, a.snapshot(tbl), err)
 	}
 	return r.out, r.read(ctx, tasks, o.Limit), nil
 }
@@ -85,14 +85,14 @@ func Table(ctx context.Context, tbl *table.Table, o Options) (*arrow.Schema, ite
 // manifest record counts for files no delete applies to, by reading the
 // others (so deletes are applied).
 func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
-	snap, err := o.snapshot(tbl)
+	a, err := o.at(tbl)
 	if err != nil {
 		return 0, err
 	}
-	if err := o.check(tbl, schemaOf(tbl, snap)); err != nil {
+	if err := o.check(tbl, a.schema(tbl)); err != nil {
 		return 0, err
 	}
-	if snapshotOf(tbl, snap) == nil {
+	if a.snapshot(tbl) == nil {
 		return 0, nil
 	}
 	// Counting keeps nothing of a record once counted.
@@ -110,15 +110,18 @@ func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 		}
 		return countRecords(recs)
 	}
-	opts := o.scanOptions(snap, nil, nil)
+	opts := o.scanOptions(nil, nil)
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return 0, err
 	}
-	scan := rt.tbl.Scan(opts...)
+	scan, err := a.scan(rt.tbl, opts...)
+	if err != nil {
+		return 0, err
+	}
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return 0, planError(ctx, rt.tbl, snap, err)
+		return 0, planError(ctx, rt.tbl, a.snapshot(tbl), err)
 	}
 	var n int64
 	var withDeletes []table.FileScanTask
@@ -131,6 +134,9 @@ func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 	}
 	if len(withDeletes) == 0 {
 		return n, nil
+	}
+	if rt.mappingErr != nil {
+		return 0, rt.mappingErr
 	}
 	// Files storing uuid without the UUID annotation are read through
 	// rt.uuidTbl (see Table); the count does not depend on the type.
@@ -152,13 +158,17 @@ func Count(ctx context.Context, tbl *table.Table, o Options) (int64, error) {
 		withDeletes = rest
 	}
 	for _, part := range []struct {
-		sc    *table.Scan
+		tbl   *table.Table
 		tasks []table.FileScanTask
-	}{{scan, withDeletes}, {rt.uuidScan(opts), viaUUID}} {
+	}{{rt.tbl, withDeletes}, {rt.uuidTbl, viaUUID}} {
 		if len(part.tasks) == 0 {
 			continue
 		}
-		_, recs, err := part.sc.ReadTasks(ctx, part.tasks)
+		sc, err := a.scan(part.tbl, opts...)
+		if err != nil {
+			return 0, err
+		}
+		_, recs, err := sc.ReadTasks(ctx, part.tasks)
 		if err != nil {
 			return 0, err
 		}
@@ -187,22 +197,13 @@ func countRecords(recs iter.Seq2[arrow.RecordBatch, error]) (int64, error) {
 	return n, nil
 }
 
-// uuidScan is a scan of rt.uuidTbl, or nil without one.
-func (rt *readTable) uuidScan(opts []table.ScanOption) *table.Scan {
-	if rt.uuidTbl == nil {
-		return nil
-	}
-	return rt.uuidTbl.Scan(opts...)
-}
-
 // avroMismatch matches iceberg-go's (hamba/avro's) schema resolution error.
 var avroMismatch = regexp.MustCompile(`incompatible at ([^:]+): reader ([^\s:]+) vs writer ([^\s:]+)`)
 
 // planError explains a failed scan plan: it names the manifest list or
 // manifest that cannot be read, and, when the file's Avro schema does not
 // resolve against the one the Iceberg spec defines, the field at fault.
-func planError(ctx context.Context, tbl *table.Table, snapID int64, err error) error {
-	snap := snapshotOf(tbl, snapID)
+func planError(ctx context.Context, tbl *table.Table, snap *table.Snapshot, err error) error {
 	fsys, ferr := tbl.FS(ctx)
 	if snap == nil || ferr != nil {
 		return fmt.Errorf("plan scan: %w", err)
@@ -243,8 +244,11 @@ type readTable struct {
 	// store a uuid column without the Parquet UUID annotation; nil when the
 	// schema has no uuid field.
 	uuidTbl *table.Table
-	// mapping is the table's name mapping, nil without one.
-	mapping iceberg.NameMapping
+	// mapping is the table's name mapping, nil without one; mappingErr
+	// says why the table's cannot be read, which fails a read of any data
+	// file, as in Iceberg Java.
+	mapping    iceberg.NameMapping
+	mappingErr error
 }
 
 // collectDefaults records the initial-default of each field of a schema
@@ -357,9 +361,21 @@ func uuidFieldIDs(t iceberg.Type, into map[int]bool) {
 }
 
 func newReadTable(tbl *table.Table) (*readTable, error) {
-	rt := &readTable{tbl: tbl, defaults: map[int]json.RawMessage{}, uuidIDs: map[int]bool{}, mapping: nameMapping(tbl.Metadata())}
+	md := tbl.Metadata()
+	rt := &readTable{tbl: tbl, defaults: map[int]json.RawMessage{}, uuidIDs: map[int]bool{}, mapping: nameMapping(md)}
+	if _, ok := md.Properties()[table.DefaultNameMappingKey]; ok && rt.mapping == nil {
+		rt.mappingErr = mappingError(tbl)
+	}
+	// completed is the mapping iceberg-go reads with (see namemap.go), nil
+	// when the table's own names every field.
+	var completed iceberg.NameMapping
+	if rt.mapping != nil {
+		if m, changed := completeMapping(rt.mapping, md.Schemas(), unreadID(md, rt.mapping)); changed {
+			completed = m
+		}
+	}
 	uuidFieldIDs(&iceberg.StructType{FieldList: tbl.Schema().Fields()}, rt.uuidIDs)
-	if len(rt.uuidIDs) == 0 && !needsPatch(tbl.Metadata()) {
+	if len(rt.uuidIDs) == 0 && completed == nil && !needsPatch(md) {
 		return rt, nil // the common case: iceberg-go reads the table as it is
 	}
 	raw, err := json.Marshal(tbl.Metadata())
@@ -377,6 +393,13 @@ func newReadTable(tbl *table.Table) (*readTable, error) {
 	// column is an identity partition source whose value the manifest
 	// holds; floe marks those optional for iceberg-go and fills them.
 	found := relaxPartitionSources(doc)
+	if props, ok := doc["properties"].(map[string]any); ok && completed != nil {
+		text, err := json.Marshal(completed)
+		if err != nil {
+			return nil, err
+		}
+		props[table.DefaultNameMappingKey], found = string(text), true
+	}
 	schemas, _ := doc["schemas"].([]any)
 	for _, s := range schemas {
 		sm, _ := s.(map[string]any)

@@ -29,6 +29,7 @@ import (
 // streaming source reads the files it picked exactly as a scan would.
 type tableReader struct {
 	rt   *readTable
+	at   at              // the snapshot read
 	sc   *iceberg.Schema // the schema read
 	opts []table.ScanOption
 	scan *table.Scan
@@ -78,19 +79,23 @@ type tableReader struct {
 	aheadStarted int
 }
 
-func newTableReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound) (*tableReader, error) {
+func newTableReader(ctx context.Context, tbl *table.Table, o Options, a at, bound *filter.Bound) (*tableReader, error) {
 	rt, err := newReadTable(tbl)
 	if err != nil {
 		return nil, err
 	}
-	sc := schemaOf(rt.tbl, snap)
-	r := &tableReader{rt: rt, sc: sc, opts: o.scanOptions(snap, bound, sc), alloc: o.Allocator}
-	r.floeFiles = sync.OnceValue(func() bool { return floeWrote(rt.tbl, snapshotOf(rt.tbl, snap)) })
-	r.scan = rt.tbl.Scan(r.opts...)
+	sc := a.schema(rt.tbl)
+	r := &tableReader{rt: rt, at: a, sc: sc, opts: o.scanOptions(bound, sc), alloc: o.Allocator}
+	r.floeFiles = sync.OnceValue(func() bool { return floeWrote(rt.tbl, a.snapshot(rt.tbl)) })
+	if r.scan, err = a.scan(rt.tbl, r.opts...); err != nil {
+		return nil, err
+	}
 	r.fixedOpts, r.fixedScan, r.selected = r.opts, r.scan, o.readColumns(bound, sc)
 	if bound != nil {
-		r.fixedOpts = o.scanOptions(snap, bound.Unpushed(), sc)
-		r.fixedScan = rt.tbl.Scan(r.fixedOpts...)
+		r.fixedOpts = o.scanOptions(bound.Unpushed(), sc)
+		if r.fixedScan, err = a.scan(rt.tbl, r.fixedOpts...); err != nil {
+			return nil, err
+		}
 		r.selected = o.readColumns(bound.Unpushed(), sc)
 		if !bound.Pushed.Equals(iceberg.AlwaysTrue{}) {
 			r.prunedOn = prunedOn(bound.Filter, sc)
@@ -156,20 +161,20 @@ func readSchema(rt *readTable, sc *table.Scan) (*iceberg.Schema, *arrow.Schema, 
 // the one planned with. read tells that the tasks are read next, so that
 // the plan may read the first of them ahead (readAhead); a plan only
 // explained reads nothing.
-func planReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bound *filter.Bound, read bool) (*tableReader, []table.FileScanTask, *filter.Bound, error) {
-	r, err := newTableReader(ctx, tbl, o, snap, bound)
+func planReader(ctx context.Context, tbl *table.Table, o Options, a at, bound *filter.Bound, read bool) (*tableReader, []table.FileScanTask, *filter.Bound, error) {
+	r, err := newTableReader(ctx, tbl, o, a, bound)
 	if err != nil {
 		return nil, nil, bound, err
 	}
 	r.readsAhead = read
-	tasks, err := r.plan(ctx, snap)
+	tasks, err := r.plan(ctx)
 	if err != nil && bound != nil && errors.Is(err, iceberg.ErrInvalidBinSerialization) && !bound.Pushed.Equals(iceberg.AlwaysTrue{}) {
 		bound = bound.Unpushed()
-		if r, err = newTableReader(ctx, tbl, o, snap, bound); err != nil {
+		if r, err = newTableReader(ctx, tbl, o, a, bound); err != nil {
 			return nil, nil, bound, err
 		}
 		r.readsAhead = read
-		tasks, err = r.plan(ctx, snap)
+		tasks, err = r.plan(ctx)
 	}
 	return r, tasks, bound, err
 }
@@ -179,7 +184,7 @@ func planReader(ctx context.Context, tbl *table.Table, o Options, snap int64, bo
 // iceberg-go's plan with the pushed filter, plus every file it pruned
 // whose manifest metrics on the filter's columns contradict themselves,
 // which the read then checks row by row.
-func (r *tableReader) plan(ctx context.Context, snap int64) ([]table.FileScanTask, error) {
+func (r *tableReader) plan(ctx context.Context) ([]table.FileScanTask, error) {
 	if tasks, ok, err := r.planByPartition(ctx); ok || err != nil {
 		return tasks, err
 	}
@@ -191,7 +196,7 @@ func (r *tableReader) plan(ctx context.Context, snap int64) ([]table.FileScanTas
 	for _, t := range tasks {
 		planned[t.File.FilePath()] = true
 	}
-	if s := snapshotOf(r.rt.tbl, snap); s != nil && s.Summary != nil {
+	if s := r.at.snapshot(r.rt.tbl); s != nil && s.Summary != nil {
 		if n, err := strconv.Atoi(s.Summary.Properties["total-data-files"]); err == nil && n == len(planned) {
 			return tasks, nil // nothing pruned
 		}
@@ -271,6 +276,11 @@ type taskRead struct {
 	// the file holds none of the selected columns (iceberg-go cannot read
 	// a file for no column), then dropped.
 	anchor string
+	// noColumn is set when the file holds no column of the schema at all
+	// (as a file without field ids whose names the name mapping gives no
+	// field): its rows are nullRows rows of nulls, before the fixes.
+	noColumn bool
+	nullRows int64
 }
 
 // footerReads bounds the Parquet footers read at once while tasks are
@@ -323,17 +333,31 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 	if len(tr.fixes) > 0 || tr.plainUUID {
 		tr.unpushed = true
 	}
-	if len(r.selected) > 0 && !r.holdsSelected && !holdsAny(task.File, r.proj) {
+	// A file without field ids may hold none of the columns its manifest
+	// has metrics for: what it holds is what the current name mapping
+	// names.
+	if (len(r.selected) > 0 && !r.holdsSelected && !holdsAny(task.File, r.proj)) || r.rt.mapping != nil {
 		md, err := footer()
 		if err != nil {
 			return tr, err
 		}
 		ids, _ := r.rt.fileFieldIDs(md)
-		if anchorFor(r.proj, r.sc, ids) != "" {
+		if !holdsLeaf(r.proj, ids) {
 			// The plain read would select no column of the file: read it
-			// with the filter's columns, and an anchor if it lacks those.
+			// with the filter's columns, and an anchor if it lacks those;
+			// a file holding no column of the schema at all is made of
+			// its number of rows.
 			tr.unpushed = true
-			tr.anchor = anchorFor(r.fixedProj, r.sc, ids)
+			if !holdsLeaf(r.fixedProj, ids) {
+				tr.anchor = anchorFor(r.sc, ids)
+				if tr.anchor == "" {
+					tr.nullRows, err = rowsIn(md, task)
+					tr.noColumn = true
+					if err != nil {
+						return tr, err
+					}
+				}
+			}
 		}
 	}
 	// A task whose residual is true is read unfiltered: no row group is
@@ -364,15 +388,20 @@ func holdsAny(df iceberg.DataFile, proj *iceberg.Schema) bool {
 	return false
 }
 
-// anchorFor names a primitive column of sc the file holds (ids), nested
-// as a.b, when the file holds no leaf of proj; "" when it holds one, or no
-// such column.
-func anchorFor(proj, sc *iceberg.Schema, ids map[int]bool) string {
+// holdsLeaf reports whether a file holding the field ids ids holds a leaf
+// column of proj.
+func holdsLeaf(proj *iceberg.Schema, ids map[int]bool) bool {
 	for _, id := range leafIDs(proj.Fields(), nil) {
 		if ids[id] {
-			return ""
+			return true
 		}
 	}
+	return false
+}
+
+// anchorFor names a primitive column of sc the file holds (ids), nested
+// as a.b; "" when it holds none.
+func anchorFor(sc *iceberg.Schema, ids map[int]bool) string {
 	var find func(prefix string, fields []iceberg.NestedField) string
 	find = func(prefix string, fields []iceberg.NestedField) string {
 		for _, f := range fields {
@@ -417,6 +446,10 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 		if r.alloc != nil {
 			ctx = compute.WithAllocator(ctx, r.alloc)
 		}
+		if len(tasks) > 0 && r.rt.mappingErr != nil {
+			yield(nil, r.rt.mappingErr)
+			return
+		}
 		sorted, err := r.sortTasks(ctx, tasks)
 		if err != nil {
 			yield(nil, err)
@@ -431,7 +464,7 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			switch {
 			case !tr.unpushed:
 				plain = append(plain, tr.task)
-			case len(tr.fixes) == 0 && !tr.plainUUID && tr.anchor == "":
+			case len(tr.fixes) == 0 && !tr.plainUUID && tr.anchor == "" && !tr.noColumn:
 				unpushed = append(unpushed, unfiltered(tr.task))
 			default:
 				tr.task = unfiltered(tr.task)
@@ -492,7 +525,15 @@ func (r *tableReader) raw(ctx context.Context, tasks []table.FileScanTask, stopA
 			if ft.anchor != "" {
 				opts = append(slices.Clone(opts), table.WithSelectedFields(append(slices.Clone(r.selected), ft.anchor)...))
 			}
-			_, recs, err := tbl.Scan(opts...).ReadTasks(ctx, []table.FileScanTask{ft.task})
+			var recs iter.Seq2[arrow.RecordBatch, error]
+			if ft.noColumn {
+				recs, err = r.readNoColumn(ctx, ft)
+			} else {
+				var sc *table.Scan
+				if sc, err = r.at.scan(tbl, opts...); err == nil {
+					_, recs, err = sc.ReadTasks(ctx, []table.FileScanTask{ft.task})
+				}
+			}
 			if err != nil {
 				yield(nil, fmt.Errorf("read %s: %w", ft.task.File.FilePath(), err))
 				return
@@ -638,11 +679,11 @@ func NewFileReader(ctx context.Context, tbl *table.Table, o Options) (*FileReade
 	if o.SnapshotID != 0 || o.AsOfMs != nil || o.Branch != "" || o.Tag != "" || o.Limit != 0 {
 		return nil, fmt.Errorf("%w: a file reader reads the files it is given: no snapshot, time, branch, tag or limit", ingest.ErrConfig)
 	}
-	bound, err := o.bind(ctx, tbl, 0)
+	bound, err := o.bind(ctx, tbl, at{})
 	if err != nil {
 		return nil, err
 	}
-	r, err := newTableReader(ctx, tbl, o, 0, bound)
+	r, err := newTableReader(ctx, tbl, o, at{}, bound)
 	if err != nil {
 		return nil, err
 	}

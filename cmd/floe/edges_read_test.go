@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,7 +69,7 @@ func openPeer(t *testing.T, name string) peerTable {
 	if p.fields, err = currentSchema(p.meta); err != nil {
 		t.Fatal(err)
 	}
-	want, err := readExpected(filepath.Join("testdata", "peer", strings.ReplaceAll(name, "/", "__")+".jsonl"))
+	want, err := readExpected(c.rowsFile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +189,99 @@ func TestPeerTableFilters(t *testing.T) {
 			t.Errorf("%s --filter %q --count = %d, want %d", c.table, c.filter, n, len(want))
 		}
 	}
+}
+
+// Tables whose schema changed after their current snapshot read, filter
+// and keep columns by the current schema's names, as Spark and iceberg-go
+// read them: Spark renamed date to event_date in rename_column, and
+// Iceberg Java added __happy__ to bunnies after the snapshot its metadata
+// v3 holds. A branch's head reads so too; the snapshot chosen by id or
+// time keeps the schema it was written with, as in Iceberg's readers: the
+// old name reads, the new one is no column.
+func TestPeerTableCurrentSchema(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := openPeer(t, "icebird/spark_rename_column")
+	date := func(days string) func(map[string]any) bool {
+		return func(r map[string]any) bool { return r["event_date"] == days }
+	}
+	ids := []string{"id", "event_date"}
+	for _, at := range [][]string{nil, {"--branch", "main"}} {
+		sameRows(t, fmt.Sprint(at, " --keep id,event_date"), p.scan(t, e, ids, append(at, "--keep", "id,event_date")...), p.want(ids, always))
+		sameRows(t, fmt.Sprint(at, " event_date = 2022-01-01"), p.scan(t, e, nil, append(at, "--filter", "event_date = DATE '2022-01-01'")...), p.want(nil, date("18993")))
+		sameRows(t, fmt.Sprint(at, " event_date IS NULL"), p.scan(t, e, ids, append(at, "--filter", "event_date IS NULL", "--keep", "id,event_date")...),
+			p.want(ids, func(r map[string]any) bool { return r["event_date"] == nil }))
+		if n := p.count(t, e, append(at, "--filter", "event_date > DATE '2022-01-01'")...); n != 1 {
+			t.Errorf("%v event_date > 2022-01-01 counts %d, want 1", at, n)
+		}
+		if r := e.Run(append(append(slices.Clone(p.args), at...), "--keep", "date")...); r.Code != 2 || !strings.Contains(r.Stderr, `no column "date"`) {
+			t.Errorf("%v --keep date: want exit 2 naming the old name, got %s", at, r)
+		}
+	}
+	snap, ts := currentSnapshot(t, p.meta)
+	old := p
+	old.fields = slices.Clone(p.fields)
+	for i := range old.fields {
+		if old.fields[i].Name == "event_date" {
+			old.fields[i].Name = "date"
+		}
+	}
+	old.rows = nil
+	for _, r := range p.rows {
+		r = maps.Clone(r)
+		r["date"] = r["event_date"]
+		delete(r, "event_date")
+		old.rows = append(old.rows, r)
+	}
+	for _, at := range [][]string{{"--snapshot-id", snap}, {"--as-of-timestamp", ts}} {
+		sameRows(t, fmt.Sprint(at), old.scan(t, e, nil, at...), old.want(nil, always))
+		sameRows(t, fmt.Sprint(at, " date IS NULL"), old.scan(t, e, []string{"id", "date"}, append(at, "--filter", "date IS NULL", "--keep", "id,date")...),
+			old.want([]string{"id", "date"}, func(r map[string]any) bool { return r["date"] == nil }))
+		if r := e.Run(append(append(slices.Clone(p.args), at...), "--keep", "event_date")...); r.Code != 2 || !strings.Contains(r.Stderr, `no column "event_date"`) {
+			t.Errorf("%v --keep event_date: want exit 2, the snapshot's schema has no such column, got %s", at, r)
+		}
+	}
+
+	b := openPeer(t, "icebird/java_bunnies_v3")
+	kept := []string{"Breed Name", "__happy__"}
+	sameRows(t, "--keep Breed Name,__happy__", b.scan(t, e, kept, "--keep", "Breed Name,__happy__"), b.want(kept, always))
+	sameRows(t, "__happy__ IS NULL", b.scan(t, e, nil, "--filter", "__happy__ IS NULL"), b.want(nil, always))
+	if n := b.count(t, e, "--filter", "__happy__ = TRUE"); n != 0 {
+		t.Errorf("__happy__ = TRUE counts %d, want 0", n)
+	}
+	snap, _ = currentSnapshot(t, b.meta)
+	if r := e.Run(append(slices.Clone(b.args), "--snapshot-id", snap, "--keep", "__happy__")...); r.Code != 2 || !strings.Contains(r.Stderr, `no column "__happy__"`) {
+		t.Errorf("--snapshot-id %s --keep __happy__: want exit 2, got %s", snap, r)
+	}
+}
+
+// currentSnapshot reads a metadata file's current snapshot id and when it
+// was made (epoch ms).
+func currentSnapshot(t *testing.T, meta string) (id, timestampMs string) {
+	t.Helper()
+	raw, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Current   json.Number `json:"current-snapshot-id"`
+		Snapshots []struct {
+			ID json.Number `json:"snapshot-id"`
+			Ms json.Number `json:"timestamp-ms"`
+		} `json:"snapshots"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range md.Snapshots {
+		if s.ID == md.Current {
+			return s.ID.String(), s.Ms.String()
+		}
+	}
+	t.Fatalf("%s has no current snapshot", meta)
+	return "", ""
 }
 
 // A binary literal that does not fit the column is a configuration error

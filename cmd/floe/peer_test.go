@@ -78,6 +78,18 @@ type peerCase struct {
 	Count    int64       `json:"count"`
 	Error    string      `json:"error"` // for reject: text the message must contain
 	Skip     string      `json:"skip"`
+	// Rows names the expected rows' file when another case's holds them
+	// (testdata/peer/<rows>.jsonl); by default it is named after the case.
+	Rows string `json:"rows"`
+}
+
+// rowsFile is the file of the rows expected of case c.
+func (c peerCase) rowsFile() string {
+	name := c.Rows
+	if name == "" {
+		name = strings.ReplaceAll(c.Name, "/", "__")
+	}
+	return filepath.Join("testdata", "peer", name+".jsonl")
 }
 
 func checkPeerRows(t *testing.T, e *env, c peerCase, loc string, args []string) {
@@ -99,7 +111,7 @@ func checkPeerRows(t *testing.T, e *env, c peerCase, loc string, args []string) 
 		t.Fatalf("scan failed: %s", r)
 	}
 	got := canonicalRows(t, r.Stdout, fields, nil)
-	wantFile := filepath.Join("testdata", "peer", strings.ReplaceAll(c.Name, "/", "__")+".jsonl")
+	wantFile := c.rowsFile()
 	want, err := readExpected(wantFile)
 	if err != nil {
 		t.Fatal(err)

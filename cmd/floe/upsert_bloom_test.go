@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/fixture"
@@ -202,4 +204,113 @@ func TestUpsertBloomFilterProperties(t *testing.T) {
 			t.Fatal("table db.t was created")
 		}
 	})
+}
+
+// Every file of a small upsert table is sized to its rows, on format 2
+// (equality deletes) and 3 (deletion vectors): the files of two 3-key
+// batches, and those a compaction of the 3 rows left writes (on format 3
+// through iceberg-go's writer, which made each bloom filter 1 MiB), stay
+// under 64 KiB on disk. The key's filters that remain hold every key and
+// let absent keys through about as rarely as their fpp says.
+func TestUpsertFilesSizedToRows(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"2", "3"} {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			for i, csv := range []string{"id,v,op\n1,a,c\n2,b,c\n3,c,c\n", "id,v,op\n1,a2,u\n2,b2,u\n3,c2,u\n"} {
+				if err := fixture.Land(filepath.Join(e.Landing, fmt.Sprintf("%d.csv", i)), []byte(csv)); err != nil {
+					t.Fatal(err)
+				}
+				e.OK(e.upsertArgs("--format-version", v, "--maintenance=false")...)
+			}
+			want := map[int64]string{1: "a2", 2: "b2", 3: "c2"}
+			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
+				t.Fatal(d)
+			}
+			checkSizedToRows(t, e.Warehouse, "after the upserts", 64<<10)
+			e.OK("maintain", "rewrite-data-files", "db.t", "--min-input-files", "2")
+			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), want); d != "" {
+				t.Fatalf("after compaction: %s", d)
+			}
+			filters := checkSizedToRows(t, e.Warehouse, "after compaction", 64<<10)
+			cat, _ := fixture.CatalogAt(t, e.Warehouse)
+			tbl, err := cat.LoadTable(context.Background(), table.Identifier{"db", "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, uri := range fixture.LiveDataFiles(t, tbl) {
+				if path := strings.TrimPrefix(uri, "file://"); filters[path] == 0 {
+					t.Errorf("the compacted file %s has no bloom filter on the key", path)
+				}
+			}
+		})
+	}
+}
+
+// checkSizedToRows fails on a file under dir larger than limit bytes and
+// checks the bloom filters on column id of its Parquet files: each holds
+// the keys 1 to 3 and passes at most 3% of 1,000 absent keys. It returns
+// how many filters it checked in each file, by path.
+func checkSizedToRows(t *testing.T, dir, when string, limit int64) map[string]int {
+	t.Helper()
+	filters := map[string]int{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() > limit {
+			t.Errorf("%s: %s is %d bytes, over %d", when, path, info.Size(), limit)
+		}
+		if !strings.HasSuffix(path, ".parquet") {
+			return nil
+		}
+		rdr, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			return err
+		}
+		defer rdr.Close()
+		md, bfr := rdr.MetaData(), rdr.GetBloomFilterReader()
+		ci := md.Schema.ColumnIndexByName("id")
+		for rg := range md.NumRowGroups() {
+			rgr, err := bfr.RowGroup(rg)
+			if err != nil {
+				return err
+			}
+			bf, err := rgr.GetColumnBloomFilter(ci)
+			if err != nil || bf == nil {
+				continue
+			}
+			filters[path]++
+			hash := func(k int64) uint64 {
+				if md.Schema.Column(ci).PhysicalType() == parquet.Types.Int32 {
+					return metadata.GetHash(bf.Hasher(), int32(k))
+				}
+				return metadata.GetHash(bf.Hasher(), k)
+			}
+			for k := range int64(3) {
+				if !bf.CheckHash(hash(k + 1)) {
+					t.Errorf("%s: the bloom filter of %s lacks key %d", when, path, k+1)
+				}
+			}
+			passed := 0
+			for k := range int64(1000) {
+				if bf.CheckHash(hash(1000 + k)) {
+					passed++
+				}
+			}
+			if passed > 30 {
+				t.Errorf("%s: the bloom filter of %s (%d bytes) passes %d of 1,000 absent keys", when, path, bf.Size(), passed)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filters
 }

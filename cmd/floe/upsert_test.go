@@ -159,6 +159,81 @@ func TestUpsertNeedsAKey(t *testing.T) {
 	}
 }
 
+// A float or double key is a configuration error (exit 2) naming the
+// column and why, whether the table is to be created from the input or
+// exists already; on-bad-file: quarantine does not set the input aside.
+// Nothing is written.
+func TestUpsertFloatKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if err := fixture.Land(filepath.Join(e.Landing, "a.csv"), []byte("id,v,op\n1.5,a,c\n2.5,b,c\n")); err != nil {
+		t.Fatal(err)
+	}
+	e.OK("stream", "--source", e.Landing, "--format", "csv", "--table", "db.old", "--checkpoint", e.Ckpt+"-old")
+	for _, c := range []struct {
+		table string
+		extra []string
+	}{
+		{"db.old", []string{"--allow-new-query"}},
+		{"db.new", nil},
+		{"db.new", []string{"--on-bad-file", "quarantine"}},
+	} {
+		args := append([]string{"stream", "--source", e.Landing, "--format", "csv", "--table", c.table, "--checkpoint", e.Ckpt + "-" + c.table,
+			"--mode", "upsert", "--identifier-fields", "id", "--op-column", "op"}, c.extra...)
+		r := e.Run(args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "key column id is double") || !strings.Contains(r.Stderr, "Iceberg forbids float and double identifier fields") {
+			t.Errorf("upsert into %s %v: want exit 2 naming key column id and why, got %s", c.table, c.extra, r)
+		}
+	}
+	if ids := e.TableIDs("db.new"); len(ids) != 0 {
+		t.Errorf("db.new holds %d rows", len(ids))
+	}
+	if n := len(e.Snapshots("db.old")); n != 1 {
+		t.Errorf("db.old has %d snapshots, want its first alone", n)
+	}
+	if _, err := os.Stat(filepath.Join(e.Landing, "a.csv")); err != nil {
+		t.Errorf("the input was moved: %v", err)
+	}
+}
+
+// The run's summary counts the snapshots the batches added: a batch that
+// only deletes keys the table does not hold adds one on format 2 (its
+// equality deletes) and none on format 3 (no row to delete).
+func TestUpsertSummaryCountsSnapshots(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		version string
+		added   int
+	}{{"2", 1}, {"3", 0}} {
+		t.Run("v"+c.version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if err := fixture.Land(filepath.Join(e.Landing, "a.csv"), []byte("id,v,op\n1,a,c\n2,b,c\n")); err != nil {
+				t.Fatal(err)
+			}
+			e.OK(e.upsertArgs("--format-version", c.version)...)
+			before := len(e.Snapshots("db.t"))
+			if err := fixture.Land(filepath.Join(e.Landing, "b.csv"), []byte("id,v,op\n7,,d\n8,,d\n")); err != nil {
+				t.Fatal(err)
+			}
+			r := e.OK(e.upsertArgs("--format-version", c.version)...)
+			if got := len(e.Snapshots("db.t")) - before; got != c.added {
+				t.Fatalf("the batch added %d snapshots, want %d", got, c.added)
+			}
+			want := fmt.Sprintf("%d snapshots committed", c.added)
+			if c.added == 1 {
+				want = "1 snapshot committed"
+			}
+			if !strings.Contains(r.Stderr+r.Stdout, want) {
+				t.Fatalf("the summary does not say %q: %s", want, r)
+			}
+			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), map[int64]string{1: "a", 2: "b"}); d != "" {
+				t.Fatal(d)
+			}
+		})
+	}
+}
+
 // Exactly once under kill -9: the CDC scenario, streamed by runs killed
 // at random at least 20 times, ends equal to the oracle; a run that dies
 // between the table commit and the commits log is re-run without a

@@ -138,6 +138,11 @@ func Collect(ctx context.Context, parts []ingest.Part, project *conform.Projecti
 		for ri, rec := range p.recs {
 			if err := c.add(int32(pi), int32(ri), rec, row); err != nil {
 				c.Release()
+				if errors.Is(err, ingest.ErrConfig) {
+					// A key no table can have is the pipeline's fault,
+					// not the file's.
+					return nil, err
+				}
 				return nil, &ingest.BadFileError{Path: p.name, Err: err}
 			}
 			row += rec.NumRows()
@@ -188,6 +193,9 @@ func (c *Changes) add(part, ri int32, rec arrow.RecordBatch, row int64) error {
 	for i, k := range c.spec.Keys {
 		a, err := column(rec, k, "key column")
 		if err != nil {
+			return err
+		}
+		if err := checkKeyType(k, a.DataType()); err != nil {
 			return err
 		}
 		keys[i] = a

@@ -17,6 +17,7 @@ import (
 
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/write"
 )
 
 // Deletes stage a batch's deletes of the rows its keys replace: on a
@@ -70,7 +71,7 @@ func KeyFieldIDs(sc *iceberg.Schema, keys []string) ([]int, error) {
 		}
 		switch f.Type.(type) {
 		case iceberg.Float32Type, iceberg.Float64Type:
-			return nil, fmt.Errorf("%w: key column %s is %s; floating-point columns cannot be keys (equal values need not compare equal); key on an integer, string, date, timestamp, uuid or decimal column", ingest.ErrConfig, k, f.Type)
+			return nil, floatKeyError(k, f.Type.String())
 		case iceberg.NestedType:
 			return nil, fmt.Errorf("%w: key column %s is %s; a key is made of primitive columns", ingest.ErrConfig, k, f.Type)
 		}
@@ -233,5 +234,16 @@ func (d *Deletes) equality(ctx context.Context, txn *table.Transaction, tbl *tab
 			}
 		}
 	}
-	return txn.WriteEqualityDeletes(ctx, keyIDs, iter.Seq2[arrow.RecordBatch, error](seq))
+	// iceberg-go's writer makes every bloom filter its maximum size (1 MiB
+	// by default): write through the transaction's table as it stands,
+	// with the maximum cut to what the batch's keys need.
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return nil, err
+	}
+	sized, err := write.BloomSizedFor(staged.Table, int64(d.Changes.Keys()))
+	if err != nil {
+		return nil, err
+	}
+	return sized.NewTransaction().WriteEqualityDeletes(ctx, keyIDs, iter.Seq2[arrow.RecordBatch, error](seq))
 }

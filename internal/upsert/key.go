@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // A key column's values are compared in a form that does not depend on
@@ -122,6 +124,27 @@ func asBytes(a arrow.Array) (bytesColumn, error) {
 		return func(buf []byte, i int) []byte { return dict(buf, a.GetValueIndex(i)) }, nil
 	}
 	return nil, fmt.Errorf("a key column of type %s cannot be compared; use integer, date, timestamp, string, binary, uuid, boolean or decimal key columns", a.DataType())
+}
+
+// floatKeyError refuses key column name of floating-point type typ, on a
+// new table (from its input) as on an existing one (from its schema).
+func floatKeyError(name, typ string) error {
+	return fmt.Errorf("%w: key column %s is %s: Iceberg forbids float and double identifier fields, since equal values need not compare equal (NaN, -0.0 and 0.0); key on an integer, string, date, timestamp, uuid or decimal column", ingest.ErrConfig, name, typ)
+}
+
+// checkKeyType refuses a key column the input holds as floating point.
+func checkKeyType(name string, dt arrow.DataType) error {
+	switch dt.ID() {
+	case arrow.FLOAT16, arrow.FLOAT32:
+		return floatKeyError(name, "float")
+	case arrow.FLOAT64:
+		return floatKeyError(name, "double")
+	case arrow.EXTENSION:
+		return checkKeyType(name, dt.(arrow.ExtensionType).StorageType())
+	case arrow.DICTIONARY:
+		return checkKeyType(name, dt.(*arrow.DictionaryType).ValueType)
+	}
+	return nil
 }
 
 // keyReader reads the key of each row of one record: its key columns'
