@@ -55,6 +55,7 @@ func TestLocationConfinedToWarehouse(t *testing.T) {
 		"relative":                "db.db/rel",
 		"other host":              "file://elsewhere" + w.warehouse + "/t",
 		"object store":            "s3://bucket/t",
+		"the warehouse's case":    strings.ToUpper(w.warehouse) + "/t",
 	}
 	for what, loc := range refused {
 		out := w.must(400, "POST", "/v1/namespaces/db/tables", map[string]any{"name": "n", "schema": eventSchema, "location": loc})
