@@ -89,13 +89,14 @@
 //    the create transaction's commit (assign-uuid, add-schema, add-spec, ...
 //    with assert-create) and the same commit again (409); rename (and 404
 //    for a missing source or target namespace, 409 onto an existing table);
-//    register a table from another table's metadata-location (and 409 when
-//    repeated, 404 into a missing namespace); transactions/commit over two
-//    tables, and with one failing requirement 409 with neither table changed
+//    register over another table's files (400), register a dropped table
+//    from its metadata-location (and 409 when repeated, 404 into a missing
+//    namespace); transactions/commit over two tables, and with one failing
+//    requirement 409 with neither table changed
 //    (if the config does not advertise transactions/commit: the route must
 //    fail and change nothing); list tables whole and page by page
-//    (pageSize=1); drop without purge (a local metadata file that another
-//    table uses stays), drop with purgeRequested=true (its local metadata
+//    (pageSize=1); drop without purge (its local metadata file stays),
+//    drop with purgeRequested=true (its local metadata
 //    file is gone), drop the non-empty namespace (409), drop the last table
 //    (its files stay) and the namespace, 404 for dropping what is gone.
 // 3. with --token: 401 with an error body without the header, with a wrong
@@ -784,15 +785,23 @@ async function rawPart() {
   })
 
   let source
+  let registered
   await check('raw:register', async () => {
     source = await load(ns, 't1_renamed')
-    const loc = source.json['metadata-location']
+    // A second table over t1_renamed's files is refused: purging either
+    // would delete the other's.
+    expectError(await api('POST', `/namespaces/${nsPath(ns)}/register`, { body: { name: 'registered', 'metadata-location': source.json['metadata-location'] } }), 400, 'BadRequestException', 'register raw_ns.registered over raw_ns.t1_renamed')
+    // A table dropped without purge registers again from its metadata file.
+    expectStatus(await api('POST', `/namespaces/${nsPath(ns)}/tables`, { body: createReq('dropped') }), 200, 'create raw_ns.dropped')
+    registered = await load(ns, 'dropped')
+    expectStatus(await api('DELETE', tablePath(ns, 'dropped')), 204, 'drop raw_ns.dropped')
+    const loc = registered.json['metadata-location']
     const r = await api('POST', `/namespaces/${nsPath(ns)}/register`, { body: { name: 'registered', 'metadata-location': loc }, idempotencyKey: generateIdempotencyKey() })
     expectStatus(r, 200, 'register raw_ns.registered')
     expect(r.json['metadata-location'] === loc, `register answered metadata-location ${r.json['metadata-location']}, registered ${loc}`, r.ex)
     const l = await load(ns, 'registered')
     expect(l.json['metadata-location'] === loc, `raw_ns.registered loads ${l.json['metadata-location']}, registered ${loc}`, l.ex)
-    expect(l.json.metadata['table-uuid'] === source.json.metadata['table-uuid'], 'raw_ns.registered has another table-uuid than its metadata file', l.ex)
+    expect(l.json.metadata['table-uuid'] === registered.json.metadata['table-uuid'], 'raw_ns.registered has another table-uuid than its metadata file', l.ex)
     expectError(await api('POST', `/namespaces/${nsPath(ns)}/register`, { body: { name: 'registered', 'metadata-location': loc } }), 409, 'AlreadyExistsException', 'register raw_ns.registered again')
     expectError(await api('POST', '/namespaces/no_such_ns_reg/register', { body: { name: 'r', 'metadata-location': loc } }), 404, 'NoSuchNamespaceException', 'register into the missing namespace no_such_ns_reg')
   })
@@ -851,11 +860,11 @@ async function rawPart() {
   })
 
   await check('raw:drop-keeps-files', async () => {
-    const file = localFile(source.json['metadata-location'])
+    const file = localFile(registered.json['metadata-location'])
     const r = await api('DELETE', tablePath(ns, 'registered'), { idempotencyKey: generateIdempotencyKey() })
     expectStatus(r, 204, 'drop raw_ns.registered')
     expectStatus(await api('HEAD', tablePath(ns, 'registered')), 404, 'HEAD raw_ns.registered after drop')
-    if (file) expect(existsSync(file), `dropping raw_ns.registered without purge deleted ${file}, which raw_ns.t1_renamed's history still uses`)
+    if (file) expect(existsSync(file), `dropping raw_ns.registered without purge deleted its metadata file ${file}`)
     await load(ns, 't1_renamed')
     expectError(await api('DELETE', tablePath(ns, 'registered')), 404, 'NoSuchTableException', 'drop raw_ns.registered again')
   })

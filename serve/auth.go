@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -88,8 +89,8 @@ func (a *Auth) require(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !found || !a.valid(strings.TrimSpace(token)) {
+		token, found := bearer(r.Header.Get("Authorization"))
+		if !found || !a.valid(token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="floe"`)
 			msg := "this catalog needs a bearer token: send Authorization: Bearer TOKEN, or get one from POST /v1/oauth/tokens with your client credentials"
 			if found {
@@ -100,6 +101,16 @@ func (a *Auth) require(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearer is the token of a Bearer credential; the scheme's case does not
+// matter (RFC 7235: bearer, BEARER and Bearer are one scheme).
+func bearer(header string) (string, bool) {
+	scheme, token, found := strings.Cut(strings.TrimSpace(header), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 func (a *Auth) valid(token string) bool {
@@ -125,6 +136,11 @@ func (a *Auth) token(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": desc})
 	}
 	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			oauthErr(http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("the request body is over this server's limit of %d bytes", tooLarge.Limit))
+			return
+		}
 		oauthErr(http.StatusBadRequest, "invalid_request", "the request is not a form: "+err.Error())
 		return
 	}

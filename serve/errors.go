@@ -2,9 +2,12 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -35,24 +38,54 @@ func badRequest(format string, args ...any) response {
 // exception type a client acts on. A commit that failed for a reason other
 // than a conflict is a 500, which tells the client its outcome is unknown,
 // as the specification requires.
-func fromError(err error) response {
+//
+// The catalog's own words go to the client only when they name no file:
+// a catalog's errors may carry the server's paths (a metadata file it
+// could not read, a directory it could not make). Otherwise the client
+// gets a reference to the server's log line, which has them.
+func (s *Server) fromError(err error) response {
+	status, typ := http.StatusInternalServerError, "InternalServerError"
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable):
-		return fail(http.StatusNotFound, "NoSuchTableException", "%v", err)
+		status, typ = http.StatusNotFound, "NoSuchTableException"
 	case errors.Is(err, catalog.ErrNoSuchNamespace):
-		return fail(http.StatusNotFound, "NoSuchNamespaceException", "%v", err)
+		status, typ = http.StatusNotFound, "NoSuchNamespaceException"
 	case errors.Is(err, catalog.ErrNamespaceAlreadyExists), errors.Is(err, catalog.ErrTableAlreadyExists):
-		return fail(http.StatusConflict, "AlreadyExistsException", "%v", err)
+		status, typ = http.StatusConflict, "AlreadyExistsException"
 	case errors.Is(err, catalog.ErrNamespaceNotEmpty):
-		return fail(http.StatusConflict, "NamespaceNotEmptyException", "%v", err)
+		status, typ = http.StatusConflict, "NamespaceNotEmptyException"
 	case conflict(err):
-		return fail(http.StatusConflict, "CommitFailedException", "%v", err)
+		status, typ = http.StatusConflict, "CommitFailedException"
 	case errors.Is(err, catalog.ErrInvalidIdentifier):
-		return badRequest("%v", err)
+		status, typ = http.StatusBadRequest, "BadRequestException"
 	case errors.Is(err, context.Canceled):
-		return fail(http.StatusServiceUnavailable, "ServiceUnavailableException", "the request was cancelled: %v", err)
+		return fail(http.StatusServiceUnavailable, "ServiceUnavailableException", "the request was cancelled")
 	}
-	return fail(http.StatusInternalServerError, "InternalServerError", "%v", err)
+	msg := err.Error()
+	hide := namesFile(msg)
+	if status == http.StatusInternalServerError || hide {
+		ref := errorRef()
+		s.logger().Error("catalog request failed", "ref", ref, "status", status, "error", msg)
+		if hide {
+			msg = fmt.Sprintf("the catalog failed (%s); the server's log has the cause under ref=%s", http.StatusText(status), ref)
+		} else {
+			msg += " (ref=" + ref + " in the server's log)"
+		}
+	}
+	return fail(status, typ, "%s", msg)
+}
+
+// fileName finds what looks like a file system path or a URI in a message:
+// a rooted path of two segments or more, a drive path, or scheme://.
+var fileName = regexp.MustCompile(`(^|[^\w.-])/[^/\s]+/|[A-Za-z]:\\|[A-Za-z][A-Za-z0-9+.-]*://|file:`)
+
+func namesFile(msg string) bool { return fileName.MatchString(msg) }
+
+// errorRef ties a client's error to the server's log line.
+func errorRef() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // conflict tells a commit refused because the table is not what its

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -17,14 +18,44 @@ func namespace(r *http.Request) (table.Identifier, *response) {
 		res := badRequest("the namespace in the path is empty")
 		return nil, &res
 	}
-	return strings.Split(raw, "\x1f"), nil
+	ns := strings.Split(raw, "\x1f")
+	if err := checkNamespace(ns); err != nil {
+		res := badRequest("%v", err)
+		return nil, &res
+	}
+	return ns, nil
 }
 
-// decode reads a JSON request body into v.
-func decode(r *http.Request, v any) *response {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<20))
-	if err := dec.Decode(v); err != nil {
+// decode reads a JSON request body into v; the body's size was capped by
+// limitBodies.
+func (s *Server) decode(r *http.Request, v any) *response {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			res := s.tooLarge()
+			return &res
+		}
 		res := badRequest("the request body is not valid JSON for this operation: %v", err)
+		return &res
+	}
+	return nil
+}
+
+// checkNamespaceLocation refuses a namespace location outside the places
+// the server owns: the namespace's tables would go there by default.
+func (s *Server) checkNamespaceLocation(ns []string, props map[string]string) *response {
+	loc, ok := props["location"]
+	if !ok {
+		return nil
+	}
+	p, err := parsePlace(loc)
+	if err != nil {
+		res := badRequest("location %q of namespace %s is not a location this server accepts: %v; give an absolute path or URI %s", loc, strings.Join(ns, "."), err, s.where())
+		return &res
+	}
+	if !s.allowed(p) {
+		res := badRequest("location %q of namespace %s is outside the places this server owns: it places tables only %s; "+
+			"leave the location out, give one there, or start floe serve with --allow-location-prefix naming a prefix of %q", loc, strings.Join(ns, "."), s.where(), loc)
 		return &res
 	}
 	return nil
@@ -34,10 +65,13 @@ func (s *Server) listNamespaces(r *http.Request) response {
 	var parent table.Identifier
 	if p := r.URL.Query().Get("parent"); p != "" {
 		parent = strings.Split(p, "\x1f")
+		if err := checkNamespace(parent); err != nil {
+			return badRequest("parent: %v", err)
+		}
 	}
 	nss, err := s.cfg.Catalog.ListNamespaces(r.Context(), parent)
 	if err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	out := make([][]string, 0, len(nss))
 	for _, ns := range nss {
@@ -51,17 +85,20 @@ func (s *Server) createNamespace(r *http.Request) response {
 		Namespace  []string          `json:"namespace"`
 		Properties map[string]string `json:"properties"`
 	}
-	if res := decode(r, &req); res != nil {
+	if res := s.decode(r, &req); res != nil {
 		return *res
 	}
-	if len(req.Namespace) == 0 {
-		return badRequest("the namespace to create is empty")
+	if err := checkNamespace(req.Namespace); err != nil {
+		return badRequest("%v", err)
 	}
 	if req.Properties == nil {
 		req.Properties = map[string]string{}
 	}
+	if res := s.checkNamespaceLocation(req.Namespace, req.Properties); res != nil {
+		return *res
+	}
 	if err := s.cfg.Catalog.CreateNamespace(r.Context(), req.Namespace, req.Properties); err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	props, err := s.cfg.Catalog.LoadNamespaceProperties(r.Context(), req.Namespace)
 	if err != nil {
@@ -77,7 +114,7 @@ func (s *Server) loadNamespace(r *http.Request) response {
 	}
 	props, err := s.cfg.Catalog.LoadNamespaceProperties(r.Context(), ns)
 	if err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	return ok(map[string]any{"namespace": ns, "properties": stringMap(props)})
 }
@@ -87,15 +124,15 @@ func (s *Server) namespaceExists(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	return existence(s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns))
+	return s.existence(s.cfg.Catalog.CheckNamespaceExists(r.Context(), ns))
 }
 
 // existence answers a HEAD: 204 when the thing exists, else the status a
 // GET would have, without a body.
-func existence(exists bool, err error) response {
+func (s *Server) existence(exists bool, err error) response {
 	switch {
 	case err != nil:
-		return response{status: fromError(err).status}
+		return response{status: s.fromError(err).status}
 	case !exists:
 		return response{status: http.StatusNotFound}
 	}
@@ -108,7 +145,7 @@ func (s *Server) dropNamespace(r *http.Request) response {
 		return *res
 	}
 	if err := s.cfg.Catalog.DropNamespace(r.Context(), ns); err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	return noContent()
 }
@@ -122,7 +159,10 @@ func (s *Server) updateNamespaceProperties(r *http.Request) response {
 		Removals []string          `json:"removals"`
 		Updates  map[string]string `json:"updates"`
 	}
-	if res := decode(r, &req); res != nil {
+	if res := s.decode(r, &req); res != nil {
+		return *res
+	}
+	if res := s.checkNamespaceLocation(ns, req.Updates); res != nil {
 		return *res
 	}
 	for _, k := range req.Removals {
@@ -132,7 +172,7 @@ func (s *Server) updateNamespaceProperties(r *http.Request) response {
 	}
 	sum, err := s.cfg.Catalog.UpdateNamespaceProperties(r.Context(), ns, req.Removals, iceberg.Properties(req.Updates))
 	if err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	return ok(map[string]any{"updated": nonNil(sum.Updated), "removed": nonNil(sum.Removed), "missing": nonNil(sum.Missing)})
 }

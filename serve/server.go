@@ -8,16 +8,21 @@
 // commit's requirements against the metadata it replaces and swaps the
 // metadata location in one conditional update). What the server adds is
 // HTTP: the error model, ETags, Idempotency-Key replay, bearer tokens and an
-// access log.
+// access log; and the boundary of what clients may touch: table locations
+// inside the warehouse, purges of the files a table's metadata names,
+// registrations from metadata files there, names that are names, bodies of
+// a bounded size.
 package serve
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -30,8 +35,16 @@ type Config struct {
 	Catalog catalog.Catalog
 	// Warehouse is the root under which tables without a location of their
 	// own are placed (a staged create must name the location before the
-	// catalog does).
+	// catalog does). Clients may place tables only inside it, or under an
+	// AllowedLocationPrefixes entry; "" leaves placing to the catalog.
 	Warehouse string
+	// AllowedLocationPrefixes are places outside the warehouse where
+	// clients may put tables and from which they may register metadata
+	// files.
+	AllowedLocationPrefixes []string
+	// Properties configure the file IO that register reads metadata files
+	// with (s3.*, gcs.*, adls.*: the catalog's own).
+	Properties map[string]string
 	// Register adds a table by its metadata file, as floe table register
 	// does (catalogs.RegisterIn, which also registers in catalogs that have
 	// no register operation of their own); nil refuses registrations.
@@ -42,30 +55,66 @@ type Config struct {
 	// IdempotencyLifetime is how long a mutation's Idempotency-Key is
 	// remembered; 0 means 30 minutes.
 	IdempotencyLifetime time.Duration
-	// Log receives one line per request; nil logs nothing.
+	// MaxRequestBytes caps a request body; a larger one is refused with
+	// 413 before it is read. 0 means DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// Log receives one line per request; nil logs nothing. Failures whose
+	// cause is not sent to the client are logged here, else to slog's
+	// default logger.
 	Log *slog.Logger
 }
+
+// DefaultMaxRequestBytes is the default cap of a request body: a commit
+// carries a few snapshots and schemas, far below it.
+const DefaultMaxRequestBytes = 16 << 20
 
 // Server is the REST catalog's HTTP side.
 type Server struct {
 	cfg  Config
 	keys *idempotency
 	mux  *http.ServeMux
+
+	warehouse *place  // nil when the catalog places tables itself
+	prefixes  []place // AllowedLocationPrefixes
+	// placing is held from checking a table's places until it is created,
+	// moved or registered there.
+	placing sync.Mutex
 }
 
-// New makes a server of cfg.
-func New(cfg Config) *Server {
+// New makes a server of cfg; its error tells what in cfg is not valid.
+func New(cfg Config) (*Server, error) {
 	if cfg.IdempotencyLifetime <= 0 {
 		cfg.IdempotencyLifetime = 30 * time.Minute
 	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
 	s := &Server{cfg: cfg, keys: newIdempotency(cfg.IdempotencyLifetime), mux: http.NewServeMux()}
+	if cfg.Warehouse != "" {
+		p, err := parsePlace(cfg.Warehouse)
+		if err != nil {
+			return nil, fmt.Errorf("warehouse %q: %v", cfg.Warehouse, err)
+		}
+		s.warehouse = &p
+	}
+	for _, prefix := range cfg.AllowedLocationPrefixes {
+		p, err := parsePlace(prefix)
+		if err != nil {
+			return nil, fmt.Errorf("allowed location prefix %q: %v; give an absolute path or a URI such as s3://bucket/tables", prefix, err)
+		}
+		if p.path == "/" {
+			return nil, fmt.Errorf("allowed location prefix %q is a whole file system or bucket; name the folder tables may go in", prefix)
+		}
+		s.prefixes = append(s.prefixes, p)
+	}
 	s.routes()
-	return s
+	return s, nil
 }
 
-// Handler serves the REST API, with authentication and the access log.
+// Handler serves the REST API, with authentication, the cap on request
+// bodies and the access log.
 func (s *Server) Handler() http.Handler {
-	var h http.Handler = s.mux
+	var h http.Handler = s.limitBodies(s.mux)
 	if s.cfg.Auth != nil {
 		h = s.cfg.Auth.require(h)
 	}
@@ -174,6 +223,34 @@ func write(w http.ResponseWriter, res response) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(res.status)
 	_, _ = w.Write(b)
+}
+
+// limitBodies refuses a body over the cap with 413: one that announces its
+// length unread, one that does not when it reaches the cap.
+func (s *Server) limitBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.MaxRequestBytes {
+			// The connection cannot be reused with the body unread.
+			w.Header().Set("Connection", "close")
+			write(w, s.tooLarge())
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) tooLarge() response {
+	return fail(http.StatusRequestEntityTooLarge, "BadRequestException",
+		"the request body is over this server's limit of %d bytes; send a smaller request (floe serve --max-request-bytes raises the limit)", s.cfg.MaxRequestBytes)
+}
+
+// logger is where failures the client is not told the cause of go.
+func (s *Server) logger() *slog.Logger {
+	if s.cfg.Log != nil {
+		return s.cfg.Log
+	}
+	return slog.Default()
 }
 
 // isoDuration spells d as ISO-8601 (PT30M), as the configuration's

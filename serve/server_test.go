@@ -34,13 +34,20 @@ import (
 // catalog is also opened directly, so that tests check what the server did
 // without going through it.
 type world struct {
-	t      *testing.T
-	url    string
-	direct catalog.Catalog
-	token  string
+	t         *testing.T
+	url       string
+	direct    catalog.Catalog
+	catalog   config.Catalog
+	warehouse string // a local directory
+	token     string
 }
 
 func newWorld(t *testing.T, auth *serve.Auth) *world {
+	return newWorldWith(t, func(c *serve.Config) { c.Auth = auth })
+}
+
+// newWorldWith is newWorld with the server's configuration changed by set.
+func newWorldWith(t *testing.T, set func(*serve.Config)) *world {
 	t.Helper()
 	cfg := config.Catalog{Warehouse: t.TempDir()}
 	ctx := context.Background()
@@ -52,19 +59,25 @@ func newWorld(t *testing.T, auth *serve.Auth) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(serve.New(serve.Config{
-		Catalog: backing, Warehouse: catalogs.Warehouse(cfg), Auth: auth,
+	sc := serve.Config{
+		Catalog: backing, Warehouse: catalogs.Warehouse(cfg),
 		Register: func(ctx context.Context, ident table.Identifier, loc string) (*table.Table, error) {
 			return catalogs.RegisterIn(ctx, backing, cfg, ident, loc)
 		},
-	}).Handler())
+	}
+	set(&sc)
+	server, err := serve.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		for _, c := range []catalog.Catalog{backing, direct} {
 			_ = c.(catalog.Closer).Close()
 		}
 	})
-	return &world{t: t, url: srv.URL, direct: direct}
+	return &world{t: t, url: srv.URL, direct: direct, catalog: cfg, warehouse: cfg.Warehouse}
 }
 
 // do sends one request and decodes a JSON answer.
@@ -320,14 +333,20 @@ func TestCatalogOperations(t *testing.T) {
 	loc := w.metadataLocation("db", "u")
 	w.must(409, "POST", "/v1/namespaces/db/register", map[string]any{"name": "u", "metadata-location": loc})
 	w.must(404, "POST", "/v1/namespaces/elsewhere/register", map[string]any{"name": "u", "metadata-location": loc})
+	// A second table over u's files is refused: purging either would
+	// delete the other's.
+	w.must(400, "POST", "/v1/namespaces/db/register", map[string]any{"name": "copy", "metadata-location": loc})
+	w.must(409, "DELETE", "/v1/namespaces/db", nil)
+	w.must(204, "DELETE", "/v1/namespaces/db/tables/u", nil)
+	if _, err := os.Stat(strings.TrimPrefix(loc, "file://")); err != nil {
+		t.Fatalf("a drop without purge deleted the metadata file: %v", err)
+	}
 	w.must(200, "POST", "/v1/namespaces/db/register", map[string]any{"name": "copy", "metadata-location": loc})
 	if w.metadataLocation("db", "copy") != loc {
 		t.Fatal("the registered table does not point at the metadata file given")
 	}
-	w.must(409, "DELETE", "/v1/namespaces/db", nil)
-	w.must(204, "DELETE", "/v1/namespaces/db/tables/copy", nil)
 	dataDir := filepath.Dir(filepath.Dir(strings.TrimPrefix(loc, "file://")))
-	w.must(204, "DELETE", "/v1/namespaces/db/tables/u?purgeRequested=true", nil)
+	w.must(204, "DELETE", "/v1/namespaces/db/tables/copy?purgeRequested=true", nil)
 	if _, err := os.Stat(dataDir); err == nil {
 		if entries, _ := os.ReadDir(filepath.Join(dataDir, "metadata")); len(entries) > 0 {
 			t.Fatalf("purge left %d metadata files in %s", len(entries), dataDir)

@@ -21,8 +21,8 @@ func tableIdent(r *http.Request) (table.Identifier, *response) {
 		return nil, res
 	}
 	name := r.PathValue("table")
-	if name == "" {
-		res := badRequest("the table name in the path is empty")
+	if err := checkName("table name", name); err != nil {
+		res := badRequest("%v", err)
 		return nil, &res
 	}
 	return append(ns, name), nil
@@ -72,7 +72,7 @@ func (s *Server) listTables(r *http.Request) response {
 	ids := []identifier{}
 	for id, err := range s.cfg.Catalog.ListTables(r.Context(), ns) {
 		if err != nil {
-			return fromError(err)
+			return s.fromError(err)
 		}
 		ids = append(ids, identifier{Namespace: id[:len(id)-1], Name: id[len(id)-1]})
 	}
@@ -93,11 +93,14 @@ func (s *Server) createTable(r *http.Request) response {
 		StageCreate   bool                   `json:"stage-create"`
 		Properties    map[string]string      `json:"properties"`
 	}
-	if res := decode(r, &req); res != nil {
+	if res := s.decode(r, &req); res != nil {
 		return *res
 	}
-	if req.Name == "" || req.Schema == nil {
+	if req.Schema == nil {
 		return badRequest("a table to create needs a name and a schema")
+	}
+	if err := checkName("table name", req.Name); err != nil {
+		return badRequest("%v", err)
 	}
 	ident := append(ns, req.Name)
 	spec, order := iceberg.UnpartitionedSpec, table.UnsortedSortOrder
@@ -111,34 +114,62 @@ func (s *Server) createTable(r *http.Request) response {
 	if req.StageCreate {
 		return s.stageCreate(r, ident, req.Location, req.Schema, spec, order, req.Properties)
 	}
+	s.placing.Lock()
+	defer s.placing.Unlock()
+	location := req.Location
+	if location == "" && s.warehouse != nil {
+		// Checked where the catalog will put it, which it computes the
+		// same way.
+		var err error
+		if location, err = s.defaultLocation(ctx, ident); err != nil {
+			return s.fromError(err)
+		}
+	}
+	if res := s.checkPlaces(ctx, ident, tablePlaces(location, req.Properties)); res != nil {
+		return *res
+	}
 	opts := []catalog.CreateTableOpt{catalog.WithPartitionSpec(spec), catalog.WithSortOrder(order), catalog.WithProperties(req.Properties)}
 	if req.Location != "" {
 		opts = append(opts, catalog.WithLocation(req.Location))
 	}
 	tbl, err := s.cfg.Catalog.CreateTable(ctx, ident, req.Schema, opts...)
 	if err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	return loaded(tbl)
 }
 
+// tablePlaces is placesOf, without the location when the catalog picks it.
+func tablePlaces(location string, props map[string]string) []located {
+	locs := placesOf(location, props)
+	if location == "" {
+		return locs[1:]
+	}
+	return locs
+}
+
 // stageCreate answers a create with stage-create: the table's first
 // metadata, which the client commits later with an assert-create
-// requirement; nothing is written now.
+// requirement; nothing is written now. Its places are checked now, so that
+// the client learns early, and again when the create is committed.
 func (s *Server) stageCreate(r *http.Request, ident table.Identifier, location string, sc *iceberg.Schema, spec *iceberg.PartitionSpec, order table.SortOrder, props map[string]string) response {
 	ctx := r.Context()
-	ns := ident[:len(ident)-1]
-	nsProps, err := s.cfg.Catalog.LoadNamespaceProperties(ctx, ns)
-	if err != nil {
-		return fromError(err)
+	if res := s.needNamespace(ctx, ident[:len(ident)-1]); res != nil {
+		return *res
 	}
 	if res := s.needNoTable(ctx, ident); res != nil {
 		return *res
 	}
 	if location == "" {
-		if location, err = s.defaultLocation(ns, ident[len(ident)-1], nsProps); err != nil {
+		var err error
+		if location, err = s.defaultLocation(ctx, ident); errors.Is(err, errNoLocation) {
 			return badRequest("%v", err)
+		} else if err != nil {
+			return s.fromError(err)
 		}
+	}
+	if res := s.checkPlaces(ctx, ident, placesOf(location, props)); res != nil {
+		return *res
 	}
 	meta, err := table.NewMetadata(sc, spec, order, strings.TrimSuffix(location, "/"), props)
 	if err != nil {
@@ -149,7 +180,12 @@ func (s *Server) stageCreate(r *http.Request, ident table.Identifier, location s
 
 // defaultLocation places a table as the catalogs do: under its
 // namespace's location, else <warehouse>/<namespace>.db/<table>.
-func (s *Server) defaultLocation(ns table.Identifier, name string, nsProps iceberg.Properties) (string, error) {
+func (s *Server) defaultLocation(ctx context.Context, ident table.Identifier) (string, error) {
+	ns, name := ident[:len(ident)-1], ident[len(ident)-1]
+	nsProps, err := s.cfg.Catalog.LoadNamespaceProperties(ctx, ns)
+	if err != nil {
+		return "", err
+	}
 	if loc := nsProps.Get("location", ""); loc != "" {
 		return url.JoinPath(loc, name)
 	}
@@ -166,7 +202,7 @@ func (s *Server) loadTable(r *http.Request) response {
 	}
 	tbl, err := s.cfg.Catalog.LoadTable(r.Context(), ident)
 	if err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	tag := etag(tbl.MetadataLocation())
 	for _, m := range strings.Split(r.Header.Get("If-None-Match"), ",") {
@@ -182,7 +218,7 @@ func (s *Server) tableExists(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	return existence(s.cfg.Catalog.CheckTableExists(r.Context(), ident))
+	return s.existence(s.cfg.Catalog.CheckTableExists(r.Context(), ident))
 }
 
 func (s *Server) dropTable(r *http.Request) response {
@@ -190,14 +226,11 @@ func (s *Server) dropTable(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	var err error
-	if p, ok := s.cfg.Catalog.(catalog.PurgeableTable); ok && r.URL.Query().Get("purgeRequested") == "true" {
-		err = p.PurgeTable(r.Context(), ident)
-	} else {
-		err = s.cfg.Catalog.DropTable(r.Context(), ident)
+	if r.URL.Query().Get("purgeRequested") == "true" {
+		return s.purgeTable(r.Context(), ident)
 	}
-	if err != nil {
-		return fromError(err)
+	if err := s.cfg.Catalog.DropTable(r.Context(), ident); err != nil {
+		return s.fromError(err)
 	}
 	return noContent()
 }
@@ -207,14 +240,19 @@ func (s *Server) renameTable(r *http.Request) response {
 		Source      *identifier `json:"source"`
 		Destination *identifier `json:"destination"`
 	}
-	if res := decode(r, &req); res != nil {
+	if res := s.decode(r, &req); res != nil {
 		return *res
 	}
-	if req.Source == nil || req.Destination == nil || req.Source.Name == "" || req.Destination.Name == "" {
+	if req.Source == nil || req.Destination == nil {
 		return badRequest("a rename needs a source and a destination table identifier")
 	}
+	for _, id := range []table.Identifier{req.Source.ident(), req.Destination.ident()} {
+		if err := checkIdent(id); err != nil {
+			return badRequest("%v", err)
+		}
+	}
 	if _, err := s.cfg.Catalog.RenameTable(r.Context(), req.Source.ident(), req.Destination.ident()); err != nil {
-		return fromError(err)
+		return s.fromError(err)
 	}
 	return noContent()
 }
@@ -227,7 +265,7 @@ func (s *Server) needNamespace(ctx context.Context, ns table.Identifier) *respon
 	}
 	res := fail(http.StatusNotFound, "NoSuchNamespaceException", "namespace %s does not exist", strings.Join(ns, "."))
 	if err != nil {
-		res = fromError(err)
+		res = s.fromError(err)
 	}
 	return &res
 }
@@ -240,50 +278,12 @@ func (s *Server) needNoTable(ctx context.Context, ident table.Identifier) *respo
 	}
 	res := fail(http.StatusConflict, "AlreadyExistsException", "table %s already exists", strings.Join(ident, "."))
 	if err != nil {
-		res = fromError(err)
+		res = s.fromError(err)
 	}
 	return &res
 }
 
 var errNoLocation = errors.New("the server has no warehouse and the namespace no location; give the table a location")
-
-func (s *Server) registerTable(r *http.Request) response {
-	ns, res := namespace(r)
-	if res != nil {
-		return *res
-	}
-	var req struct {
-		Name             string `json:"name"`
-		MetadataLocation string `json:"metadata-location"`
-		Overwrite        bool   `json:"overwrite"`
-	}
-	if res := decode(r, &req); res != nil {
-		return *res
-	}
-	if req.Name == "" || req.MetadataLocation == "" {
-		return badRequest("a table to register needs a name and a metadata-location")
-	}
-	if req.Overwrite {
-		return badRequest("overwrite is not supported: drop the table first, then register it")
-	}
-	// floe's register creates a missing namespace; a REST client expects
-	// the 404 that creating a table in one gets.
-	if res := s.needNamespace(r.Context(), ns); res != nil {
-		return *res
-	}
-	ident := append(ns, req.Name)
-	if res := s.needNoTable(r.Context(), ident); res != nil {
-		return *res
-	}
-	if s.cfg.Register == nil {
-		return badRequest("this server registers no tables")
-	}
-	tbl, err := s.cfg.Register(r.Context(), ident, req.MetadataLocation)
-	if err != nil {
-		return fromError(err)
-	}
-	return loaded(tbl)
-}
 
 // reportMetrics takes a client's scan and commit reports; the server
 // keeps none of them.

@@ -29,10 +29,13 @@ func init() {
 			"Commits go through the catalog's own atomic commit: a commit whose requirements fail gets 409 and changes nothing. " +
 			"Mutations honour Idempotency-Key; table loads carry an ETag. A stream may write to the same warehouse meanwhile. " +
 			"Without --tokens or --oauth-clients anyone who reaches the port may change tables: keep it on 127.0.0.1, or give tokens. " +
+			"Clients place tables only inside the warehouse (or under --allow-location-prefix), never where another table is; " +
+			"a purge deletes only the files the table's metadata names, inside its own location. " +
 			"One access-log line per request goes to stderr.",
 		examples: []example{
 			{"Serve ./warehouse on the default port.", "floe serve --warehouse ./warehouse --listen 127.0.0.1:8181"},
 			{"Require bearer tokens, static or issued to OAuth2 clients.", "floe serve --listen :8181 --tokens tokens.txt --oauth-clients clients.txt"},
+			{"Also let clients place and register tables under a bucket's folder.", "floe serve --warehouse ./warehouse --allow-location-prefix s3://lake/tables"},
 		},
 	}
 }
@@ -46,12 +49,18 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	clients := fs.String("oauth-clients", "", "Issue bearer tokens from POST /v1/oauth/tokens to the OAuth2 clients of `FILE`, CLIENT_ID:SECRET a line (what a client's credential property holds).")
 	lifetime := fs.Duration("idempotency-key-lifetime", 30*time.Minute, "Replay a mutation's response to a request with the same Idempotency-Key for `DURATION`.")
 	logFormat := fs.String("log-format", "text", "How the access log shows on stderr, as `FORMAT`: text, or json.")
+	var prefixes stringsFlag
+	fs.Var(&prefixes, "allow-location-prefix", "Let clients place tables, and register metadata files, under `PREFIX` too (repeatable), e.g. s3://lake/tables; by default only inside the warehouse.")
+	maxBody := fs.Int64("max-request-bytes", serve.DefaultMaxRequestBytes, "Refuse request bodies over `BYTES` with 413, unread.")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("serve takes no arguments, got %q", pos)
+	}
+	if *maxBody <= 0 {
+		return usagef("--max-request-bytes=%d: give a positive number of bytes", *maxBody)
 	}
 	var logger *slog.Logger
 	switch *logFormat {
@@ -81,21 +90,28 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_ = cl.Close()
 		}
 	}()
+	server, err := serve.New(serve.Config{
+		Catalog:                 cat,
+		Warehouse:               catalogs.Warehouse(cfg),
+		AllowedLocationPrefixes: prefixes,
+		Properties:              cfg.Properties,
+		Register: func(ctx context.Context, ident table.Identifier, loc string) (*table.Table, error) {
+			return catalogs.RegisterIn(ctx, cat, cfg, ident, loc)
+		},
+		Auth:                auth,
+		IdempotencyLifetime: *lifetime,
+		MaxRequestBytes:     *maxBody,
+		Log:                 logger,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", floe.ErrConfig, err)
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("%w: --listen %s: %v; give a free host:port, e.g. 127.0.0.1:8181 or :0 for any port", floe.ErrConfig, *listen, err)
 	}
 	srv := &http.Server{
-		Handler: serve.New(serve.Config{
-			Catalog:   cat,
-			Warehouse: catalogs.Warehouse(cfg),
-			Register: func(ctx context.Context, ident table.Identifier, loc string) (*table.Table, error) {
-				return catalogs.RegisterIn(ctx, cat, cfg, ident, loc)
-			},
-			Auth:                auth,
-			IdempotencyLifetime: *lifetime,
-			Log:                 logger,
-		}).Handler(),
+		Handler:           server.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	if auth == nil {

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -98,5 +99,78 @@ func TestServeTokens(t *testing.T) {
 	e.OK(e.StreamArgs("db.t", "--trigger", "once", "--catalog-type", "rest", "--catalog-uri", base, "-p", "token=t0ken-for-tests")...)
 	if n := strings.TrimSpace(e.OK("scan", "db.t", "--count").Stdout); n != "10" {
 		t.Fatalf("db.t holds %s rows, want 10", n)
+	}
+}
+
+// floe serve keeps clients inside its warehouse and the prefixes
+// --allow-location-prefix names, and refuses bodies over
+// --max-request-bytes unread: the server's resident set, read from /proc,
+// stays where it was through two 200 MB bodies.
+func TestServeOwnsOnlyItsWarehouse(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	lake := filepath.Join(e.Dir, "lake")
+	if r := e.Run("serve", "--allow-location-prefix", "relative/lake"); r.Code != 2 || !strings.Contains(r.Stderr, "relative/lake") {
+		t.Fatalf("serve with a relative prefix: exit %d, want 2 naming it:\n%s", r.Code, r)
+	}
+	cmd, base := e.startServing(regexp.MustCompile(`uri=(http://[0-9.:]+)`), nil,
+		"serve", "--listen", "127.0.0.1:0", "--allow-location-prefix", lake, "--max-request-bytes", strconv.Itoa(16<<20))
+	post := func(path string, body io.Reader, length int64) (int, string) {
+		req, err := http.NewRequest("POST", base+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = length
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	postJSON := func(path, body string) (int, string) {
+		return post(path, strings.NewReader(body), int64(len(body)))
+	}
+	if code, body := postJSON("/v1/namespaces", `{"namespace": ["db"]}`); code != 200 {
+		t.Fatalf("create namespace: %d %s", code, body)
+	}
+	schema := `"schema": {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": true}]}`
+	for i, c := range []struct {
+		loc  string
+		want int
+	}{
+		{filepath.Join(e.Dir, "elsewhere", "t"), 400},
+		{lake + "-2/t", 400},
+		{e.Warehouse, 400},
+		{lake + "/t", 200},
+		{lake + "/t/inner", 400},
+		{"file://" + lake + "//t/", 400},
+	} {
+		loc, want := c.loc, c.want
+		code, body := postJSON("/v1/namespaces/db/tables", fmt.Sprintf(`{"name": "t%d", "location": %q, %s}`, i, loc, schema))
+		if code != want {
+			t.Fatalf("create at %s: %d %s, want %d", loc, code, body, want)
+		}
+		if code == 400 && !strings.Contains(body, e.Warehouse) && !strings.Contains(body, "db.t3") {
+			t.Fatalf("the refusal of %s names neither the warehouse nor the table in the way: %s", loc, body)
+		}
+	}
+
+	before, ok := fixture.RSS(cmd.Process.Pid)
+	for range 2 {
+		flood := fixture.NewFlood(200 << 20)
+		if code, body := post("/v1/namespaces", flood, 200<<20); code != http.StatusRequestEntityTooLarge {
+			t.Fatalf("a 200 MB body: %d %s, want 413", code, body)
+		}
+	}
+	after, _ := fixture.RSS(cmd.Process.Pid)
+	t.Logf("floe serve's resident set before two refused 200 MB bodies: %.1f MiB, after: %.1f MiB", float64(before)/(1<<20), float64(after)/(1<<20))
+	if ok && after-before > 16<<20 {
+		t.Fatalf("two refused 200 MB bodies grew floe serve from %d to %d MiB", before>>20, after>>20)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(cmd.Wait()); code != 0 {
+		t.Fatalf("floe serve exited %d on SIGTERM", code)
 	}
 }
