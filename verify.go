@@ -121,7 +121,11 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			if err := rs.CheckInput(nil, nil, o.End); err != nil {
 				return nil, p.diverged("batch %d, planned and not committed: %v", lastOff, err)
 			}
-			if _, err := p.source.Read(ctx, o.Start, o.End); err != nil {
+			if _, err := p.source.Read(ctx, o.Start, o.End); errors.Is(err, ErrSourceCannotContinue) {
+				// The input is gone (a Kafka topic deleted): the source
+				// names it, and the checkpoint is not at fault.
+				return nil, fmt.Errorf("batch %d, planned and not committed: %w", lastOff, err)
+			} else if err != nil {
 				return nil, p.diverged("batch %d, planned and not committed, cannot be read again: %v", lastOff, err)
 			}
 		}
