@@ -1,11 +1,17 @@
 package cluster_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/internal/cluster"
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // Offsets read up to are held against the logs and topic ids now: a
@@ -57,5 +63,63 @@ func TestFindDiscontinuities(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
 		})
+	}
+}
+
+// fileEvent is worker w's event of one data file for rng(p, from, until)
+// planned under the partition's resets count.
+func (s *simulation) fileEvent(p int32, from, until, resets int64) cluster.Event {
+	s.t.Helper()
+	b, err := iceberg.NewDataFileBuilder(s.tbl.Spec(), iceberg.EntryContentData, fmt.Sprintf("file:///sim/p%03d-%06d-%d.parquet", p, from, resets), iceberg.ParquetFile, nil, nil, nil, until-from, 4096)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	r := rng(p, from, until)
+	r.Resets = resets
+	ev, err := cluster.NewEvent(s.tbl, []ingest.DataFile{{Table: "db.t", Path: b.Build().FilePath(), Rows: until - from, File: b.Build()}}, []cluster.Range{r})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ev.Worker, ev.Generation, ev.WrittenMs = fmt.Sprint(p), 1, time.Now().UnixMilli()
+	return ev
+}
+
+// A partition whose log was lost is set back to Earliest in a commit of
+// the record alone, its reset counted and its topic's id moved on; a range
+// of its old log published before is never committed, and the first range
+// of its new log is, from wherever the log starts.
+func TestCoordinatorSetsBackLostPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSimulation(t, 1)
+	s.interval(ctx, 1)
+	p0 := cluster.TopicPartition{Topic: "t", Partition: 0}
+	s.coord.Discontinuities = func(_ context.Context, ends cluster.Offsets, ids cluster.TopicIDs) ([]cluster.Discontinuity, cluster.TopicIDs, error) {
+		logs := map[cluster.TopicPartition]cluster.Log{p0: {Start: 0, End: 50}}
+		found, err := cluster.FindDiscontinuities(ends, ids, logs, cluster.TopicIDs{"t": "T2"})
+		return found, cluster.TopicIDs{"t": "T2"}, err
+	}
+	s.send(ctx, s.fileEvent(0, 100, 200, 0)) // read from the old log before it was lost
+	done := s.step(ctx, 1)
+	if len(done.SetBack) != 1 || done.SetBack[0].TopicPartition != p0 || done.Files != 0 || done.Stale != 1 || done.Table == nil {
+		t.Fatalf("want partition 0 set back alone and the old log's event stale, got %+v", done)
+	}
+	if n, _ := done.Ends.Get(p0); n != cluster.Earliest {
+		t.Fatalf("partition 0 recorded at %d, want earliest", n)
+	}
+	s.send(ctx, s.fileEvent(0, 0, 50, 1))
+	s.send(ctx, s.fileEvent(0, 0, 50, 1)) // another worker's, read from the same start
+	done = s.step(ctx, 1)
+	if done.Events != 1 || done.Stale != 1 || len(done.SetBack) != 0 {
+		t.Fatalf("want the new log's first range committed once, got %+v", done)
+	}
+	_, st, err := cluster.Recorded(done.Table, s.coord.Committer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := st.Ends.Get(p0)
+	resets, _ := st.Resets.Get(p0)
+	if end != 50 || resets != 1 || st.IDs["t"] != "T2" {
+		t.Fatalf("record: partition 0 at %d after %d resets, topic ids %v; want 50, 1, T2", end, resets, st.IDs)
 	}
 }
