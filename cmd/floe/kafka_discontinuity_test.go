@@ -177,3 +177,60 @@ func TestKafkaClusterTopicRecreated(t *testing.T) {
 		t.Fatal("no worker warned of the topic created again")
 	}
 }
+
+// A batch planned and not committed (a kill in its commit) meets brokers
+// that are down when the next run starts: the run fails naming the
+// brokers, not the checkpoint (exit 1, not 2); once they are back the
+// batch is run again and every message lands once.
+func TestKafkaPendingBatchBrokersDown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := kafkatest.StartOnDisk(t, "events", 2)
+	produceIDs(t, k, "events", 2, 0, 100)
+	e.OK(kafkaStream(e, k)...)
+	produceIDs(t, k, "events", 2, 100, 100)
+	if r := e.RunEnv(e.Bin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, kafkaStream(e, k)...); r.Code != 137 {
+		t.Fatalf("want the run killed in its commit, got %s", r)
+	}
+	k.Stop()
+	r := e.Run(kafkaStream(e, k)...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "connection refused") || strings.Contains(r.Stderr, "does not match") {
+		t.Fatalf("want exit 1 naming the brokers out of reach, got %s", r)
+	}
+	k.Restart(t)
+	e.OK(kafkaStream(e, k)...)
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 200); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+// A batch planned and not committed whose topic is deleted and created
+// again before it is run again: the run exits 1 naming the planned
+// offsets the new topic does not hold; with failOnDataLoss=false the
+// batch reads nothing of the old topic, and the new topic is read from its
+// first offset.
+func TestKafkaPendingBatchTopicRecreated(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := kafkatest.Start(t, "events", 2)
+	produceIDs(t, k, "events", 2, 0, 100)
+	e.OK(kafkaStream(e, k)...)
+	produceIDs(t, k, "events", 2, 100, 100) // planned, never committed: lost with the topic
+	if r := e.RunEnv(e.Bin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, kafkaStream(e, k)...); r.Code != 137 {
+		t.Fatalf("want the run killed in its commit, got %s", r)
+	}
+	k.DeleteTopic(t, "events")
+	k.CreateTopic(t, "events", 2)
+	produceIDs(t, k, "events", 2, 200, 300)
+	wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), "topic events was deleted and created again", "after offsets 50 to 99 of partition events/0 were planned")
+	e.OK(kafkaStream(e, k, "-o", "failOnDataLoss=false")...)
+	ids := e.TableIDs("db.events")
+	if len(ids) != 400 {
+		t.Fatalf("%d distinct ids, want 400 (0-99 and 200-499)", len(ids))
+	}
+	for id := int64(0); id < 500; id++ {
+		if want := map[bool]int{true: 1, false: 0}[id < 100 || id >= 200]; ids[id] != want {
+			t.Fatalf("id %d is in the table %d times, want %d (ids 0-99 and 200-499 once)", id, ids[id], want)
+		}
+	}
+}

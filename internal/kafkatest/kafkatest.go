@@ -26,6 +26,7 @@ type Cluster struct {
 	c       *kfake.Cluster
 	stopped bool
 	ports   []int
+	addrs   []string       // the brokers' addresses, the same across restarts
 	topics  map[string]int // the topics seeded at start, with their partitions
 	dataDir string         // where an on-disk cluster keeps its state
 }
@@ -73,7 +74,8 @@ func (c *Cluster) boot(t testing.TB) {
 	c.c, c.stopped = kc, false
 	c.mu.Unlock()
 	if c.ports == nil {
-		for _, a := range kc.ListenAddrs() {
+		c.addrs = kc.ListenAddrs()
+		for _, a := range c.addrs {
 			_, p, err := net.SplitHostPort(a)
 			n, perr := strconv.Atoi(p)
 			if err != nil || perr != nil {
@@ -92,6 +94,17 @@ func (c *Cluster) Stop() {
 		c.c.Close()
 		c.stopped = true
 	}
+}
+
+// Restart stops an on-disk cluster (StartOnDisk) and starts it again on
+// the same address with its topics and messages: brokers briefly down.
+func (c *Cluster) Restart(t testing.TB) {
+	t.Helper()
+	if c.dataDir == "" {
+		t.Fatal("kafkatest: Restart needs a cluster started with StartOnDisk")
+	}
+	c.Stop()
+	c.boot(t)
 }
 
 // RestartEmpty stops the cluster and starts a new one on the same address
@@ -125,12 +138,8 @@ func (c *Cluster) RestartLosingLogs(t testing.TB) {
 	c.boot(t)
 }
 
-// Addr is the bootstrap servers' list.
-func (c *Cluster) Addr() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.Join(c.c.ListenAddrs(), ",")
-}
+// Addr is the bootstrap servers' list, also while the cluster is stopped.
+func (c *Cluster) Addr() string { return strings.Join(c.addrs, ",") }
 
 // client is a client of the cluster as it is now.
 func (c *Cluster) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
