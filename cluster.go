@@ -44,8 +44,12 @@ type ClusterMember interface {
 	// Current tells whether this worker is a member of the group's
 	// current generation.
 	Current(ctx context.Context) (bool, error)
-	// Plan is the ranges from start to the partitions' ends now.
-	Plan(ctx context.Context, start cluster.Offsets, limit ReadLimit) ([]cluster.Range, error)
+	// Plan is the ranges from start, read from topics of the recorded ids,
+	// to the partitions' ends now.
+	Plan(ctx context.Context, start cluster.Offsets, ids cluster.TopicIDs, limit ReadLimit) ([]cluster.Range, error)
+	// Discontinuities holds the table's ends against the brokers, for the
+	// coordinator (cluster.Discontinuities).
+	Discontinuities(ctx context.Context, ends cluster.Offsets, ids cluster.TopicIDs) ([]cluster.Discontinuity, cluster.TopicIDs, error)
 	Publish(ctx context.Context, event []byte) error
 	ReadControl(ctx context.Context, from int64) ([]cluster.ControlRecord, int64, error)
 	// CommitGroup commits the table's offsets for the group, for lag
@@ -111,7 +115,7 @@ func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, er
 	}
 	c := &commit.Committer{Catalog: p.cat, Ident: ident, QueryID: cluster.QueryID(m.Group()), Source: p.source.Description(),
 		SameSource: sameSource(p.source), Logger: p.opts.Logger, Branch: p.cfg.Sink.Branch}
-	w := &clusterWorker{p: p, m: m, c: c, coord: cluster.Coordinator{Committer: c, Logger: p.opts.Logger, Current: m.Current},
+	w := &clusterWorker{p: p, m: m, c: c, coord: cluster.Coordinator{Committer: c, Logger: p.opts.Logger, Current: m.Current, Discontinuities: m.Discontinuities},
 		pos: cluster.Positions{Stall: max(10*p.cfg.Trigger.Interval, clusterStall)}}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = p.cfg.Source.ReadLimits()
 	p.clustered = true
@@ -174,10 +178,11 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 	if err != nil {
 		return err
 	}
-	rec, recorded, err := cluster.Recorded(tbl, w.c)
+	rec, st, err := cluster.Recorded(tbl, w.c)
 	if err != nil {
 		return err
 	}
+	recorded := st.Ends
 	if tbl != nil {
 		// The table as it is now, for this interval's writes: another
 		// worker may have evolved it, or it may have been created again.
@@ -199,9 +204,14 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 		}
 	}
 	w.pos.Sync(a.Held, recorded, initial, began)
-	ranges, err := w.m.Plan(ctx, w.pos.Start(), w.limit)
+	ranges, err := w.m.Plan(ctx, w.pos.Start(), st.IDs, w.limit)
 	if err != nil {
 		return err
+	}
+	for i, r := range ranges {
+		// A range planned on a log the coordinator sets back since is
+		// never committed (cluster.Chain).
+		ranges[i].Resets, _ = st.Resets.Get(r.TopicPartition)
 	}
 	latestMs := time.Since(began).Milliseconds()
 	prog := &Progress{ID: w.c.QueryID, RunID: p.runID, Timestamp: began.UTC().Format(time.RFC3339Nano), BatchID: w.batch,
@@ -221,6 +231,10 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 			p.warn(err.Error())
 		case err != nil:
 			return err
+		case done.Table != nil && done.Files == 0:
+			// Partitions set back, no snapshot.
+			ends = done.Ends
+			p.tables.Adopt(map[string]*table.Table{p.fixed: done.Table})
 		case done.Table != nil:
 			sum.Snapshots++
 			ends = done.Ends
@@ -231,6 +245,9 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 				p.tables.Adopt(p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: done.Batch, QueryID: w.c.QueryID,
 					Tables: map[string]*table.Table{p.fixed: done.Table}}))
 			}
+		}
+		for _, msg := range cluster.Describe(done.SetBack) {
+			p.warn(fmt.Sprintf("kafka source: %s; reading again from the earliest offset, as failOnDataLoss is false", msg))
 		}
 		if err == nil {
 			prog.Cluster.Committed = &ClusterCommit{SnapshotID: done.SnapshotID, Events: done.Events, DataFiles: done.Files, Rows: done.Rows,

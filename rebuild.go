@@ -117,7 +117,7 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 			// Neither the catalog nor the warehouse has the table, and the
 			// checkpoint committed nothing: the first batch never made it.
 			// A checkpoint that lost its metadata too starts a new query.
-			return out, rebuildEmpty(dir, fresh, old, &done, &out)
+			return out, rebuildEmpty(dir, fresh, existed, old, &done, &out)
 		}
 		// The command ends the message, so that it can be copied whole.
 		return out, fmt.Errorf("%w: %w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
@@ -136,7 +136,7 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	if errors.Is(err, errNoRecord) && old.ID != "" && !holdsQuery(tbl, old.ID) {
 		// The query never committed to the table, which holds nothing of
 		// it: the whole input is still to read.
-		return out, rebuildEmpty(dir, fresh, old, &done, &out)
+		return out, rebuildEmpty(dir, fresh, existed, old, &done, &out)
 	}
 	if err != nil {
 		return out, err
@@ -252,7 +252,9 @@ func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (o
 		return out, false, nil
 	}
 	out, err = RebuildCheckpoint(ctx, cfg, opts)
-	if errors.Is(err, errNoRecord) || errors.Is(err, errNoTable) {
+	if errors.Is(err, errNoRecord) || errors.Is(err, errNoTable) || err == nil && out.BatchID < 0 {
+		// Nothing to resume: a new pipeline (its table not created yet),
+		// not a lost checkpoint. The run starts a new query as usual.
 		_ = os.RemoveAll(dir)
 		return Rebuilt{}, false, nil
 	}
@@ -271,15 +273,16 @@ func holdsQuery(tbl *table.Table, id string) bool {
 
 // rebuildEmpty puts in place a checkpoint of the query with nothing
 // committed: its metadata (none when it was lost: the next run starts a
-// new query) and quarantined files, no log.
-func rebuildEmpty(dir, fresh string, old CheckpointMetadata, done *bool, out *Rebuilt) error {
+// new query) and quarantined files, no log. A directory that did not exist
+// is not set aside: there was nothing in it.
+func rebuildEmpty(dir, fresh string, existed bool, old CheckpointMetadata, done *bool, out *Rebuilt) error {
 	if old.ID != "" {
 		meta, _ := json.MarshalIndent(old, "", "  ")
 		if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
 			return err
 		}
 	}
-	if err := swapIn(dir, fresh, true, out); err != nil {
+	if err := swapIn(dir, fresh, existed, out); err != nil {
 		return err
 	}
 	*done = true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,7 +122,13 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			if err := rs.CheckInput(nil, nil, o.End); err != nil {
 				return nil, p.diverged("batch %d, planned and not committed: %v", lastOff, err)
 			}
-			if _, err := p.source.Read(ctx, o.Start, o.End); err != nil {
+			var unreachable net.Error
+			if _, err := p.source.Read(ctx, o.Start, o.End); errors.Is(err, ErrSourceCannotContinue) || errors.As(err, &unreachable) {
+				// The input is gone (a Kafka topic deleted) or out of reach
+				// for now (brokers down): the source names it, and the
+				// checkpoint is not at fault.
+				return nil, fmt.Errorf("batch %d, planned and not committed: %w", lastOff, err)
+			} else if err != nil {
 				return nil, p.diverged("batch %d, planned and not committed, cannot be read again: %v", lastOff, err)
 			}
 		}

@@ -11,24 +11,26 @@ type Pending struct {
 	files []ingest.DataFile
 }
 
-// Chain resolves pending events, in control-topic order, against end, the
-// offsets the table records. An event whose every range starts exactly
-// where its partition ends (or at a partition the table has no offset of
-// yet) joins the chain and moves those ends. An event with a range
+// Chain resolves pending events, in control-topic order, against st, where
+// the table's record says the cluster stands. An event whose every range
+// starts exactly where its partition ends (or at a partition the table has
+// no offset of yet, or one set back to Earliest) joins the chain and moves
+// those ends. A range planned before its partition was last set back
+// (Range.Resets) is of a log that is gone, and stale. An event with a range
 // starting before its partition's end holds messages the table has
 // already, from a worker that lost the partition, a worker that re-read
 // after a stall, or an event committed earlier: it is stale, and never
 // committed. The rest wait for the ranges before them. Since an event
 // commits only where the table's ends are, no message is committed twice
 // and none is skipped, whoever publishes or commits.
-func Chain(end Offsets, pending []Pending) (take, stale, wait []Pending, after Offsets) {
-	after = end.Clone()
+func Chain(st State, pending []Pending) (take, stale, wait []Pending, after Offsets) {
+	after = st.Ends.Clone()
 	rest := pending
 	for moved := true; moved; {
 		moved = false
 		next := rest[:0:0]
 		for _, p := range rest {
-			switch fits(after, p.Event.Ranges) {
+			switch fits(after, st.Resets, p.Event.Ranges) {
 			case joins:
 				take = append(take, p)
 				for _, r := range p.Event.Ranges {
@@ -55,13 +57,19 @@ const (
 )
 
 // fits tells where ranges stand against the ends: behind when any starts
-// before its partition's end, joins when every one starts at it.
-func fits(end Offsets, ranges []Range) fit {
+// before its partition's end or was planned before the partition was last
+// set back, joins when every one starts at it.
+func fits(end, resets Offsets, ranges []Range) fit {
 	f := joins
 	for _, r := range ranges {
 		n, ok := end.Get(r.TopicPartition)
+		e, _ := resets.Get(r.TopicPartition)
 		switch {
-		case !ok:
+		case r.Resets < e:
+			return behind
+		case r.Resets > e:
+			f = ahead
+		case !ok, n == Earliest:
 		case r.From < n:
 			return behind
 		case r.From > n:

@@ -33,32 +33,47 @@ func offsets(ps []cluster.Pending) []int64 {
 
 func TestChain(t *testing.T) {
 	t.Parallel()
+	reset := func(r cluster.Range, n int64) cluster.Range { r.Resets = n; return r }
 	for _, c := range []struct {
 		name              string
 		end               cluster.Offsets
+		resets            cluster.Offsets
 		pending           []cluster.Pending
 		take, stale, wait []int64
 		after             cluster.Offsets
 	}{
-		{"in order", offsetsOf(0, 10, 1, 5), []cluster.Pending{pending(1, rng(0, 10, 20)), pending(2, rng(1, 5, 9), rng(0, 20, 25))},
+		{"in order", offsetsOf(0, 10, 1, 5), nil, []cluster.Pending{pending(1, rng(0, 10, 20)), pending(2, rng(1, 5, 9), rng(0, 20, 25))},
 			[]int64{1, 2}, nil, nil, offsetsOf(0, 25, 1, 9)},
-		{"out of order on the topic", offsetsOf(0, 10), []cluster.Pending{pending(1, rng(0, 20, 30)), pending(2, rng(0, 10, 20))},
+		{"out of order on the topic", offsetsOf(0, 10), nil, []cluster.Pending{pending(1, rng(0, 20, 30)), pending(2, rng(0, 10, 20))},
 			[]int64{2, 1}, nil, nil, offsetsOf(0, 30)},
-		{"a zombie's range after the new owner's", offsetsOf(0, 10), []cluster.Pending{pending(1, rng(0, 10, 20)), pending(2, rng(0, 10, 25))},
+		{"a zombie's range after the new owner's", offsetsOf(0, 10), nil, []cluster.Pending{pending(1, rng(0, 10, 20)), pending(2, rng(0, 10, 25))},
 			[]int64{1}, []int64{2}, nil, offsetsOf(0, 20)},
-		{"committed already", offsetsOf(0, 30), []cluster.Pending{pending(1, rng(0, 10, 20)), pending(2, rng(0, 20, 30))},
+		{"committed already", offsetsOf(0, 30), nil, []cluster.Pending{pending(1, rng(0, 10, 20)), pending(2, rng(0, 20, 30))},
 			nil, []int64{1, 2}, nil, offsetsOf(0, 30)},
-		{"a gap waits", offsetsOf(0, 10), []cluster.Pending{pending(1, rng(0, 20, 30))},
+		{"a gap waits", offsetsOf(0, 10), nil, []cluster.Pending{pending(1, rng(0, 20, 30))},
 			nil, nil, []int64{1}, offsetsOf(0, 10)},
-		{"all ranges of an event or none", offsetsOf(0, 10, 1, 5), []cluster.Pending{pending(1, rng(0, 10, 20), rng(1, 7, 9))},
+		{"all ranges of an event or none", offsetsOf(0, 10, 1, 5), nil, []cluster.Pending{pending(1, rng(0, 10, 20), rng(1, 7, 9))},
 			nil, nil, []int64{1}, offsetsOf(0, 10, 1, 5)},
-		{"one range behind makes the event stale", offsetsOf(0, 10, 1, 5), []cluster.Pending{pending(1, rng(0, 10, 20), rng(1, 3, 9))},
+		{"one range behind makes the event stale", offsetsOf(0, 10, 1, 5), nil, []cluster.Pending{pending(1, rng(0, 10, 20), rng(1, 3, 9))},
 			nil, []int64{1}, nil, offsetsOf(0, 10, 1, 5)},
-		{"a partition the table has no offset of", offsetsOf(0, 10), []cluster.Pending{pending(1, rng(3, 40, 50)), pending(2, rng(3, 0, 60))},
+		{"a partition the table has no offset of", offsetsOf(0, 10), nil, []cluster.Pending{pending(1, rng(3, 40, 50)), pending(2, rng(3, 0, 60))},
 			[]int64{1}, []int64{2}, nil, offsetsOf(0, 10, 3, 50)},
+		// Partition 0 was set back to its earliest offset once: a range of
+		// its old log is stale wherever it starts, the first range of its
+		// new log joins wherever the log starts, and a second one from the
+		// same start (another worker's) is stale.
+		{"set back: the old log's range is stale", offsetsOf(0, cluster.Earliest), offsetsOf(0, 1), []cluster.Pending{pending(1, rng(0, 3000, 3500))},
+			nil, []int64{1}, nil, offsetsOf(0, cluster.Earliest)},
+		{"set back: the new log's first range joins once", offsetsOf(0, cluster.Earliest), offsetsOf(0, 1),
+			[]cluster.Pending{pending(1, reset(rng(0, 7, 20), 1)), pending(2, reset(rng(0, 7, 30), 1)), pending(3, reset(rng(0, 20, 25), 1))},
+			[]int64{1, 3}, []int64{2}, nil, offsetsOf(0, 25)},
+		{"set back: a range planned after the record's next reset waits", offsetsOf(0, 40), offsetsOf(0, 1), []cluster.Pending{pending(1, reset(rng(0, 40, 50), 2))},
+			nil, nil, []int64{1}, offsetsOf(0, 40)},
+		{"set back: an old range of the same offsets is stale", offsetsOf(0, 40), offsetsOf(0, 1), []cluster.Pending{pending(1, rng(0, 40, 50))},
+			nil, []int64{1}, nil, offsetsOf(0, 40)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			take, stale, wait, after := cluster.Chain(c.end, c.pending)
+			take, stale, wait, after := cluster.Chain(cluster.State{Ends: c.end, Resets: c.resets}, c.pending)
 			if g, w := offsets(take), c.take; !equal(g, w) {
 				t.Errorf("take %v, want %v", g, w)
 			}
@@ -140,7 +155,7 @@ func TestChainRandomWorkersCommitEachOffsetOnce(t *testing.T) {
 					next++
 				}
 			case 4: // a coordinator commits what chains
-				take, _, wait, after := cluster.Chain(end, topic)
+				take, _, wait, after := cluster.Chain(cluster.State{Ends: end}, topic)
 				for _, p := range take {
 					for _, rg := range p.Event.Ranges {
 						if rg.From != committed[rg.Partition] {

@@ -17,11 +17,14 @@ import (
 )
 
 // Record input keys of a cluster's commits: the group generation of the
-// coordinator that made it, and the control-topic offset before which
-// every event is resolved.
+// coordinator that made it, the control-topic offset before which every
+// event is resolved, and per partition how many times the record set it
+// back to Earliest (State.Resets); the topics' ids are under
+// InputTopicIDs.
 const (
 	inputEpoch   = "epoch"
 	inputControl = "control-offset"
+	inputResets  = "resets"
 )
 
 // ErrFenced marks a coordinator whose group generation is older than the
@@ -34,42 +37,73 @@ func QueryID(group string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("floe-cluster:"+group)).String()
 }
 
+// State is where the table's record says the cluster stands.
+type State struct {
+	// Ends are per partition the next offset to read.
+	Ends Offsets
+	// IDs are the ids of the topics Ends were read from (none when the
+	// record predates them).
+	IDs TopicIDs
+	// Resets counts per partition the times the record set it back to
+	// Earliest; ranges carry the count they were planned under.
+	Resets Offsets
+}
+
 // Recorded is where the table says the cluster stands: its record, or,
 // before its first commit, the newest record of another floe query that
 // read the same source into the table (a single process the cluster
 // replaces), so that the cluster goes on where that query stopped.
-func Recorded(tbl *table.Table, c *commit.Committer) (rec *commit.Record, ends Offsets, err error) {
+func Recorded(tbl *table.Table, c *commit.Committer) (rec *commit.Record, st State, err error) {
 	if tbl == nil {
-		return nil, Offsets{}, nil
+		return nil, State{Ends: Offsets{}}, nil
 	}
 	if rec, err = commit.ReadRecord(tbl, c.QueryID); err != nil {
-		return nil, nil, err
+		return nil, State{}, err
 	}
 	if rec == nil {
 		if other, _ := c.OtherQuery(tbl); other != "" {
 			prev, err := commit.ReadRecord(tbl, other)
 			if err != nil || prev == nil {
-				return nil, nil, err
+				return nil, State{}, err
 			}
-			ends, err = decodeOffsets(prev.Offset)
-			return nil, ends, err
+			st, err = stateOf(prev)
+			return nil, st, err
 		}
-		return nil, Offsets{}, nil
+		return nil, State{Ends: Offsets{}}, nil
 	}
-	ends, err = decodeOffsets(rec.Offset)
-	return rec, ends, err
+	st, err = stateOf(rec)
+	return rec, st, err
 }
 
-func decodeOffsets(b json.RawMessage) (Offsets, error) {
+func stateOf(rec *commit.Record) (State, error) {
+	var st State
+	var err error
+	if st.Ends, err = decodeOffsets(rec.Offset, "offsets"); err != nil {
+		return State{}, err
+	}
+	if st.IDs, err = ParseTopicIDs(rec.Input); err != nil {
+		return State{}, err
+	}
+	st.Resets, err = decodeOffsets(json.RawMessage(rec.Input[inputResets]), "resets")
+	return st, err
+}
+
+func decodeOffsets(b json.RawMessage, what string) (Offsets, error) {
 	o := Offsets{}
 	if len(b) == 0 {
 		return o, nil
 	}
 	if err := json.Unmarshal(b, &o); err != nil {
-		return nil, fmt.Errorf("the table's record of the cluster holds offsets %s, not Kafka offsets: %w", b, err)
+		return nil, fmt.Errorf("the table's record of the cluster holds %s %s, not Kafka offsets: %w", what, b, err)
 	}
 	return o, nil
 }
+
+// Discontinuities holds the table's ends, read from topics of ids,
+// against the brokers (cluster.FindDiscontinuities). It fails when the
+// query must stop (failOnDataLoss); otherwise it returns the partitions to
+// set back to Earliest, and the topics' ids now.
+type Discontinuities func(ctx context.Context, ends Offsets, ids TopicIDs) ([]Discontinuity, TopicIDs, error)
 
 // ControlRecord is one record of the control topic.
 type ControlRecord struct {
@@ -92,6 +126,11 @@ type Coordinator struct {
 	// started again (deleted, or expired once empty), its generations
 	// counting from 1, and the record's generation is of the group before.
 	Current func(ctx context.Context) (bool, error)
+	// Discontinuities, when set, holds the record against the brokers
+	// before each commit: partitions whose logs no longer go on from the
+	// record's ends are set back to Earliest in the commit's record, and
+	// the ranges planned on their old logs are never committed.
+	Discontinuities Discontinuities
 
 	loaded  bool
 	read    int64 // the control-topic offset to read from next
@@ -114,6 +153,8 @@ type Committed struct {
 	LagMs int64
 	// Ends are the table's offsets after the step.
 	Ends Offsets
+	// SetBack are the partitions the step set back to Earliest.
+	SetBack []Discontinuity
 	// Table is the table after the step, nil when nothing was committed.
 	Table *table.Table
 }
@@ -170,12 +211,15 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	var take, stale, wait []Pending
 	var out Committed
 	res, req, err := c.Committer.CommitPlanned(ctx, func(tbl *table.Table) (*commit.Request, error) {
-		rec, ends, err := Recorded(tbl, c.Committer)
+		rec, st, err := Recorded(tbl, c.Committer)
 		if err != nil {
 			return nil, err
 		}
 		if err := c.fence(ctx, rec, gen); err != nil {
 			return nil, err
+		}
+		if out.SetBack, err = c.setBack(ctx, &st); err != nil {
+			return nil, commit.Final(err)
 		}
 		var live, foreign []Pending
 		for _, p := range c.pending {
@@ -185,7 +229,7 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 				live = append(live, p)
 			}
 		}
-		take, stale, wait, out.Ends = Chain(ends, live)
+		take, stale, wait, out.Ends = Chain(st, live)
 		stale = append(stale, foreign...)
 		var files []ingest.DataFile
 		out.Rows, out.LagMs = 0, 0
@@ -197,9 +241,14 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 		if len(files) == 0 {
 			// Only a snapshot is pinned: a commit of the record alone could
 			// overwrite a newer record. Ranges without rows wait for a
-			// commit with files.
+			// commit with files. Partitions set back are committed alone,
+			// since no range of their new logs can join before: a commit
+			// racing this one sets them back alike.
 			take, wait = nil, append(take, wait...)
-			return nil, nil
+			if len(out.SetBack) == 0 {
+				return nil, nil
+			}
+			out.Ends = st.Ends
 		}
 		resolved := c.read
 		for _, p := range wait {
@@ -213,9 +262,19 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 		if rec != nil {
 			batch = rec.Batch + 1
 		}
+		input := map[string]string{inputEpoch: strconv.Itoa(int(gen)), inputControl: strconv.FormatInt(resolved, 10)}
+		if st.IDs != nil {
+			input[InputTopicIDs] = st.IDs.Of(out.Ends).String()
+		}
+		if len(st.Resets) > 0 {
+			b, err := json.Marshal(st.Resets)
+			if err != nil {
+				return nil, err
+			}
+			input[inputResets] = string(b)
+		}
 		return &commit.Request{BatchID: batch, Files: files, Record: &commit.Record{
-			Batch: batch, Source: c.Committer.Source, Offset: offsets, Branch: c.Committer.Branch,
-			Input: map[string]string{inputEpoch: strconv.Itoa(int(gen)), inputControl: strconv.FormatInt(resolved, 10)},
+			Batch: batch, Source: c.Committer.Source, Offset: offsets, Branch: c.Committer.Branch, Input: input,
 		}}, nil
 	})
 	if err != nil {
@@ -226,11 +285,42 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	}
 	c.pending = wait
 	out.Stale, out.Waiting = len(stale), len(wait)
+	if req != nil && len(req.Files) == 0 {
+		// Partitions set back, and nothing else.
+		out.Batch, out.Table = req.BatchID, res.Table
+		return out, nil
+	}
 	if req == nil {
 		return out, nil
 	}
 	out.Batch, out.SnapshotID, out.Events, out.Files, out.Table = req.BatchID, res.SnapshotID, len(take), len(req.Files), res.Table
 	return out, nil
+}
+
+// setBack holds st against the brokers (Discontinuities): partitions whose
+// logs no longer go on from its ends are set back to Earliest, their reset
+// count moved on, and the ids become those of the topics now. It returns
+// the partitions it set back.
+func (c *Coordinator) setBack(ctx context.Context, st *State) ([]Discontinuity, error) {
+	if c.Discontinuities == nil {
+		return nil, nil
+	}
+	found, now, err := c.Discontinuities(ctx, st.Ends, st.IDs)
+	if err != nil {
+		return nil, err
+	}
+	if st.Resets == nil {
+		st.Resets = Offsets{}
+	}
+	for _, d := range found {
+		st.Ends.Set(d.TopicPartition, Earliest)
+		r, _ := st.Resets.Get(d.TopicPartition)
+		st.Resets.Set(d.TopicPartition, r+1)
+	}
+	// Every offset left goes on in its topic's log now (or is Earliest,
+	// which goes on in any): the ids are those of the topics now.
+	st.IDs = now.Merge(st.IDs)
+	return found, nil
 }
 
 // fence refuses a coordinator of a generation older than the record's,

@@ -70,10 +70,20 @@ func (o Offsets) Clone() Offsets {
 	return c
 }
 
+// Earliest in offsets is a partition to be read again from its first
+// offset (Spark's -2 in startingOffsets): it was set back there after a
+// discontinuity (failOnDataLoss false), since its old offsets mean nothing
+// in its new log.
+const Earliest = -2
+
 // Range is what one batch reads of a partition: the offsets [From, Until).
 type Range struct {
 	TopicPartition
 	From, Until int64
+	// Resets is, in a cluster's event, how many times the table's record
+	// had set the partition back to Earliest when the range was planned
+	// (State.Resets): a range of an older log is never committed.
+	Resets int64 `json:",omitempty"`
 }
 
 // Size is the number of offsets in the range.

@@ -146,12 +146,12 @@ func TestHundredWorkersCommitOncePerInterval(t *testing.T) {
 		if n := len(tbl.Metadata().Snapshots()); n != intervals {
 			t.Fatalf("%d workers: %d snapshots in %d intervals", workers, n, intervals)
 		}
-		_, ends, err := cluster.Recorded(tbl, s.coord.Committer)
+		_, st, err := cluster.Recorded(tbl, s.coord.Committer)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for w := range workers {
-			if n, _ := ends.Get(cluster.TopicPartition{Topic: "t", Partition: int32(w)}); n != intervals*100 {
+			if n, _ := st.Ends.Get(cluster.TopicPartition{Topic: "t", Partition: int32(w)}); n != intervals*100 {
 				t.Fatalf("%d workers: partition %d recorded at %d, want %d", workers, w, n, intervals*100)
 			}
 		}

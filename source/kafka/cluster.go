@@ -138,12 +138,12 @@ func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error)
 	if len(held) == 0 {
 		return a, nil
 	}
-	parts, err := m.s.partitions(ctx)
+	l, err := m.s.partitions(ctx)
 	if err != nil {
 		return a, err
 	}
 	first := held[0]
-	for tp := range parts {
+	for tp := range l.parts {
 		if cluster.CompareTP(tp, first) < 0 {
 			return a, nil
 		}
@@ -158,13 +158,13 @@ func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error)
 // later start in a single process (resolving latest then would skip what
 // was written to them before the group gave them out).
 func (m *member) Initial(ctx context.Context, tps []TopicPartition, started bool) (Offsets, error) {
-	parts, err := m.s.partitions(ctx)
+	all, err := m.s.partitions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	mine := map[TopicPartition]listed{}
 	for _, tp := range tps {
-		if l, ok := parts[tp]; ok {
+		if l, ok := all.parts[tp]; ok {
 			mine[tp] = l
 		}
 	}
@@ -198,30 +198,60 @@ func (m *member) Current(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// Plan is the ranges from start to the held partitions' ends now, bounded
-// by limit.MaxRows (maxOffsetsPerTrigger) as in a single process.
-func (m *member) Plan(ctx context.Context, start Offsets, limit floe.ReadLimit) ([]Range, error) {
-	parts, err := m.s.partitions(ctx)
+// Plan is the ranges from start, read from topics of the recorded ids, to
+// the held partitions' ends now, bounded by limit.MaxRows
+// (maxOffsetsPerTrigger) as in a single process. A partition whose log no
+// longer goes on from start stops the worker (failOnDataLoss) or waits
+// until the coordinator sets it back to its earliest offset.
+func (m *member) Plan(ctx context.Context, start Offsets, ids cluster.TopicIDs, limit floe.ReadLimit) ([]Range, error) {
+	l, err := m.s.partitions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	m.s.mu.Lock()
-	m.s.latest = parts
+	m.s.latest = l.parts
 	m.s.mu.Unlock()
+	found, err := cluster.FindDiscontinuities(start, ids, l.logs(), l.ids)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.s.judge(found); err != nil {
+		return nil, err
+	}
 	var ranges []Range
 	tps, err := start.Partitions()
 	if err != nil {
 		return nil, err
 	}
 	for _, tp := range tps {
-		from, _ := start.Get(tp)
-		l, ok := parts[tp]
-		if !ok || l.end <= from {
+		p, ok := l.parts[tp]
+		if !ok || slices.ContainsFunc(found, func(d cluster.Discontinuity) bool { return d.TopicPartition == tp }) {
 			continue
 		}
-		ranges = append(ranges, Range{TopicPartition: tp, From: from, Until: l.end})
+		from := from(start, nil, tp, p)
+		if p.end <= from {
+			continue
+		}
+		ranges = append(ranges, Range{TopicPartition: tp, From: from, Until: p.end})
 	}
 	return Limit(ranges, limit.MaxRows), nil
+}
+
+// Discontinuities holds the table's ends, read from topics of ids, against
+// the brokers now, for the coordinator (cluster.Discontinuities).
+func (m *member) Discontinuities(ctx context.Context, ends Offsets, ids cluster.TopicIDs) ([]cluster.Discontinuity, cluster.TopicIDs, error) {
+	l, err := m.s.partitions(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	found, err := cluster.FindDiscontinuities(ends, ids, l.logs(), l.ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.s.judge(found); err != nil {
+		return nil, nil, err
+	}
+	return found, l.ids, nil
 }
 
 // ensureControl creates the control topic, one partition so that events
@@ -304,7 +334,7 @@ func (m *member) CommitGroup(ctx context.Context, ends Offsets) {
 	m.mu.Lock()
 	commit := map[string]map[int32]kgo.EpochOffset{}
 	for tp := range m.held {
-		if n, ok := ends.Get(tp); ok {
+		if n, ok := ends.Get(tp); ok && n >= 0 {
 			if commit[tp.Topic] == nil {
 				commit[tp.Topic] = map[int32]kgo.EpochOffset{}
 			}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,12 +24,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
@@ -87,6 +90,11 @@ type Source struct {
 	// newestTs is the newest message timestamp (epoch ms) read since the
 	// last progress record, for its commit lag.
 	newestTs atomic.Int64
+	// pos is where the source goes on from, with the topic ids of its
+	// offsets; listedIDs the topic ids the last listing found
+	// (discontinuity.go).
+	pos       position
+	listedIDs cluster.TopicIDs
 }
 
 var (
@@ -241,21 +249,78 @@ func (s *Source) Close() error {
 // listed is a partition's log: its first offset and the next to be written.
 type listed struct{ start, end int64 }
 
-// partitions lists the partitions the options name, with their logs.
-func (s *Source) partitions(ctx context.Context) (map[TopicPartition]listed, error) {
-	topics := s.topics
-	if s.pattern != nil {
-		all, err := s.adm.ListTopics(ctx)
+// listing is the partitions the options name, with their logs, and their
+// topics' ids, as one look at the brokers saw them.
+type listing struct {
+	parts map[TopicPartition]listed
+	ids   cluster.TopicIDs
+}
+
+// logs is the partitions' logs in the cluster package's terms.
+func (l listing) logs() map[TopicPartition]cluster.Log {
+	out := make(map[TopicPartition]cluster.Log, len(l.parts))
+	for tp, p := range l.parts {
+		out[tp] = cluster.Log{Start: p.start, End: p.end}
+	}
+	return out
+}
+
+// listTries is how many times partitions lists the offsets when a topic
+// is deleted or created again while it lists them.
+const listTries = 3
+
+// partitions lists the partitions the options name, with their logs and
+// their topics' ids. The ids are read before and after the offsets, and
+// the offsets again when they differ, so that the offsets are those of
+// the topics the ids name.
+func (s *Source) partitions(ctx context.Context) (listing, error) {
+	for try := 1; ; try++ {
+		before, err := s.topicIDs(ctx, s.topics)
 		if err != nil {
-			return nil, fmt.Errorf("kafka source: list topics: %w", err)
+			return listing{}, err
 		}
-		topics = nil
-		for _, t := range all.Names() {
-			if s.pattern.MatchString(t) {
-				topics = append(topics, t)
+		topics := s.topics
+		if s.pattern != nil {
+			topics = nil
+			for t := range before.names {
+				if s.pattern.MatchString(t) {
+					topics = append(topics, t)
+				}
 			}
+			slices.Sort(topics)
+		}
+		parts, err := s.offsets(ctx, topics)
+		if err != nil || len(topics) == 0 {
+			return listing{parts: parts, ids: cluster.TopicIDs{}}, err
+		}
+		after, err := s.topicIDs(ctx, topics)
+		if err != nil {
+			return listing{}, err
+		}
+		ids := after.ids.Of(offsetsOf(parts))
+		if maps.Equal(before.ids.Of(offsetsOf(parts)), ids) {
+			s.mu.Lock()
+			s.listedIDs = ids
+			s.mu.Unlock()
+			return listing{parts: parts, ids: ids}, nil
+		}
+		if try == listTries {
+			return listing{}, fmt.Errorf("kafka source: topics %s were deleted or created again %d times while their offsets were listed; retry when they settle", strings.Join(topics, ", "), listTries)
 		}
 	}
+}
+
+// offsetsOf names the partitions of parts, for TopicIDs.Of.
+func offsetsOf(parts map[TopicPartition]listed) Offsets {
+	o := Offsets{}
+	for tp, l := range parts {
+		o.Set(tp, l.end)
+	}
+	return o
+}
+
+// offsets lists the logs of the topics' partitions the options name.
+func (s *Source) offsets(ctx context.Context, topics []string) (map[TopicPartition]listed, error) {
 	out := map[TopicPartition]listed{}
 	if len(topics) == 0 {
 		return out, nil
@@ -282,6 +347,41 @@ func (s *Source) partitions(ctx context.Context) (map[TopicPartition]listed, err
 		}
 		out[tp] = l
 	})
+	return out, nil
+}
+
+// topicsSeen is what a metadata request says of topics: the names of
+// those that exist, and their ids.
+type topicsSeen struct {
+	names map[string]bool
+	ids   cluster.TopicIDs
+}
+
+// topicIDs asks a broker for the topics (all of them when none is named)
+// and their ids. The client's metadata cache is refreshed, since a topic
+// created again a moment ago must show its new id; its refresh gives up
+// after a few tries, as a run against brokers that are gone should.
+func (s *Source) topicIDs(ctx context.Context, topics []string) (topicsSeen, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := s.cl.RequestCachedMetadata(ctx, req, time.Nanosecond)
+	if err != nil {
+		return topicsSeen{}, fmt.Errorf("kafka source: look up topics (check kafka.bootstrap.servers): %w", err)
+	}
+	out := topicsSeen{names: map[string]bool{}, ids: cluster.TopicIDs{}}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || t.ErrorCode != 0 || t.IsInternal && topics == nil {
+			continue
+		}
+		out.names[*t.Topic] = true
+		if t.TopicID != ([16]byte{}) {
+			out.ids[*t.Topic] = kadm.TopicID(t.TopicID).String()
+		}
+	}
 	return out, nil
 }
 
@@ -361,35 +461,43 @@ func (s *Source) resolveInitial(ctx context.Context, parts map[TopicPartition]li
 	return init, nil
 }
 
-// from is where a batch starting at st reads tp.
-func from(st, init Offsets, tp TopicPartition) int64 {
-	if n, ok := st.Get(tp); ok {
-		return n
+// earliest in the offsets of a batch is a partition read again from its
+// first offset after a discontinuity (cluster.Earliest).
+const earliest = cluster.Earliest
+
+// from is where a batch starting at st reads tp, whose log is l.
+func from(st, init Offsets, tp TopicPartition, l listed) int64 {
+	n, ok := st.Get(tp)
+	if !ok {
+		n, ok = init.Get(tp)
 	}
-	if n, ok := init.Get(tp); ok {
-		return n
+	switch {
+	case !ok:
+		return 0
+	case n == earliest:
+		return l.start
 	}
-	return 0
+	return n
 }
 
 // PrepareForAvailableNow fixes the end of the backlog: endingOffsets, by
 // default the partitions' latest offsets now.
 func (s *Source) PrepareForAvailableNow(ctx context.Context) error {
-	parts, err := s.partitions(ctx)
+	l, err := s.partitions(ctx)
 	if err != nil {
 		return err
 	}
 	spec, _ := parseSpec(s.ending)
 	end := Offsets{}
-	for tp, l := range parts {
-		at := l.end
+	for tp, p := range l.parts {
+		at := p.end
 		if spec != nil {
 			n, ok := spec.Get(tp)
 			if !ok {
 				continue
 			}
 			if n >= 0 {
-				at = min(n, l.end)
+				at = min(n, p.end)
 			}
 		}
 		end.Set(tp, at)
@@ -400,38 +508,44 @@ func (s *Source) PrepareForAvailableNow(ctx context.Context) error {
 
 // LatestOffset takes every partition's messages after start, up to the
 // partitions' latest offsets (or the available-now end), bounded by
-// limit.MaxRows (maxOffsetsPerTrigger) split across partitions.
+// limit.MaxRows (maxOffsetsPerTrigger) split across partitions. A
+// partition that no longer goes on from start (discontinuity.go) stops
+// the query, or, with failOnDataLoss false, is set to be read again from
+// its earliest offset by the next batch.
 func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe.ReadLimit) (floe.Offset, error) {
 	st, err := floe.DecodeOffset[Offsets](start, "kafka source")
 	if err != nil {
 		return nil, err
 	}
-	parts, err := s.partitions(ctx)
+	l, err := s.partitions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	init, err := s.initial(ctx, len(st) == 0, parts)
+	init, err := s.initial(ctx, len(st) == 0, l.parts)
 	if err != nil {
 		return nil, err
 	}
-	known, err := st.Partitions()
+	reset, err := s.discontinuities(st, s.idsAt(start), l)
 	if err != nil {
 		return nil, err
-	}
-	for _, tp := range known {
-		if _, ok := parts[tp]; !ok {
-			if err := s.dataLoss("partition %s, read up to offset %d, is gone (topic deleted?)", tp, from(st, init, tp)); err != nil {
-				return nil, err
-			}
-		}
 	}
 	s.mu.Lock()
-	s.latest = parts
+	s.latest = l.parts
 	s.mu.Unlock()
-	ranges := Plan(st, init, parts, s.capEnd)
-	ranges = Limit(ranges, limit.MaxRows)
 	end := st.Clone()
-	moved := false
+	for _, tp := range reset {
+		end.Set(tp, earliest)
+	}
+	var ranges []Range
+	for _, r := range Plan(st, init, l.parts, s.capEnd) {
+		// A partition set back to earliest is read from the next batch on,
+		// whose start says so.
+		if !slices.Contains(reset, r.TopicPartition) {
+			ranges = append(ranges, r)
+		}
+	}
+	ranges = Limit(ranges, limit.MaxRows)
+	moved := len(reset) > 0
 	for _, r := range ranges {
 		if r.Until > r.From {
 			end.Set(r.TopicPartition, r.Until)
@@ -441,7 +555,9 @@ func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe
 	if !moved {
 		return start, nil
 	}
-	return floe.EncodeOffset(end), nil
+	out := floe.EncodeOffset(end)
+	s.setPosition(out, l.ids.Of(end))
+	return out, nil
 }
 
 // Plan is the ranges from start (or init, or 0 for a partition new since)
@@ -458,7 +574,7 @@ func Plan(st, init Offsets, parts map[TopicPartition]listed, capEnd Offsets) []R
 			}
 			until = min(until, c)
 		}
-		f := from(st, init, tp)
+		f := from(st, init, tp, l)
 		ranges = append(ranges, Range{TopicPartition: tp, From: f, Until: max(until, f)})
 	}
 	slices.SortFunc(ranges, func(a, b Range) int { return cluster.CompareTP(a.TopicPartition, b.TopicPartition) })
@@ -478,7 +594,9 @@ func (s *Source) dataLoss(format string, args ...any) error {
 }
 
 // Read plans one part per partition range of (start, end], or per chunk
-// of chunkOffsets of it.
+// of chunkOffsets of it. A range that can no longer be read as planned
+// (its messages deleted, its log lost, its topic created again since) is
+// data loss.
 func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
 	st, err := floe.DecodeOffset[Offsets](start, "kafka source")
 	if err != nil {
@@ -492,13 +610,19 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	if err != nil {
 		return nil, err
 	}
-	parts, err := s.partitions(ctx)
+	l, err := s.partitions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	init, err := s.initial(ctx, false, parts)
+	init, err := s.initial(ctx, false, l.parts)
 	if err != nil {
 		return nil, err
+	}
+	// The ids the batch's offsets were planned with: this run's plan, or
+	// for a batch planned by an earlier run, those of its start.
+	planned := s.idsAt(end)
+	if planned == nil {
+		planned = s.idsAt(start)
 	}
 	s.mu.Lock()
 	tableSchema := s.table
@@ -506,22 +630,35 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	var out []floe.Part
 	for _, tp := range tps {
 		until, _ := en.Get(tp)
-		f := from(st, init, tp)
+		if until == earliest {
+			continue // set back by this batch; read by the next
+		}
+		p, ok := l.parts[tp]
+		f := from(st, init, tp, p)
 		if until <= f {
 			continue
 		}
-		l, ok := parts[tp]
-		if !ok {
+		switch was, now := planned[tp.Topic], l.ids[tp.Topic]; {
+		case !ok:
 			if err := s.dataLoss("partition %s, to be read from offset %d to %d, is gone (topic deleted?)", tp, f, until); err != nil {
 				return nil, err
 			}
 			continue
-		}
-		if l.start > f {
-			if err := s.dataLoss("partition %s: offsets %d to %d were deleted (retention) before the query read them", tp, f, min(l.start, until)-1); err != nil {
+		case was != "" && now != "" && was != now:
+			if err := s.dataLoss("topic %s was deleted and created again (its id was %s, now %s) after offsets %d to %d of partition %s were planned, which the new topic does not hold", tp.Topic, was, now, f, until-1, tp); err != nil {
 				return nil, err
 			}
-			f = l.start
+			continue
+		case until > p.end:
+			if err := s.dataLoss("partition %s: offsets %d to %d were planned, but the partition now ends at offset %d: its log was lost (the topic deleted and created again, or a broker restarted with an empty log)", tp, f, until-1, p.end); err != nil {
+				return nil, err
+			}
+			continue
+		case p.start > f:
+			if err := s.dataLoss("partition %s: offsets %d to %d were deleted (retention) before the query read them", tp, f, min(p.start, until)-1); err != nil {
+				return nil, err
+			}
+			f = p.start
 		}
 		for c := f; c < until; c += chunkOffsets {
 			out = append(out, &part{src: s, tableSchema: tableSchema, r: Range{TopicPartition: tp, From: c, Until: min(c+chunkOffsets, until)}})
@@ -547,6 +684,9 @@ func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
 	var os kadm.Offsets = kadm.Offsets{}
 	for _, tp := range tps {
 		n, _ := en.Get(tp)
+		if n < 0 {
+			continue // set back to earliest: nothing read yet
+		}
 		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: n, LeaderEpoch: -1})
 	}
 	resp, err := s.adm.CommitOffsets(ctx, s.groupID, os)

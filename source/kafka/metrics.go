@@ -31,7 +31,7 @@ func (s *Source) Metrics(end floe.Offset) (floe.Offset, map[string]string) {
 	for tp, l := range latest {
 		ends.Set(tp, l.end)
 		n := l.end - l.start // a partition the query has not read yet
-		if off, ok := at.Get(tp); ok {
+		if off, ok := at.Get(tp); ok && off != earliest {
 			n = l.end - off
 		}
 		n = max(n, 0)
