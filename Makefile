@@ -5,6 +5,7 @@
 # Release read garbage (internal/arrowpool). Long suites are opt-in:
 #   go test ./cmd/floe -run TestCrashSafety -crash-kills=300
 #   go test ./cmd/floe -run TestRandomDamage -chaos-steps 250
+#   go test ./cmd/floe -run '^TestFault' -fault-rounds 20
 #   bench/run.sh
 .PHONY: test test-deps build
 
