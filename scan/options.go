@@ -128,11 +128,11 @@ func unmapped(m iceberg.NameMapping, sources map[int]bool) bool {
 // string or binary partition field whose source the filter reads (ids in
 // sources) without the lower bound its values have. iceberg-go 0.7 writes
 // an empty string or binary bound as null (its bytes are a nil slice,
-// which its Avro encoder takes for null), so a manifest holding ” has no
-// lower bound, and one holding only ” and NULL reads as holding NULLs
-// alone. Manifest pruning, iceberg-go's and any engine's, then skips such
-// manifests for every predicate but IS NULL. Fields the filter does not
-// read are not pruned on, whatever their summary.
+// which its Avro encoder takes for null), so a manifest holding the empty
+// string has no lower bound, and one holding only it and NULL reads as
+// holding NULLs alone. Manifest pruning, iceberg-go's and any engine's,
+// then skips such manifests for every predicate but IS NULL. Fields the
+// filter does not read are not pruned on, whatever their summary.
 func lostLowerBound(ctx context.Context, tbl *table.Table, snap int64, sc *iceberg.Schema, sources map[int]bool) (bool, error) {
 	s := snapshotOf(tbl, snap)
 	md := tbl.Metadata()
@@ -189,7 +189,7 @@ var lostCache struct {
 // lostBounds lists the string and binary partition fields whose lower
 // bound a manifest of s lost: it has none while the manifest holds a value,
 // which it shows by holding no NULL, by an upper bound, or, when it holds
-// NULLs and no bound at all (NULLs alone, or ” and NULLs), by the
+// NULLs and no bound at all (NULLs alone, or empty strings and NULLs), by the
 // partition tuples of its files.
 func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot, sc *iceberg.Schema) ([]lostBound, error) {
 	key := s.ManifestList

@@ -372,7 +372,7 @@ func TestPartitionDeciderNulls(t *testing.T) {
 }
 
 // A manifest summary of a string or binary partition field with NULLs and
-// no lower bound may hold ” (iceberg-go writes an empty bound as null):
+// no lower bound may hold the empty string (iceberg-go writes an empty bound as null):
 // IS NOT NULL may match it. Of another type it holds NULLs alone.
 func TestSummaryTestEmptyBound(t *testing.T) {
 	t.Parallel()

@@ -51,7 +51,7 @@ func minOnlyFooter(t *testing.T, groups ...[]string) *metadata.FileMetaData {
 }
 
 // The Iceberg bounds of a file whose row group records a minimum alone:
-// iceberg-go took the absent maximum for ” and the other groups' maximum
+// iceberg-go took the absent maximum for the empty string and the other groups' maximum
 // for the file's, below the long value, so that every engine skipped the
 // file for it. The column keeps its counts and loses its bounds.
 func TestMetricsPropertiesDropBoundsOfMinOnlyGroups(t *testing.T) {
