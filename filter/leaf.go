@@ -3,6 +3,7 @@ package filter
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -127,6 +128,12 @@ func notNull(c column) (iceberg.BooleanExpression, bool) {
 }
 
 func (l *cmpLeaf) push() (iceberg.BooleanExpression, bool) {
+	switch {
+	case isFloat(l.col):
+		return pushFloat(l.col, l.op, l.val)
+	case isBool(l.col):
+		return pushBool(l.col, l.op, l.val)
+	}
 	p := iceberg.LiteralPredicate(icebergOp[l.op], l.col.ref(), l.val.lit)
 	if l.op == OpNe || l.op == OpLt || l.op == OpLe {
 		return guardNulls(l.col, p)
@@ -134,7 +141,31 @@ func (l *cmpLeaf) push() (iceberg.BooleanExpression, bool) {
 	return p, true
 }
 
+// IN on a float or boolean column is pushed as the OR of its equalities,
+// NOT IN as the AND of its inequalities: Arrow's is_in hashes the bits of
+// a double, so -0.0 IN (0.0) is false there, a NaN in the list needs
+// is_nan, and is_in on booleans (arrow-go v18.8.0) loses rows when the
+// list repeats a value.
 func (l *inLeaf) push() (iceberg.BooleanExpression, bool) {
+	if isFloat(l.col) || isBool(l.col) {
+		op, join := OpEq, iceberg.NewOr
+		if l.negated {
+			op, join = OpNe, iceberg.NewAnd
+		}
+		var out iceberg.BooleanExpression
+		exact := true
+		for _, v := range l.vals {
+			leaf := cmpLeaf{col: l.col, op: op, val: v}
+			p, ok := leaf.push()
+			exact = exact && ok
+			if out == nil {
+				out = p
+			} else {
+				out = join(out, p)
+			}
+		}
+		return out, exact
+	}
 	lits := make([]iceberg.Literal, len(l.vals))
 	for i, v := range l.vals {
 		lits[i] = v.lit
@@ -143,6 +174,77 @@ func (l *inLeaf) push() (iceberg.BooleanExpression, bool) {
 		return guardNulls(l.col, iceberg.SetPredicate(iceberg.OpNotIn, l.col.ref(), lits))
 	}
 	return iceberg.SetPredicate(iceberg.OpIn, l.col.ref(), lits), true
+}
+
+func isBool(c column) bool {
+	_, ok := c.typ.(iceberg.BooleanType)
+	return ok
+}
+
+// pushBool is c op v on a boolean column with = and != alone: Arrow has
+// no ordering kernel for booleans ("greater_equal" has no kernel matching
+// (bool, bool)). FALSE < TRUE, as in SQL.
+func pushBool(c column, op Op, v value) (iceberg.BooleanExpression, bool) {
+	ref := c.ref()
+	is := func(b bool) iceberg.BooleanExpression { return iceberg.EqualTo(ref, b) }
+	lit := v.v.(bool)
+	switch {
+	case op == OpEq:
+		return is(lit), true
+	case op == OpNe:
+		return is(!lit), true
+	case op == OpLt && lit, op == OpLe && !lit:
+		return is(false), true
+	case op == OpGt && !lit, op == OpGe && lit:
+		return is(true), true
+	case op == OpLe, op == OpGe:
+		return notNull(c)
+	}
+	return iceberg.AlwaysFalse{}, true // < FALSE, > TRUE
+}
+
+func isFloat(c column) bool {
+	switch c.typ.(type) {
+	case iceberg.Float32Type, iceberg.Float64Type:
+		return true
+	}
+	return false
+}
+
+// pushFloat is c op v on a float column in iceberg-go's terms, exactly
+// under floe's order of floats (compareFloat): NaN is above every other
+// value and equal to itself, -0.0 equals 0.0. Arrow's kernels compare as
+// IEEE 754 does (NaN is unordered) and iceberg-go's metrics say nothing
+// of NaN but in NaN counts, so NaN is spelt out with is_nan, and no NaN
+// literal is ever compared (iceberg-go orders NaN below every bound and
+// would prune the files holding it).
+func pushFloat(c column, op Op, v value) (iceberg.BooleanExpression, bool) {
+	ref := c.ref()
+	notNaN := func() (iceberg.BooleanExpression, bool) {
+		return guardNulls(c, iceberg.NotNaN(ref))
+	}
+	// arrow-go v18.8.0's is_nan reads the value slot of a NULL as if it
+	// held a value, so it may say NaN for a NULL: NOT NULL goes first.
+	isNaN := iceberg.NewAnd(iceberg.NotNull(ref), iceberg.IsNaN(ref))
+	if math.IsNaN(v.v.(float64)) {
+		switch op {
+		case OpEq, OpGe:
+			return isNaN, true
+		case OpNe, OpLt:
+			return notNaN()
+		case OpLe:
+			return notNull(c)
+		}
+		return iceberg.AlwaysFalse{}, true
+	}
+	p := iceberg.LiteralPredicate(icebergOp[op], ref, v.lit)
+	switch op {
+	case OpGt, OpGe:
+		return iceberg.NewOr(p, isNaN), true
+	case OpNe, OpLt, OpLe:
+		return guardNulls(c, p)
+	}
+	return p, true
 }
 
 func (l *nullLeaf) push() (iceberg.BooleanExpression, bool) {
@@ -228,27 +330,12 @@ func (*inLeaf) matchNull() tri     { return unknown }
 func (*likeLeaf) matchNull() tri   { return unknown }
 func (l *nullLeaf) matchNull() tri { return triOf(!l.negated) }
 
-// compare applies op to two values of the same column type. Floats use
-// Go's operators, so NaN compares false with everything but !=, as in
-// Arrow's compute functions.
+// compare applies op to two values of the same column type.
 func compare(op Op, a, b any) bool {
 	var c int
 	switch a := a.(type) {
 	case float64:
-		b := b.(float64)
-		switch op {
-		case OpEq:
-			return a == b
-		case OpNe:
-			return a != b
-		case OpLt:
-			return a < b
-		case OpLe:
-			return a <= b
-		case OpGt:
-			return a > b
-		}
-		return a >= b
+		c = compareFloat(a, b.(float64))
 	case int64:
 		c = cmp.Compare(a, b.(int64))
 	case string:
@@ -271,6 +358,21 @@ func compare(op Op, a, b any) bool {
 		return c > 0
 	}
 	return c >= 0
+}
+
+// compareFloat orders floats as Spark SQL does: -0.0 equals 0.0, and NaN
+// equals itself and is above every other value, +Inf included. It is a
+// total order, so NOT (d < x) is d >= x for every non-null d.
+func compareFloat(a, b float64) int {
+	switch an, bn := math.IsNaN(a), math.IsNaN(b); {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return cmp.Compare(a, b)
 }
 
 func boolInt(b bool) int {

@@ -48,12 +48,22 @@ func convert(l Literal, c column) (value, error) {
 		}
 		return value{n, iceberg.Int64Literal(n), l}, nil
 	case iceberg.Float32Type, iceberg.Float64Type:
-		if l.Kind != LitInt && l.Kind != LitDecimal && l.Kind != LitFloat {
+		var f float64
+		switch l.Kind {
+		case LitInt, LitDecimal, LitFloat:
+			var err error
+			if f, err = strconv.ParseFloat(l.Text, 64); err != nil {
+				return value{}, bad("is out of range")
+			}
+		case LitString:
+			// Spark's spellings of the values no number literal writes,
+			// as in CAST('NaN' AS DOUBLE).
+			var ok bool
+			if f, ok = specialFloat(l.Text); !ok {
+				return value{}, bad("is not a number; the strings a float column compares with are 'NaN', 'Infinity' and '-Infinity'")
+			}
+		default:
 			return value{}, notA()
-		}
-		f, err := strconv.ParseFloat(l.Text, 64)
-		if err != nil {
-			return value{}, bad("is out of range")
 		}
 		if _, is32 := t.(iceberg.Float32Type); is32 {
 			// The column holds float32 values: compare with the literal as
@@ -146,6 +156,20 @@ func convert(l Literal, c column) (value, error) {
 		return value{string(u[:]), iceberg.UUIDLiteral(u), l}, nil
 	}
 	return value{}, fmt.Errorf("%w: column %s is %s; filters on %s columns are not supported", ErrBind, c, c.typ, c.typ)
+}
+
+// specialFloat reads 'NaN', 'Infinity', '-Infinity' (also 'Inf', with a
+// + sign, in any case), as Spark casts strings to doubles.
+func specialFloat(s string) (float64, bool) {
+	switch strings.ToLower(s) {
+	case "nan":
+		return math.NaN(), true
+	case "infinity", "+infinity", "inf", "+inf":
+		return math.Inf(1), true
+	case "-infinity", "-inf":
+		return math.Inf(-1), true
+	}
+	return 0, false
 }
 
 func bytesText(n int) string {

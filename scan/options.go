@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/filter"
@@ -125,10 +126,12 @@ func unmapped(m iceberg.NameMapping, sources map[int]bool) bool {
 
 // lostLowerBound tells whether a manifest of the snapshot summarises a
 // string or binary partition field whose source the filter reads (ids in
-// sources) as holding no nulls and no lower bound. No manifest can truly
-// be so (each file has a value or a null); iceberg-go 0.7 writes or reads
-// an empty lower bound that way, and its manifest pruning then skips those
-// partitions for any predicate an empty value could satisfy. Fields the
+// sources) without the lower bound its values have. iceberg-go 0.7 writes
+// an empty string or binary bound as null (its bytes are a nil slice,
+// which its Avro encoder takes for null), so a manifest holding the empty
+// string has no lower bound, and one holding only it and NULL reads as
+// holding NULLs alone. Manifest pruning, iceberg-go's and any engine's,
+// then skips such manifests for every predicate but IS NULL. Fields the
 // filter does not read are not pruned on, whatever their summary.
 func lostLowerBound(ctx context.Context, tbl *table.Table, s *table.Snapshot, sc *iceberg.Schema, sources map[int]bool) (bool, error) {
 	md := tbl.Metadata()
@@ -136,12 +139,7 @@ func lostLowerBound(ctx context.Context, tbl *table.Table, s *table.Snapshot, sc
 	at := map[int][]int{}
 	for _, spec := range md.PartitionSpecs() {
 		for i, pf := range spec.Fields() {
-			src, ok := sc.FindFieldByID(pf.SourceID())
-			if !ok || !sources[pf.SourceID()] {
-				continue
-			}
-			switch pf.Transform.ResultType(src.Type).(type) {
-			case iceberg.StringType, iceberg.BinaryType:
+			if sources[pf.SourceID()] && mayBeEmpty(pf, sc) {
 				at[spec.ID()] = append(at[spec.ID()], i)
 			}
 		}
@@ -149,7 +147,7 @@ func lostLowerBound(ctx context.Context, tbl *table.Table, s *table.Snapshot, sc
 	if s == nil || len(at) == 0 {
 		return false, nil
 	}
-	lost, err := lostBounds(ctx, tbl, s)
+	lost, err := lostBounds(ctx, tbl, s, sc)
 	if err != nil {
 		return false, err
 	}
@@ -161,8 +159,23 @@ func lostLowerBound(ctx context.Context, tbl *table.Table, s *table.Snapshot, sc
 	return false, nil
 }
 
-// lostBound is a partition field (spec id, position) that a manifest
-// summarises with no nulls and no lower bound.
+// mayBeEmpty tells whether partition field pf of a table with schema sc
+// holds strings or binary values, the types whose empty value iceberg-go
+// loses from bounds.
+func mayBeEmpty(pf iceberg.PartitionField, sc *iceberg.Schema) bool {
+	src, ok := sc.FindFieldByID(pf.SourceID())
+	if !ok {
+		return false
+	}
+	switch pf.Transform.ResultType(src.Type).(type) {
+	case iceberg.StringType, iceberg.BinaryType:
+		return true
+	}
+	return false
+}
+
+// lostBound is a string or binary partition field (spec id, position)
+// whose lower bound a manifest lost.
 type lostBound struct{ spec, field int }
 
 // lostCache memoises lostBounds by manifest list: the list never changes,
@@ -172,7 +185,12 @@ var lostCache struct {
 	m map[string][]lostBound
 }
 
-func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot) ([]lostBound, error) {
+// lostBounds lists the string and binary partition fields whose lower
+// bound a manifest of s lost: it has none while the manifest holds a value,
+// which it shows by holding no NULL, by an upper bound, or, when it holds
+// NULLs and no bound at all (NULLs alone, or empty strings and NULLs), by the
+// partition tuples of its files.
+func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot, sc *iceberg.Schema) ([]lostBound, error) {
 	key := s.ManifestList
 	lostCache.Lock()
 	l, ok := lostCache.m[key]
@@ -188,12 +206,36 @@ func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot) ([]los
 	if err != nil {
 		return nil, planError(ctx, tbl, s, err)
 	}
+	md := tbl.Metadata()
 	for _, m := range manifests {
+		spec := md.PartitionSpecByID(int(m.PartitionSpecID()))
+		if spec == nil {
+			continue
+		}
+		var fields []iceberg.PartitionField
+		for _, pf := range spec.Fields() {
+			fields = append(fields, pf)
+		}
+		var unsure []int
 		for i, p := range m.Partitions() {
-			nanOnly := p.ContainsNaN != nil && *p.ContainsNaN
-			if !p.ContainsNull && p.LowerBound == nil && !nanOnly {
-				l = append(l, lostBound{spec: int(m.PartitionSpecID()), field: i})
+			if p.LowerBound != nil || i >= len(fields) || !mayBeEmpty(fields[i], sc) {
+				continue
 			}
+			if !p.ContainsNull || p.UpperBound != nil {
+				l = append(l, lostBound{spec: spec.ID(), field: i})
+			} else {
+				unsure = append(unsure, i)
+			}
+		}
+		if len(unsure) == 0 {
+			continue
+		}
+		held, err := heldValues(fs, m, fields, unsure)
+		if err != nil {
+			return nil, planError(ctx, tbl, s, err)
+		}
+		for _, i := range held {
+			l = append(l, lostBound{spec: spec.ID(), field: i})
 		}
 	}
 	lostCache.Lock()
@@ -203,6 +245,27 @@ func lostBounds(ctx context.Context, tbl *table.Table, s *table.Snapshot) ([]los
 	}
 	lostCache.m[key] = l
 	return l, nil
+}
+
+// heldValues returns the positions among at of the partition fields for
+// which a file of manifest m records a value other than NULL.
+func heldValues(fs icebergio.IO, m iceberg.ManifestFile, fields []iceberg.PartitionField, at []int) ([]int, error) {
+	var held []int
+	for e, err := range iceberg.EntriesWithProjection(fs, m, true, iceberg.ManifestEntryProjection{}) {
+		if err != nil {
+			return nil, err
+		}
+		part := e.DataFile().Partition()
+		for _, i := range at {
+			if part[fields[i].FieldID] != nil && !slices.Contains(held, i) {
+				held = append(held, i)
+			}
+		}
+		if len(held) == len(at) {
+			break
+		}
+	}
+	return held, nil
 }
 
 // filterSources are the field ids of the columns e reads.

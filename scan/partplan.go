@@ -357,6 +357,13 @@ func (s summaryTest) VisitBound(pred iceberg.BoundPredicate) bool {
 	case iceberg.OpIsNull:
 		return sum.ContainsNull
 	case iceberg.OpNotNull:
+		// No lower bound with NULLs means NULLs alone, except for
+		// strings and binary values: iceberg-go writes an empty one's
+		// bound as null (see lostLowerBound), so '' and NULL read so too.
+		switch typ.(type) {
+		case iceberg.StringType, iceberg.BinaryType:
+			return true
+		}
 		return !sum.ContainsNull || sum.LowerBound != nil
 	}
 	lower, upper := boundLiteral(typ, sum.LowerBound), boundLiteral(typ, sum.UpperBound)

@@ -370,3 +370,34 @@ func TestPartitionDeciderNulls(t *testing.T) {
 		}
 	}
 }
+
+// A manifest summary of a string or binary partition field with NULLs and
+// no lower bound may hold the empty string (iceberg-go writes an empty bound as null):
+// IS NOT NULL may match it. Of another type it holds NULLs alone.
+func TestSummaryTestEmptyBound(t *testing.T) {
+	t.Parallel()
+	upper := []byte("zz")
+	for _, c := range []struct {
+		typ  iceberg.Type
+		sum  iceberg.FieldSummary
+		want bool
+	}{
+		{iceberg.PrimitiveTypes.String, iceberg.FieldSummary{ContainsNull: true}, true},
+		{iceberg.PrimitiveTypes.String, iceberg.FieldSummary{ContainsNull: true, UpperBound: &upper}, true},
+		{iceberg.PrimitiveTypes.Binary, iceberg.FieldSummary{ContainsNull: true}, true},
+		{iceberg.PrimitiveTypes.Int64, iceberg.FieldSummary{ContainsNull: true}, false},
+	} {
+		sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1000, Name: "p", Type: c.typ})
+		pred, err := iceberg.BindExpr(sc, iceberg.NotNull(iceberg.Reference("p")), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := iceberg.VisitExpr(pred, summaryTest{fields: sc.Fields(), sums: []iceberg.FieldSummary{c.sum}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s IS NOT NULL on %+v: may match %v, want %v", c.typ, c.sum, got, c.want)
+		}
+	}
+}

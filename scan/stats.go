@@ -34,6 +34,13 @@ import (
 // the nulls, so it takes a row group holding as many nulls as values for a
 // group of nulls only and skips it for IS NOT NULL, =, <, IN and the like.
 // Such row groups are read the same way.
+//
+// Parquet writers leave out a bound longer than their limit (arrow-go and
+// Arrow C++ over 4 KiB) and keep the other; arrow-go v18.8 and v18.9 then
+// read the absent maximum of a string or binary chunk as the empty value,
+// which lies below every other, and iceberg-go prunes the group for most
+// predicates on the column. A group whose string or binary maximum is
+// empty is read the same way (one holding only '' is rare).
 
 // colStats are one flat column's statistics in Iceberg's terms over
 // records rows: values counts every row's value, nulls and NaNs included.
@@ -206,12 +213,17 @@ func fileStatsTrusted(df iceberg.DataFile, fields []iceberg.NestedField) bool {
 	return true
 }
 
-// mayHoldNulls reports whether the manifest leaves open that a field of
-// the data file holds nulls somewhere: only then can iceberg-go misread a
-// row group's statistics (see the top of this file).
-func mayHoldNulls(df iceberg.DataFile, fields []iceberg.NestedField) bool {
+// mayMisreadRowGroups reports whether iceberg-go may misread the row
+// group statistics of the data file on fields (see the top of this file):
+// a field holds strings or binary values, or the manifest leaves open that
+// one holds nulls somewhere.
+func mayMisreadRowGroups(df iceberg.DataFile, fields []iceberg.NestedField) bool {
 	nulls := df.NullValueCounts()
 	for _, f := range fields {
+		switch f.Type.(type) {
+		case iceberg.StringType, iceberg.BinaryType, iceberg.FixedType, iceberg.UUIDType:
+			return true
+		}
 		if n, ok := nulls[f.ID]; !ok || n != 0 {
 			return true
 		}
@@ -266,6 +278,10 @@ func rowGroupStatsTrusted(md *metadata.FileMetaData, fields []iceberg.NestedFiel
 			}
 			if st.HasMinMax() {
 				s.lower, s.upper = icebergBounds(st)
+				byteArray := st.Type() == parquet.Types.ByteArray || st.Type() == parquet.Types.FixedLenByteArray
+				if byteArray && len(s.upper) == 0 {
+					return false // an absent maximum, or '' alone
+				}
 			}
 			if s.contradicts(types[j]) {
 				return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -88,11 +89,14 @@ func TestFileStatsTrusted(t *testing.T) {
 			t.Errorf("%s: trusted = %v, want %v", c.name, got, c.want)
 		}
 	}
-	if mayHoldNulls(file(map[int]int64{1: 2}, map[int]int64{1: 0}), []iceberg.NestedField{id}) {
+	if mayMisreadRowGroups(file(map[int]int64{1: 2}, map[int]int64{1: 0}), []iceberg.NestedField{id}) {
 		t.Error("a column with a null count of 0 may hold nulls")
 	}
-	if !mayHoldNulls(sound, []iceberg.NestedField{value}) || !mayHoldNulls(file(nil, nil), []iceberg.NestedField{id}) {
+	if !mayMisreadRowGroups(sound, []iceberg.NestedField{value}) || !mayMisreadRowGroups(file(nil, nil), []iceberg.NestedField{id}) {
 		t.Error("a column with nulls, or without a null count, may not hold nulls")
+	}
+	if !mayMisreadRowGroups(file(map[int]int64{2: 2}, map[int]int64{2: 0}), []iceberg.NestedField{value}) {
+		t.Error("a string column's row groups are not checked for an absent maximum")
 	}
 }
 
@@ -111,6 +115,10 @@ func TestRowGroupStatsTrusted(t *testing.T) {
 		{"one null, two values", []*string{nil, ptr("a"), ptr("b")}, true},
 		{"nulls only", []*string{nil, nil}, true},
 		{"no nulls", []*string{ptr("a")}, true},
+		// arrow-go writes no maximum over 4 KiB and reads it as ''.
+		{"maximum over 4 KiB", []*string{ptr("a"), ptr("b" + strings.Repeat("x", 4096))}, false},
+		{"minimum over 4 KiB", []*string{ptr("a" + strings.Repeat("x", 4096)), ptr("b")}, true},
+		{"'' and a value over 4 KiB", []*string{ptr(""), ptr("b" + strings.Repeat("x", 4096))}, false},
 	} {
 		md := parquetWith(t, c.vals)
 		if got := rowGroupStatsTrusted(md, []iceberg.NestedField{value}); got != c.want {

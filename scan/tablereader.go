@@ -362,7 +362,7 @@ func (r *tableReader) sortTask(ctx context.Context, task table.FileScanTask) (ta
 	}
 	// A task whose residual is true is read unfiltered: no row group is
 	// pruned.
-	if !tr.unpushed && len(r.prunedOn) > 0 && !residualTrue(task) && mayHoldNulls(task.File, r.prunedOn) {
+	if !tr.unpushed && len(r.prunedOn) > 0 && !residualTrue(task) && mayMisreadRowGroups(task.File, r.prunedOn) {
 		md, err := footer()
 		if err != nil {
 			return tr, err

@@ -61,7 +61,11 @@ func class(size int) int {
 	return bits.Len(uint(size-1)) - minShift
 }
 
-// Allocate returns size zeroed bytes aligned to 64.
+// Allocate returns size zeroed bytes aligned to 64, with no capacity
+// beyond them, as Arrow's own allocators hand out: arrow-go's compute
+// kernels (v18.8 and v18.9) decide by a buffer's capacity whether a value
+// fits but copy it within the buffer's length, so spare capacity made
+// take and filter on long strings cut values short and then panic.
 func (a *Allocator) Allocate(size int) []byte {
 	c := class(size)
 	// Under poison small buffers are pooled too, so that tests on small
@@ -91,23 +95,45 @@ func (a *Allocator) Allocate(size int) []byte {
 // aligned first size bytes; a.mu is held.
 func (a *Allocator) handOut(back []byte, c, size int) []byte {
 	shift := int(-uintptr(unsafe.Pointer(&back[0])) & (align - 1))
-	buf := back[shift : shift+size : shift+1<<(c+minShift)]
+	buf := back[shift : shift+size : shift+size]
 	a.live[uintptr(unsafe.Pointer(unsafe.SliceData(buf)))] = back
 	return buf
 }
 
 // Reallocate grows b in place when its class allows, else moves it.
 func (a *Allocator) Reallocate(size int, b []byte) []byte {
-	if cap(b) >= size {
-		old := len(b)
-		b = b[:size]
-		clear(b[min(old, size):])
-		return b
+	if in := a.resize(b, size); in != nil {
+		clear(in[min(len(b), size):])
+		return in
 	}
 	nb := a.Allocate(size)
 	copy(nb, b)
 	a.Free(b)
 	return nb
+}
+
+// resize is b at size bytes in place, within the class of the buffer
+// the pool handed out (or the capacity of one it did not); nil when the
+// size does not fit there.
+func (a *Allocator) resize(b []byte, size int) []byte {
+	if cap(b) >= size {
+		return b[:size:size]
+	}
+	if cap(b) == 0 {
+		return nil
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	a.mu.Lock()
+	back, ok := a.live[p]
+	a.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	off := int(p - uintptr(unsafe.Pointer(&back[0])))
+	if size > 1<<(class(len(back)-align)+minShift) {
+		return nil
+	}
+	return back[off : off+size : off+size]
 }
 
 // Free returns b's backing buffer to its class, or to the Go heap when

@@ -1,10 +1,16 @@
 package arrowpool
 
 import (
+	"context"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 )
 
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
@@ -172,5 +178,65 @@ func TestPoisonOverwritesFreedBuffers(t *testing.T) {
 	}
 	if c := a.Allocate(10_000); !zero(c) {
 		t.Fatalf("a poisoned buffer handed out again is not zeroed")
+	}
+}
+
+// Buffers have no capacity beyond their length, grown in place or not:
+// arrow-go's take and filter kernels size by capacity and copy within the
+// length, so spare capacity cut the long strings they select short.
+func TestNoSpareCapacity(t *testing.T) {
+	a := New()
+	b := a.Allocate(5_000)
+	if cap(b) != len(b) {
+		t.Fatalf("Allocate(5000): capacity %d", cap(b))
+	}
+	if b = a.Reallocate(7_000, b); cap(b) != 7_000 {
+		t.Fatalf("grown in place to 7000: capacity %d", cap(b))
+	}
+	a.Free(b)
+}
+
+func TestTakeAndFilterLongStrings(t *testing.T) {
+	a := New()
+	ctx := compute.WithAllocator(context.Background(), a)
+	long := strings.Repeat("é", 3000)
+	sb := array.NewStringBuilder(a)
+	for i := range 200 {
+		if i%20 == 0 {
+			sb.Append(long)
+		} else {
+			sb.Append("a")
+		}
+	}
+	strs := sb.NewArray()
+	defer strs.Release()
+	mb := array.NewBooleanBuilder(a)
+	ib := array.NewInt32Builder(a)
+	for i := range 200 {
+		mb.Append(i%20 == 0 || i%7 == 0)
+		if i%20 == 0 {
+			ib.Append(int32(i))
+		}
+	}
+	mask, idx := mb.NewArray(), ib.NewArray()
+	defer mask.Release()
+	defer idx.Release()
+	filtered, err := compute.FilterArray(ctx, strs, mask, *compute.DefaultFilterOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer filtered.Release()
+	taken, err := compute.TakeArray(ctx, strs, idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Release()
+	for _, out := range []arrow.Array{filtered, taken} {
+		s := out.(*array.String)
+		for i := range s.Len() {
+			if v := s.Value(i); v != "a" && v != long {
+				t.Fatalf("row %d of %d is %d bytes, neither of the values selected", i, s.Len(), len(v))
+			}
+		}
 	}
 }

@@ -642,7 +642,7 @@ func (b *batch) roll(d *dest, s *slot, keep bool) error {
 		FilePath:   f.path,
 		FileSize:   f.out.n,
 		Content:    iceberg.EntryContentData,
-		Properties: d.tbl.Properties(),
+		Properties: metricsProperties(d.tbl.Properties(), meta),
 		// SortOrderID stays 0, unsorted: rows are written in the order they
 		// arrive, and the table's sort order id would tell engines the file
 		// is sorted by it.
