@@ -10,19 +10,22 @@ import (
 // paths of the data files it plans, for tests that check no file holding
 // a matching row is pruned.
 func ExplainFiles(ctx context.Context, tbl *table.Table, o Options) ([]string, error) {
-	snap, err := o.snapshot(tbl)
+	a, err := o.at(tbl)
 	if err != nil {
 		return nil, err
 	}
-	bound, err := o.bind(ctx, tbl, snap)
+	bound, err := o.bind(ctx, tbl, a)
 	if err != nil {
 		return nil, err
 	}
 	var tasks []table.FileScanTask
 	if bound == nil {
-		tasks, err = tbl.Scan(o.scanOptions(snap, nil, nil)...).PlanFiles(ctx)
+		var sc *table.Scan
+		if sc, err = a.scan(tbl, o.scanOptions(nil, nil)...); err == nil {
+			tasks, err = sc.PlanFiles(ctx)
+		}
 	} else {
-		_, tasks, _, err = planReader(ctx, tbl, o, snap, bound, false)
+		_, tasks, _, err = planReader(ctx, tbl, o, a, bound, false)
 	}
 	if err != nil {
 		return nil, err
