@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/fixture"
@@ -239,6 +241,11 @@ func readIDsFrom(t *testing.T, cfg config.Catalog, table string) map[int64]int {
 	cat, err := catalogs.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The catalog's connections go back to the server, whose slots the
+	// long run would use up.
+	if c, ok := cat.(catalog.Closer); ok {
+		defer c.Close()
 	}
 	ids, err := fixture.ReadIDs(ctx, cat, table, "id")
 	if err != nil {
