@@ -166,7 +166,7 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 		if err != nil {
 			return ExpireResult{}, err
 		}
-		res.Files, res.FilesKeptGCDisabled = files, !gcEnabled(tbl)
+		res.Files, res.FilesKeptGCDisabled = files, !GCEnabled(tbl)
 		return res, nil
 	}
 
@@ -204,7 +204,7 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 		return res, fmt.Errorf("find files of expired snapshots of %s (the snapshots are expired; remove-orphan-files will delete them): %w", name, err)
 	}
 	res.Files = files
-	if !gcEnabled(post) {
+	if !GCEnabled(post) {
 		res.FilesKeptGCDisabled = true
 		return res, nil
 	}
@@ -451,8 +451,10 @@ func deleteExpiredFiles(fs icebergio.IO, files ExpiredFiles) error {
 	return errors.Join(errs...)
 }
 
-// gcEnabled reads gc.enabled as Iceberg does: only "false" turns it off.
-func gcEnabled(tbl *table.Table) bool {
+// GCEnabled reads a table's gc.enabled as Iceberg does: only "false"
+// turns it off, and then nothing may delete the table's data and delete
+// files (expiry, purge).
+func GCEnabled(tbl *table.Table) bool {
 	return !strings.EqualFold(tbl.Properties()["gc.enabled"], "false")
 }
 

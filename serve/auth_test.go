@@ -3,8 +3,6 @@ package serve_test
 import (
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,18 +14,7 @@ import (
 // scheme run into the token, does not. The token endpoint's form is capped
 // like every body.
 func TestBearerSchemeCaseInsensitive(t *testing.T) {
-	dir := t.TempDir()
-	tokens, clients := filepath.Join(dir, "tokens"), filepath.Join(dir, "clients")
-	if err := os.WriteFile(tokens, []byte("t0ken\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(clients, []byte("spark:s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	auth, err := serve.LoadAuth(tokens, clients)
-	if err != nil {
-		t.Fatal(err)
-	}
+	auth := loadAuth(t, "t0ken\n", "spark:s3cret\n")
 	w := newWorldWith(t, func(c *serve.Config) { c.Auth, c.MaxRequestBytes = auth, 4<<10 })
 	for header, want := range map[string]int{
 		"Bearer t0ken":  200,

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/maintenance"
 )
 
 // purgeTable drops a table and deletes the files its metadata names, as
@@ -64,7 +66,7 @@ func (s *Server) purgeTable(ctx context.Context, ident table.Identifier) respons
 	if err := s.cfg.Catalog.DropTable(ctx, ident); err != nil {
 		return s.fromError(err)
 	}
-	deleted, kept, gc := 0, 0, gcEnabled(tbl)
+	deleted, kept, gc := 0, 0, maintenance.GCEnabled(tbl)
 	for _, f := range files {
 		if !mayDelete(f.path, own, others) || (f.data && !gc) {
 			kept++
@@ -100,11 +102,6 @@ func mayDelete(file string, own []place, others []area) bool {
 		}
 	}
 	return true
-}
-
-// gcEnabled reads gc.enabled as Iceberg does: only "false" turns it off.
-func gcEnabled(tbl *table.Table) bool {
-	return !strings.EqualFold(tbl.Properties()["gc.enabled"], "false")
 }
 
 // named is a file a table's metadata names; data marks data and delete

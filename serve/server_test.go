@@ -42,6 +42,25 @@ type world struct {
 	token     string
 }
 
+// loadAuth is serve.LoadAuth of a tokens file and a clients file holding
+// the given lines.
+func loadAuth(t *testing.T, tokens, clients string) *serve.Auth {
+	t.Helper()
+	dir := t.TempDir()
+	tp, cp := filepath.Join(dir, "tokens"), filepath.Join(dir, "clients")
+	if err := os.WriteFile(tp, []byte(tokens), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cp, []byte(clients), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auth, err := serve.LoadAuth(tp, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth
+}
+
 func newWorld(t *testing.T, auth *serve.Auth) *world {
 	return newWorldWith(t, func(c *serve.Config) { c.Auth = auth })
 }
@@ -363,19 +382,7 @@ func TestCatalogOperations(t *testing.T) {
 // work, including for iceberg-go's REST client given the client's
 // credential.
 func TestBearerTokens(t *testing.T) {
-	dir := t.TempDir()
-	tokens, clients := filepath.Join(dir, "tokens"), filepath.Join(dir, "clients")
-	if err := os.WriteFile(tokens, []byte("# ops\nstatic-token-1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(clients, []byte("spark:s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	auth, err := serve.LoadAuth(tokens, clients)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newWorld(t, auth)
+	w := newWorld(t, loadAuth(t, "# ops\nstatic-token-1\n", "spark:s3cret\n"))
 	for _, path := range []string{"/v1/config", "/v1/namespaces"} {
 		out := w.must(401, "GET", path, nil)
 		if out["error"].(map[string]any)["type"] != "NotAuthorizedException" {
