@@ -1,6 +1,8 @@
 # The test command that README.md and .ci/run name. It installs what the
 # interoperability tests need first: the pinned npm packages of interop/ and
-# the versitygw S3 server, and ends with a 10-second fuzz run of the filter
+# the versitygw S3 server, the real engines of interop/engines (pyspark with
+# Iceberg's Spark runtime, PyIceberg, the Apache Kafka broker, the JVM's zstd
+# decoders; cached under ~/.cache/floe-engines), and ends with a 10-second fuzz run of the filter
 # parser. FLOE_ARROWPOOL_POISON makes any use of a record's memory after its
 # Release read garbage (internal/arrowpool). Long suites are opt-in:
 #   go test ./cmd/floe -run TestCrashSafety -crash-kills=300
@@ -18,6 +20,7 @@ test: test-deps
 	go test ./filter -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
 
 test-deps: interop/node_modules/.package-lock.json
+	interop/engines/install.sh
 	@command -v versitygw >/dev/null || test -x "$$(go env GOPATH)/bin/versitygw" || go install $(VERSITYGW)
 
 interop/node_modules/.package-lock.json: interop/package-lock.json
