@@ -63,33 +63,50 @@ type row map[string]any
 // exactly the rows of want after deletes: see the top of this file.
 func (e *env) checkRows(table string, want map[int64]row) {
 	e.T.Helper()
-	readers := []string{"icebird", "duckdb"}
+	readers := []string{"icebird", "duckdb", "spark"}
 	if e.describe(table).FormatVersion >= 3 {
-		readers = []string{"duckdb"}
+		readers = []string{"duckdb", "spark"}
 	}
 	e.checkRowsOf(table, readers, want)
 }
 
 // checkRowsOf is checkRows with the readers named: for tables where icebird
-// is known to be wrong (see TestDeletesV2EqualityPartitioned).
+// is known to be wrong (see TestDeletesV2EqualityPartitioned). Spark reads
+// when named, the engines are installed, the table has no column Spark
+// refuses and the test has not set sparkOff.
 func (e *env) checkRowsOf(table string, readers []string, want map[int64]row) {
 	e.T.Helper()
 	d := e.describe(table)
+	var checker []string
+	spark := false
+	for _, r := range readers {
+		if r == "spark" {
+			spark = true
+		} else {
+			checker = append(checker, r)
+		}
+	}
 	var args []string
-	if len(readers) == 1 {
-		args = []string{"--reader", readers[0]}
+	if len(checker) == 1 {
+		args = []string{"--reader", checker[0]}
 	}
 	got, err := readRows(d.MetadataLocation, args...)
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	for _, reader := range readers {
+	if spark && !e.sparkOff && sparkRefuses(d.fields) == "" {
+		if s := optionalSpark(e.T); s != nil {
+			got["spark"] = e.sparkRows(s, table, d.fields)
+			checker = append(checker, "spark")
+		}
+	}
+	for _, reader := range checker {
 		if err := compareRows(d.fields, got[reader], want); err != nil {
 			e.T.Errorf("%s read by %s: %v", table, reader, err)
 		}
 	}
 	if !e.T.Failed() {
-		e.T.Logf("%s (format v%d): %d rows after deletes, as %s read them", table, d.FormatVersion, len(want), strings.Join(readers, " and "))
+		e.T.Logf("%s (format v%d): %d rows after deletes, as %s read them", table, d.FormatVersion, len(want), strings.Join(checker, " and "))
 	}
 }
 
@@ -636,7 +653,7 @@ func TestDeletesV2EqualityPartitioned(t *testing.T) {
 	d.equalityDelete("v", []rec{{v: "k7", p: 1}, {v: "k8", p: 1}}, []rec{{id: 200, p: 1, v: "k8"}, {id: 201, p: 0, v: "k5"}})
 	d.equalityDelete("id", []rec{{id: 40, p: 0}, {id: 41, p: 1}, {id: 43, p: 0}}, nil)
 	d.checkIceberg(e, "db.eqp")
-	e.checkRowsOf("db.eqp", []string{"duckdb"}, d.want)
+	e.checkRowsOf("db.eqp", []string{"duckdb", "spark"}, d.want)
 	// The live rows that only another partition's deletes name: ids 11
 	// (k5) and 13 (k6), named in partition 0; 16 (k8), named in partition
 	// 1; 43, named in partition 0.

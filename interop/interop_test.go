@@ -64,18 +64,27 @@ func testMain(m *testing.M) int {
 			return 1
 		}
 	}
+	defer stopSpark()
 	return m.Run()
 }
 
-// env is one test's world (fixture.Env) with the checker's steps.
-type env struct{ *fixture.Env }
+// env is one test's world (fixture.Env) with the checker's steps; spark
+// is its warehouse's catalog in the Spark session, once registered.
+// checkTable and checkRows read with Spark too, unless sparkOff is set: a
+// test that checks many states of one table sets it for most of them, as
+// a Spark read costs a second or two.
+type env struct {
+	*fixture.Env
+	spark    *sparkCatalog
+	sparkOff bool
+}
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	return &env{fixture.NewEnv(t, floeBin)}
+	return &env{Env: fixture.NewEnv(t, floeBin)}
 }
 
 // tableInfo is what `floe table describe --json` tells the tests.
@@ -151,6 +160,7 @@ func (e *env) checkTable(table string) Stats {
 		e.T.Fatalf("%s: %v\n(rerun with CHECK_DUMP=1 to print every reader's canonical rows)", table, err)
 	}
 	e.T.Logf("%s: %d rows, checksum %s — floe, icebird and DuckDB agree", table, want.Rows, want.Checksum)
+	e.sparkCheck(table, ti)
 	return want
 }
 

@@ -206,11 +206,17 @@ func statsFromJSONL(fields []canonical.Field, jsonl []byte, dump io.Writer) (Sta
 	return acc.result(), nil
 }
 
+// checkerReaders are the readers check.mjs reports.
+var checkerReaders = []string{"icebird", "duckdb"}
+
 // compareStats returns an error naming every difference between floe's
-// stats and each checker reader's.
-func compareStats(floe Stats, readers map[string]Stats) error {
+// stats and each named reader's (check.mjs's readers when none are named).
+func compareStats(floe Stats, readers map[string]Stats, names ...string) error {
+	if len(names) == 0 {
+		names = checkerReaders
+	}
 	var diffs []string
-	for _, name := range []string{"icebird", "duckdb"} {
+	for _, name := range names {
 		got, ok := readers[name]
 		if !ok {
 			diffs = append(diffs, name+": no stats reported")
