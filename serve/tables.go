@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -84,18 +85,23 @@ func (s *Server) createTable(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	var req struct {
-		Name          string                 `json:"name"`
-		Location      string                 `json:"location"`
-		Schema        *iceberg.Schema        `json:"schema"`
-		PartitionSpec *iceberg.PartitionSpec `json:"partition-spec"`
-		WriteOrder    *table.SortOrder       `json:"write-order"`
-		StageCreate   bool                   `json:"stage-create"`
-		Properties    map[string]string      `json:"properties"`
+	var body struct {
+		Name          string            `json:"name"`
+		Location      string            `json:"location"`
+		Schema        json.RawMessage   `json:"schema"`
+		PartitionSpec json.RawMessage   `json:"partition-spec"`
+		WriteOrder    json.RawMessage   `json:"write-order"`
+		StageCreate   bool              `json:"stage-create"`
+		Properties    map[string]string `json:"properties"`
 	}
-	if res := s.decode(r, &req); res != nil {
+	if res := s.decode(r, &body); res != nil {
 		return *res
 	}
+	req, err := parseCreate(body.Schema, body.PartitionSpec, body.WriteOrder)
+	if err != nil {
+		return badRequest("the request body is not valid JSON for this operation: %v", err)
+	}
+	req.Name, req.Location, req.StageCreate, req.Properties = body.Name, body.Location, body.StageCreate, body.Properties
 	if req.Schema == nil {
 		return badRequest("a table to create needs a name and a schema")
 	}
@@ -137,6 +143,39 @@ func (s *Server) createTable(r *http.Request) response {
 		return s.fromError(err)
 	}
 	return loaded(tbl)
+}
+
+// createRequest is a parsed create-table request.
+type createRequest struct {
+	Name          string
+	Location      string
+	Schema        *iceberg.Schema
+	PartitionSpec *iceberg.PartitionSpec
+	WriteOrder    *table.SortOrder
+	StageCreate   bool
+	Properties    map[string]string
+}
+
+// parseCreate parses a create request's schema, partition spec and write
+// order, with ids numbered from 0 raised first (requestids.go).
+func parseCreate(schema, spec, order json.RawMessage) (createRequest, error) {
+	parts, err := raiseZeroIDs(createParts{Schema: schema, Spec: spec, Order: order})
+	if err != nil {
+		return createRequest{}, err
+	}
+	var req createRequest
+	for _, p := range []struct {
+		raw json.RawMessage
+		v   any
+	}{{parts.Schema, &req.Schema}, {parts.Spec, &req.PartitionSpec}, {parts.Order, &req.WriteOrder}} {
+		if len(p.raw) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(p.raw, p.v); err != nil {
+			return createRequest{}, err
+		}
+	}
+	return req, nil
 }
 
 // tablePlaces is placesOf, without the location when the catalog picks it.
