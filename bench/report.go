@@ -23,6 +23,7 @@ type Report struct {
 	compaction  compactionRuns
 	upsert      upsertRuns
 	kafka       kafkaRuns
+	engines     engineRuns
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -118,7 +119,7 @@ func (r *Report) AddCompaction(fx *CompactionFixture, res CompactionResult) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 && len(r.kafka.order) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 && len(r.kafka.order) == 0 && len(r.engines.inputs) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -145,6 +146,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if len(r.kafka.order) > 0 {
 		r.writeKafka(w)
+	}
+	if len(r.engines.inputs) > 0 {
+		r.writeEngines(w)
 	}
 }
 

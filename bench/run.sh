@@ -18,6 +18,9 @@
 #   UPSERT=only bench/run.sh      # that benchmark alone; FLOE_BENCH_UPSERT_ROWS, _BATCHES, _CHANGES shrink it
 #   KAFKA=1 bench/run.sh          # also the Kafka ingest: 1M JSON messages from an in-process cluster (about 3 minutes)
 #   KAFKA=only bench/run.sh       # that benchmark alone; FLOE_BENCH_KAFKA_MESSAGES shrinks it
+#   SPARK=1 bench/run.sh          # also floe's binary beside Spark Structured Streaming on the same inputs
+#                                 # (needs interop/engines/install.sh; about 4 minutes a round)
+#   SPARK=only bench/run.sh       # that benchmark alone; FLOE_BENCH_TEXT_FILES sets the CSV/JSON size (10 files)
 #
 # The scan benchmark's DuckDB contender needs node and @duckdb/node-api
 # (`cd interop && npm ci`); without them it is skipped with the reason.
@@ -35,11 +38,12 @@ maintained=${MAINTAINED:-}
 compaction=${COMPACTION:-}
 upsert=${UPSERT:-}
 kafka=${KAFKA:-}
+spark=${SPARK:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ] && [ "$spark" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -69,4 +73,8 @@ fi
 if [ -n "$kafka" ]; then
 	# One topic produced (not measured), then COUNT reads of it by each contender.
 	go test ./bench -run '^$' -bench '^BenchmarkKafkaIngest$' -benchtime 1x -count "$count" -timeout 2h
+fi
+if [ -n "$spark" ]; then
+	# Each round runs every input through both contenders, alternating.
+	go test ./bench -run '^$' -bench '^BenchmarkSparkIngest$' -benchtime 1x -count "$count" -timeout 3h
 fi

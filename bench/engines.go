@@ -1,0 +1,276 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/floe-io/floe/internal/fixture"
+)
+
+// Side by side with the real engines: floe's binary and Spark Structured
+// Streaming (spark-submit, local mode, Iceberg's Spark runtime) each run as
+// a process of its own over the same input into the same table shape, and
+// each process is measured whole: wall time, CPU time (user + system of
+// the process and every process it waited for) and peak resident set.
+
+// ProcCost is what one measured process cost.
+type ProcCost struct {
+	Wall    time.Duration
+	CPU     time.Duration
+	PeakRSS int64 // bytes
+}
+
+// runMeasured runs cmd to completion and returns its cost; a failure
+// carries the tail of what it printed.
+func runMeasured(cmd *exec.Cmd) (ProcCost, string, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0)
+	var c ProcCost
+	c.Wall = wall
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		c.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		c.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	if err != nil {
+		s := out.String()
+		if len(s) > 6000 {
+			s = s[len(s)-6000:]
+		}
+		return c, out.String(), fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args[:min(3, len(cmd.Args))], " "), err, s)
+	}
+	return c, out.String(), nil
+}
+
+// EngineRun is one contender's measured run of one input.
+type EngineRun struct {
+	Contender string
+	Input     string
+	Rows      int64
+	ProcCost
+}
+
+// RowsPerCPUSec is the run's throughput per CPU-second.
+func (r EngineRun) RowsPerCPUSec() float64 { return float64(r.Rows) / r.CPU.Seconds() }
+
+// SparkEngine runs bench/spark/ingest.py with spark-submit.
+type SparkEngine struct {
+	eng    *fixture.Engines
+	script string
+}
+
+// NewSparkEngine finds the installed engines (interop/engines/install.sh)
+// and the bench's Spark application.
+func NewSparkEngine() (*SparkEngine, error) {
+	eng, why := fixture.FindEngines()
+	if why != "" {
+		return nil, fmt.Errorf("%s: run interop/engines/install.sh", why)
+	}
+	root, err := fixture.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	return &SparkEngine{eng: eng, script: filepath.Join(root, "bench", "spark", "ingest.py")}, nil
+}
+
+func (s *SparkEngine) command(ctx context.Context, args ...string) *exec.Cmd {
+	full := []string{"--master", "local[2]", "--conf", "spark.ui.enabled=false",
+		"--driver-memory", sparkDriverMemory(), "--jars", strings.Join(s.eng.Jars("spark"), ","), s.script}
+	cmd := exec.CommandContext(ctx, s.eng.SparkSubmit(), append(full, args...)...)
+	cmd.Env = append(os.Environ(), "PYSPARK_PYTHON="+s.eng.Python(), "PYSPARK_DRIVER_PYTHON="+s.eng.Python(), "TZ=UTC")
+	return cmd
+}
+
+// sparkDriverMemory is Spark's heap: spark-submit's default (1g) unless
+// FLOE_BENCH_SPARK_MEMORY says otherwise.
+func sparkDriverMemory() string {
+	if m := os.Getenv("FLOE_BENCH_SPARK_MEMORY"); m != "" {
+		return m
+	}
+	return "1g"
+}
+
+// Ingest streams src (format parquet, csv or json) into db.events of a new
+// warehouse under work with availableNow.
+func (s *SparkEngine) Ingest(ctx context.Context, format, src, work string) (ProcCost, error) {
+	wh := filepath.Join(work, "warehouse")
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return ProcCost{}, err
+	}
+	c, _, err := runMeasured(s.command(ctx, "ingest", format, src, wh, filepath.Join(work, "checkpoint")))
+	return c, err
+}
+
+// TableSum is a table's row count and the sum of Spark's hash of its rows.
+type TableSum struct {
+	Rows int64 `json:"rows"`
+	Hash int64 `json:"hash"`
+}
+
+// Verify reads tables of the warehouse with Spark.
+func (s *SparkEngine) Verify(ctx context.Context, warehouse string, tables ...string) (map[string]TableSum, error) {
+	_, out, err := runMeasured(s.command(ctx, append([]string{"verify", warehouse}, tables...)...))
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VERIFY "); ok {
+			var got map[string]TableSum
+			if err := json.Unmarshal([]byte(rest), &got); err != nil {
+				return nil, err
+			}
+			return got, nil
+		}
+	}
+	return nil, fmt.Errorf("spark verify printed no result:\n%s", out)
+}
+
+// FloeProcess runs the floe binary on a pipeline file.
+type FloeProcess struct{ Bin string }
+
+// Ingest streams src into db.events of a new warehouse under work with
+// available-now, with the table properties of the Spark side; copy false
+// turns the copy of Parquet column chunks off.
+func (f FloeProcess) Ingest(ctx context.Context, format, src, work string, copyChunks bool) (ProcCost, error) {
+	wh := filepath.Join(work, "warehouse")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return ProcCost{}, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "source:\n  type: files\n  path: %s\n  format: %s\n", src, format)
+	if format != "parquet" {
+		b.WriteString("  schema:\n")
+		for _, c := range [][2]string{{"id", "long"}, {"ts", "timestamp"}, {"category", "string"}, {"v", "double"}, {"payload", "string"}} {
+			fmt.Fprintf(&b, "    - {name: %s, type: %s}\n", c[0], c[1])
+		}
+	}
+	fmt.Fprintf(&b, "sink:\n  table: db.events\n  table-properties:\n    write.parquet.compression-codec: zstd\n    write.parquet.compression-level: \"1\"\n")
+	if !copyChunks {
+		b.WriteString("    floe.write.copy-parquet-chunks: \"false\"\n")
+	}
+	fmt.Fprintf(&b, "catalog:\n  warehouse: %s\ntrigger: available-now\ncheckpoint: %s\n", wh, filepath.Join(work, "checkpoint"))
+	p := filepath.Join(work, "pipeline.yaml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		return ProcCost{}, err
+	}
+	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, "run", p))
+	return c, err
+}
+
+// EnsureText writes the first files of ds as CSV (with a header) or JSON
+// lines, once, under the data root, and returns their directory and rows.
+func EnsureText(ds Dataset, format string, files int) (string, int64, error) {
+	root := filepath.Dir(ds.Dir)
+	dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", ds.Name, format, files))
+	marker := filepath.Join(dir, "_DONE")
+	if b, err := os.ReadFile(marker); err == nil {
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return dir, n, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", 0, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, err
+	}
+	inputs, err := filepath.Glob(filepath.Join(ds.Dir, "*.parquet"))
+	if err != nil || len(inputs) < files {
+		return "", 0, fmt.Errorf("dataset %s has %d files, want %d: %v", ds.Name, len(inputs), files, err)
+	}
+	var rows int64
+	for i, in := range inputs[:files] {
+		ext := map[string]string{"csv": ".csv", "json": ".jsonl"}[format]
+		n, err := writeText(in, filepath.Join(dir, fmt.Sprintf("part-%05d%s", i, ext)), format)
+		if err != nil {
+			return "", 0, err
+		}
+		rows += n
+	}
+	return dir, rows, os.WriteFile(marker, []byte(strconv.FormatInt(rows, 10)), 0o644)
+}
+
+// writeText writes one Parquet file of the dataset's schema as text.
+func writeText(in, out, format string) (int64, error) {
+	rdr, err := file.OpenParquetFile(in, false)
+	if err != nil {
+		return 0, err
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return 0, err
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rr.Release()
+	f, err := os.Create(out + ".tmp")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	cw := csv.NewWriter(w)
+	if format == "csv" {
+		if err := cw.Write([]string{"id", "ts", "category", "v", "payload"}); err != nil {
+			return 0, err
+		}
+	}
+	var n int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		ids := rec.Column(0).(*array.Int64)
+		tss := rec.Column(1).(*array.Timestamp)
+		cats := rec.Column(2).(*array.String)
+		vs := rec.Column(3).(*array.Float64)
+		pays := rec.Column(4).(*array.String)
+		for i := range int(rec.NumRows()) {
+			ts := time.UnixMicro(int64(tss.Value(i))).UTC().Format("2006-01-02T15:04:05.000000")
+			v := strconv.FormatFloat(vs.Value(i), 'g', -1, 64)
+			if format == "csv" {
+				err = cw.Write([]string{strconv.FormatInt(ids.Value(i), 10), ts, cats.Value(i), v, pays.Value(i)})
+			} else {
+				_, err = fmt.Fprintf(w, `{"id":%d,"ts":%q,"category":%q,"v":%s,"payload":%q}`+"\n", ids.Value(i), ts, cats.Value(i), v, pays.Value(i))
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		n += rec.NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		return 0, err
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return 0, err
+	}
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	return n, os.Rename(out+".tmp", out)
+}
+

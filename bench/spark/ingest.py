@@ -1,0 +1,77 @@
+"""Spark Structured Streaming side of bench's side-by-side runs, started by
+spark-submit so that the measured process is Spark's JVM itself.
+
+  ingest.py ingest FORMAT SRC WAREHOUSE CHECKPOINT
+      creates db.events in the warehouse's JDBC (SQLite) catalog with the
+      properties floe's table gets, then streams SRC into it with
+      trigger(availableNow=True), as the reference article does
+  ingest.py verify WAREHOUSE TABLE...
+      prints {"table": {"rows": n, "hash": h}} for each table: the row count
+      and the sum of Spark's hash of every row, so that two tables' rows can
+      be compared as multisets
+"""
+
+import json
+import sys
+
+from pyspark.sql import SparkSession
+
+SCHEMA = "id bigint, ts timestamp_ntz, category string, v double, payload string"
+# floe's defaults, set on both tables: zstd at level 1.
+PROPS = "'format-version'='2', 'write.parquet.compression-codec'='zstd', 'write.parquet.compression-level'='1'"
+
+
+def session(warehouse):
+    return (
+        SparkSession.builder.appName("floe-bench")
+        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config("spark.sql.catalog.floe", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.floe.type", "jdbc")
+        .config("spark.sql.catalog.floe.uri", "jdbc:sqlite:%s/catalog.db" % warehouse)
+        .config("spark.sql.catalog.floe.jdbc.schema-version", "V1")
+        .config("spark.sql.catalog.floe.warehouse", warehouse)
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+
+
+def ingest(fmt, src, warehouse, checkpoint):
+    spark = session(warehouse)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS floe.db")
+    spark.sql("CREATE TABLE IF NOT EXISTS floe.db.events (%s) USING iceberg TBLPROPERTIES (%s)" % (SCHEMA, PROPS))
+    reader = spark.readStream.schema(SCHEMA)
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    q = (
+        reader.format(fmt)
+        .load(src)
+        .writeStream.format("iceberg")
+        .outputMode("append")
+        .trigger(availableNow=True)
+        .option("checkpointLocation", checkpoint)
+        .toTable("floe.db.events")
+    )
+    q.awaitTermination()
+    spark.stop()
+
+
+def verify(warehouse, tables):
+    spark = session(warehouse)
+    out = {}
+    for t in tables:
+        r = spark.sql(
+            "SELECT count(*) AS n, sum(cast(hash(id, ts, category, v, payload) AS bigint)) AS h FROM floe.%s" % t
+        ).first()
+        out[t] = {"rows": r["n"], "hash": r["h"] or 0}
+    spark.stop()
+    print("VERIFY " + json.dumps(out))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "ingest":
+        ingest(*sys.argv[2:6])
+    elif sys.argv[1] == "verify":
+        verify(sys.argv[2], sys.argv[3:])
+    else:
+        raise SystemExit("usage: ingest.py ingest FORMAT SRC WAREHOUSE CHECKPOINT | verify WAREHOUSE TABLE...")
