@@ -273,4 +273,3 @@ func writeText(in, out, format string) (int64, error) {
 	}
 	return n, os.Rename(out+".tmp", out)
 }
-
