@@ -70,10 +70,10 @@ type EngineRun struct {
 // RowsPerCPUSec is the run's throughput per CPU-second.
 func (r EngineRun) RowsPerCPUSec() float64 { return float64(r.Rows) / r.CPU.Seconds() }
 
-// SparkEngine runs bench/spark/ingest.py with spark-submit.
+// SparkEngine runs the applications of bench/spark with spark-submit.
 type SparkEngine struct {
-	eng    *fixture.Engines
-	script string
+	eng *fixture.Engines
+	dir string
 }
 
 // NewSparkEngine finds the installed engines (interop/engines/install.sh)
@@ -87,12 +87,13 @@ func NewSparkEngine() (*SparkEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SparkEngine{eng: eng, script: filepath.Join(root, "bench", "spark", "ingest.py")}, nil
+	return &SparkEngine{eng: eng, dir: filepath.Join(root, "bench", "spark")}, nil
 }
 
-func (s *SparkEngine) command(ctx context.Context, args ...string) *exec.Cmd {
+// command is spark-submit running app (a file of bench/spark) with args.
+func (s *SparkEngine) command(ctx context.Context, app string, args ...string) *exec.Cmd {
 	full := []string{"--master", "local[2]", "--conf", "spark.ui.enabled=false",
-		"--driver-memory", sparkDriverMemory(), "--jars", strings.Join(s.eng.Jars("spark"), ","), s.script}
+		"--driver-memory", sparkDriverMemory(), "--jars", strings.Join(s.eng.Jars("spark"), ","), filepath.Join(s.dir, app)}
 	cmd := exec.CommandContext(ctx, s.eng.SparkSubmit(), append(full, args...)...)
 	cmd.Env = append(os.Environ(), "PYSPARK_PYTHON="+s.eng.Python(), "PYSPARK_DRIVER_PYTHON="+s.eng.Python(), "TZ=UTC")
 	return cmd
@@ -114,7 +115,25 @@ func (s *SparkEngine) Ingest(ctx context.Context, format, src, work string) (Pro
 	if err := os.MkdirAll(wh, 0o755); err != nil {
 		return ProcCost{}, err
 	}
-	c, _, err := runMeasured(s.command(ctx, "ingest", format, src, wh, filepath.Join(work, "checkpoint")))
+	c, _, err := runMeasured(s.command(ctx, "ingest.py", "ingest", format, src, wh, filepath.Join(work, "checkpoint")))
+	return c, err
+}
+
+// UpsertLoad creates db.t of a new warehouse under work from the base
+// files of an upsert dataset.
+func (s *SparkEngine) UpsertLoad(ctx context.Context, base, work string) (ProcCost, error) {
+	wh := filepath.Join(work, "warehouse")
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return ProcCost{}, err
+	}
+	c, _, err := runMeasured(s.command(ctx, "upsert.py", "load", base, wh))
+	return c, err
+}
+
+// UpsertMerge streams the change files into db.t, one a batch, with
+// foreachBatch and MERGE INTO.
+func (s *SparkEngine) UpsertMerge(ctx context.Context, changes, work string) (ProcCost, error) {
+	c, _, err := runMeasured(s.command(ctx, "upsert.py", "merge", changes, filepath.Join(work, "warehouse"), filepath.Join(work, "checkpoint-merge")))
 	return c, err
 }
 
@@ -126,7 +145,7 @@ type TableSum struct {
 
 // Verify reads tables of the warehouse with Spark.
 func (s *SparkEngine) Verify(ctx context.Context, warehouse string, tables ...string) (map[string]TableSum, error) {
-	_, out, err := runMeasured(s.command(ctx, append([]string{"verify", warehouse}, tables...)...))
+	_, out, err := runMeasured(s.command(ctx, "ingest.py", append([]string{"verify", warehouse}, tables...)...))
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +192,27 @@ func (f FloeProcess) Ingest(ctx context.Context, format, src, work string, copyC
 		return ProcCost{}, err
 	}
 	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, "run", p))
+	return c, err
+}
+
+// UpsertLoad appends the base files of an upsert dataset to db.t (format
+// v2, key id) of a new warehouse under work.
+func (f FloeProcess) UpsertLoad(ctx context.Context, base, work string) (ProcCost, error) {
+	return f.stream(ctx, work, "--source", base, "--format", "parquet", "--table", "db.t", "--format-version", "2",
+		"--identifier-fields", "id", "--checkpoint", filepath.Join(work, "checkpoint-load"))
+}
+
+// UpsertMerge upserts the change files into db.t, one a batch.
+func (f FloeProcess) UpsertMerge(ctx context.Context, changes, work string) (ProcCost, error) {
+	return f.stream(ctx, work, "--source", changes, "--format", "parquet", "--table", "db.t", "--mode", "upsert",
+		"--identifier-fields", "id", "--op-column", "op", "--max-files-per-trigger", "1",
+		"--checkpoint", filepath.Join(work, "checkpoint-merge"))
+}
+
+func (f FloeProcess) stream(ctx context.Context, work string, args ...string) (ProcCost, error) {
+	full := append([]string{"stream", "--warehouse", filepath.Join(work, "warehouse"),
+		"-p", "table-default.write.parquet.compression-codec=zstd", "-p", "table-default.write.parquet.compression-level=1"}, args...)
+	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, full...))
 	return c, err
 }
 

@@ -137,3 +137,77 @@ func verifyEngines(b *testing.B, spark *bench.SparkEngine, work string, names []
 		b.Logf("%s: the same rows", strings.Join(names, " and "))
 	}
 }
+
+// BenchmarkSparkUpsert is the keyed-upsert comparison: the upsert dataset's
+// base (10M rows by default, FLOE_BENCH_UPSERT_* shrink it) loaded into a
+// format-v2 table (measured apart), then its change files, one per
+// micro-batch: Spark with foreachBatch and MERGE INTO (merge-on-read), as
+// the reference article does, against floe's upsert mode. Spark reads both
+// tables after: the same rows.
+func BenchmarkSparkUpsert(b *testing.B) {
+	spark, err := bench.NewSparkEngine()
+	if err != nil {
+		b.Skip(err)
+	}
+	spec, err := bench.UpsertSpecFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, err := bench.DataRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds, err := bench.EnsureUpsert(root, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin, err := fixture.BuildFloe(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	floe := bench.FloeProcess{Bin: bin}
+	ctx := context.Background()
+	changes := int64(spec.Batches * spec.Changes)
+	for range b.N {
+		work := b.TempDir()
+		names := []string{"floe", "spark"}
+		if sparkUpsertRounds%2 == 1 {
+			names = []string{"spark", "floe"}
+		}
+		sparkUpsertRounds++
+		for _, n := range names {
+			dir := filepath.Join(work, n)
+			var load, merge bench.ProcCost
+			var err error
+			if n == "spark" {
+				if load, err = spark.UpsertLoad(ctx, ds.BaseDir, dir); err == nil {
+					merge, err = spark.UpsertMerge(ctx, ds.ChangesDir, dir)
+				}
+			} else {
+				if load, err = floe.UpsertLoad(ctx, ds.BaseDir, dir); err == nil {
+					merge, err = floe.UpsertMerge(ctx, ds.ChangesDir, dir)
+				}
+			}
+			if err != nil {
+				b.Fatalf("%s: %v", n, err)
+			}
+			report.AddEngine(bench.EngineRun{Contender: n, Input: fmt.Sprintf("upsert: load %d base rows", spec.Rows), Rows: spec.Rows, ProcCost: load})
+			report.AddEngine(bench.EngineRun{Contender: n, Input: fmt.Sprintf("upsert: %d batches of %d changes", spec.Batches, spec.Changes), Rows: changes, ProcCost: merge})
+		}
+		var sums []bench.TableSum
+		for _, n := range names {
+			got, err := spark.Verify(ctx, filepath.Join(work, n, "warehouse"), "db.t")
+			if err != nil {
+				b.Fatal(err)
+			}
+			sums = append(sums, got["db.t"])
+		}
+		if sums[0] != sums[1] {
+			b.Fatalf("%s's and %s's tables differ as Spark reads them: %+v, %+v", names[0], names[1], sums[0], sums[1])
+		}
+		b.Logf("both tables: %d rows, hash sum %d, as Spark reads them", sums[0].Rows, sums[0].Hash)
+		os.RemoveAll(work)
+	}
+}
+
+var sparkUpsertRounds int

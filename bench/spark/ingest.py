@@ -7,8 +7,8 @@ spark-submit so that the measured process is Spark's JVM itself.
       trigger(availableNow=True), as the reference article does
   ingest.py verify WAREHOUSE TABLE...
       prints {"table": {"rows": n, "hash": h}} for each table: the row count
-      and the sum of Spark's hash of every row, so that two tables' rows can
-      be compared as multisets
+      and the sum of Spark's hash of every row (its columns in table order),
+      so that two tables' rows can be compared as multisets
 """
 
 import json
@@ -60,9 +60,8 @@ def verify(warehouse, tables):
     spark = session(warehouse)
     out = {}
     for t in tables:
-        r = spark.sql(
-            "SELECT count(*) AS n, sum(cast(hash(id, ts, category, v, payload) AS bigint)) AS h FROM floe.%s" % t
-        ).first()
+        cols = ", ".join(f.name for f in spark.table("floe." + t).schema.fields)
+        r = spark.sql("SELECT count(*) AS n, sum(cast(hash(%s) AS bigint)) AS h FROM floe.%s" % (cols, t)).first()
         out[t] = {"rows": r["n"], "hash": r["h"] or 0}
     spark.stop()
     print("VERIFY " + json.dumps(out))
