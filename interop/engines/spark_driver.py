@@ -11,8 +11,8 @@ line on stdout (Spark's own logging goes to stderr):
       its catalog floe. Each request runs in a Spark session of its own
       (sharing the one SparkContext) with a new catalog, closed after it:
       Iceberg's JDBC catalog over SQLite keeps reading the catalog as it
-      first found it (its pooled connection holds a read transaction open),
-      so one catalog would not see what floe commits between requests
+      first found it (docs/interop.md), so one catalog would not see what
+      floe commits between requests
   {"op": "sql", "session": "s1", "sql": "..."}
       runs a statement; answers {"ok": true}
   {"op": "rows", "session": "s1", "sql": "..."}
