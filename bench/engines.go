@@ -137,6 +137,17 @@ func (s *SparkEngine) UpsertMerge(ctx context.Context, changes, work string) (Pr
 	return c, err
 }
 
+// Kafka streams topic into db.events of a new warehouse under work with
+// Spark's Kafka source, availableNow.
+func (s *SparkEngine) Kafka(ctx context.Context, bootstrap, topic, work string) (ProcCost, error) {
+	wh := filepath.Join(work, "warehouse")
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return ProcCost{}, err
+	}
+	c, _, err := runMeasured(s.command(ctx, "kafka.py", bootstrap, topic, wh, filepath.Join(work, "checkpoint")))
+	return c, err
+}
+
 // TableSum is a table's row count and the sum of Spark's hash of its rows.
 type TableSum struct {
 	Rows int64 `json:"rows"`
@@ -187,6 +198,27 @@ func (f FloeProcess) Ingest(ctx context.Context, format, src, work string, copyC
 		b.WriteString("    floe.write.copy-parquet-chunks: \"false\"\n")
 	}
 	fmt.Fprintf(&b, "catalog:\n  warehouse: %s\ntrigger: available-now\ncheckpoint: %s\n", wh, filepath.Join(work, "checkpoint"))
+	p := filepath.Join(work, "pipeline.yaml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		return ProcCost{}, err
+	}
+	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, "run", p))
+	return c, err
+}
+
+// Kafka streams topic into db.events of a new warehouse under work, the
+// JSON messages parsed into the columns of the Spark side, available-now.
+func (f FloeProcess) Kafka(ctx context.Context, bootstrap, topic, work string) (ProcCost, error) {
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return ProcCost{}, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "source:\n  type: kafka\n  format: json\n  options:\n    kafka.bootstrap.servers: %q\n    subscribe: %s\n  schema:\n", bootstrap, topic)
+	for _, c := range kafkaSchema {
+		fmt.Fprintf(&b, "    - {name: %s, type: %s}\n", c.Name, c.Type)
+	}
+	fmt.Fprintf(&b, "sink:\n  table: db.events\n  table-properties:\n    write.parquet.compression-codec: zstd\n    write.parquet.compression-level: \"1\"\n")
+	fmt.Fprintf(&b, "catalog:\n  warehouse: %s\ntrigger: available-now\ncheckpoint: %s\n", filepath.Join(work, "warehouse"), filepath.Join(work, "checkpoint"))
 	p := filepath.Join(work, "pipeline.yaml")
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		return ProcCost{}, err

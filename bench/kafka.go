@@ -98,18 +98,26 @@ func (k *KafkaTopic) Addr() string { return strings.Join(k.cluster.ListenAddrs()
 // Close stops the cluster.
 func (k *KafkaTopic) Close() { k.cluster.Close() }
 
-func (k *KafkaTopic) produce(ctx context.Context) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.cluster.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+func (k *KafkaTopic) produce(ctx context.Context) (err error) {
+	k.Bytes, err = ProduceKafka(ctx, k.cluster.ListenAddrs(), kafkaTopic, k.KafkaSpec)
+	return err
+}
+
+// ProduceKafka produces the spec's messages into topic, round-robin over
+// its partitions, and returns the size of their values.
+func ProduceKafka(ctx context.Context, addrs []string, topic string, s KafkaSpec) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer cl.Close()
 	var mu sync.Mutex
 	var first error
-	for id := range k.Messages {
-		v := KafkaMessage(k.Seed, id)
-		k.Bytes += int64(len(v))
-		cl.Produce(ctx, &kgo.Record{Topic: kafkaTopic, Partition: int32(id % int64(k.Partitions)), Value: v}, func(_ *kgo.Record, err error) {
+	var bytes int64
+	for id := range s.Messages {
+		v := KafkaMessage(s.Seed, id)
+		bytes += int64(len(v))
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(id % int64(s.Partitions)), Value: v}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				first = firstErr(first, err)
@@ -118,9 +126,9 @@ func (k *KafkaTopic) produce(ctx context.Context) error {
 		})
 	}
 	if err := cl.Flush(ctx); err != nil {
-		return err
+		return 0, err
 	}
-	return first
+	return bytes, first
 }
 
 func firstErr(first, err error) error {
