@@ -60,7 +60,8 @@ import (
 type row map[string]any
 
 // checkRows fails the test unless every independent reader of table returns
-// exactly the rows of want after deletes: see the top of this file.
+// exactly the rows of want after deletes (see the top of this file), and
+// the zstd pages of its data and delete files decode in every decoder.
 func (e *env) checkRows(table string, want map[int64]row) {
 	e.T.Helper()
 	readers := []string{"icebird", "duckdb", "spark"}
@@ -108,6 +109,7 @@ func (e *env) checkRowsOf(table string, readers []string, want map[int64]row) {
 	if !e.T.Failed() {
 		e.T.Logf("%s (format v%d): %d rows after deletes, as %s read them", table, d.FormatVersion, len(want), strings.Join(checker, " and "))
 	}
+	e.checkPagesDecode(d)
 }
 
 // readRows runs check.mjs --rows on a metadata file and returns each

@@ -65,6 +65,7 @@ func testMain(m *testing.M) int {
 		}
 	}
 	defer stopSpark()
+	defer jvmDecoders.stop()
 	return m.Run()
 }
 
@@ -72,11 +73,13 @@ func testMain(m *testing.M) int {
 // is its warehouse's catalog in the Spark session, once registered.
 // checkTable and checkRows read with Spark too, unless sparkOff is set: a
 // test that checks many states of one table sets it for most of them, as
-// a Spark read costs a second or two.
+// a Spark read costs a second or two. pages are the zstd pages of its
+// tables that checkPagesDecode read, decoded at the test's end.
 type env struct {
 	*fixture.Env
 	spark    *sparkCatalog
 	sparkOff bool
+	pages    *pageCheck
 }
 
 func newEnv(t *testing.T) *env {
@@ -84,7 +87,9 @@ func newEnv(t *testing.T) *env {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	return &env{Env: fixture.NewEnv(t, floeBin)}
+	e := &env{Env: fixture.NewEnv(t, floeBin), pages: &pageCheck{files: map[string]bool{}}}
+	t.Cleanup(e.decodePages)
+	return e
 }
 
 // tableInfo is what `floe table describe --json` tells the tests.
@@ -146,7 +151,8 @@ func runChecker(metadata string, prefixes ...string) (map[string]Stats, error) {
 	return got, nil
 }
 
-// checkTable compares floe's, icebird's and DuckDB's stats for a table and
+// checkTable compares floe's, icebird's and DuckDB's stats for a table,
+// checks its zstd pages decode in every decoder (checkPagesDecode), and
 // returns floe's.
 func (e *env) checkTable(table string) Stats {
 	e.T.Helper()
@@ -161,6 +167,7 @@ func (e *env) checkTable(table string) Stats {
 	}
 	e.T.Logf("%s: %d rows, checksum %s — floe, icebird and DuckDB agree", table, want.Rows, want.Checksum)
 	e.sparkCheck(table, ti)
+	e.checkPagesDecode(ti)
 	return want
 }
 

@@ -180,3 +180,42 @@ func TestPurgeDeletesOnlyReferencedFiles(t *testing.T) {
 		}
 	}
 }
+
+// purgeRequested is a boolean in any case, as Java's REST servers parse it
+// and as Python clients send it (PyIceberg's requests sends "True"): it
+// purges, and "False" drops alone. A value that is no boolean is refused,
+// with the table left, rather than read as false: a purge asked for and not
+// done would be a silent success.
+func TestPurgeRequestedAnyCase(t *testing.T) {
+	w := newWorld(t, nil)
+	ctx := context.Background()
+	w.createTable("db", "a")
+	w.must(200, "POST", "/v1/namespaces/db/tables", map[string]any{"name": "b", "schema": eventSchema})
+	files := map[string][]string{}
+	for _, name := range []string{"a", "b"} {
+		if err := fixture.AppendIDs(ctx, w.direct, "db."+name, 0, 10); err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := w.direct.LoadTable(ctx, table.Identifier{"db", name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = tableFiles(t, tbl)
+	}
+	for _, v := range []string{"yes", "1", "truee"} {
+		w.must(400, "DELETE", "/v1/namespaces/db/tables/a?purgeRequested="+v, nil)
+	}
+	w.must(204, "HEAD", "/v1/namespaces/db/tables/a", nil)
+	w.must(204, "DELETE", "/v1/namespaces/db/tables/a?purgeRequested=True", nil)
+	for _, f := range files["a"] {
+		if exists(f) {
+			t.Errorf("purgeRequested=True left %s", f)
+		}
+	}
+	w.must(204, "DELETE", "/v1/namespaces/db/tables/b?purgeRequested=FALSE", nil)
+	for _, f := range files["b"] {
+		if !exists(f) {
+			t.Errorf("purgeRequested=FALSE deleted %s", f)
+		}
+	}
+}

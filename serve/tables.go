@@ -265,8 +265,14 @@ func (s *Server) dropTable(r *http.Request) response {
 	if res != nil {
 		return *res
 	}
-	if r.URL.Query().Get("purgeRequested") == "true" {
+	// A boolean in any case, as Java's servers read it: Python clients send
+	// "True". Anything else is refused, not read as false, so that a purge
+	// asked for is never silently skipped.
+	switch v := r.URL.Query().Get("purgeRequested"); {
+	case strings.EqualFold(v, "true"):
 		return s.purgeTable(r.Context(), ident)
+	case v != "" && !strings.EqualFold(v, "false"):
+		return badRequest("purgeRequested=%q is not a boolean; send true or false", v)
 	}
 	if err := s.cfg.Catalog.DropTable(r.Context(), ident); err != nil {
 		return s.fromError(err)

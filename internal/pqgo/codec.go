@@ -4,6 +4,7 @@
 package pqgo
 
 import (
+	"fmt"
 	"runtime"
 
 	"github.com/klauspost/compress/zstd"
@@ -67,9 +68,9 @@ func (c *ZstdCodec) Decode(dst, src []byte) ([]byte, error) { return c.dec.Decod
 // come one after another from one goroutine. width is the bytes of each of
 // the column's plain values, 4 or 8, or 0 when they vary.
 func (c *ZstdCodec) Column(width int) compress.Codec {
-	col := &zstdColumn{ZstdCodec: c, fast: codingLiterals}
+	col := &zstdColumn{ZstdCodec: c, fast: CodingLiterals}
 	if width == 4 || width == 8 {
-		col.fast, col.width = codingStride, width
+		col.fast, col.width = CodingStride, width
 	}
 	return col
 }
@@ -107,9 +108,9 @@ func PlainWidth(kind pq.Kind) int {
 // later, so that a column it does not suit pays for it rarely.
 type zstdColumn struct {
 	*ZstdCodec
-	fast  coding // the fastest level's coding of the column
-	width int    // of the column's values, for codingStride
-	cheap coding // of the pages left
+	fast  Coding // the fastest level's coding of the column
+	width int    // of the column's values, for CodingStride
+	cheap Coding // of the pages left
 	left  int    // pages left to code cheaply
 	wins  int    // pages in a row cheap suited
 	// fastLosses is the pages in a row the fastest level's coding lost
@@ -117,16 +118,55 @@ type zstdColumn struct {
 	fastLosses, untilFast int
 }
 
-// coding is how a page is coded: by the full encoder, or more cheaply in
+// Coding is how a page is coded: by the full encoder, or more cheaply in
 // the same format.
-type coding int
+type Coding int
 
+// The codings of a column's pages (see zstdColumn).
 const (
-	codingFull coding = iota - 1 // the full encoder's, for try's answer
-	codingLean
-	codingLiterals
-	codingStride
+	CodingFull     Coding = iota - 1 // klauspost's encoder, every literal entropy coded
+	CodingLean                       // klauspost's encoder, a block's literals raw when it found no match
+	CodingLiterals                   // literals alone: appendLiterals
+	CodingStride                     // matches with the value before alone: appendStride
 )
+
+// Codings are every coding a page may take, for the tests that decode
+// each in every decoder users run.
+var Codings = []Coding{CodingFull, CodingLean, CodingLiterals, CodingStride}
+
+func (c Coding) String() string {
+	switch c {
+	case CodingFull:
+		return "full"
+	case CodingLean:
+		return "lean"
+	case CodingLiterals:
+		return "literals"
+	case CodingStride:
+		return "stride"
+	}
+	return fmt.Sprintf("coding %d", int(c))
+}
+
+// EncodeAs appends to dst the zstd frame of src coded as coding says, as a
+// column's pages are once it chose that coding; width is the bytes of each
+// of the page's plain values, 4 or 8, which CodingStride needs.
+func (c *ZstdCodec) EncodeAs(coding Coding, dst, src []byte, width int) ([]byte, error) {
+	switch coding {
+	case CodingFull:
+		return c.enc.EncodeAll(src, dst), nil
+	case CodingLean:
+		return c.lean.EncodeAll(src, dst), nil
+	case CodingLiterals:
+		return appendLiterals(dst, src)
+	case CodingStride:
+		if width != 4 && width != 8 {
+			return nil, fmt.Errorf("zstd stride coding of values %d bytes wide: it codes values of 4 or 8 bytes", width)
+		}
+		return appendStride(dst, src, width)
+	}
+	return nil, fmt.Errorf("zstd: no %v", coding)
+}
 
 // maxWins caps the pages coded cheaply before the full encoder tries
 // again, and the pages before literals alone are tried again after they
@@ -163,15 +203,15 @@ func (c *zstdColumn) Encode(dst, src []byte) ([]byte, error) {
 // coding of the sample, when it suits, goes after out in the same buffer,
 // parquet-go's, so that no column keeps one of its own; out stays as it
 // is.
-func (c *zstdColumn) try(out, sample []byte) (coding, []byte) {
+func (c *zstdColumn) try(out, sample []byte) (Coding, []byte) {
 	if len(out) > len(sample)-len(sample)/50 {
-		c.suits(codingLean)
-		return codingLean, nil
+		c.suits(CodingLean)
+		return CodingLean, nil
 	}
 	if !c.fastest || c.untilFast > 0 {
 		c.untilFast = max(c.untilFast-1, 0)
 		c.wins = 0
-		return codingFull, nil
+		return CodingFull, nil
 	}
 	if both, err := c.code(out, sample); err == nil {
 		if cheap := both[len(out):]; len(cheap) <= len(out)+len(out)/16 {
@@ -183,34 +223,26 @@ func (c *zstdColumn) try(out, sample []byte) (coding, []byte) {
 	c.fastLosses = min(c.fastLosses+1, maxWins)
 	c.untilFast = 1<<c.fastLosses - 1
 	c.wins = 0
-	return codingFull, nil
+	return CodingFull, nil
 }
 
 // encode codes src as coding says; should Huffman coding fail, the full
 // encoder codes it.
-func (c *zstdColumn) encode(coding coding, dst, src []byte) []byte {
-	switch coding {
-	case codingLean:
-		return c.lean.EncodeAll(src, dst[:0])
-	case codingLiterals, codingStride:
-		if out, err := c.code(dst[:0], src); err == nil {
-			return out
-		}
+func (c *zstdColumn) encode(coding Coding, dst, src []byte) []byte {
+	if out, err := c.EncodeAs(coding, dst[:0], src, c.width); err == nil {
+		return out
 	}
 	return c.enc.EncodeAll(src, dst[:0])
 }
 
 // code appends src coded by the fastest level's coding of the column.
 func (c *zstdColumn) code(dst, src []byte) ([]byte, error) {
-	if c.fast == codingStride {
-		return appendStride(dst, src, c.width)
-	}
-	return appendLiterals(dst, src)
+	return c.EncodeAs(c.fast, dst, src, c.width)
 }
 
 // suits starts a run of pages coded cheaply: one page longer per win in a
 // row, up to 2^maxWins-1.
-func (c *zstdColumn) suits(cheap coding) {
+func (c *zstdColumn) suits(cheap Coding) {
 	if cheap != c.cheap {
 		c.wins = 0
 	}
