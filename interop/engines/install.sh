@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real engines the interoperability tests and benchmarks run
 # beside floe: pyspark and PyIceberg in a virtual environment, and the jars
-# of spark/, kafka/ and zstd/ (Iceberg's Spark runtime, the Apache Kafka
-# broker, the JVM's zstd decoders), all pinned in this directory. They go to
+# of spark/, kafka/, zstd/ and connect/ (Iceberg's Spark runtime, the Apache
+# Kafka broker and Kafka Connect, the JVM's zstd decoders, Kafka Connect's
+# Iceberg sink), all pinned in this directory. They go to
 # $FLOE_ENGINES_DIR (default ~/.cache/floe-engines); a second run whose pins
 # are unchanged installs nothing. Needs python3, java 17+ and mvn.
 set -euo pipefail
@@ -20,7 +21,7 @@ rm -f "$dir/installed"
 echo "interop/engines: installing into $dir" >&2
 [[ -x "$dir/venv/bin/python" ]] || python3 -m venv "$dir/venv"
 "$dir/venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.txt"
-for set in spark kafka zstd; do
+for set in spark kafka zstd connect; do
 	rm -rf "$dir/jars/$set"
 	mvn -q -B -f "$here/$set/pom.xml" dependency:copy-dependencies \
 		-DoutputDirectory="$dir/jars/$set" -DincludeScope=runtime \
