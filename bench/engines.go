@@ -148,9 +148,11 @@ func (s *SparkEngine) Kafka(ctx context.Context, bootstrap, topic, work string) 
 	return c, err
 }
 
-// TableSum is a table's row count and the sum of Spark's hash of its rows.
+// TableSum is a table's row count, its distinct ids and the sum of Spark's
+// hash of its rows.
 type TableSum struct {
 	Rows int64 `json:"rows"`
+	IDs  int64 `json:"ids"`
 	Hash int64 `json:"hash"`
 }
 

@@ -6,8 +6,8 @@ spark-submit so that the measured process is Spark's JVM itself.
       properties floe's table gets, then streams SRC into it with
       trigger(availableNow=True), as the reference article does
   ingest.py verify WAREHOUSE TABLE...
-      prints {"table": {"rows": n, "hash": h}} for each table: the row count
-      and the sum of Spark's hash of every row (its columns in table order),
+      prints {"table": {"rows": n, "ids": d, "hash": h}} for each table: the
+      row count, the distinct ids, and the sum of Spark's hash of every row (its columns in table order),
       so that two tables' rows can be compared as multisets
 """
 
@@ -61,8 +61,10 @@ def verify(warehouse, tables):
     out = {}
     for t in tables:
         cols = ", ".join(f.name for f in spark.table("floe." + t).schema.fields)
-        r = spark.sql("SELECT count(*) AS n, sum(cast(hash(%s) AS bigint)) AS h FROM floe.%s" % (cols, t)).first()
-        out[t] = {"rows": r["n"], "hash": r["h"] or 0}
+        r = spark.sql(
+            "SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(cast(hash(%s) AS bigint)) AS h FROM floe.%s" % (cols, t)
+        ).first()
+        out[t] = {"rows": r["n"], "ids": r["ids"], "hash": r["h"] or 0}
     spark.stop()
     print("VERIFY " + json.dumps(out))
 
