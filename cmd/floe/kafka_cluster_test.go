@@ -265,6 +265,79 @@ func TestKafkaClusterWorkerFailsLoudly(t *testing.T) {
 	}
 }
 
+// A worker the group's coordinator refuses, for a session timeout outside
+// the broker's bounds or for a group whose members assign partitions by
+// another protocol (a Java consumer's, here franz-go's range balancer),
+// exits 2 naming the cause and the option to change, instead of running
+// on with no partitions and nothing committed.
+func TestKafkaClusterGroupRefuses(t *testing.T) {
+	t.Parallel()
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		t.Run("session timeout", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := b.Start(t, "events", 2)
+			produceIDs(t, c, c.Name("events"), 2, 0, 100)
+			w := startClusterWorker(e, c, "a", "-o", "kafka.session.timeout.ms=3000")
+			wantRefused(t, e, w, "kafka.session.timeout.ms 3000", "group.min.session.timeout.ms")
+		})
+		t.Run("another protocol", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := b.Start(t, "events", 2)
+			produceIDs(t, c, c.Name("events"), 2, 0, 100)
+			assigned := make(chan struct{}, 1)
+			other, err := kgo.NewClient(kgo.SeedBrokers(c.Addr()), kgo.ConsumerGroup(c.Name("landers")), kgo.ConsumeTopics(c.Name("events")),
+				kgo.Balancers(kgo.RangeBalancer()), kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+					select {
+					case assigned <- struct{}{}:
+					default:
+					}
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			go func() {
+				for other.Context().Err() == nil {
+					other.PollFetches(other.Context())
+				}
+			}()
+			select {
+			case <-assigned:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the range-balanced consumer got no partitions within 60 s")
+			}
+			w := startClusterWorker(e, c, "a")
+			wantRefused(t, e, w, "INCONSISTENT_GROUP_PROTOCOL", "kafka.group.id")
+		})
+	})
+}
+
+// wantRefused waits for worker w to exit and fails unless it exited 2
+// naming each of want, with nothing committed.
+func wantRefused(t *testing.T, e *env, w *clusterWorker, want ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !w.exited.Load(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = w.proc(syscall.SIGKILL)
+			fixture.WaitFor(t, 10*time.Second, "the killed worker", w.exited.Load)
+			t.Fatalf("the refused worker still runs after 60 s:\n%s", w.stderr.String())
+		}
+	}
+	if w.code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", w.code, w.stderr.String())
+	}
+	for _, s := range want {
+		if !strings.Contains(w.stderr.String(), s) {
+			t.Fatalf("the refusal does not name %q:\n%s", s, w.stderr.String())
+		}
+	}
+	if ids := e.TableIDs("db.events"); len(ids) != 0 {
+		t.Fatalf("the refused worker committed %d ids", len(ids))
+	}
+}
+
 var clusterChaos = flag.Int("cluster-chaos", 0, "actions of TestKafkaClusterRandomFailures (kills, stops, joins); 0 skips it")
 
 // Random kills, restarts, stops past the session timeout and joins of
