@@ -27,6 +27,7 @@ type kafkaModel struct {
 	t       *testing.T
 	e       *env
 	k       *kafkatest.Cluster
+	topic   string // events, as the cluster names it
 	rng     *rand.Rand
 	logs    [][]int64 // per partition, the ids by offset
 	start   []int64   // per partition, the first offset retention left
@@ -37,7 +38,7 @@ type kafkaModel struct {
 }
 
 func newKafkaModel(t *testing.T, e *env, k *kafkatest.Cluster, partitions int, seed uint64) *kafkaModel {
-	m := &kafkaModel{t: t, e: e, k: k, rng: rand.New(rand.NewPCG(seed, 30)), want: map[int64]bool{}}
+	m := &kafkaModel{t: t, e: e, k: k, topic: k.Name("events"), rng: rand.New(rand.NewPCG(seed, 30)), want: map[int64]bool{}}
 	m.reset(partitions)
 	return m
 }
@@ -66,7 +67,7 @@ func (m *kafkaModel) produceTo(to []int) {
 	}
 	recs := make([]*kgo.Record, len(to))
 	for i, p := range to {
-		recs[i] = &kgo.Record{Topic: "events", Partition: int32(p), Value: fmt.Appendf(nil, `{"id":%d,"v":"m%d"}`, m.next, m.next)}
+		recs[i] = &kgo.Record{Topic: m.topic, Partition: int32(p), Value: fmt.Appendf(nil, `{"id":%d,"v":"m%d"}`, m.next, m.next)}
 		m.logs[p] = append(m.logs[p], m.next)
 		m.next++
 	}
@@ -148,7 +149,7 @@ func (m *kafkaModel) check() (lost, duplicated int) {
 
 // named is what a refusal says of partition p read up to its offset.
 func (m *kafkaModel) named(p int) string {
-	return fmt.Sprintf("events/%d", p)
+	return fmt.Sprintf("%s/%d", m.topic, p)
 }
 
 // readUpTo is the words of a refusal for partition p's recorded offset.
@@ -178,8 +179,8 @@ func TestFaultKafkaTopicRecreated(t *testing.T) {
 				least = min(least, m.read[p])
 			}
 			partitions := 1 + m.rng.IntN(3)
-			k.DeleteTopic(t, "events")
-			k.CreateTopic(t, "events", partitions)
+			k.DeleteTopic(t, m.topic)
+			k.CreateTopic(t, m.topic, partitions)
 			m.reset(partitions)
 			faults++
 			n := partitions * int(least) / 2
@@ -187,7 +188,7 @@ func TestFaultKafkaTopicRecreated(t *testing.T) {
 				n = partitions * int(least+1+m.rng.Int64N(least+1))
 			}
 			m.produce(n)
-			m.refused(append(want, "topic events was deleted and created again")...)
+			m.refused(append(want, "topic "+m.topic+" was deleted and created again")...)
 			m.ok("-o", "failOnDataLoss=false")
 			m.landed(nil)
 			m.check()
@@ -215,11 +216,11 @@ func TestFaultKafkaTrim(t *testing.T) {
 		m.produce(600 + m.rng.IntN(900))
 		// Read a random part of each partition's new messages.
 		to := make([]int64, len(m.logs))
-		ending := map[string]map[string]int64{"events": {}}
+		ending := map[string]map[string]int64{m.topic: {}}
 		for p := range m.logs {
 			// The last partition keeps some unread, for retention to take.
 			to[p] = m.read[p] + m.rng.Int64N(m.end(p)-m.read[p])
-			ending["events"][fmt.Sprint(p)] = to[p]
+			ending[m.topic][fmt.Sprint(p)] = to[p]
 		}
 		spec, _ := json.Marshal(ending)
 		m.ok("-o", "endingOffsets="+string(spec))
@@ -232,11 +233,11 @@ func TestFaultKafkaTrim(t *testing.T) {
 				continue
 			}
 			before := m.read[p] + 1 + m.rng.Int64N(m.end(p)-m.read[p])
-			k.Trim(t, "events", int32(p), before)
+			k.Trim(t, m.topic, int32(p), before)
 			m.start[p] = before
 			faults++
 			if want == nil {
-				want = []string{fmt.Sprintf("partition events/%d: offsets %d to %d were deleted (retention)", p, m.read[p], before-1)}
+				want = []string{fmt.Sprintf("partition %s: offsets %d to %d were deleted (retention)", m.named(p), m.read[p], before-1)}
 			}
 		}
 		if want != nil {

@@ -59,7 +59,7 @@ func TestFirstRunNoCheckpointNotice(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		c := kafkatest.Start(t, "events", 2)
-		produceIDs(t, c, "events", 2, 0, 100)
+		produceIDs(t, c, c.Name("events"), 2, 0, 100)
 		firstRunQuiet(t, e, e.OK(kafkaStream(e, c)...))
 		if msg := fixture.Exact(e.TableIDs("db.events"), 0, 100); msg != "" {
 			t.Fatal(msg)
@@ -69,7 +69,7 @@ func TestFirstRunNoCheckpointNotice(t *testing.T) {
 		if err := os.RemoveAll(e.Ckpt); err != nil {
 			t.Fatal(err)
 		}
-		produceIDs(t, c, "events", 2, 100, 100)
+		produceIDs(t, c, c.Name("events"), 2, 100, 100)
 		r := e.OK(kafkaStream(e, c)...)
 		m := checkpointNotice.FindAllStringSubmatch(r.Stderr, -1)
 		if len(m) != 1 || m[0][1] == "" || m[0][2] != "0" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/kafkatest"
 )
 
 // floeBin is the binary under test, built once by TestMain with the
@@ -23,6 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	kafkatest.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

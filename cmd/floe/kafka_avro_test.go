@@ -74,13 +74,13 @@ func produceUsers(t *testing.T, c *kafkatest.Cluster, partitions int32, first, n
 		} else {
 			val = confluentValue(t, 1, userV1, map[string]any{"id": id, "name": fmt.Sprintf("u%d", id)})
 		}
-		recs[i] = &kgo.Record{Topic: "users", Partition: int32(id % int64(partitions)), Value: val}
+		recs[i] = &kgo.Record{Topic: c.Name("users"), Partition: int32(id % int64(partitions)), Value: val}
 	}
 	c.Produce(t, recs...)
 }
 
 func kafkaAvroStream(e *env, c *kafkatest.Cluster, registry string, extra ...string) []string {
-	return append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=users",
+	return append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + c.Name("users"),
 		"-o", "schema.registry.url=" + registry, "-o", "schema.registry.basic.auth.user.info=ann:secret",
 		"--format", "avro", "--table", "db.users", "--checkpoint", e.Ckpt, "--trigger", "available-now"}, extra...)
 }
@@ -145,16 +145,16 @@ func TestKafkaAvroBadValues(t *testing.T) {
 			c := kafkatest.Start(t, "users", 1)
 			reg := schemaRegistry(t, map[int]string{1: userV1})
 			produceUsers(t, c, 1, 0, 2, 1000)
-			c.Produce(t, &kgo.Record{Topic: "users", Partition: 0, Value: bad.value})
+			c.Produce(t, &kgo.Record{Topic: c.Name("users"), Partition: 0, Value: bad.value})
 			produceUsers(t, c, 1, 3, 2, 1000)
 			r := e.Run(kafkaAvroStream(e, c, reg.URL)...)
-			if r.Code == 0 || !strings.Contains(r.Stderr, "kafka topic users partition 0 offset 2") || !strings.Contains(r.Stderr, bad.want) {
+			if r.Code == 0 || !strings.Contains(r.Stderr, "kafka topic "+c.Name("users")+" partition 0 offset 2") || !strings.Contains(r.Stderr, bad.want) {
 				t.Fatalf("want the batch refused naming offset 2 and %q, got %s", bad.want, r)
 			}
 			if ids := e.TableIDs("db.users"); len(ids) != 0 {
 				t.Fatalf("the failed batch committed ids %v", ids)
 			}
-			e.OK(kafkaAvroStream(e, c, reg.URL, "--checkpoint", e.Ckpt+"-2", "-o", `startingOffsets={"users":{"0":3}}`)...)
+			e.OK(kafkaAvroStream(e, c, reg.URL, "--checkpoint", e.Ckpt+"-2", "-o", fmt.Sprintf(`startingOffsets={%q:{"0":3}}`, c.Name("users")))...)
 			if msg := fixture.Exact(e.TableIDs("db.users"), 3, 2); msg != "" {
 				t.Fatalf("after starting past the message: %s", msg)
 			}

@@ -37,8 +37,8 @@ const clusterInterval = 300 * time.Millisecond
 
 func startClusterWorker(e *env, c *kafkatest.Cluster, name string, extra ...string) *clusterWorker {
 	var stderr syncBuffer
-	cmd := e.startFloe(&stderr, append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=events",
-		"-o", "kafka.group.id=landers", "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500", "-o", "kafka.max.poll.interval.ms=10000",
+	cmd := e.startFloe(&stderr, append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + c.Name("events"),
+		"-o", "kafka.group.id=" + c.Name("landers"), "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500", "-o", "kafka.max.poll.interval.ms=10000",
 		"--format", "json", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "ck-"+name),
 		"--trigger", "processing-time=" + clusterInterval.String(), "--progress", "json"}, extra...)...)
 	w := &clusterWorker{name: name, stderr: &stderr, cmd: cmd, proc: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
@@ -93,7 +93,7 @@ func startProducer(t *testing.T, c *kafkatest.Cluster, partitions int32, every t
 				return
 			case <-time.After(every):
 			}
-			produceIDs(t, c, "events", partitions, p.produced.Load(), n)
+			produceIDs(t, c, c.Name("events"), partitions, p.produced.Load(), n)
 			p.produced.Add(n)
 		}
 	}()
@@ -123,71 +123,73 @@ func (w *clusterWorker) coordinating() bool {
 // is referenced twice.
 func TestKafkaClusterExactlyOnce(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := kafkatest.Start(t, "events", 8)
-	producer := startProducer(t, c, 8, 50*time.Millisecond, 97)
-	began := time.Now()
-	workers := []*clusterWorker{}
-	for i := range 3 {
-		workers = append(workers, startClusterWorker(e, c, fmt.Sprint(i)))
-	}
-	alive := func() []*clusterWorker { return running(workers) }
-	fixture.WaitFor(t, 60*time.Second, "the first commit", func() bool { return len(e.TableIDs("db.events")) > 0 })
-	workers = append(workers, startClusterWorker(e, c, "3"))
-	time.Sleep(3 * time.Second)
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		e := newEnv(t)
+		c := b.Start(t, "events", 8)
+		producer := startProducer(t, c, 8, 50*time.Millisecond, 97)
+		began := time.Now()
+		workers := []*clusterWorker{}
+		for i := range 3 {
+			workers = append(workers, startClusterWorker(e, c, fmt.Sprint(i)))
+		}
+		alive := func() []*clusterWorker { return running(workers) }
+		fixture.WaitFor(t, 60*time.Second, "the first commit", func() bool { return len(e.TableIDs("db.events")) > 0 })
+		workers = append(workers, startClusterWorker(e, c, "3"))
+		time.Sleep(3 * time.Second)
 
-	var coord *clusterWorker
-	fixture.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
+		var coord *clusterWorker
+		fixture.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
+			for _, w := range alive() {
+				if w.coordinating() {
+					coord = w
+					return true
+				}
+			}
+			return false
+		})
+		t.Logf("killing the coordinator, worker %s", coord.name)
+		_ = coord.proc(syscall.SIGKILL)
+		time.Sleep(2 * time.Second)
+
+		var zombie *clusterWorker
 		for _, w := range alive() {
-			if w.coordinating() {
-				coord = w
-				return true
+			if w != coord {
+				zombie = w
+				break
 			}
 		}
-		return false
+		t.Logf("stopping worker %s past the session timeout", zombie.name)
+		_ = zombie.proc(syscall.SIGSTOP)
+		time.Sleep(9 * time.Second)
+		_ = zombie.proc(syscall.SIGCONT)
+		time.Sleep(3 * time.Second)
+
+		total := producer.stop()
+		fixture.WaitFor(t, 90*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
+		elapsed := time.Since(began)
+		for _, w := range alive() {
+			_ = w.proc(syscall.SIGTERM)
+		}
+		for _, w := range workers {
+			if w == coord {
+				continue
+			}
+			fixture.WaitFor(t, 30*time.Second, "worker "+w.name+" to stop", w.exited.Load)
+			if w.code != 0 {
+				t.Errorf("worker %s exited %d:\n%s", w.name, w.code, w.stderr.String())
+			}
+		}
+		if msg := fixture.Exact(e.TableIDs("db.events"), 0, total); msg != "" {
+			t.Fatalf("%d messages produced: %s", total, msg)
+		}
+		snaps := e.Snapshots("db.events")
+		intervals := int(elapsed / clusterInterval)
+		if len(snaps) > intervals+len(workers) {
+			t.Errorf("%d snapshots in %d intervals of %d workers: more than one commit per interval", len(snaps), intervals, len(workers))
+		}
+		files := liveFilesOnce(t, e)
+		t.Logf("%d messages, %d snapshots in %v (%d intervals), %d data files", total, len(snaps), elapsed.Round(time.Second), intervals, len(files))
 	})
-	t.Logf("killing the coordinator, worker %s", coord.name)
-	_ = coord.proc(syscall.SIGKILL)
-	time.Sleep(2 * time.Second)
-
-	var zombie *clusterWorker
-	for _, w := range alive() {
-		if w != coord {
-			zombie = w
-			break
-		}
-	}
-	t.Logf("stopping worker %s past the session timeout", zombie.name)
-	_ = zombie.proc(syscall.SIGSTOP)
-	time.Sleep(9 * time.Second)
-	_ = zombie.proc(syscall.SIGCONT)
-	time.Sleep(3 * time.Second)
-
-	total := producer.stop()
-	fixture.WaitFor(t, 90*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
-	elapsed := time.Since(began)
-	for _, w := range alive() {
-		_ = w.proc(syscall.SIGTERM)
-	}
-	for _, w := range workers {
-		if w == coord {
-			continue
-		}
-		fixture.WaitFor(t, 30*time.Second, "worker "+w.name+" to stop", w.exited.Load)
-		if w.code != 0 {
-			t.Errorf("worker %s exited %d:\n%s", w.name, w.code, w.stderr.String())
-		}
-	}
-	if msg := fixture.Exact(e.TableIDs("db.events"), 0, total); msg != "" {
-		t.Fatalf("%d messages produced: %s", total, msg)
-	}
-	snaps := e.Snapshots("db.events")
-	intervals := int(elapsed / clusterInterval)
-	if len(snaps) > intervals+len(workers) {
-		t.Errorf("%d snapshots in %d intervals of %d workers: more than one commit per interval", len(snaps), intervals, len(workers))
-	}
-	files := liveFilesOnce(t, e)
-	t.Logf("%d messages, %d snapshots in %v (%d intervals), %d data files", total, len(snaps), elapsed.Round(time.Second), intervals, len(files))
 }
 
 // stopWorkers stops the workers with SIGTERM and checks they exit 0.
@@ -210,9 +212,9 @@ func TestKafkaClusterTakesOverFromSingleProcess(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 4)
-	produceIDs(t, c, "events", 4, 0, 2000)
+	produceIDs(t, c, c.Name("events"), 4, 0, 2000)
 	e.OK(kafkaStream(e, c)...)
-	produceIDs(t, c, "events", 4, 2000, 3000)
+	produceIDs(t, c, c.Name("events"), 4, 2000, 3000)
 	workers := []*clusterWorker{startClusterWorker(e, c, "a"), startClusterWorker(e, c, "b")}
 	fixture.WaitFor(t, 60*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= 5000 })
 	stopWorkers(t, workers...)
@@ -227,13 +229,13 @@ func TestKafkaClusterSchemaEvolution(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 4)
-	produceIDs(t, c, "events", 4, 0, 1000)
+	produceIDs(t, c, c.Name("events"), 4, 0, 1000)
 	workers := []*clusterWorker{startClusterWorker(e, c, "a", "--schema-evolution", "add-columns"), startClusterWorker(e, c, "b", "--schema-evolution", "add-columns")}
 	fixture.WaitFor(t, 60*time.Second, "the first messages", func() bool { return len(e.TableIDs("db.events")) >= 1000 })
 	recs := make([]*kgo.Record, 1000)
 	for i := range recs {
 		id := 1000 + i
-		recs[i] = &kgo.Record{Topic: "events", Partition: int32(id % 4), Value: fmt.Appendf(nil, `{"id":%d,"v":"m%d","extra":%d}`, id, id, 2*id)}
+		recs[i] = &kgo.Record{Topic: c.Name("events"), Partition: int32(id % 4), Value: fmt.Appendf(nil, `{"id":%d,"v":"m%d","extra":%d}`, id, id, 2*id)}
 	}
 	c.Produce(t, recs...)
 	fixture.WaitFor(t, 60*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= 2000 })
@@ -252,14 +254,87 @@ func TestKafkaClusterSchemaEvolution(t *testing.T) {
 func TestKafkaClusterWorkerFailsLoudly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := kafkatest.Start(t, "events", 2)
-	produceIDs(t, c, "events", 2, 0, 100)
+	c := kafkatest.StartOnDisk(t, "events", 2)
+	produceIDs(t, c, c.Name("events"), 2, 0, 100)
 	w := startClusterWorker(e, c, "a", "--trigger", "processing-time=10ms")
 	fixture.WaitFor(t, 60*time.Second, "the first messages", func() bool { return len(e.TableIDs("db.events")) >= 100 })
-	c.Stop()
+	c.Stop(t)
 	fixture.WaitFor(t, 120*time.Second, "the worker to give up", w.exited.Load)
 	if w.code != 1 || !strings.Contains(w.stderr.String(), "(10 in a row)") {
 		t.Fatalf("exit %d, want 1 after 10 failed intervals:\n%s", w.code, w.stderr.String())
+	}
+}
+
+// A worker the group's coordinator refuses, for a session timeout outside
+// the broker's bounds or for a group whose members assign partitions by
+// another protocol (a Java consumer's, here franz-go's range balancer),
+// exits 2 naming the cause and the option to change, instead of running
+// on with no partitions and nothing committed.
+func TestKafkaClusterGroupRefuses(t *testing.T) {
+	t.Parallel()
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		t.Run("session timeout", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := b.Start(t, "events", 2)
+			produceIDs(t, c, c.Name("events"), 2, 0, 100)
+			w := startClusterWorker(e, c, "a", "-o", "kafka.session.timeout.ms=3000")
+			wantRefused(t, e, w, "kafka.session.timeout.ms 3000", "group.min.session.timeout.ms")
+		})
+		t.Run("another protocol", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := b.Start(t, "events", 2)
+			produceIDs(t, c, c.Name("events"), 2, 0, 100)
+			assigned := make(chan struct{}, 1)
+			other, err := kgo.NewClient(kgo.SeedBrokers(c.Addr()), kgo.ConsumerGroup(c.Name("landers")), kgo.ConsumeTopics(c.Name("events")),
+				kgo.Balancers(kgo.RangeBalancer()), kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+					select {
+					case assigned <- struct{}{}:
+					default:
+					}
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			go func() {
+				for other.Context().Err() == nil {
+					other.PollFetches(other.Context())
+				}
+			}()
+			select {
+			case <-assigned:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the range-balanced consumer got no partitions within 60 s")
+			}
+			w := startClusterWorker(e, c, "a")
+			wantRefused(t, e, w, "INCONSISTENT_GROUP_PROTOCOL", "kafka.group.id")
+		})
+	})
+}
+
+// wantRefused waits for worker w to exit and fails unless it exited 2
+// naming each of want, with nothing committed.
+func wantRefused(t *testing.T, e *env, w *clusterWorker, want ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !w.exited.Load(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = w.proc(syscall.SIGKILL)
+			fixture.WaitFor(t, 10*time.Second, "the killed worker", w.exited.Load)
+			t.Fatalf("the refused worker still runs after 60 s:\n%s", w.stderr.String())
+		}
+	}
+	if w.code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", w.code, w.stderr.String())
+	}
+	for _, s := range want {
+		if !strings.Contains(w.stderr.String(), s) {
+			t.Fatalf("the refusal does not name %q:\n%s", s, w.stderr.String())
+		}
+	}
+	if ids := e.TableIDs("db.events"); len(ids) != 0 {
+		t.Fatalf("the refused worker committed %d ids", len(ids))
 	}
 }
 

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,43 +19,50 @@ import (
 // exactly once.
 func TestKafkaTopicRecreated(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name       string
-		partitions int32 // of the new topic
-		after      int64 // messages in the new topic before the next run
-		want       []string
-	}{
-		{"fewer", 1, 600, []string{"partition events/0 was read up to offset 1000 of the old topic, and the new one holds offsets 0 to 599", "partition events/1, read up to offset 1000, is gone"}},
-		{"more", 2, 3000, []string{"partition events/0 was read up to offset 1000 of the old topic, and the new one holds offsets 0 to 1499", "events/1"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			k := kafkatest.Start(t, "events", 2)
-			produceIDs(t, k, "events", 2, 0, 2000)
-			e.OK(kafkaStream(e, k)...)
-			k.DeleteTopic(t, "events")
-			k.CreateTopic(t, "events", int(c.partitions))
-			produceIDs(t, k, "events", c.partitions, 2000, c.after)
-			wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), append(c.want, "topic events was deleted and created again (its id was ")...)
-			if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000); msg != "" {
-				t.Fatalf("after the refused run: %s", msg)
-			}
-			r := e.OK(kafkaStream(e, k, "-o", "failOnDataLoss=false")...)
-			if !strings.Contains(r.Stderr, "warning: kafka source: topic events was deleted and created again") || !strings.Contains(r.Stderr, "reading again from the earliest offset") {
-				t.Fatalf("want a warning naming the re-created topic:\n%s", r.Stderr)
-			}
-			if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000+c.after); msg != "" {
-				t.Fatalf("after the run with failOnDataLoss=false: %s", msg)
-			}
-			// The query goes on from the new topic's offsets, by default too.
-			produceIDs(t, k, "events", c.partitions, 2000+c.after, 500)
-			e.OK(kafkaStream(e, k)...)
-			if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2500+c.after); msg != "" {
-				t.Fatalf("after the next run: %s", msg)
-			}
-		})
-	}
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		for _, c := range []struct {
+			name       string
+			partitions int32 // of the new topic
+			after      int64 // messages in the new topic before the next run
+			want       []string
+		}{
+			{"fewer", 1, 600, []string{"partition %[1]s/0 was read up to offset 1000 of the old topic, and the new one holds offsets 0 to 599", "partition %[1]s/1, read up to offset 1000, is gone"}},
+			{"more", 2, 3000, []string{"partition %[1]s/0 was read up to offset 1000 of the old topic, and the new one holds offsets 0 to 1499", "%[1]s/1"}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				k := b.Start(t, "events", 2)
+				topic := k.Name("events")
+				produceIDs(t, k, topic, 2, 0, 2000)
+				e.OK(kafkaStream(e, k)...)
+				k.DeleteTopic(t, topic)
+				k.CreateTopic(t, topic, int(c.partitions))
+				produceIDs(t, k, topic, c.partitions, 2000, c.after)
+				var want []string
+				for _, w := range append(c.want, "topic %[1]s was deleted and created again (its id was ") {
+					want = append(want, fmt.Sprintf(w, topic))
+				}
+				wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), want...)
+				if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000); msg != "" {
+					t.Fatalf("after the refused run: %s", msg)
+				}
+				r := e.OK(kafkaStream(e, k, "-o", "failOnDataLoss=false")...)
+				if !strings.Contains(r.Stderr, "warning: kafka source: topic "+topic+" was deleted and created again") || !strings.Contains(r.Stderr, "reading again from the earliest offset") {
+					t.Fatalf("want a warning naming the re-created topic:\n%s", r.Stderr)
+				}
+				if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000+c.after); msg != "" {
+					t.Fatalf("after the run with failOnDataLoss=false: %s", msg)
+				}
+				// The query goes on from the new topic's offsets, by default too.
+				produceIDs(t, k, topic, c.partitions, 2000+c.after, 500)
+				e.OK(kafkaStream(e, k)...)
+				if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2500+c.after); msg != "" {
+					t.Fatalf("after the next run: %s", msg)
+				}
+			})
+		}
+	})
 }
 
 // A topic deleted and not created again: the default run exits 1 naming
@@ -64,59 +72,60 @@ func TestKafkaTopicDeleted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	k := kafkatest.Start(t, "events", 2)
-	produceIDs(t, k, "events", 2, 0, 1000)
+	topic := k.Name("events")
+	produceIDs(t, k, topic, 2, 0, 1000)
 	e.OK(kafkaStream(e, k)...)
-	k.DeleteTopic(t, "events")
-	wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), "partition events/0, read up to offset 500, is gone", "partition events/1, read up to offset 500, is gone")
+	k.DeleteTopic(t, topic)
+	wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), "partition "+topic+"/0, read up to offset 500, is gone", "partition "+topic+"/1, read up to offset 500, is gone")
 	lenient := kafkaStream(e, k, "-o", "failOnDataLoss=false")
-	if r := e.OK(lenient...); strings.Count(r.Stderr, "warning: kafka source: partition events/") != 2 {
+	if r := e.OK(lenient...); strings.Count(r.Stderr, "warning: kafka source: partition "+topic+"/") != 2 {
 		t.Fatalf("want one warning for each partition gone:\n%s", r.Stderr)
 	}
 	if r := e.OK(lenient...); strings.Contains(r.Stderr, "warning") {
 		t.Fatalf("the partitions gone were named again:\n%s", r.Stderr)
 	}
-	k.CreateTopic(t, "events", 2)
-	produceIDs(t, k, "events", 2, 1000, 300)
+	k.CreateTopic(t, topic, 2)
+	produceIDs(t, k, topic, 2, 1000, 300)
 	e.OK(lenient...)
 	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 1300); msg != "" {
 		t.Fatal(msg)
 	}
 }
 
-// A broker restarted with an empty log: with new topic ids (its metadata
-// lost too) and with the same ids (the controller kept the topics), the
-// offsets the query read are above the partitions' ends. The default run
-// exits 1 naming them; with failOnDataLoss=false every message produced
-// after the restart lands exactly once.
+// A broker restarted with an empty log whose controller kept the topics
+// (same ids): the offsets the query read are above the partitions' ends.
+// The default run exits 1 naming them; with failOnDataLoss=false every
+// message produced after the restart lands exactly once.
+func TestKafkaBrokerLostLog(t *testing.T) {
+	t.Parallel()
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		brokerRestartedEmpty(t, b.StartOnDisk(t, "events", 2), (*kafkatest.Cluster).RestartLosingLogs, "its log was lost")
+	})
+}
+
+// The same with the broker's metadata lost too: the topics are created
+// again, with new ids.
 func TestKafkaBrokerRestartedEmpty(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name    string
-		restart func(*kafkatest.Cluster, *testing.T)
-		why     string
-	}{
-		{"new ids", func(k *kafkatest.Cluster, t *testing.T) { k.RestartEmpty(t) }, "deleted and created again"},
-		{"same ids", func(k *kafkatest.Cluster, t *testing.T) { k.RestartLosingLogs(t) }, "its log was lost"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			k := kafkatest.StartOnDisk(t, "events", 2)
-			produceIDs(t, k, "events", 2, 0, 2000)
-			e.OK(kafkaStream(e, k)...)
-			c.restart(k, t)
-			produceIDs(t, k, "events", 2, 2000, 400)
-			wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), "events/0", "events/1", "read up to offset 1000", c.why)
-			e.OK(kafkaStream(e, k, "-o", "failOnDataLoss=false")...)
-			if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2400); msg != "" {
-				t.Fatalf("after the run with failOnDataLoss=false: %s", msg)
-			}
-			produceIDs(t, k, "events", 2, 2400, 2000)
-			e.OK(kafkaStream(e, k)...)
-			if msg := fixture.Exact(e.TableIDs("db.events"), 0, 4400); msg != "" {
-				t.Fatalf("after the next run: %s", msg)
-			}
-		})
+	brokerRestartedEmpty(t, kafkatest.StartOnDisk(t, "events", 2), (*kafkatest.Cluster).RestartEmpty, "deleted and created again")
+}
+
+func brokerRestartedEmpty(t *testing.T, k *kafkatest.Cluster, restart func(*kafkatest.Cluster, testing.TB), why string) {
+	e := newEnv(t)
+	topic := k.Name("events")
+	produceIDs(t, k, topic, 2, 0, 2000)
+	e.OK(kafkaStream(e, k)...)
+	restart(k, t)
+	produceIDs(t, k, topic, 2, 2000, 400)
+	wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), topic+"/0", topic+"/1", "read up to offset 1000", why)
+	e.OK(kafkaStream(e, k, "-o", "failOnDataLoss=false")...)
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2400); msg != "" {
+		t.Fatalf("after the run with failOnDataLoss=false: %s", msg)
+	}
+	produceIDs(t, k, topic, 2, 2400, 2000)
+	e.OK(kafkaStream(e, k)...)
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 4400); msg != "" {
+		t.Fatalf("after the next run: %s", msg)
 	}
 }
 
@@ -146,15 +155,16 @@ func TestKafkaClusterTopicRecreated(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	k := kafkatest.Start(t, "events", 2)
-	produceIDs(t, k, "events", 2, 0, 1000)
+	topic := k.Name("events")
+	produceIDs(t, k, topic, 2, 0, 1000)
 	workers := []*clusterWorker{startClusterWorker(e, k, "a"), startClusterWorker(e, k, "b")}
 	fixture.WaitFor(t, 60*time.Second, "the first messages in the table", func() bool { return len(e.TableIDs("db.events")) >= 1000 })
-	k.DeleteTopic(t, "events")
-	k.CreateTopic(t, "events", 2)
-	produceIDs(t, k, "events", 2, 1000, 300)
+	k.DeleteTopic(t, topic)
+	k.CreateTopic(t, topic, 2)
+	produceIDs(t, k, topic, 2, 1000, 300)
 	for _, w := range workers {
 		fixture.WaitFor(t, 60*time.Second, "worker "+w.name+" to stop", w.exited.Load)
-		if w.code != 1 || !strings.Contains(w.stderr.String(), "topic events was deleted and created again") || !strings.Contains(w.stderr.String(), "failOnDataLoss=false") {
+		if w.code != 1 || !strings.Contains(w.stderr.String(), "topic "+topic+" was deleted and created again") || !strings.Contains(w.stderr.String(), "failOnDataLoss=false") {
 			t.Fatalf("worker %s: exit %d, want 1 naming the topic created again:\n%s", w.name, w.code, w.stderr.String())
 		}
 	}
@@ -163,7 +173,7 @@ func TestKafkaClusterTopicRecreated(t *testing.T) {
 	}
 	workers = []*clusterWorker{startClusterWorker(e, k, "a", "-o", "failOnDataLoss=false"), startClusterWorker(e, k, "b", "-o", "failOnDataLoss=false")}
 	fixture.WaitFor(t, 60*time.Second, "the new topic's messages in the table", func() bool { return len(e.TableIDs("db.events")) >= 1300 })
-	produceIDs(t, k, "events", 2, 1300, 500)
+	produceIDs(t, k, topic, 2, 1300, 500)
 	fixture.WaitFor(t, 60*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= 1800 })
 	stopWorkers(t, workers...)
 	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 1800); msg != "" {
@@ -186,13 +196,14 @@ func TestKafkaPendingBatchBrokersDown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	k := kafkatest.StartOnDisk(t, "events", 2)
-	produceIDs(t, k, "events", 2, 0, 100)
+	topic := k.Name("events")
+	produceIDs(t, k, topic, 2, 0, 100)
 	e.OK(kafkaStream(e, k)...)
-	produceIDs(t, k, "events", 2, 100, 100)
+	produceIDs(t, k, topic, 2, 100, 100)
 	if r := e.RunEnv(e.Bin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, kafkaStream(e, k)...); r.Code != 137 {
 		t.Fatalf("want the run killed in its commit, got %s", r)
 	}
-	k.Stop()
+	k.Stop(t)
 	r := e.Run(kafkaStream(e, k)...)
 	if r.Code != 1 || !strings.Contains(r.Stderr, "connection refused") || strings.Contains(r.Stderr, "does not match") {
 		t.Fatalf("want exit 1 naming the brokers out of reach, got %s", r)
@@ -213,16 +224,17 @@ func TestKafkaPendingBatchTopicRecreated(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	k := kafkatest.Start(t, "events", 2)
-	produceIDs(t, k, "events", 2, 0, 100)
+	topic := k.Name("events")
+	produceIDs(t, k, topic, 2, 0, 100)
 	e.OK(kafkaStream(e, k)...)
-	produceIDs(t, k, "events", 2, 100, 100) // planned, never committed: lost with the topic
+	produceIDs(t, k, topic, 2, 100, 100) // planned, never committed: lost with the topic
 	if r := e.RunEnv(e.Bin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, kafkaStream(e, k)...); r.Code != 137 {
 		t.Fatalf("want the run killed in its commit, got %s", r)
 	}
-	k.DeleteTopic(t, "events")
-	k.CreateTopic(t, "events", 2)
-	produceIDs(t, k, "events", 2, 200, 300)
-	wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), "topic events was deleted and created again", "after offsets 50 to 99 of partition events/0 were planned")
+	k.DeleteTopic(t, topic)
+	k.CreateTopic(t, topic, 2)
+	produceIDs(t, k, topic, 2, 200, 300)
+	wantDiscontinuity(t, e, e.Run(kafkaStream(e, k)...), "topic "+topic+" was deleted and created again", "after offsets 50 to 99 of partition "+topic+"/0 were planned")
 	e.OK(kafkaStream(e, k, "-o", "failOnDataLoss=false")...)
 	ids := e.TableIDs("db.events")
 	if len(ids) != 400 {

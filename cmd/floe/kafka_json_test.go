@@ -18,7 +18,7 @@ func TestKafkaJSONNumbersIntoStringColumn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 2)
-	produceIDs(t, c, "events", 2, 0, 100)
+	produceIDs(t, c, c.Name("events"), 2, 0, 100)
 	e.OK(kafkaStream(e, c)...)
 	recs := make([]*kgo.Record, 100)
 	for i := range recs {
@@ -27,7 +27,7 @@ func TestKafkaJSONNumbersIntoStringColumn(t *testing.T) {
 		if i%3 == 0 {
 			v += ".5"
 		}
-		recs[i] = &kgo.Record{Topic: "events", Partition: int32(id % 2), Value: fmt.Appendf(nil, `{"id":%d,"v":%s}`, id, v)}
+		recs[i] = &kgo.Record{Topic: c.Name("events"), Partition: int32(id % 2), Value: fmt.Appendf(nil, `{"id":%d,"v":%s}`, id, v)}
 	}
 	c.Produce(t, recs...)
 	e.OK(kafkaStream(e, c)...)

@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -31,8 +32,9 @@ func produceIDs(t *testing.T, c *kafkatest.Cluster, topic string, partitions int
 	c.Produce(t, recs...)
 }
 
+// kafkaStream streams the cluster's topic events into db.events.
 func kafkaStream(e *env, c *kafkatest.Cluster, extra ...string) []string {
-	return append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=events",
+	return append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + c.Name("events"),
 		"--format", "json", "--table", "db.events", "--checkpoint", e.Ckpt, "--trigger", "available-now"}, extra...)
 }
 
@@ -43,7 +45,7 @@ func TestKafkaJSONExactlyOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 8)
-	produceIDs(t, c, "events", 8, 0, 100_000)
+	produceIDs(t, c, c.Name("events"), 8, 0, 100_000)
 	e.OK(kafkaStream(e, c)...)
 	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 100_000); msg != "" {
 		t.Fatalf("after the first run: %s", msg)
@@ -65,12 +67,13 @@ func TestKafkaLostCheckpoint(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "events", 4)
-	produceIDs(t, c, "events", 4, 0, 1000)
+	topic := c.Name("events")
+	produceIDs(t, c, topic, 4, 0, 1000)
 	e.OK(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=300")...)
 	if err := os.RemoveAll(e.Ckpt); err != nil {
 		t.Fatal(err)
 	}
-	produceIDs(t, c, "events", 4, 1000, 1000)
+	produceIDs(t, c, topic, 4, 1000, 1000)
 	// A plain restart resumes from the table's offsets.
 	r := e.OK(kafkaStream(e, c)...)
 	if !strings.Contains(r.Stderr, "was missing; query") || !strings.Contains(r.Stderr, "resumes from table db.events") {
@@ -83,7 +86,7 @@ func TestKafkaLostCheckpoint(t *testing.T) {
 	if err := os.RemoveAll(e.Ckpt); err != nil {
 		t.Fatal(err)
 	}
-	produceIDs(t, c, "events", 4, 2000, 1000)
+	produceIDs(t, c, topic, 4, 2000, 1000)
 	if r := e.Run(append([]string{"checkpoint", "rebuild"}, kafkaStream(e, c)[1:]...)...); r.Code != 0 {
 		t.Fatalf("checkpoint rebuild: exit %d\n%s", r.Code, r.Stderr)
 	}
@@ -108,7 +111,7 @@ func TestKafkaKcatProduced(t *testing.T) {
 	for id := range 100_000 {
 		fmt.Fprintf(&lines, "{\"id\":%d,\"v\":\"m%d\"}\n", id, id)
 	}
-	cmd := exec.Command(kcat, "-b", c.Addr(), "-t", "events", "-P", "-X", "linger.ms=20")
+	cmd := exec.Command(kcat, "-b", c.Addr(), "-t", c.Name("events"), "-P", "-X", "linger.ms=20")
 	cmd.Stdin = strings.NewReader(lines.String())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kcat: %v\n%s", err, out)
@@ -131,11 +134,12 @@ func TestKafkaDebeziumUpsert(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "cdc", 2)
+	topic := c.Name("cdc")
 	ev := func(p int32, s string) *kgo.Record {
 		if s == "" {
-			return &kgo.Record{Topic: "cdc", Partition: p, Key: []byte("k")}
+			return &kgo.Record{Topic: topic, Partition: p, Key: []byte("k")}
 		}
-		return &kgo.Record{Topic: "cdc", Partition: p, Value: []byte(s)}
+		return &kgo.Record{Topic: topic, Partition: p, Value: []byte(s)}
 	}
 	c.Produce(t,
 		ev(0, pgEvent("r", 1, "ann", 1, false)),
@@ -145,7 +149,7 @@ func TestKafkaDebeziumUpsert(t *testing.T) {
 		ev(1, ""),
 		ev(0, pgEvent("c", 3, "cid", 6, false)),
 	)
-	args := []string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=cdc",
+	args := []string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + topic,
 		"--format", "debezium-json", "--table", "db.c", "--checkpoint", e.Ckpt, "--mode", "upsert", "--identifier-fields", "id"}
 	e.OK(args...)
 	if got, want := dbzRows(t, e, "db.c", "id", "name"), []string{"1|ann-2", "3|cid"}; !slices.Equal(got, want) {
@@ -163,44 +167,38 @@ func TestKafkaDebeziumUpsert(t *testing.T) {
 // they are skipped with a warning and the rest is read once.
 func TestKafkaFailOnDataLoss(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := kafkatest.Start(t, "events", 1)
-	produceIDs(t, c, "events", 1, 0, 100)
-	e.OK(kafkaStream(e, c, "-o", `endingOffsets={"events":{"0":40}}`)...)
-	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 40); msg != "" {
-		t.Fatalf("after the first run: %s", msg)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.Addr(), ",")...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var to kadm.Offsets
-	to.Add(kadm.Offset{Topic: "events", Partition: 0, At: 80})
-	if _, err := kadm.NewClient(cl).DeleteRecords(t.Context(), to); err != nil {
-		t.Fatal(err)
-	}
-	r := e.Run(kafkaStream(e, c)...)
-	if r.Code == 0 || !strings.Contains(r.Stderr, "events/0") || !strings.Contains(r.Stderr, "failOnDataLoss=false") {
-		t.Fatalf("want the deleted offsets refused, naming the partition and the option, got %s", r)
-	}
-	r = e.OK(kafkaStream(e, c, "-o", "failOnDataLoss=false")...)
-	if !strings.Contains(r.Stderr, "warning") {
-		t.Fatalf("want a warning about the skipped offsets:\n%s", r.Stderr)
-	}
-	ids := e.TableIDs("db.events")
-	for id := int64(0); id < 100; id++ {
-		want := 0
-		if id < 40 || id >= 80 {
-			want = 1
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		e := newEnv(t)
+		c := b.Start(t, "events", 1)
+		topic := c.Name("events")
+		produceIDs(t, c, topic, 1, 0, 100)
+		e.OK(kafkaStream(e, c, "-o", fmt.Sprintf(`endingOffsets={%q:{"0":40}}`, topic))...)
+		if msg := fixture.Exact(e.TableIDs("db.events"), 0, 40); msg != "" {
+			t.Fatalf("after the first run: %s", msg)
 		}
-		if ids[id] != want {
-			t.Fatalf("id %d occurs %d times; want ids 0-39 and 80-99 once each", id, ids[id])
+		c.Trim(t, topic, 0, 80)
+		r := e.Run(kafkaStream(e, c)...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "partition "+topic+"/0: offsets 40 to 79 were deleted") || !strings.Contains(r.Stderr, "failOnDataLoss=false") {
+			t.Fatalf("want the deleted offsets refused, naming the partition, the offsets and the option, got %s", r)
 		}
-	}
-	if len(ids) != 60 {
-		t.Fatalf("%d distinct ids, want 60", len(ids))
-	}
+		r = e.OK(kafkaStream(e, c, "-o", "failOnDataLoss=false")...)
+		if !strings.Contains(r.Stderr, "warning") {
+			t.Fatalf("want a warning about the skipped offsets:\n%s", r.Stderr)
+		}
+		ids := e.TableIDs("db.events")
+		for id := int64(0); id < 100; id++ {
+			want := 0
+			if id < 40 || id >= 80 {
+				want = 1
+			}
+			if ids[id] != want {
+				t.Fatalf("id %d occurs %d times; want ids 0-39 and 80-99 once each", id, ids[id])
+			}
+		}
+		if len(ids) != 60 {
+			t.Fatalf("%d distinct ids, want 60", len(ids))
+		}
+	})
 }
 
 // Exactly once under kill -9: a processing-time stream of a topic that a
@@ -208,90 +206,99 @@ func TestKafkaFailOnDataLoss(t *testing.T) {
 // run drains the topic, and every message is in the table once.
 func TestKafkaKilledExactlyOnce(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := kafkatest.Start(t, "events", 4)
-	rng := rand.New(rand.NewPCG(9, 9))
-	// The later --trigger wins over kafkaStream's available-now.
-	args := kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=500", "--trigger", "100ms")
-	produced, kills := int64(0), 0
-	for tries := 0; kills < 20; tries++ {
-		if tries > 200 {
-			t.Fatalf("only %d of %d runs were killed while running", kills, tries)
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		e := newEnv(t)
+		c := b.Start(t, "events", 4)
+		topic := c.Name("events")
+		rng := rand.New(rand.NewPCG(9, 9))
+		// The later --trigger wins over kafkaStream's available-now.
+		args := kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=500", "--trigger", "100ms")
+		produced, kills := int64(0), 0
+		for tries := 0; kills < 20; tries++ {
+			if tries > 200 {
+				t.Fatalf("only %d of %d runs were killed while running", kills, tries)
+			}
+			var stderr syncBuffer
+			cmd := e.startFloe(&stderr, args...)
+			// The producer writes while the stream runs.
+			for range 1 + rng.IntN(4) {
+				n := int64(100 + rng.IntN(900))
+				produceIDs(t, c, topic, 4, produced, n)
+				produced += n
+				time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+			}
+			// Every fifth run lives until it has committed a batch: on a
+			// loaded machine a run may otherwise be killed before its first
+			// commit every time.
+			for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot ") && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			switch code := cmd.ProcessState.ExitCode(); code {
+			case -1:
+				kills++
+			default:
+				t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
+			}
 		}
-		var stderr syncBuffer
-		cmd := e.startFloe(&stderr, args...)
-		// The producer writes while the stream runs.
-		for range 1 + rng.IntN(4) {
-			n := int64(100 + rng.IntN(900))
-			produceIDs(t, c, "events", 4, produced, n)
-			produced += n
-			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		// The killed runs committed batches, none twice.
+		partial := e.TableIDs("db.events")
+		if len(partial) == 0 {
+			t.Fatal("no batch was committed between the kills")
 		}
-		// Every fifth run lives until it has committed a batch: on a
-		// loaded machine a run may otherwise be killed before its first
-		// commit every time.
-		for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot ") && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
+		for id, n := range partial {
+			if n > 1 {
+				t.Fatalf("id %d is in the table %d times after the kills", id, n)
+			}
 		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		switch code := cmd.ProcessState.ExitCode(); code {
-		case -1:
-			kills++
-		default:
-			t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
+		e.OK(kafkaStream(e, c)...)
+		if msg := fixture.Exact(e.TableIDs("db.events"), 0, produced); msg != "" {
+			t.Fatalf("after %d kills and %d messages: %s", kills, produced, msg)
 		}
-	}
-	// The killed runs committed batches, none twice.
-	partial := e.TableIDs("db.events")
-	if len(partial) == 0 {
-		t.Fatal("no batch was committed between the kills")
-	}
-	for id, n := range partial {
-		if n > 1 {
-			t.Fatalf("id %d is in the table %d times after the kills", id, n)
-		}
-	}
-	e.OK(kafkaStream(e, c)...)
-	if msg := fixture.Exact(e.TableIDs("db.events"), 0, produced); msg != "" {
-		t.Fatalf("after %d kills and %d messages: %s", kills, produced, msg)
-	}
+	})
 }
 
 // Progress records say how far each batch is behind the partitions'
 // ends: Spark's offsetsBehindLatest metrics and the latest offsets.
 func TestKafkaProgressLag(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := kafkatest.Start(t, "events", 2)
-	produced := time.Now()
-	produceIDs(t, c, "events", 2, 0, 1000)
-	r := e.OK(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=400", "--progress", "json")...)
-	var lags []string
-	for _, line := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
-		var p struct {
-			Sources []struct {
-				LatestOffset map[string]map[string]int64 `json:"latestOffset"`
-				Metrics      map[string]string           `json:"metrics"`
-			} `json:"sources"`
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		e := newEnv(t)
+		c := b.Start(t, "events", 2)
+		topic := c.Name("events")
+		produced := time.Now()
+		produceIDs(t, c, topic, 2, 0, 1000)
+		r := e.OK(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=400", "--progress", "json")...)
+		var lags []string
+		for _, line := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
+			var p struct {
+				Sources []struct {
+					LatestOffset map[string]map[string]int64 `json:"latestOffset"`
+					Metrics      map[string]string           `json:"metrics"`
+				} `json:"sources"`
+			}
+			if json.Unmarshal([]byte(line), &p) != nil || len(p.Sources) == 0 || p.Sources[0].Metrics == nil {
+				continue
+			}
+			if got := p.Sources[0].LatestOffset[topic]; got["0"] != 500 || got["1"] != 500 {
+				t.Fatalf("latestOffset %v, want 500 in each partition", got)
+			}
+			lags = append(lags, p.Sources[0].Metrics["maxOffsetsBehindLatest"]+"/"+p.Sources[0].Metrics["offsetsBehindLatest"])
+			// The messages were produced before the run: each batch's newest
+			// waited at least from then to its commit.
+			if ms, err := strconv.ParseInt(p.Sources[0].Metrics["commitLagMs"], 10, 64); err != nil || ms < 0 || ms > time.Since(produced).Milliseconds() {
+				t.Fatalf("commitLagMs %q: want the time from the batch's newest message to its commit, at most %v", p.Sources[0].Metrics["commitLagMs"], time.Since(produced))
+			}
 		}
-		if json.Unmarshal([]byte(line), &p) != nil || len(p.Sources) == 0 || p.Sources[0].Metrics == nil {
-			continue
+		var want []string
+		for _, behind := range []int{300, 100, 0} {
+			want = append(want, fmt.Sprintf(`%d/{%q:{"0":%d,"1":%d}}`, behind, topic, behind, behind))
 		}
-		if got := p.Sources[0].LatestOffset["events"]; got["0"] != 500 || got["1"] != 500 {
-			t.Fatalf("latestOffset %v, want 500 in each partition", got)
+		if !slices.Equal(lags, want) {
+			t.Fatalf("lag by batch %v, want %v", lags, want)
 		}
-		lags = append(lags, p.Sources[0].Metrics["maxOffsetsBehindLatest"]+"/"+p.Sources[0].Metrics["offsetsBehindLatest"])
-		// The messages were produced before the run: each batch's newest
-		// waited at least from then to its commit.
-		if ms, err := strconv.ParseInt(p.Sources[0].Metrics["commitLagMs"], 10, 64); err != nil || ms < 0 || ms > time.Since(produced).Milliseconds() {
-			t.Fatalf("commitLagMs %q: want the time from the batch's newest message to its commit, at most %v", p.Sources[0].Metrics["commitLagMs"], time.Since(produced))
-		}
-	}
-	want := []string{`300/{"events":{"0":300,"1":300}}`, `100/{"events":{"0":100,"1":100}}`, `0/{"events":{"0":0,"1":0}}`}
-	if !slices.Equal(lags, want) {
-		t.Fatalf("lag by batch %v, want %v", lags, want)
-	}
+	})
 }
 
 // /metrics reports each partition's lag as of the newest batch: 300
@@ -299,29 +306,119 @@ func TestKafkaProgressLag(t *testing.T) {
 // 0 once all are in.
 func TestKafkaLagMetric(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := kafkatest.Start(t, "events", 2)
-	produceIDs(t, c, "events", 2, 0, 1000)
-	// Two seconds between batches leave time to scrape after the first.
-	stream, base := e.metricsStream(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=400", "--trigger", "2s", "--maintenance=false")...)
-	defer stream.Process.Kill()
-	rows := `floe_output_rows_total{table="db.events"}`
-	fixture.WaitFor(t, 30*time.Second, "the first batch", func() bool { v, _ := scrape(t, base, rows); return v > 0 })
-	if v, _ := scrape(t, base, rows); v != 400 {
-		t.Fatalf("after the first batch %v rows, want 400", v)
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		e := newEnv(t)
+		c := b.Start(t, "events", 2)
+		topic := c.Name("events")
+		produceIDs(t, c, topic, 2, 0, 1000)
+		// Two seconds between batches leave time to scrape after the first.
+		stream, base := e.metricsStream(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=400", "--trigger", "2s", "--maintenance=false")...)
+		defer stream.Process.Kill()
+		rows := `floe_output_rows_total{table="db.events"}`
+		lag := func(p string) string { return `floe_kafka_lag_offsets{partition="` + p + `",topic="` + topic + `"}` }
+		fixture.WaitFor(t, 30*time.Second, "the first batch", func() bool { v, _ := scrape(t, base, rows); return v > 0 })
+		if v, _ := scrape(t, base, rows); v != 400 {
+			t.Fatalf("after the first batch %v rows, want 400", v)
+		}
+		for _, p := range []string{"0", "1"} {
+			if v, ok := scrape(t, base, lag(p)); !ok || v != 300 {
+				t.Fatalf("partition %s lag after the first batch: %v (present %v), want 300", p, v, ok)
+			}
+		}
+		fixture.WaitFor(t, 30*time.Second, "every message", func() bool { v, _ := scrape(t, base, rows); return v == 1000 })
+		for _, p := range []string{"0", "1"} {
+			if v, _ := scrape(t, base, lag(p)); v != 0 {
+				t.Fatalf("partition %s lag after every message: %v, want 0", p, v)
+			}
+		}
+		if d := fixture.Exact(e.TableIDs("db.events"), 0, 1000); d != "" {
+			t.Fatal(d)
+		}
+	})
+}
+
+// groupLag is the lag of group on each partition of topic ("topic/p"), as
+// the brokers' group coordinator has the group's committed offsets: what
+// kafka-consumer-groups.sh --describe and lag dashboards show; -1 for a
+// partition the group has committed nothing of.
+func groupLag(t *testing.T, c *kafkatest.Cluster, group, topic string) map[string]int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr()))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range []string{"0", "1"} {
-		if v, ok := scrape(t, base, `floe_kafka_lag_offsets{partition="`+p+`",topic="events"}`); !ok || v != 300 {
-			t.Fatalf("partition %s lag after the first batch: %v (present %v), want 300", p, v, ok)
+	defer cl.Close()
+	lags, err := kadm.NewClient(cl).Lag(t.Context(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := lags[group]
+	if err := l.Error(); err != nil {
+		t.Fatalf("lag of group %s: %v", group, err)
+	}
+	out := map[string]int64{}
+	for _, p := range l.Lag[topic] {
+		out[fmt.Sprintf("%s/%d", topic, p.Partition)] = p.Lag
+		if p.Commit.At < 0 {
+			out[fmt.Sprintf("%s/%d", topic, p.Partition)] = -1
 		}
 	}
-	fixture.WaitFor(t, 30*time.Second, "every message", func() bool { v, _ := scrape(t, base, rows); return v == 1000 })
-	for _, p := range []string{"0", "1"} {
-		if v, _ := scrape(t, base, `floe_kafka_lag_offsets{partition="`+p+`",topic="events"}`); v != 0 {
-			t.Fatalf("partition %s lag after every message: %v, want 0", p, v)
-		}
-	}
-	if d := fixture.Exact(e.TableIDs("db.events"), 0, 1000); d != "" {
-		t.Fatal(d)
-	}
+	return out
+}
+
+// The group's committed offsets follow the table, for lag dashboards: as
+// the brokers' group coordinator reports them, a single process with
+// kafka.group.id leaves lag 0 on every partition after each run, and the
+// messages produced since as lag; so does a cluster of two workers once
+// every message is in the table.
+func TestKafkaGroupLag(t *testing.T) {
+	t.Parallel()
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		t.Run("single process", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := b.Start(t, "events", 2)
+			topic, group := c.Name("events"), c.Name("dashboard")
+			produceIDs(t, c, topic, 2, 0, 1000)
+			args := kafkaStream(e, c, "-o", "kafka.group.id="+group, "-o", "maxOffsetsPerTrigger=400")
+			e.OK(args...)
+			zero := map[string]int64{topic + "/0": 0, topic + "/1": 0}
+			if got := groupLag(t, c, group, topic); !maps.Equal(got, zero) {
+				t.Fatalf("lag after the run %v, want %v", got, zero)
+			}
+			produceIDs(t, c, topic, 2, 1000, 100)
+			if got, want := groupLag(t, c, group, topic), map[string]int64{topic + "/0": 50, topic + "/1": 50}; !maps.Equal(got, want) {
+				t.Fatalf("lag after 100 more messages %v, want %v", got, want)
+			}
+			e.OK(args...)
+			if got := groupLag(t, c, group, topic); !maps.Equal(got, zero) {
+				t.Fatalf("lag after the next run %v, want %v", got, zero)
+			}
+			if msg := fixture.Exact(e.TableIDs("db.events"), 0, 1100); msg != "" {
+				t.Fatal(msg)
+			}
+		})
+		t.Run("cluster", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := b.Start(t, "events", 4)
+			topic := c.Name("events")
+			produceIDs(t, c, topic, 4, 0, 2000)
+			workers := []*clusterWorker{startClusterWorker(e, c, "a"), startClusterWorker(e, c, "b")}
+			fixture.WaitFor(t, 60*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= 2000 })
+			zero := map[string]int64{}
+			for p := range 4 {
+				zero[fmt.Sprintf("%s/%d", topic, p)] = 0
+			}
+			var got map[string]int64
+			fixture.WaitFor(t, 60*time.Second, "the group's lag at 0", func() bool {
+				got = groupLag(t, c, c.Name("landers"), topic)
+				return maps.Equal(got, zero)
+			})
+			stopWorkers(t, workers...)
+			if msg := fixture.Exact(e.TableIDs("db.events"), 0, 2000); msg != "" {
+				t.Fatal(msg)
+			}
+		})
+	})
 }

@@ -22,23 +22,22 @@ import (
 )
 
 // simulation is workers in one process publishing one event each per
-// interval on a kfake control topic, and a coordinator committing them
+// interval on a Kafka control topic, and a coordinator committing them
 // into a table of the embedded catalog.
 type simulation struct {
-	t      testing.TB
-	kafka  *kafkatest.Cluster
-	cl     *kgo.Client
-	adm    *kadm.Client
-	tbl    *table.Table
-	coord  cluster.Coordinator
-	next   []int64 // per worker (and partition) the next offset
-	commit []time.Duration
+	t       testing.TB
+	kafka   *kafkatest.Cluster
+	control string // the control topic, as the cluster names it
+	cl      *kgo.Client
+	adm     *kadm.Client
+	tbl     *table.Table
+	coord   cluster.Coordinator
+	next    []int64 // per worker (and partition) the next offset
+	commit  []time.Duration
 }
 
-const controlTopic = "control"
-
 func newSimulation(t testing.TB, workers int) *simulation {
-	k := kafkatest.Start(t, controlTopic, 1)
+	k := kafkatest.Start(t, "control", 1)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +46,7 @@ func newSimulation(t testing.TB, workers int) *simulation {
 	cat, _ := fixture.CatalogAt(t, t.TempDir())
 	tbl := fixture.CreateTable(t, cat, table.Identifier{"db", "t"}, arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil))
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: cluster.QueryID("sim"), Source: "KafkaV2[Subscribe[events]]"}
-	return &simulation{t: t, kafka: k, cl: cl, adm: kadm.NewClient(cl), tbl: tbl, coord: cluster.Coordinator{Committer: c}, next: make([]int64, workers)}
+	return &simulation{t: t, kafka: k, control: k.Name("control"), cl: cl, adm: kadm.NewClient(cl), tbl: tbl, coord: cluster.Coordinator{Committer: c}, next: make([]int64, workers)}
 }
 
 // interval has every worker publish one data file of 100 rows for its
@@ -76,7 +75,7 @@ func (s *simulation) publish(ctx context.Context, gen int32) {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		recs[w] = &kgo.Record{Topic: controlTopic, Partition: 0, Value: v}
+		recs[w] = &kgo.Record{Topic: s.control, Partition: 0, Value: v}
 		s.next[w] += 100
 	}
 	if err := s.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
@@ -97,15 +96,15 @@ func (s *simulation) step(ctx context.Context, gen int32) cluster.Committed {
 
 // read is the control topic from offset from to its end now.
 func (s *simulation) read(ctx context.Context, from int64) ([]cluster.ControlRecord, int64, error) {
-	ends, err := s.adm.ListEndOffsets(ctx, controlTopic)
+	ends, err := s.adm.ListEndOffsets(ctx, s.control)
 	if err != nil {
 		return nil, from, err
 	}
-	end, _ := ends.Lookup(controlTopic, 0)
+	end, _ := ends.Lookup(s.control, 0)
 	if end.Offset <= from {
 		return nil, from, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kafka.Addr()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{controlTopic: {0: kgo.NewOffset().At(from)}}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kafka.Addr()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.control: {0: kgo.NewOffset().At(from)}}))
 	if err != nil {
 		return nil, from, err
 	}
@@ -192,7 +191,7 @@ func TestEventOfAnotherTableIsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.cl.ProduceSync(ctx, &kgo.Record{Topic: controlTopic, Partition: 0, Value: v}).FirstErr(); err != nil {
+	if err := s.cl.ProduceSync(ctx, &kgo.Record{Topic: s.control, Partition: 0, Value: v}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	done := s.interval(ctx, 1)
@@ -210,7 +209,7 @@ func (s *simulation) send(ctx context.Context, ev cluster.Event) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.cl.ProduceSync(ctx, &kgo.Record{Topic: controlTopic, Partition: 0, Value: v}).FirstErr(); err != nil {
+	if err := s.cl.ProduceSync(ctx, &kgo.Record{Topic: s.control, Partition: 0, Value: v}).FirstErr(); err != nil {
 		s.t.Fatal(err)
 	}
 }

@@ -45,7 +45,8 @@ func (s *Source) JoinCluster(ctx context.Context) (floe.ClusterMember, bool, err
 		kgo.DisableAutoCommit(),
 		kgo.OnPartitionsAssigned(m.assigned),
 		kgo.OnPartitionsRevoked(m.revoked),
-		kgo.OnPartitionsLost(m.revoked))
+		kgo.OnPartitionsLost(m.revoked),
+		kgo.WithHooks(groupHook{m}))
 	for k, set := range map[string]func(time.Duration) kgo.GroupOpt{"kafka.session.timeout.ms": kgo.SessionTimeout, "kafka.heartbeat.interval.ms": kgo.HeartbeatInterval,
 		"kafka.max.poll.interval.ms": kgo.RebalanceTimeout} {
 		if v := strings.TrimSpace(s.opts[k]); v != "" {
@@ -98,11 +99,31 @@ type member struct {
 	mu   sync.Mutex
 	held map[TopicPartition]bool
 	gen  int32 // the generation that gave held
+	// refused is why the group's coordinator last turned this worker
+	// away, until a join succeeds again.
+	refused error
 }
 
+// groupHook hears of the group's errors, which franz-go retries without
+// end: a worker refused for good would otherwise run on with nothing.
+type groupHook struct{ m *member }
+
+var _ kgo.HookGroupManageError = groupHook{}
+
+// OnGroupManageError runs on the group's goroutine, before it joins again
+// and so before the assigned of a join that succeeds.
+func (h groupHook) OnGroupManageError(err error) {
+	h.m.mu.Lock()
+	h.m.refused = err
+	h.m.mu.Unlock()
+}
+
+// assigned runs on every join that succeeds, with the partitions new to
+// this worker (none, too).
 func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.refused = nil
 	_, m.gen = cl.GroupMetadata()
 	for t, ps := range parts {
 		for _, p := range ps {
@@ -124,9 +145,14 @@ func (m *member) revoked(_ context.Context, _ *kgo.Client, parts map[string][]in
 func (m *member) Group() string { return m.s.groupID }
 
 // Assignment is the partitions held, the group generation, and whether
-// this worker coordinates: the one holding the first partition of all.
+// this worker coordinates: the one holding the first partition of all. A
+// worker the group turned away since it last joined fails (refusal).
 func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error) {
 	m.mu.Lock()
+	if err := m.refused; err != nil {
+		m.mu.Unlock()
+		return floe.ClusterAssignment{}, m.refusal(err)
+	}
 	gen := m.gen
 	held := make([]TopicPartition, 0, len(m.held))
 	for tp := range m.held {
@@ -150,6 +176,26 @@ func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error)
 	}
 	a.Coordinator = true
 	return a, nil
+}
+
+// refusal is the error of a worker the group turned away with err: a
+// configuration error, exit 2, where only a change of the options lets it
+// join (the session timeout, a group whose other members assign by
+// another protocol), else the error to retry, as for brokers out of reach.
+func (m *member) refusal(err error) error {
+	switch {
+	case errors.Is(err, kerr.InvalidSessionTimeout):
+		timeout := strings.TrimSpace(m.s.opts["kafka.session.timeout.ms"])
+		if timeout == "" {
+			timeout = "(not set: 45000)"
+		}
+		return fmt.Errorf("%w: kafka source: consumer group %s refuses this worker (INVALID_SESSION_TIMEOUT): kafka.session.timeout.ms %s is outside the brokers' group.min.session.timeout.ms to group.max.session.timeout.ms (6000 to 1800000 unless set); set source.options.kafka.session.timeout.ms between them",
+			floe.ErrConfig, m.s.groupID, timeout)
+	case errors.Is(err, kerr.InconsistentGroupProtocol):
+		return fmt.Errorf("%w: kafka source: consumer group %s refuses this worker (INCONSISTENT_GROUP_PROTOCOL): other consumers of the group assign partitions by another protocol than floe's workers (cooperative-sticky); set source.options.kafka.group.id to a group only this query's workers use",
+			floe.ErrConfig, m.s.groupID)
+	}
+	return fmt.Errorf("kafka source: consumer group %s: %w", m.s.groupID, err)
 }
 
 // Initial is where partitions the table has no offset of start: before

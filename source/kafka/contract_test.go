@@ -22,7 +22,7 @@ type topic struct {
 func (tp *topic) Open(t *testing.T, stateDir string) floe.Source {
 	t.Helper()
 	src, err := kafka.New(config.Source{Type: "kafka", Format: "json", Options: map[string]string{
-		"kafka.bootstrap.servers": tp.c.Addr(), "subscribe": "events",
+		"kafka.bootstrap.servers": tp.c.Addr(), "subscribe": tp.c.Name("events"),
 	}}, floe.SourceEnv{StateDir: stateDir})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func (tp *topic) Append(t *testing.T, first int64, n int) {
 	t.Helper()
 	recs := make([]*kgo.Record, n)
 	for i := range recs {
-		recs[i] = &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, `{"id":%d}`, first+int64(i))}
+		recs[i] = &kgo.Record{Topic: tp.c.Name("events"), Value: fmt.Appendf(nil, `{"id":%d}`, first+int64(i))}
 	}
 	tp.c.Produce(t, recs...)
 }

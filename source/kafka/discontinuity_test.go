@@ -17,7 +17,7 @@ import (
 
 func openKafka(t *testing.T, k *kafkatest.Cluster, opts ...string) *kafka.Source {
 	t.Helper()
-	o := map[string]string{"kafka.bootstrap.servers": k.Addr(), "subscribe": "events"}
+	o := map[string]string{"kafka.bootstrap.servers": k.Addr(), "subscribe": k.Name("events")}
 	for _, kv := range opts {
 		key, v, _ := strings.Cut(kv, "=")
 		o[key] = v
@@ -34,7 +34,7 @@ func produce(t *testing.T, k *kafkatest.Cluster, first, n int) {
 	t.Helper()
 	recs := make([]*kgo.Record, n)
 	for i := range recs {
-		recs[i] = &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, `{"id":%d}`, first+i)}
+		recs[i] = &kgo.Record{Topic: k.Name("events"), Value: fmt.Appendf(nil, `{"id":%d}`, first+i)}
 	}
 	k.Produce(t, recs...)
 }
@@ -46,38 +46,39 @@ func TestRecordWithoutTopicIDsResumes(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	k := kafkatest.Start(t, "events", 1)
+	topic := k.Name("events")
 	produce(t, k, 0, 100)
 	src := openKafka(t, k)
-	start := floe.Offset(`{"events":{"0":40}}`)
+	start := floe.Offset(fmt.Sprintf(`{%q:{"0":40}}`, topic))
 	if err := src.CheckInput(nil, nil, start); err != nil {
 		t.Fatal(err)
 	}
 	end, err := src.LatestOffset(ctx, start, floe.ReadLimit{})
-	if err != nil || string(end) != `{"events":{"0":100}}` {
-		t.Fatalf("planned %s, %v; want up to offset 100", end, err)
+	if want := fmt.Sprintf(`{%q:{"0":100}}`, topic); err != nil || string(end) != want {
+		t.Fatalf("planned %s, %v; want %s", end, err, want)
 	}
 	parts, err := src.Read(ctx, start, end)
-	if err != nil || len(parts) != 1 || parts[0].Name() != "kafka:events/0@40-100" {
-		t.Fatalf("read %v, %v; want offsets 40 to 99", parts, err)
+	if want := "kafka:" + topic + "/0@40-100"; err != nil || len(parts) != 1 || parts[0].Name() != want {
+		t.Fatalf("read %v, %v; want %s", parts, err, want)
 	}
 	input, err := src.BatchInput(nil, start, end)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids, err := cluster.ParseTopicIDs(input)
-	if err != nil || ids["events"] == "" {
-		t.Fatalf("the batch records topic ids %v (%v), want the id of events", input, err)
+	if err != nil || ids[topic] == "" {
+		t.Fatalf("the batch records topic ids %v (%v), want the id of %s", input, err, topic)
 	}
 
-	k.DeleteTopic(t, "events")
-	k.CreateTopic(t, "events", 1)
+	k.DeleteTopic(t, topic)
+	k.CreateTopic(t, topic, 1)
 	produce(t, k, 100, 150)
 	next := openKafka(t, k)
 	if err := next.CheckInput(input, start, end); err != nil {
 		t.Fatal(err)
 	}
 	_, err = next.LatestOffset(ctx, end, floe.ReadLimit{})
-	if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "topic events was deleted and created again (its id was "+ids["events"]) {
+	if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "topic "+topic+" was deleted and created again (its id was "+ids[topic]) {
 		t.Fatalf("want the topic created again named, got %v", err)
 	}
 }
@@ -85,24 +86,30 @@ func TestRecordWithoutTopicIDsResumes(t *testing.T) {
 // A batch planned before its partition's log was lost (a re-run after a
 // stop) is data loss when it is read, not a read that waits for offsets
 // that will never come; with failOnDataLoss=false it reads nothing of the
-// partition and warns.
+// partition and warns. The sources' clients live through the broker's
+// restart.
 func TestPlannedRangeLost(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
+	k := kafkatest.StartOnDisk(t, "events", 1)
+	produce(t, k, 0, 100)
+	srcs := map[bool]*kafka.Source{}
+	ends := map[bool]floe.Offset{}
 	for _, strict := range []bool{true, false} {
-		k := kafkatest.StartOnDisk(t, "events", 1)
-		produce(t, k, 0, 100)
-		src := openKafka(t, k, fmt.Sprintf("failOnDataLoss=%v", strict))
-		start := src.InitialOffset()
-		end, err := src.LatestOffset(ctx, start, floe.ReadLimit{})
+		srcs[strict] = openKafka(t, k, fmt.Sprintf("failOnDataLoss=%v", strict))
+		end, err := srcs[strict].LatestOffset(ctx, srcs[strict].InitialOffset(), floe.ReadLimit{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.RestartLosingLogs(t)
-		produce(t, k, 100, 10)
-		parts, err := src.Read(ctx, start, end)
+		ends[strict] = end
+	}
+	k.RestartLosingLogs(t)
+	produce(t, k, 100, 10)
+	why := "partition " + k.Name("events") + "/0: offsets 0 to 99 were planned, but the partition now ends at offset 10"
+	for _, strict := range []bool{true, false} {
+		src := srcs[strict]
+		parts, err := src.Read(ctx, src.InitialOffset(), ends[strict])
 		warnings := strings.Join(src.Warnings(), "\n")
-		const why = "partition events/0: offsets 0 to 99 were planned, but the partition now ends at offset 10"
 		switch {
 		case strict && (!errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), why)):
 			t.Fatalf("failOnDataLoss: want %q, got %v", why, err)
