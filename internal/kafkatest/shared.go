@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/floe-io/floe/internal/fixture"
 )
 
 // A JVM broker costs seconds to start, so the tests of a package that do
@@ -43,14 +45,20 @@ func sharedBroker(t testing.TB) (*apache, string) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.b == nil && shared.err == nil {
+		fixture.NeedEngines(t)
 		dir, err := os.MkdirTemp("", "floe-kafka-")
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The broker outlives the test, so its directory is not the
+		// test's; it goes with StopShared, or now if the start fails.
+		defer func() {
+			if shared.b == nil {
+				_ = os.RemoveAll(dir)
+			}
+		}()
 		b := newApache(t, dir)
-		if shared.err = b.start(nil); shared.err != nil {
-			_ = os.RemoveAll(dir)
-		} else {
+		if shared.err = b.start(nil); shared.err == nil {
 			shared.b, shared.dir = b, dir
 		}
 	}
