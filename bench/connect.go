@@ -35,10 +35,12 @@ type ConnectSink struct {
 	log   *os.File
 }
 
-// NewConnectSink prepares a worker under dir that reads topic with tasks
-// tasks and commits through the REST catalog at catalogURI every interval,
-// coordinating on the control topic (which must exist).
-func NewConnectSink(dir, bootstrap, topic, control, catalogURI string, tasks int, interval time.Duration) (*ConnectSink, error) {
+// NewConnectSink prepares a worker under dir that runs the connector name
+// (whose consumer group, connect-<name>, holds its offsets: a new name reads
+// the topic from the start) reading topic with tasks tasks and committing
+// through the REST catalog at catalogURI every interval, coordinating on
+// the control topic (which must exist).
+func NewConnectSink(dir, name, bootstrap, topic, control, catalogURI string, tasks int, interval time.Duration) (*ConnectSink, error) {
 	eng, why := fixture.FindEngines()
 	if why != "" {
 		return nil, fmt.Errorf("%s: run interop/engines/install.sh", why)
@@ -62,7 +64,7 @@ plugin.path=%s
 listeners=http://127.0.0.1:0
 consumer.auto.offset.reset=earliest
 `, bootstrap, filepath.Join(dir, "connect.offsets"), plugins),
-		"sink.properties": fmt.Sprintf(`name=iceberg-sink
+		"sink.properties": fmt.Sprintf(`name=%s
 connector.class=org.apache.iceberg.connect.IcebergSinkConnector
 tasks.max=%d
 topics=%s
@@ -75,7 +77,7 @@ iceberg.control.topic=%s
 iceberg.control.commit.interval-ms=%d
 iceberg.kafka.bootstrap.servers=%s
 iceberg.kafka.auto.offset.reset=earliest
-`, tasks, topic, catalogURI, control, interval.Milliseconds(), bootstrap),
+`, name, tasks, topic, catalogURI, control, interval.Milliseconds(), bootstrap),
 		"log4j.properties": `log4j.rootLogger=INFO, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
 log4j.appender.stdout.layout=org.apache.log4j.PatternLayout

@@ -3,7 +3,10 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -48,6 +51,9 @@ func BenchmarkSparkKafka(b *testing.B) {
 		if (kafkaEngineRounds+i)%2 == 1 {
 			order = []string{"connect", "spark", "floe"}
 		}
+		if only := os.Getenv("FLOE_BENCH_ENGINES"); only != "" {
+			order = slices.DeleteFunc(order, func(n string) bool { return !slices.Contains(strings.Split(only, ","), n) })
+		}
 		for _, n := range order {
 			dir := filepath.Join(work, n)
 			var c bench.ProcCost
@@ -71,6 +77,9 @@ func BenchmarkSparkKafka(b *testing.B) {
 				b.Fatal(err)
 			}
 			if s := got["db.events"]; s.Rows != spec.Messages || s.IDs != spec.Messages {
+				if n == "connect" {
+					b.Log(connectLog(dir))
+				}
 				b.Fatalf("%s's table holds %d rows of %d ids as Spark reads it, want %d of each", n, s.Rows, s.IDs, spec.Messages)
 			}
 		}
@@ -92,10 +101,28 @@ func BenchmarkSparkKafka(b *testing.B) {
 	}
 }
 
-var kafkaEngineRounds int
+var kafkaEngineRounds, connectRuns int
+
+// connectLog is what the sink's worker logged of note, for a failure.
+func connectLog(dir string) string {
+	logs, _ := filepath.Glob(filepath.Join(dir, "connect-*.log"))
+	var out []string
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, " ERROR ") || strings.Contains(line, " WARN ") || strings.Contains(line, "Commit") || strings.HasPrefix(line, "Caused by") {
+				out = append(out, line)
+			}
+		}
+	}
+	if len(out) > 60 {
+		out = out[len(out)-60:]
+	}
+	return strings.Join(out, "\n")
+}
 
 // connectRun runs Kafka Connect's sink until the table holds want rows (or
-// stops growing for a minute), killing its worker once after the first
+// stops growing for three minutes), killing its worker once after the first
 // commit when kill is set; it returns the cost of the (last) worker and its
 // commits.
 func connectRun(b *testing.B, cluster *kafkatest.Cluster, bin, dir string, want int64, kill bool) (bench.ProcCost, int, error) {
@@ -106,9 +133,11 @@ func connectRun(b *testing.B, cluster *kafkatest.Cluster, bin, dir string, want 
 		return bench.ProcCost{}, 0, err
 	}
 	defer srv.Stop()
-	control := "control-" + filepath.Base(filepath.Dir(dir)) + "-" + filepath.Base(dir)
+	connectRuns++
+	name := fmt.Sprintf("iceberg-sink-%d", connectRuns)
+	control := "control-" + name
 	cluster.CreateTopic(b, control, 1)
-	sink, err := bench.NewConnectSink(dir, cluster.Addr(), "events", control, srv.URI, 2, 10*time.Second)
+	sink, err := bench.NewConnectSink(dir, name, cluster.Addr(), "events", control, srv.URI, 2, 10*time.Second)
 	if err != nil {
 		return bench.ProcCost{}, 0, err
 	}
@@ -118,8 +147,11 @@ func connectRun(b *testing.B, cluster *kafkatest.Cluster, bin, dir string, want 
 		return bench.ProcCost{}, 0, err
 	}
 	if kill {
-		for bench.TableCount(ctx, bin, wh, "db.events") <= 0 {
-			time.Sleep(500 * time.Millisecond)
+		for t0 := time.Now(); bench.TableCount(ctx, bin, wh, "db.events") <= 0; time.Sleep(500 * time.Millisecond) {
+			if time.Since(t0) > 5*time.Minute {
+				sink.Stop(syscall.SIGKILL)
+				return bench.ProcCost{}, 0, fmt.Errorf("Kafka Connect's sink committed nothing in 5 minutes:\n%s", connectLog(dir))
+			}
 		}
 		sink.Stop(syscall.SIGKILL)
 		b.Logf("connect: worker killed with %d rows committed", bench.TableCount(ctx, bin, wh, "db.events"))
@@ -128,10 +160,12 @@ func connectRun(b *testing.B, cluster *kafkatest.Cluster, bin, dir string, want 
 			return bench.ProcCost{}, 0, err
 		}
 	}
+	// Done when every message is in; given up on when the count has not
+	// grown for three minutes (the sink's first commits can take two).
 	last, since := int64(-1), time.Now()
 	for {
 		n := bench.TableCount(ctx, bin, wh, "db.events")
-		if n >= want || time.Since(since) > time.Minute {
+		if n >= want || time.Since(since) > 3*time.Minute {
 			break
 		}
 		if n != last {
@@ -142,4 +176,3 @@ func connectRun(b *testing.B, cluster *kafkatest.Cluster, bin, dir string, want 
 	c := sink.Stop(syscall.SIGTERM)
 	return c, sink.Commits(run), nil
 }
-

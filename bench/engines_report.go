@@ -27,9 +27,9 @@ func (r *Report) AddEngine(run EngineRun) {
 	e.runs[run.Input][run.Contender] = append(e.runs[run.Input][run.Contender], run)
 }
 
-// writeEngines prints the side-by-side table: per input and contender,
-// medians of wall, CPU and peak RSS, rows per CPU-second, and floe's
-// ratios to Spark.
+// writeEngines prints the side-by-side table: per input and contender
+// (floe, Spark, Kafka Connect's sink), medians of wall, CPU and peak RSS,
+// rows per CPU-second, and floe's ratios to Spark.
 func (r *Report) writeEngines(w io.Writer) {
 	fmt.Fprintln(w, "\n### Side by side with Spark Structured Streaming (availableNow, local[2])")
 	fmt.Fprintln(w)
@@ -57,7 +57,7 @@ func (r *Report) writeEngines(w io.Writer) {
 		if hasSpark {
 			sm = summarise(spark)
 		}
-		for _, name := range []string{"floe", "spark"} {
+		for _, name := range []string{"floe", "spark", "connect"} {
 			rs, ok := byName[name]
 			if !ok {
 				continue
