@@ -14,30 +14,15 @@ spark-submit so that the measured process is Spark's JVM itself.
 import json
 import sys
 
-from pyspark.sql import SparkSession
+from warehouse import session
 
 SCHEMA = "id bigint, ts timestamp_ntz, category string, v double, payload string"
 # floe's defaults, set on both tables: zstd at level 1.
 PROPS = "'format-version'='2', 'write.parquet.compression-codec'='zstd', 'write.parquet.compression-level'='1'"
 
 
-def session(warehouse):
-    return (
-        SparkSession.builder.appName("floe-bench")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.floe", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.floe.type", "jdbc")
-        .config("spark.sql.catalog.floe.uri", "jdbc:sqlite:%s/catalog.db" % warehouse)
-        .config("spark.sql.catalog.floe.jdbc.schema-version", "V1")
-        .config("spark.sql.catalog.floe.warehouse", warehouse)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
-    )
-
-
 def ingest(fmt, src, warehouse, checkpoint):
-    spark = session(warehouse)
+    spark = session("floe-bench", warehouse)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS floe.db")
     spark.sql("CREATE TABLE IF NOT EXISTS floe.db.events (%s) USING iceberg TBLPROPERTIES (%s)" % (SCHEMA, PROPS))
     reader = spark.readStream.schema(SCHEMA)
@@ -57,7 +42,7 @@ def ingest(fmt, src, warehouse, checkpoint):
 
 
 def verify(warehouse, tables):
-    spark = session(warehouse)
+    spark = session("floe-bench", warehouse)
     out = {}
     for t in tables:
         cols = ", ".join(f.name for f in spark.table("floe." + t).schema.fields)

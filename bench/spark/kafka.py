@@ -8,8 +8,9 @@ messages parsed with from_json into the columns floe's table gets.
 
 import sys
 
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+
+from warehouse import session
 
 SCHEMA = (
     "id bigint, ts timestamp, user string, event string, page string, country string, "
@@ -19,17 +20,7 @@ PROPS = "'format-version'='2', 'write.parquet.compression-codec'='zstd', 'write.
 
 
 def main(bootstrap, topic, warehouse, checkpoint):
-    spark = (
-        SparkSession.builder.appName("floe-bench-kafka")
-        .config("spark.sql.catalog.floe", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.floe.type", "jdbc")
-        .config("spark.sql.catalog.floe.uri", "jdbc:sqlite:%s/catalog.db" % warehouse)
-        .config("spark.sql.catalog.floe.jdbc.schema-version", "V1")
-        .config("spark.sql.catalog.floe.warehouse", warehouse)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
-    )
+    spark = session("floe-bench-kafka", warehouse)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS floe.db")
     spark.sql("CREATE TABLE IF NOT EXISTS floe.db.events (%s) USING iceberg TBLPROPERTIES (%s)" % (SCHEMA, PROPS))
     q = (

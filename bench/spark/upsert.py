@@ -11,8 +11,10 @@
 
 import sys
 
-from pyspark.sql import SparkSession, Window
+from pyspark.sql import Window
 from pyspark.sql import functions as F
+
+from warehouse import session
 
 PROPS = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
@@ -20,23 +22,8 @@ PROPS = (
 )
 
 
-def session(warehouse):
-    return (
-        SparkSession.builder.appName("floe-bench-upsert")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.floe", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.floe.type", "jdbc")
-        .config("spark.sql.catalog.floe.uri", "jdbc:sqlite:%s/catalog.db" % warehouse)
-        .config("spark.sql.catalog.floe.jdbc.schema-version", "V1")
-        .config("spark.sql.catalog.floe.warehouse", warehouse)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
-    )
-
-
 def load(base, warehouse):
-    spark = session(warehouse)
+    spark = session("floe-bench-upsert", warehouse)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS floe.db")
     spark.read.parquet(base).createOrReplaceTempView("base")
     spark.sql("CREATE TABLE floe.db.t USING iceberg TBLPROPERTIES (%s) AS SELECT * FROM base" % PROPS)
@@ -44,7 +31,7 @@ def load(base, warehouse):
 
 
 def merge(changes, warehouse, checkpoint):
-    spark = session(warehouse)
+    spark = session("floe-bench-upsert", warehouse)
     schema = spark.read.parquet(changes).schema
     last = Window.partitionBy("id").orderBy(F.col("_seq").desc())
 
