@@ -8,6 +8,8 @@
 #   go test ./cmd/floe -run TestCrashSafety -crash-kills=300
 #   go test ./cmd/floe -run TestRandomDamage -chaos-steps 250
 #   go test ./cmd/floe -run '^TestFault' -fault-rounds 20
+#   go test ./interop -run Spark -spark-all
+#   go test ./cmd/floe -run Kafka -kafka=apache
 #   bench/run.sh
 .PHONY: test test-deps build
 

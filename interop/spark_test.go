@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,10 @@ type sparkCatalog struct {
 var (
 	sparkOnce sync.Once
 	spark     *sparkSession
+	// sparkAll runs the Spark checks the default suite leaves out for time:
+	// the article's scenario on v2 as well, and Spark on every state that
+	// the upsert tests check.
+	sparkAll = flag.Bool("spark-all", false, "run every Spark check, not only the default suite's")
 )
 
 // needSpark returns the package's Spark session, starting it on first use.
