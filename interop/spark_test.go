@@ -29,7 +29,7 @@ type sparkSession struct {
 	cmd      *exec.Cmd
 	in       io.WriteCloser
 	out      *bufio.Reader
-	stderr   *bytes.Buffer
+	stderr   *fixture.SyncBuffer
 	sessions int
 	err      error
 }
@@ -74,7 +74,7 @@ func optionalSpark(t *testing.T) *sparkSession {
 }
 
 func startSpark(eng *fixture.Engines) *sparkSession {
-	s := &sparkSession{stderr: &bytes.Buffer{}}
+	s := &sparkSession{stderr: &fixture.SyncBuffer{}}
 	script, err := filepath.Abs(filepath.Join("engines", "spark_driver.py"))
 	if err != nil {
 		s.err = err
@@ -83,7 +83,7 @@ func startSpark(eng *fixture.Engines) *sparkSession {
 	s.cmd = exec.Command(eng.Python(), append([]string{script}, eng.Jars("spark")...)...)
 	// Python's datetimes of timestamptz values are in the process's zone.
 	s.cmd.Env = append(os.Environ(), "TZ=UTC", "PYSPARK_PYTHON="+eng.Python())
-	s.cmd.Stderr = &lockedWriter{w: s.stderr}
+	s.cmd.Stderr = s.stderr
 	if s.in, err = s.cmd.StdinPipe(); err != nil {
 		s.err = err
 		return s
@@ -121,23 +121,13 @@ func stopSpark() {
 	}
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
+// tail is the end of what the driver printed to stderr, for a failure.
 func (s *sparkSession) tail() string {
-	b := s.stderr.Bytes()
+	b := s.stderr.String()
 	if len(b) > 4000 {
 		b = b[len(b)-4000:]
 	}
-	return string(b)
+	return b
 }
 
 func (s *sparkSession) read(v any) error {
