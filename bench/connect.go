@@ -112,11 +112,7 @@ func (c *ConnectSink) Start(n int) error {
 func (c *ConnectSink) Stop(sig syscall.Signal) ProcCost {
 	_ = c.cmd.Process.Signal(sig)
 	_ = c.cmd.Wait()
-	cost := ProcCost{Wall: time.Since(c.start)}
-	if ru, ok := c.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
-		cost.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		cost.PeakRSS = ru.Maxrss * 1024
-	}
+	cost := costOf(c.cmd.ProcessState, time.Since(c.start))
 	c.log.Close()
 	return cost
 }

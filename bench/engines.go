@@ -42,13 +42,7 @@ func runMeasured(cmd *exec.Cmd) (ProcCost, string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
 	err := cmd.Run()
-	wall := time.Since(t0)
-	var c ProcCost
-	c.Wall = wall
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
-		c.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		c.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
-	}
+	c := costOf(cmd.ProcessState, time.Since(t0))
 	if err != nil {
 		s := out.String()
 		if len(s) > 6000 {
@@ -57,6 +51,17 @@ func runMeasured(cmd *exec.Cmd) (ProcCost, string, error) {
 		return c, out.String(), fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args[:min(3, len(cmd.Args))], " "), err, s)
 	}
 	return c, out.String(), nil
+}
+
+// costOf is what an ended process cost: wall, and from the kernel's
+// accounting its CPU (with what it waited for) and peak resident set.
+func costOf(ps *os.ProcessState, wall time.Duration) ProcCost {
+	c := ProcCost{Wall: wall}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		c.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		c.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return c
 }
 
 // EngineRun is one contender's measured run of one input.
@@ -183,10 +188,6 @@ type FloeProcess struct{ Bin string }
 // available-now, with the table properties of the Spark side; copy false
 // turns the copy of Parquet column chunks off.
 func (f FloeProcess) Ingest(ctx context.Context, format, src, work string, copyChunks bool) (ProcCost, error) {
-	wh := filepath.Join(work, "warehouse")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return ProcCost{}, err
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "source:\n  type: files\n  path: %s\n  format: %s\n", src, format)
 	if format != "parquet" {
@@ -195,13 +196,24 @@ func (f FloeProcess) Ingest(ctx context.Context, format, src, work string, copyC
 			fmt.Fprintf(&b, "    - {name: %s, type: %s}\n", c[0], c[1])
 		}
 	}
-	fmt.Fprintf(&b, "sink:\n  table: db.events\n  table-properties:\n    write.parquet.compression-codec: zstd\n    write.parquet.compression-level: \"1\"\n")
+	props := ""
 	if !copyChunks {
-		b.WriteString("    floe.write.copy-parquet-chunks: \"false\"\n")
+		props = "    floe.write.copy-parquet-chunks: \"false\"\n"
 	}
-	fmt.Fprintf(&b, "catalog:\n  warehouse: %s\ntrigger: available-now\ncheckpoint: %s\n", wh, filepath.Join(work, "checkpoint"))
+	return f.run(ctx, work, b.String(), props)
+}
+
+// run runs a pipeline of source (its YAML) into db.events of a new
+// warehouse under work, available-now, with the table properties of the
+// Spark side and the extra ones given (YAML lines).
+func (f FloeProcess) run(ctx context.Context, work, source, props string) (ProcCost, error) {
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return ProcCost{}, err
+	}
+	yaml := source + "sink:\n  table: db.events\n  table-properties:\n    write.parquet.compression-codec: zstd\n    write.parquet.compression-level: \"1\"\n" + props +
+		fmt.Sprintf("catalog:\n  warehouse: %s\ntrigger: available-now\ncheckpoint: %s\n", filepath.Join(work, "warehouse"), filepath.Join(work, "checkpoint"))
 	p := filepath.Join(work, "pipeline.yaml")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
 		return ProcCost{}, err
 	}
 	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, "run", p))
@@ -211,22 +223,12 @@ func (f FloeProcess) Ingest(ctx context.Context, format, src, work string, copyC
 // Kafka streams topic into db.events of a new warehouse under work, the
 // JSON messages parsed into the columns of the Spark side, available-now.
 func (f FloeProcess) Kafka(ctx context.Context, bootstrap, topic, work string) (ProcCost, error) {
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return ProcCost{}, err
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "source:\n  type: kafka\n  format: json\n  options:\n    kafka.bootstrap.servers: %q\n    subscribe: %s\n  schema:\n", bootstrap, topic)
 	for _, c := range kafkaSchema {
 		fmt.Fprintf(&b, "    - {name: %s, type: %s}\n", c.Name, c.Type)
 	}
-	fmt.Fprintf(&b, "sink:\n  table: db.events\n  table-properties:\n    write.parquet.compression-codec: zstd\n    write.parquet.compression-level: \"1\"\n")
-	fmt.Fprintf(&b, "catalog:\n  warehouse: %s\ntrigger: available-now\ncheckpoint: %s\n", filepath.Join(work, "warehouse"), filepath.Join(work, "checkpoint"))
-	p := filepath.Join(work, "pipeline.yaml")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		return ProcCost{}, err
-	}
-	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, "run", p))
-	return c, err
+	return f.run(ctx, work, b.String(), "")
 }
 
 // UpsertLoad appends the base files of an upsert dataset to db.t (format
