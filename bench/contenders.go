@@ -484,7 +484,12 @@ func (r *fileReader) Release() {
 
 // tableResult counts what the table's current snapshot holds.
 func tableResult(ctx context.Context, name string, cat catalog.Catalog, cost Cost) (Result, error) {
-	tbl, err := cat.LoadTable(ctx, benchTable)
+	return tableResultOf(ctx, name, cat, benchTable, cost)
+}
+
+// tableResultOf is tableResult of the table ident.
+func tableResultOf(ctx context.Context, name string, cat catalog.Catalog, ident table.Identifier, cost Cost) (Result, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: load table: %w", name, err)
 	}
