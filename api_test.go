@@ -11,8 +11,8 @@ import (
 )
 
 // rootAPI is every name the root package exports: what a library user
-// calls to run a pipeline, to write a source, to read a checkpoint or to
-// commit files written elsewhere. A mechanism (writing, conforming,
+// calls to run a pipeline, to read a checkpoint or to commit files written
+// elsewhere (a source is written against package source). A mechanism (writing, conforming,
 // committing, reading tables) belongs in its own package; adding a name
 // here is a decision about the library's API.
 var rootAPI = []string{
@@ -21,15 +21,8 @@ var rootAPI = []string{
 	"Pipeline.Checkpoint", "Summary",
 	"Progress", "Durations", "SourceProgress", "SinkProgress", "TableProgress", "UpsertProgress", "QuarantinedFile", "Backlog",
 	"ClusterProgress", "ClusterCommit",
-	// the source contract
-	"Source", "Part", "SchemaPart", "Offset", "ReadLimit", "EncodeOffset", "DecodeOffset",
-	"AvailableNowSource", "ExcludingSource", "DiscardingSource", "WarningSource", "BacklogSource", "QueryAwareSource",
-	"AliasedSource", "TableSchemaSource", "RecordingSource", "MetricsSource",
-	"SourceEnv", "SourceFactory", "RegisterSource",
-	// a source whose partitions a group of workers shares (scale-out)
-	"ClusterSource", "ClusterMember", "ClusterAssignment",
-	// maintenance between batches
-	"Maintainer", "MaintainerFactory", "BatchCommitted", "RegisterMaintainer", "MaintenanceRun",
+	// maintenance between batches (package maintenance carries it out)
+	"MaintenanceRun",
 	// the checkpoint
 	"Checkpoint", "OpenCheckpoint", "CheckpointMetadata", "OffsetEntry", "CommitEntry",
 	"Checkpoint.Close", "Checkpoint.QuarantineDir", "ReadCheckpoint", "CheckpointStatus",

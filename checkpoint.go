@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/internal/atomicfile"
+	"github.com/floe-io/floe/source"
 )
 
 // Checkpoint is a query's durable record of progress, laid out like Spark's
@@ -55,8 +56,8 @@ type CheckpointMetadata struct {
 type OffsetEntry struct {
 	BatchID     int64             `json:"batchId"`
 	TimestampMs int64             `json:"timestampMs"`
-	Start       Offset            `json:"start"`
-	End         Offset            `json:"end"`
+	Start       source.Offset     `json:"start"`
+	End         source.Offset     `json:"end"`
 	Conf        map[string]string `json:"conf,omitempty"`
 }
 
@@ -72,7 +73,7 @@ type CommitEntry struct {
 	// after the commit: what to register should the catalog lose it.
 	MetadataFiles map[string]string `json:"metadataFiles,omitempty"`
 	// Input is the source's account of the query's input after the batch
-	// (RecordingSource), as the tables record it.
+	// (source.Recorder), as the tables record it.
 	Input map[string]string `json:"input,omitempty"`
 }
 
@@ -86,7 +87,7 @@ func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
 }
 
 // openCheckpoint is OpenCheckpoint for a source whose input may go by
-// another description (AliasedSource); same, when set, recognises it.
+// another description (source.Aliased); same, when set, recognises it.
 func openCheckpoint(dir, sink, source string, same func(string) bool) (*Checkpoint, bool, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -10,53 +10,9 @@ import (
 
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/maintenance"
+	"github.com/floe-io/floe/source"
 )
-
-// ClusterSource is a source whose partitions a group of workers shares
-// (Kafka's consumer group, kafka.group.id): with a processing-time trigger
-// every worker reads the partitions the group gives it and publishes the
-// data files it writes, and one of them commits them all, one snapshot per
-// interval (internal/cluster, docs/ARCHITECTURE.md "Scale-out").
-type ClusterSource interface {
-	Source
-	// JoinCluster joins the source's group; ok is false when the source's
-	// options name none.
-	JoinCluster(ctx context.Context) (m ClusterMember, ok bool, err error)
-}
-
-// ClusterAssignment is a worker's share of the group's partitions.
-type ClusterAssignment struct {
-	Held       []cluster.TopicPartition
-	Generation int32
-	// Coordinator is set on the one worker that commits for all.
-	Coordinator bool
-}
-
-// ClusterMember is one worker's place in the group and its way to the
-// control topic.
-type ClusterMember interface {
-	Group() string
-	Assignment(ctx context.Context) (ClusterAssignment, error)
-	// Initial is where partitions the table has no offset of start;
-	// started tells that the table already records the cluster's offsets
-	// (or those of a query it replaces).
-	Initial(ctx context.Context, tps []cluster.TopicPartition, started bool) (cluster.Offsets, error)
-	// Current tells whether this worker is a member of the group's
-	// current generation.
-	Current(ctx context.Context) (bool, error)
-	// Plan is the ranges from start, read from topics of the recorded ids,
-	// to the partitions' ends now.
-	Plan(ctx context.Context, start cluster.Offsets, ids cluster.TopicIDs, limit ReadLimit) ([]cluster.Range, error)
-	// Discontinuities holds the table's ends against the brokers, for the
-	// coordinator (cluster.Discontinuities).
-	Discontinuities(ctx context.Context, ends cluster.Offsets, ids cluster.TopicIDs) ([]cluster.Discontinuity, cluster.TopicIDs, error)
-	Publish(ctx context.Context, event []byte) error
-	ReadControl(ctx context.Context, from int64) ([]cluster.ControlRecord, int64, error)
-	// CommitGroup commits the table's offsets for the group, for lag
-	// dashboards only.
-	CommitGroup(ctx context.Context, ends cluster.Offsets)
-	Close() error
-}
 
 // ClusterProgress is a worker's part of a progress record in a cluster.
 type ClusterProgress struct {
@@ -100,7 +56,7 @@ const clusterStall = 30 * time.Second
 const clusterFailures = 10
 
 // runCluster runs this process as one worker of the source's group.
-func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, error) {
+func (p *Pipeline) runCluster(ctx context.Context, m cluster.Member) (Summary, error) {
 	defer m.Close()
 	var sum Summary
 	switch {
@@ -157,11 +113,11 @@ func (p *Pipeline) runCluster(ctx context.Context, m ClusterMember) (Summary, er
 // clusterWorker is one worker's state from interval to interval.
 type clusterWorker struct {
 	p     *Pipeline
-	m     ClusterMember
+	m     cluster.Member
 	c     *commit.Committer
 	coord cluster.Coordinator
 	pos   cluster.Positions
-	limit ReadLimit
+	limit source.ReadLimit
 	batch int64
 }
 
@@ -242,7 +198,7 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 			if p.maintainer != nil {
 				// The coordinator is the table's only appender, so its
 				// maintenance between commits races no append of the cluster.
-				p.tables.Adopt(p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: done.Batch, QueryID: w.c.QueryID,
+				p.tables.Adopt(p.maintainer.AfterBatch(ctx, maintenance.BatchCommitted{BatchID: done.Batch, QueryID: w.c.QueryID,
 					Tables: map[string]*table.Table{p.fixed: done.Table}}))
 			}
 		}
@@ -271,14 +227,14 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 
 // publish writes the ranges' messages into data files and publishes them
 // as one event.
-func (w *clusterWorker) publish(ctx context.Context, a ClusterAssignment, ranges []cluster.Range, prog *Progress, latestMs int64) error {
+func (w *clusterWorker) publish(ctx context.Context, a cluster.Assignment, ranges []cluster.Range, prog *Progress, latestMs int64) error {
 	p := w.p
 	st, en := cluster.Offsets{}, cluster.Offsets{}
 	for _, r := range ranges {
 		st.Set(r.TopicPartition, r.From)
 		en.Set(r.TopicPartition, r.Until)
 	}
-	entry := OffsetEntry{BatchID: w.batch, TimestampMs: time.Now().UnixMilli(), Start: EncodeOffset(st), End: EncodeOffset(en)}
+	entry := OffsetEntry{BatchID: w.batch, TimestampMs: time.Now().UnixMilli(), Start: source.EncodeOffset(st), End: source.EncodeOffset(en)}
 	t := time.Now()
 	res, _, err := p.writeBatch(ctx, entry, prog, false)
 	if err != nil {
@@ -311,7 +267,7 @@ func (w *clusterWorker) publish(ctx context.Context, a ClusterAssignment, ranges
 	prog.Cluster.Published = true
 	prog.DurationMs.LatestOffset, prog.DurationMs.AddBatch = latestMs, addMs
 	prog.Sources = []SourceProgress{{Description: p.source.Description(), StartOffset: entry.Start, EndOffset: entry.End, NumInputFiles: res.Parts, NumInputRows: res.Rows}}
-	if ms, ok := p.source.(MetricsSource); ok {
+	if ms, ok := p.source.(source.MetricsReporter); ok {
 		prog.Sources[0].LatestOffset, prog.Sources[0].Metrics = ms.Metrics(entry.End)
 		// Published is not committed: the cluster's commit lag is the
 		// age of the worker's ranges waiting for the coordinator.

@@ -7,7 +7,13 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/internal/ingest"
 )
+
+// DataFile is what the writer hands the committer for one file: the
+// table, the location, the size, the rows and the Iceberg data-file
+// descriptor with its statistics. Options.ForEachBatch receives them.
+type DataFile = ingest.DataFile
 
 // Snapshot summary keys: every snapshot a floe query commits names the
 // query and the batch, which is how a re-run batch is found in the table

@@ -43,7 +43,7 @@ var (
 	// ErrSourceCannotContinue marks a source that cannot go on from the
 	// checkpoint's offset, such as a table history it cannot read: a
 	// retry fails the same way, so a stream stops.
-	ErrSourceCannotContinue = errors.New("source cannot continue")
+	ErrSourceCannotContinue = ingest.ErrSourceCannotContinue
 	// ErrNoInput marks a run that found nothing to ingest when the caller
 	// asked for that to be an error (--fail-on-empty).
 	ErrNoInput = errors.New("no input found")

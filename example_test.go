@@ -6,28 +6,38 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/internal/fixture"
 	_ "github.com/floe-io/floe/source/files" // registers the "files" source
 )
 
-// Run a pipeline from Go: land the Parquet files of a directory in a table
-// of the embedded catalog, once, and look at the progress of each batch.
+// Run a pipeline from Go: land the CSV files of a directory in a table of
+// the embedded catalog, once, and look at the progress of each batch. The
+// table's maintenance (the maintenance: block's defaults) runs between
+// batches.
 func Example() {
 	dir, _ := os.MkdirTemp("", "floe-example-")
 	defer os.RemoveAll(dir)
 	landing := filepath.Join(dir, "landing")
-	for i := range int64(3) {
-		if err := fixture.WriteIDFile(filepath.Join(landing, fmt.Sprintf("part-%d.parquet", i)), i*1000, 1000); err != nil {
+	if err := os.MkdirAll(landing, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	for i := range 3 {
+		var b strings.Builder
+		b.WriteString("id,name\n")
+		for id := i * 1000; id < (i+1)*1000; id++ {
+			fmt.Fprintf(&b, "%d,user-%d\n", id, id)
+		}
+		if err := os.WriteFile(filepath.Join(landing, fmt.Sprintf("part-%d.csv", i)), []byte(b.String()), 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}
 
 	cfg := &config.Pipeline{
 		Catalog:    config.Catalog{Warehouse: filepath.Join(dir, "warehouse")},
-		Source:     config.Source{Path: landing, Format: "parquet"},
+		Source:     config.Source{Path: landing, Format: "csv"},
 		Sink:       config.Sink{Table: "db.events"},
 		Checkpoint: filepath.Join(dir, "checkpoint"),
 	}

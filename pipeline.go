@@ -26,12 +26,19 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/catalogs"
+	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/upsert"
 	"github.com/floe-io/floe/internal/write"
+	"github.com/floe-io/floe/maintenance"
+	"github.com/floe-io/floe/source"
 )
+
+// MaintenanceRun is one maintenance task run on one table between
+// batches (Options.OnMaintenance).
+type MaintenanceRun = maintenance.Run
 
 // Options are the parts of a pipeline that are not configuration.
 type Options struct {
@@ -67,7 +74,7 @@ type Pipeline struct {
 	cfg        *config.Pipeline
 	opts       Options
 	cat        catalog.Catalog
-	source     Source
+	source     source.Source
 	checkpoint *Checkpoint
 	ownsCat    bool
 	runID      string
@@ -88,7 +95,7 @@ type Pipeline struct {
 
 	// maintainer runs the maintenance: block between batches; nil when
 	// it is off.
-	maintainer Maintainer
+	maintainer *maintenance.Scheduler
 
 	// upserts are the deletes of the batch being written in mode upsert,
 	// from its write to its commit; keys is the table's key index, kept
@@ -102,7 +109,7 @@ type Pipeline struct {
 	clustered bool
 
 	// input is the source's account of the query's input after its newest
-	// committed batch (RecordingSource), which the next batch extends.
+	// committed batch (source.Recorder), which the next batch extends.
 	input map[string]string
 
 	mu       sync.Mutex
@@ -171,7 +178,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	// The source's description is needed to open the checkpoint, and the
 	// source's state lives in the checkpoint: open the source against the
 	// path where that state will be.
-	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(ckptDir, "sources", "0"), OwnDirs: slices.Collect(maps.Values(own)),
+	src, err := source.New(cfg.Source, source.Env{StateDir: filepath.Join(ckptDir, "sources", "0"), OwnDirs: slices.Collect(maps.Values(own)),
 		Catalog: cat, Logger: p.opts.Logger})
 	if err != nil {
 		p.closeCatalog()
@@ -188,7 +195,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		return nil, err
 	}
 	p.source, p.checkpoint = src, ck
-	if qs, ok := src.(QueryAwareSource); ok {
+	if qs, ok := src.(source.QueryAware); ok {
 		qs.SetQueryID(ck.Metadata.ID)
 	}
 	if !cfg.Sink.Console() {
@@ -221,10 +228,8 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 		p.keys = upsert.NewKeyIndex(budget)
 	}
 	if cfg.Maintenance.On() && !cfg.Sink.Console() {
-		p.maintainer = newMaintainer(cfg.Maintenance, cat, p.opts.Logger)
-		if r, ok := p.maintainer.(runReporter); ok && p.opts.OnMaintenance != nil {
-			r.ReportRuns(p.opts.OnMaintenance)
-		}
+		p.maintainer = maintenance.NewScheduler(cfg.Maintenance, cat, p.opts.Logger)
+		p.maintainer.OnRun = p.opts.OnMaintenance
 	}
 	return p, nil
 }
@@ -260,8 +265,8 @@ func tableProperties(s *config.Sink) map[string]string {
 }
 
 // sameSource is the source's test for another name of its input, or nil.
-func sameSource(src Source) func(string) bool {
-	if a, ok := src.(AliasedSource); ok {
+func sameSource(src source.Source) func(string) bool {
+	if a, ok := src.(source.Aliased); ok {
 		return a.SameSource
 	}
 	return nil
@@ -306,7 +311,7 @@ func (p *Pipeline) closeCatalog() {
 // redoes it); Stop ends the run after the current batch.
 func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	var sum Summary
-	if cs, ok := p.source.(ClusterSource); ok && p.cfg.Trigger.Kind == "processing-time" && p.tables != nil {
+	if cs, ok := p.source.(cluster.Source); ok && p.cfg.Trigger.Kind == "processing-time" && p.tables != nil {
 		m, ok, err := cs.JoinCluster(ctx)
 		if err != nil {
 			return sum, err
@@ -326,12 +331,12 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	var limit ReadLimit
+	var limit source.ReadLimit
 	limit.MaxFiles, limit.MaxBytes, limit.MaxRows = p.cfg.Source.ReadLimits()
 	trig := p.cfg.Trigger
 	switch trig.Kind {
 	case "once":
-		if _, err := p.runNext(ctx, &start, &next, ReadLimit{}, &sum); err != nil {
+		if _, err := p.runNext(ctx, &start, &next, source.ReadLimit{}, &sum); err != nil {
 			return sum, err
 		}
 	case "processing-time":
@@ -346,7 +351,7 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 			if resume {
 				// On failure next stays the batch that failed, which the
 				// recovery re-runs: the warning below names it.
-				var s Offset
+				var s source.Offset
 				var n int64
 				if s, n, err = p.recover(ctx, &sum); err == nil {
 					start, next = s, n
@@ -395,10 +400,8 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 			}
 		}
 	default: // available-now
-		if an, ok := p.source.(AvailableNowSource); ok {
-			if err := an.PrepareForAvailableNow(ctx); err != nil {
-				return sum, err
-			}
+		if err := p.source.PrepareForAvailableNow(ctx); err != nil {
+			return sum, err
 		}
 		for !p.stopping.Load() {
 			ran, err := p.runNext(ctx, &start, &next, limit, &sum)
@@ -459,7 +462,7 @@ func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
 
 // recover finds where the query stopped. A batch with an offsets entry and
 // no commits entry is re-run with exactly the same offsets and batch id.
-func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, error) {
+func (p *Pipeline) recover(ctx context.Context, sum *Summary) (source.Offset, int64, error) {
 	lastOff, err := p.checkpoint.latestOffsets()
 	if err != nil {
 		return nil, 0, err
@@ -491,7 +494,7 @@ func (p *Pipeline) recover(ctx context.Context, sum *Summary) (Offset, int64, er
 
 // runNext plans and runs the next batch; ran is false when there was no new
 // input.
-func (p *Pipeline) runNext(ctx context.Context, start *Offset, next *int64, limit ReadLimit, sum *Summary) (bool, error) {
+func (p *Pipeline) runNext(ctx context.Context, start *source.Offset, next *int64, limit source.ReadLimit, sum *Summary) (bool, error) {
 	began := time.Now()
 	end, err := p.source.LatestOffset(ctx, *start, limit)
 	p.flushWarnings()
@@ -539,7 +542,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		if errors.Is(err, ErrBadInput) && ctx.Err() == nil {
 			if rerr := p.checkpoint.removeOffsets(entry.BatchID); rerr != nil {
 				p.opts.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
-			} else if ds, ok := p.source.(DiscardingSource); ok {
+			} else if ds, ok := p.source.(source.Discarder); ok {
 				if derr := ds.Discard(ctx, entry.Start, entry.End); derr != nil {
 					p.opts.Logger.Warn("could not discard the source's plan of failed batch", "batch", entry.BatchID, "err", derr)
 				}
@@ -551,7 +554,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 
 	t = time.Now()
 	var input map[string]string
-	if rs, ok := p.source.(RecordingSource); ok && p.tables != nil {
+	if rs, ok := p.source.(source.Recorder); ok && p.tables != nil {
 		if input, err = rs.BatchInput(p.input, entry.Start, entry.End); err != nil {
 			return fmt.Errorf("batch %d: %w", entry.BatchID, err)
 		}
@@ -653,7 +656,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		prog.Sink.Description = "ConsoleSink"
 	}
 	prog.Sink.NumOutputRows = res.Rows
-	if ms, ok := p.source.(MetricsSource); ok {
+	if ms, ok := p.source.(source.MetricsReporter); ok {
 		prog.Sources[0].LatestOffset, prog.Sources[0].Metrics = ms.Metrics(entry.End)
 	}
 	if upserts != nil {
@@ -663,7 +666,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 	}
 	prog.Sink.DataFiles = len(res.Files)
 	prog.Sink.PeakOpenFiles = res.PeakOpenFiles
-	if bs, ok := p.source.(BacklogSource); ok {
+	if bs, ok := p.source.(source.BacklogReporter); ok {
 		if b, ok := bs.Backlog(); ok {
 			prog.Backlog = &b
 		}
@@ -680,7 +683,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		for name := range done.Snapshots {
 			tables[name] = p.tables.Cached(name)
 		}
-		p.tables.Adopt(p.maintainer.AfterBatch(ctx, BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: tables}))
+		p.tables.Adopt(p.maintainer.AfterBatch(ctx, maintenance.BatchCommitted{BatchID: entry.BatchID, QueryID: p.checkpoint.Metadata.ID, Tables: tables}))
 	}
 	return nil
 }
@@ -799,7 +802,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 // handTableSchema gives a source that infers types the schema of the
 // table its batch goes to, as it is now.
 func (p *Pipeline) handTableSchema(ctx context.Context) error {
-	ts, ok := p.source.(TableSchemaSource)
+	ts, ok := p.source.(source.SchemaAware)
 	if !ok {
 		return nil
 	}
@@ -818,7 +821,7 @@ func (p *Pipeline) handTableSchema(ctx context.Context) error {
 }
 
 func (p *Pipeline) exclude(ctx context.Context, entry OffsetEntry, name string) error {
-	ex, ok := p.source.(ExcludingSource)
+	ex, ok := p.source.(source.Excluder)
 	if !ok {
 		return fmt.Errorf("source %s cannot drop %s from batch %d", p.source.Description(), name, entry.BatchID)
 	}
@@ -857,9 +860,7 @@ func (p *Pipeline) warn(msg string) {
 }
 
 func (p *Pipeline) flushWarnings() {
-	if ws, ok := p.source.(WarningSource); ok {
-		for _, w := range ws.Warnings() {
-			p.warn(w)
-		}
+	for _, w := range p.source.Warnings() {
+		p.warn(w)
 	}
 }

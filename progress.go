@@ -2,6 +2,8 @@ package floe
 
 import (
 	"encoding/json"
+
+	"github.com/floe-io/floe/source"
 )
 
 // Progress describes one micro-batch with the fields of Spark's
@@ -48,7 +50,7 @@ type SourceProgress struct {
 	NumInputRows           int64           `json:"numInputRows"`
 	InputRowsPerSecond     float64         `json:"inputRowsPerSecond"`
 	ProcessedRowsPerSecond float64         `json:"processedRowsPerSecond"`
-	// LatestOffset and Metrics come from a MetricsSource.
+	// LatestOffset and Metrics come from a source.MetricsReporter.
 	LatestOffset json.RawMessage   `json:"latestOffset,omitempty"`
 	Metrics      map[string]string `json:"metrics,omitempty"`
 }
@@ -105,14 +107,4 @@ type QuarantinedFile struct {
 
 // Backlog is how far an available-now run is through the input it fixed at
 // start.
-type Backlog struct {
-	TotalFiles     int   `json:"totalFiles"`
-	RemainingFiles int   `json:"remainingFiles"`
-	RemainingBytes int64 `json:"remainingBytes"`
-}
-
-// BacklogSource is implemented by sources that know how much input is
-// waiting, for progress bars; ok is false when they cannot tell.
-type BacklogSource interface {
-	Backlog() (b Backlog, ok bool)
-}
+type Backlog = source.Backlog

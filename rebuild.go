@@ -22,6 +22,7 @@ import (
 	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/source"
 )
 
 // Verify holds the checkpoint against its tables as every run does first
@@ -42,7 +43,7 @@ type Rebuilt struct {
 	// the source offset that batch ended at.
 	QueryID string
 	BatchID int64
-	Offset  Offset
+	Offset  source.Offset
 	// MovedTo is where the damaged checkpoint was set aside ("" when there
 	// was none).
 	MovedTo string
@@ -51,7 +52,7 @@ type Rebuilt struct {
 // RebuildCheckpoint makes the checkpoint of a pipeline writing one table
 // whole again from the record the table holds of the query: the query id,
 // the newest batch and its offset, and the source's own state where the
-// source can remake it exactly (RecordingSource); otherwise it refuses,
+// source can remake it exactly (source.Recorder); otherwise it refuses,
 // saying why, and changes nothing. A damaged checkpoint is set aside
 // beside the new one, its quarantined files moved over.
 func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) (Rebuilt, error) {
@@ -123,7 +124,7 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		return out, fmt.Errorf("%w: %w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
 			ErrConfig, errNoTable, cfg.Sink.Table, cfg.Sink.Table, meta)
 	}
-	src, err := newSource(cfg.Source, SourceEnv{StateDir: filepath.Join(fresh, "sources", "0"), Catalog: cat, Logger: opts.Logger})
+	src, err := source.New(cfg.Source, source.Env{StateDir: filepath.Join(fresh, "sources", "0"), Catalog: cat, Logger: opts.Logger})
 	if err != nil {
 		return out, err
 	}
@@ -141,7 +142,7 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	if err != nil {
 		return out, err
 	}
-	if rs, ok := src.(RecordingSource); ok {
+	if rs, ok := src.(source.Recorder); ok {
 		if err := rs.RebuildInput(ctx, rec.Input, rec.Offset); err != nil {
 			return out, fmt.Errorf("%w: checkpoint %s cannot be rebuilt exactly from table %s: %v. Restore the checkpoint from a backup, or start a new checkpoint and a new table", ErrCheckpointMismatch, dir, cfg.Sink.Table, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/commit"
+	"github.com/floe-io/floe/source"
 )
 
 // The table, not the checkpoint, is the authority on what a query has
@@ -68,7 +69,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 		return nil, p.diverged("its offsets log ends %s but its commits log at batch %d: offsets entries were deleted", batchText(lastOff), lastCommit)
 	}
 	var input map[string]string
-	var start, end Offset
+	var start, end source.Offset
 	if lastCommit >= 0 {
 		e, err := p.checkpoint.commit(lastCommit)
 		if err != nil {
@@ -105,7 +106,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			}
 		}
 	}
-	if rs, ok := p.source.(RecordingSource); ok {
+	if rs, ok := p.source.(source.Recorder); ok {
 		if lastCommit >= 0 {
 			if err := rs.CheckInput(input, start, end); err != nil {
 				return nil, p.diverged("%v", err)
@@ -142,7 +143,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 // and the commits log end at the same batch, or the record one ahead when
 // a run stopped between the table commit and the commits log. It returns
 // the table's account and the batch's offsets when the two agree.
-func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, lastCommit int64) (input map[string]string, start, end Offset, err error) {
+func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, lastCommit int64) (input map[string]string, start, end source.Offset, err error) {
 	tbl, err := p.tables.Load(ctx, p.fixed)
 	if err != nil || tbl == nil {
 		return nil, nil, nil, err
@@ -173,7 +174,7 @@ func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, l
 			// The same end offset is not yet the same input: a source log
 			// whose newest entry was written again after the offsets
 			// entry that planned it was lost holds other files under it.
-			if rs, ok := p.source.(RecordingSource); ok && rec.Input != nil {
+			if rs, ok := p.source.(source.Recorder); ok && rec.Input != nil {
 				if err := rs.CheckInput(rec.Input, o.Start, rec.Offset); err != nil {
 					return nil, nil, nil, p.diverged("batch %d, which the table holds: %v", rec.Batch, err)
 				}

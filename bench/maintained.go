@@ -7,7 +7,6 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/faults"
-	_ "github.com/floe-io/floe/maintenance" // carries out the pipelines' maintenance: block
 )
 
 // Commit2000 is 2,000 files of 100 rows: the stream of the "week three"

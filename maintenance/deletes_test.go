@@ -12,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/ingest"
@@ -307,7 +306,7 @@ func TestSchedulerCompactsDeletedRows(t *testing.T) {
 			runs = append(runs, r)
 		}
 	}
-	batch := floe.BatchCommitted{Tables: map[string]*table.Table{"db.t": nil}}
+	batch := maintenance.BatchCommitted{Tables: map[string]*table.Table{"db.t": nil}}
 	e.dv(e.cat, 0, 1, 2, 3, 4)
 	s.AfterBatch(e.ctx, batch)
 	if len(runs) != 0 {

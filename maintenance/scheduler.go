@@ -13,15 +13,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/ingest"
 )
-
-func init() {
-	floe.RegisterMaintainer(func(cfg config.Maintenance, cat catalog.Catalog, log *slog.Logger) floe.Maintainer {
-		return NewScheduler(cfg, cat, log)
-	})
-}
 
 // Task names, as the maintenance: block and the CLI spell them.
 const (
@@ -53,18 +47,6 @@ type Scheduler struct {
 
 	mu     sync.Mutex
 	tables map[string]*tableState
-}
-
-// ReportRuns hands each task run to report as well as to OnRun
-// (floe.Options.OnMaintenance).
-func (s *Scheduler) ReportRuns(report func(floe.MaintenanceRun)) {
-	onRun := s.OnRun
-	s.OnRun = func(r Run) {
-		if onRun != nil {
-			onRun(r)
-		}
-		report(floe.MaintenanceRun{Table: r.Table, Task: r.Task, Duration: r.Duration, Err: r.Err})
-	}
 }
 
 // Run is one task run on one table.
@@ -101,12 +83,22 @@ func NewScheduler(cfg config.Maintenance, cat catalog.Catalog, log *slog.Logger)
 	return &Scheduler{cfg: cfg, cat: cat, log: log, start: time.Now(), tables: map[string]*tableState{}}
 }
 
+// BatchCommitted describes a committed batch to the scheduler.
+type BatchCommitted struct {
+	BatchID int64
+	// QueryID is the committing query's id (floe.query-id).
+	QueryID string
+	// Tables maps each table the batch wrote to the table as the commit
+	// left it, or to nil when the pipeline does not hold it.
+	Tables map[string]*table.Table
+}
+
 // AfterBatch runs the tasks due on the batch's tables, in name order,
 // until the budget is spent, and returns the tables it changed as they now
 // are, so that the pipeline's next commit starts from them instead of
 // losing a race to maintenance. Failures are logged: the next batch goes
 // on, and the task is tried again when next due.
-func (s *Scheduler) AfterBatch(ctx context.Context, b floe.BatchCommitted) map[string]*table.Table {
+func (s *Scheduler) AfterBatch(ctx context.Context, b BatchCommitted) map[string]*table.Table {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.Budget))
 	defer cancel()
 	changed := map[string]*table.Table{}
@@ -146,7 +138,7 @@ func (s *Scheduler) state(name string) *tableState {
 // maintain runs the due tasks on one table, given as the batch left it
 // (nil: load it), and returns it as they left it, nil when none ran.
 func (s *Scheduler) maintain(ctx context.Context, name string, tbl *table.Table, st *tableState) (*table.Table, error) {
-	ident, err := floe.ParseIdent(name)
+	ident, err := ingest.ParseIdent(name)
 	if err != nil {
 		return nil, err
 	}
@@ -273,5 +265,3 @@ func (r Run) String() string {
 	}
 	return fmt.Sprintf("%s on %s in %v", r.Task, r.Table, r.Duration)
 }
-
-var _ floe.Maintainer = (*Scheduler)(nil)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/source"
 )
 
 func init() {
@@ -98,7 +99,7 @@ func printCheckpoint(w io.Writer, st floe.CheckpointStatus) {
 
 // offsetText shows a source's offset, a JSON object of the source's own,
 // as key=value pairs: {"logOffset":4} as logOffset=4.
-func offsetText(o floe.Offset) string {
+func offsetText(o source.Offset) string {
 	var fields map[string]any
 	if err := json.Unmarshal(o, &fields); err != nil || len(fields) == 0 {
 		return string(o)

@@ -28,6 +28,9 @@ var (
 	// ErrUnstableFile marks a file that changed while it was read: it is
 	// still being written and is left for a later batch.
 	ErrUnstableFile = errors.New("file changed while being read")
+	// ErrSourceCannotContinue marks a source that cannot go on from the
+	// checkpoint's offset: a retry fails the same way, so a stream stops.
+	ErrSourceCannotContinue = errors.New("source cannot continue")
 )
 
 // BadFileError reports an input file that cannot be ingested: corrupt,

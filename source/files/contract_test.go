@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/files"
 	"github.com/floe-io/floe/source/sourcetest"
 )
@@ -21,7 +21,7 @@ type landing struct {
 	seq   atomic.Int64
 }
 
-func (l *landing) Open(t *testing.T, stateDir string) floe.Source {
+func (l *landing) Open(t *testing.T, stateDir string) source.Source {
 	t.Helper()
 	s, err := files.New(l.cfg, stateDir)
 	if err != nil {
@@ -73,6 +73,7 @@ func TestContract(t *testing.T) {
 					return &landing{cfg: cfg, write: v.write, ext: v.ext}
 				},
 				Limits: sourcetest.Limits{MaxFiles: true, MaxBytes: true},
+				Claims: sourcetest.Capabilities{Excluder: true, Discarder: true, BacklogReporter: true, Recorder: true, Aliased: true, SchemaAware: true},
 			})
 		})
 	}

@@ -18,13 +18,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/source"
 )
 
 func init() {
-	floe.RegisterSource("files", func(cfg config.Source, env floe.SourceEnv) (floe.Source, error) {
+	source.Register("files", func(cfg config.Source, env source.Env) (source.Source, error) {
 		return open(cfg, env.StateDir, env.OwnDirs)
 	})
 }
@@ -54,14 +54,12 @@ type Files struct {
 }
 
 var (
-	_ floe.Source             = (*Files)(nil)
-	_ floe.AvailableNowSource = (*Files)(nil)
-	_ floe.ExcludingSource    = (*Files)(nil)
-	_ floe.WarningSource      = (*Files)(nil)
-	_ floe.DiscardingSource   = (*Files)(nil)
-	_ floe.BacklogSource      = (*Files)(nil)
-	_ floe.AliasedSource      = (*Files)(nil)
-	_ floe.TableSchemaSource  = (*Files)(nil)
+	_ source.Source          = (*Files)(nil)
+	_ source.Excluder        = (*Files)(nil)
+	_ source.Discarder       = (*Files)(nil)
+	_ source.BacklogReporter = (*Files)(nil)
+	_ source.Aliased         = (*Files)(nil)
+	_ source.SchemaAware     = (*Files)(nil)
 )
 
 // offset is the file source's position: the last log batch included.
@@ -73,7 +71,7 @@ type offset struct {
 func New(cfg config.Source, stateDir string) (*Files, error) { return open(cfg, stateDir, nil) }
 
 // open opens the source; own are the directories floe writes, which it
-// never reads (see floe.SourceEnv).
+// never reads (see source.Env).
 func open(cfg config.Source, stateDir string, own []string) (*Files, error) {
 	dir, err := filepath.Abs(cfg.Path)
 	if err != nil {
@@ -81,19 +79,19 @@ func open(cfg config.Source, stateDir string, own []string) (*Files, error) {
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: source path %s: %v; create the landing directory or fix source.path", floe.ErrConfig, cfg.Path, errors.Unwrap(err))
+		return nil, fmt.Errorf("%w: source path %s: %v; create the landing directory or fix source.path", source.ErrConfig, cfg.Path, errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%w: source path %s is not a directory; point source.path at the landing directory", floe.ErrConfig, cfg.Path)
+		return nil, fmt.Errorf("%w: source path %s is not a directory; point source.path at the landing directory", source.ErrConfig, cfg.Path)
 	}
 	switch cfg.Format {
 	case "parquet", "csv", "json", "debezium-json":
 	default:
-		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv, json or debezium-json", floe.ErrConfig, cfg.Format)
+		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv, json or debezium-json", source.ErrConfig, cfg.Format)
 	}
 	if _, err := path.Match(cfg.PathGlobFilter, ""); err != nil {
 		// Unchecked, a malformed filter silently matches nothing.
-		return nil, fmt.Errorf("%w: source path-glob-filter %q is not a valid pattern (%v); use *, ?, [abc], [a-z] and [^a] as path.Match does", floe.ErrConfig, cfg.PathGlobFilter, err)
+		return nil, fmt.Errorf("%w: source path-glob-filter %q is not a valid pattern (%v); use *, ?, [abc], [a-z] and [^a] as path.Match does", source.ErrConfig, cfg.PathGlobFilter, err)
 	}
 	log, err := openLog(stateDir)
 	if err != nil {
@@ -144,7 +142,7 @@ func (s *Files) SameSource(description string) bool {
 }
 
 // InitialOffset is before the first log batch.
-func (s *Files) InitialOffset() floe.Offset { return encode(offset{LogOffset: -1}) }
+func (s *Files) InitialOffset() source.Offset { return encode(offset{LogOffset: -1}) }
 
 // PrepareForAvailableNow fixes the backlog: files arriving later wait for
 // the next run, as with Spark's Trigger.AvailableNow.
@@ -186,11 +184,11 @@ func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
 }
 
 // Backlog tells how much of an available-now run's input is left.
-func (s *Files) Backlog() (floe.Backlog, bool) {
+func (s *Files) Backlog() (source.Backlog, bool) {
 	if s.cap == nil {
-		return floe.Backlog{}, false
+		return source.Backlog{}, false
 	}
-	b := floe.Backlog{TotalFiles: len(s.cap)}
+	b := source.Backlog{TotalFiles: len(s.cap)}
 	for p, size := range s.cap {
 		if _, ok := s.log.seen[p]; !ok {
 			b.RemainingFiles++
@@ -209,7 +207,7 @@ func (s *Files) Warnings() []string {
 
 // LatestOffset lists the directory, takes new files up to limit, records
 // them as the next log batch and returns its id.
-func (s *Files) LatestOffset(ctx context.Context, start floe.Offset, limit floe.ReadLimit) (floe.Offset, error) {
+func (s *Files) LatestOffset(ctx context.Context, start source.Offset, limit source.ReadLimit) (source.Offset, error) {
 	st, err := decode(start)
 	if err != nil {
 		return nil, err
@@ -248,7 +246,7 @@ func (s *Files) LatestOffset(ctx context.Context, start floe.Offset, limit floe.
 }
 
 // batchFiles lists the files of log batches (start, end].
-func (s *Files) batchFiles(start, end floe.Offset) ([]fileEntry, error) {
+func (s *Files) batchFiles(start, end source.Offset) ([]fileEntry, error) {
 	st, err := decode(start)
 	if err != nil {
 		return nil, err
@@ -261,12 +259,12 @@ func (s *Files) batchFiles(start, end floe.Offset) ([]fileEntry, error) {
 }
 
 // Read turns the files of log batches (start, end] into parts.
-func (s *Files) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
+func (s *Files) Read(ctx context.Context, start, end source.Offset) ([]source.Part, error) {
 	entries, err := s.batchFiles(start, end)
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]floe.Part, len(entries))
+	parts := make([]source.Part, len(entries))
 	for i, e := range entries {
 		p := &filePart{entry: e, cfg: s.cfg, table: s.table}
 		if s.cfg.Format == "parquet" {
@@ -306,7 +304,7 @@ func (p *filePart) SizeBytes() int64 { return p.entry.Size }
 // Exclude drops files from the uncommitted log batch end: a file still
 // being written becomes new again, a quarantined one is gone from the
 // directory.
-func (s *Files) Exclude(ctx context.Context, end floe.Offset, names []string) error {
+func (s *Files) Exclude(ctx context.Context, end source.Offset, names []string) error {
 	en, err := decode(end)
 	if err != nil {
 		return err
@@ -331,7 +329,7 @@ func (s *Files) Exclude(ctx context.Context, end floe.Offset, names []string) er
 // committed anything (its offsets entry is gone): the log batches after
 // start are removed and their files are new again. Without it the plan
 // stays in the checkpoint until the next LatestOffset discards it.
-func (s *Files) Discard(ctx context.Context, start, end floe.Offset) error {
+func (s *Files) Discard(ctx context.Context, start, end source.Offset) error {
 	st, err := decode(start)
 	if err != nil {
 		return err
@@ -341,7 +339,7 @@ func (s *Files) Discard(ctx context.Context, start, end floe.Offset) error {
 
 // Commit cleans up the files of committed batches (clean-source) and
 // compacts the log.
-func (s *Files) Commit(ctx context.Context, end floe.Offset) error {
+func (s *Files) Commit(ctx context.Context, end source.Offset) error {
 	en, err := decode(end)
 	if err != nil {
 		return err
@@ -419,6 +417,6 @@ func (s *Files) clean(f fileEntry) error {
 // Close has nothing to release: every file handle is owned by its part.
 func (s *Files) Close() error { return nil }
 
-func encode(o offset) floe.Offset { return floe.EncodeOffset(o) }
+func encode(o offset) source.Offset { return source.EncodeOffset(o) }
 
-func decode(o floe.Offset) (offset, error) { return floe.DecodeOffset[offset](o, "file source") }
+func decode(o source.Offset) (offset, error) { return source.DecodeOffset[offset](o, "file source") }

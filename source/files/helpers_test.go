@@ -12,9 +12,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/files"
 )
 
@@ -26,7 +26,7 @@ type landingDir struct {
 	state string
 	cfg   config.Source
 	src   *files.Files
-	start floe.Offset
+	start source.Offset
 }
 
 func newLanding(t *testing.T, cfg config.Source) *landingDir {
@@ -95,7 +95,7 @@ func setAge(t *testing.T, p string, age time.Duration) {
 
 // plan plans, reads and commits the next batch and returns its parts; nil
 // when nothing is new.
-func (l *landingDir) plan(limit floe.ReadLimit) []floe.Part {
+func (l *landingDir) plan(limit source.ReadLimit) []source.Part {
 	l.t.Helper()
 	ctx := l.t.Context()
 	end, err := l.src.LatestOffset(ctx, l.start, limit)
@@ -118,7 +118,7 @@ func (l *landingDir) plan(limit floe.ReadLimit) []floe.Part {
 
 // names plans the next batch and returns its files relative to the
 // landing directory, in planning order.
-func (l *landingDir) names(limit floe.ReadLimit) []string {
+func (l *landingDir) names(limit source.ReadLimit) []string {
 	l.t.Helper()
 	var out []string
 	for _, p := range l.plan(limit) {
@@ -132,11 +132,11 @@ func (l *landingDir) names(limit floe.ReadLimit) []string {
 }
 
 // onePart lands one file and returns the part planned for it.
-func onePart(t *testing.T, cfg config.Source, name, content string) (floe.Part, string) {
+func onePart(t *testing.T, cfg config.Source, name, content string) (source.Part, string) {
 	t.Helper()
 	l := newLanding(t, cfg)
 	p := l.write(name, content)
-	parts := l.plan(floe.ReadLimit{})
+	parts := l.plan(source.ReadLimit{})
 	if len(parts) != 1 {
 		t.Fatalf("planned %d parts for one file", len(parts))
 	}
@@ -150,7 +150,7 @@ type table struct {
 }
 
 // readPart reads a whole part.
-func readPart(t *testing.T, p floe.Part) (table, error) {
+func readPart(t *testing.T, p source.Part) (table, error) {
 	t.Helper()
 	rdr, err := p.Open(context.Background())
 	if err != nil {
@@ -167,12 +167,12 @@ func readPart(t *testing.T, p floe.Part) (table, error) {
 	return tb, rdr.Err()
 }
 
-// badFile fails unless err is a *floe.BadFileError naming path.
-func badFile(t *testing.T, err error, path string) *floe.BadFileError {
+// badFile fails unless err is a *source.BadFileError naming path.
+func badFile(t *testing.T, err error, path string) *source.BadFileError {
 	t.Helper()
-	var bf *floe.BadFileError
-	if !errors.As(err, &bf) || !errors.Is(err, floe.ErrBadInput) {
-		t.Fatalf("got %v (%T), want a *floe.BadFileError", err, err)
+	var bf *source.BadFileError
+	if !errors.As(err, &bf) || !errors.Is(err, source.ErrBadInput) {
+		t.Fatalf("got %v (%T), want a *source.BadFileError", err, err)
 	}
 	if bf.Path != path {
 		t.Fatalf("the error names %s, want %s", bf.Path, path)

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/files"
 )
 
-var all floe.ReadLimit
+var all source.ReadLimit
 
 // Hidden files and directories (names starting with "." or "_", Hadoop's
 // temporary and marker files) are never listed; subdirectories only when
@@ -86,7 +86,7 @@ func TestPathGlobFilterMalformed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	_, err := files.New(config.Source{Type: "files", Path: dir, Format: "csv", PathGlobFilter: "[a-"}, filepath.Join(dir, "state"))
-	if !errors.Is(err, floe.ErrConfig) || !strings.Contains(err.Error(), "path-glob-filter") {
+	if !errors.Is(err, source.ErrConfig) || !strings.Contains(err.Error(), "path-glob-filter") {
 		t.Fatalf("got %v, want a configuration error naming path-glob-filter", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestListingOrder(t *testing.T) {
 			l.writeAt("w.csv", "id\n1\n", now.Add(-time.Hour))
 			l.writeAt("y.csv", "id\n2\n", now.Add(-5*time.Hour))
 			l.writeAt("z.csv", "id\n3\n", now.Add(-10*time.Hour))
-			limit := floe.ReadLimit{MaxFiles: tc.cfg.MaxFilesPerTrigger}
+			limit := source.ReadLimit{MaxFiles: tc.cfg.MaxFilesPerTrigger}
 			for i, want := range tc.want {
 				if got := l.names(limit); !slices.Equal(got, want) {
 					t.Fatalf("batch %d: %v, want %v", i, got, want)
@@ -301,7 +301,7 @@ func TestListingRestartPlansNothingTwice(t *testing.T) {
 	l := newLanding(t, config.Source{})
 	l.write("a.csv", "id\n1\n")
 	l.write("b.csv", "id\n2\n")
-	if got := l.names(floe.ReadLimit{MaxFiles: 1}); !slices.Equal(got, []string{"a.csv"}) {
+	if got := l.names(source.ReadLimit{MaxFiles: 1}); !slices.Equal(got, []string{"a.csv"}) {
 		t.Fatalf("planned %v", got)
 	}
 	l.open()
@@ -330,7 +330,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := files.New(tc.cfg, filepath.Join(dir, "state"))
-			if !errors.Is(err, floe.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, source.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want a configuration error saying %q", err, tc.want)
 			}
 		})

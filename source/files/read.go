@@ -20,11 +20,11 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/arrowpool"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/source"
 )
 
 // filePart reads one landing file.
@@ -46,7 +46,7 @@ type filePart struct {
 
 func (p *filePart) Name() string { return p.entry.Path }
 
-func (p *filePart) bad(err error) error { return &floe.BadFileError{Path: p.entry.Path, Err: err} }
+func (p *filePart) bad(err error) error { return &source.BadFileError{Path: p.entry.Path, Err: err} }
 
 // Schema is the schema Open's reader reports, read from what the format
 // needs (the Parquet footer, the CSV header and values, the JSON values),
@@ -122,7 +122,7 @@ func (p *filePart) fail(err error) error {
 	if cerr := p.unchanged(); cerr != nil {
 		return cerr
 	}
-	var bf *floe.BadFileError
+	var bf *source.BadFileError
 	if errors.As(err, &bf) {
 		return err
 	}
@@ -219,7 +219,7 @@ func (p *filePart) unchanged() error {
 		return p.bad(fmt.Errorf("cannot read the file: %w", err))
 	}
 	if st.Size() != p.entry.Size || st.ModTime().UnixMilli() != p.entry.ModTime {
-		return &floe.UnstableFileError{Path: p.entry.Path, Reason: fmt.Sprintf("size %d -> %d since it was listed", p.entry.Size, st.Size())}
+		return &source.UnstableFileError{Path: p.entry.Path, Reason: fmt.Sprintf("size %d -> %d since it was listed", p.entry.Size, st.Size())}
 	}
 	return nil
 }
@@ -524,7 +524,7 @@ func (r *checkedReader) Next() bool {
 		if cerr := r.part.unchanged(); cerr != nil {
 			r.err = cerr
 		} else {
-			var bf *floe.BadFileError
+			var bf *source.BadFileError
 			if errors.As(err, &bf) {
 				r.err = err
 			} else {

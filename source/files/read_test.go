@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/source"
 )
 
 func TestReadParquet(t *testing.T) {
@@ -131,7 +132,7 @@ func TestReadJSON(t *testing.T) {
 	}
 }
 
-// Input that cannot be ingested is a *floe.BadFileError naming the file and
+// Input that cannot be ingested is a *source.BadFileError naming the file and
 // what is wrong with it, whether Open or the reading finds out.
 func TestReadBadFiles(t *testing.T) {
 	idLong := []config.Column{{Name: "id", Type: "long"}}
@@ -190,7 +191,7 @@ func TestReadRemovedFile(t *testing.T) {
 }
 
 // A file that changes after it was planned, before or while it is read, is
-// a *floe.UnstableFileError: it is still being written, and left for later.
+// a *source.UnstableFileError: it is still being written, and left for later.
 func TestReadUnstableFiles(t *testing.T) {
 	formats := []struct {
 		name, format, content, more string
@@ -254,9 +255,9 @@ func TestReadUnstableFiles(t *testing.T) {
 						err = rdr.Err()
 						rdr.Release()
 					}
-					var uf *floe.UnstableFileError
+					var uf *source.UnstableFileError
 					if !errors.As(err, &uf) || uf.Path != path || !errors.Is(err, floe.ErrUnstableFile) {
-						t.Fatalf("got %v (%T), want a *floe.UnstableFileError naming %s", err, err, path)
+						t.Fatalf("got %v (%T), want a *source.UnstableFileError naming %s", err, err, path)
 					}
 				})
 			}

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/source"
 )
 
 // The file source's account of a query's input, recorded in every batch
@@ -29,7 +29,7 @@ const (
 	inputWatermark   = "watermark"
 )
 
-var _ floe.RecordingSource = (*Files)(nil)
+var _ source.Recorder = (*Files)(nil)
 
 type digest [16]byte
 
@@ -119,7 +119,7 @@ func (a *account) add(f fileEntry) {
 // BatchInput is the account after batch (start, end]. Without a previous
 // account (the query's first batch, or one written before records were)
 // the query's files so far come from the log.
-func (s *Files) BatchInput(prev map[string]string, start, end floe.Offset) (map[string]string, error) {
+func (s *Files) BatchInput(prev map[string]string, start, end source.Offset) (map[string]string, error) {
 	batch, err := s.batchFiles(start, end)
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Files) BatchInput(prev map[string]string, start, end floe.Offset) (map[
 // (start, end] while its log batches are not compacted, and, when
 // max-file-age has not let entries go, exactly the files of the account
 // so far.
-func (s *Files) CheckInput(input map[string]string, start, end floe.Offset) error {
+func (s *Files) CheckInput(input map[string]string, start, end source.Offset) error {
 	en, err := decode(end)
 	if err != nil {
 		return err
@@ -207,7 +207,7 @@ func (s *Files) CheckInput(input map[string]string, start, end floe.Offset) erro
 // after the offsets entry that planned it was lost (the source takes a
 // newest log batch no offsets entry names for one it may rewrite) holds
 // more files than the batch the table committed.
-func (s *Files) checkBatch(input map[string]string, start floe.Offset, en offset) error {
+func (s *Files) checkBatch(input map[string]string, start source.Offset, en offset) error {
 	if start == nil || input[inputDigest] == "" {
 		return nil
 	}
@@ -238,7 +238,7 @@ func (s *Files) checkBatch(input map[string]string, start floe.Offset, en offset
 // landing path) must be exactly the recorded count and digest, since any
 // other set would re-read or skip a file. They go into one compact entry
 // at the committed end's log batch.
-func (s *Files) RebuildInput(ctx context.Context, input map[string]string, end floe.Offset) error {
+func (s *Files) RebuildInput(ctx context.Context, input map[string]string, end source.Offset) error {
 	en, err := decode(end)
 	if err != nil {
 		return err

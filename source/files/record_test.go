@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/files"
 )
 
 // ingest plans the next batch as the engine does and returns the account
 // after it, given the one before.
-func (l *landingDir) ingest(prev map[string]string) (map[string]string, floe.Offset) {
+func (l *landingDir) ingest(prev map[string]string) (map[string]string, source.Offset) {
 	l.t.Helper()
 	ctx := l.t.Context()
-	end, err := l.src.LatestOffset(ctx, l.start, floe.ReadLimit{MaxFiles: 1})
+	end, err := l.src.LatestOffset(ctx, l.start, source.ReadLimit{MaxFiles: 1})
 	if err != nil || bytes.Equal(end, l.start) {
 		l.t.Fatalf("nothing planned: %v", err)
 	}
@@ -39,10 +39,10 @@ func (l *landingDir) ingest(prev map[string]string) (map[string]string, floe.Off
 func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 	t.Parallel()
 	base := time.Now().Add(-time.Hour)
-	setup := func(t *testing.T) (*landingDir, map[string]string, floe.Offset) {
+	setup := func(t *testing.T) (*landingDir, map[string]string, source.Offset) {
 		l := newLanding(t, config.Source{})
 		var in map[string]string
-		var end floe.Offset
+		var end source.Offset
 		for i, name := range []string{"a.csv", "b.csv", "c.csv"} {
 			l.writeAt(name, "id\n1\n", base.Add(time.Duration(i)*time.Minute))
 			in, end = l.ingest(in)
@@ -55,7 +55,7 @@ func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 		}
 		return l, in, end
 	}
-	rebuild := func(t *testing.T, l *landingDir, in map[string]string, end floe.Offset) error {
+	rebuild := func(t *testing.T, l *landingDir, in map[string]string, end source.Offset) error {
 		if err := os.RemoveAll(l.state); err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 		if err := l.src.CheckInput(in, nil, end); err != nil {
 			t.Fatalf("the rebuilt log fails its check: %v", err)
 		}
-		if got := l.names(floe.ReadLimit{}); len(got) != 1 || got[0] != "d.csv" {
+		if got := l.names(source.ReadLimit{}); len(got) != 1 || got[0] != "d.csv" {
 			t.Fatalf("after the rebuild the next batch is %v, want only d.csv", got)
 		}
 	})
@@ -107,4 +107,4 @@ func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 	}
 }
 
-var _ floe.RecordingSource = (*files.Files)(nil)
+var _ source.Recorder = (*files.Files)(nil)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/source"
 )
 
 // planOne lands one file and returns the part the source plans for it.
@@ -25,7 +25,7 @@ func planOne(t *testing.T, cfg config.Source, name string, write func(path strin
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	end, err := s.LatestOffset(ctx, s.InitialOffset(), floe.ReadLimit{})
+	end, err := s.LatestOffset(ctx, s.InitialOffset(), source.ReadLimit{})
 	if err != nil {
 		t.Fatal(err)
 	}

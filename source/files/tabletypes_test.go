@@ -8,13 +8,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/source"
 )
 
 // tablePart lands one file and returns its part, read with the table's
 // columns handed to the source first, as the pipeline does.
-func tablePart(t *testing.T, format string, table *iceberg.Schema, name, content string) floe.Part {
+func tablePart(t *testing.T, format string, table *iceberg.Schema, name, content string) source.Part {
 	t.Helper()
 	l := newLanding(t, config.Source{Format: format})
 	l.write(name, content)

@@ -10,6 +10,7 @@ import (
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/source"
 	_ "github.com/floe-io/floe/source/files"
 )
 
@@ -46,14 +47,14 @@ func TestCommitForgetsReadSnapshots(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 
-			s, err := New(config.Source{Type: "iceberg", Table: "db.a"}, floe.SourceEnv{Catalog: cat})
+			s, err := New(config.Source{Type: "iceberg", Table: "db.a"}, source.Env{Catalog: cat})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
 			start := s.InitialOffset()
 			for range files {
-				end, err := s.LatestOffset(ctx, start, floe.ReadLimit{MaxFiles: 1})
+				end, err := s.LatestOffset(ctx, start, source.ReadLimit{MaxFiles: 1})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,7 +13,8 @@ import (
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
-	source "github.com/floe-io/floe/source/iceberg"
+	"github.com/floe-io/floe/source"
+	icebergsource "github.com/floe-io/floe/source/iceberg"
 	"github.com/floe-io/floe/source/sourcetest"
 )
 
@@ -24,9 +25,9 @@ type sourceTable struct {
 	ident table.Identifier
 }
 
-func (s *sourceTable) Open(t *testing.T, stateDir string) floe.Source {
+func (s *sourceTable) Open(t *testing.T, stateDir string) source.Source {
 	t.Helper()
-	src, err := source.New(config.Source{Type: "iceberg", Table: "db.t"}, floe.SourceEnv{StateDir: stateDir, Catalog: s.cat})
+	src, err := icebergsource.New(config.Source{Type: "iceberg", Table: "db.t"}, source.Env{StateDir: stateDir, Catalog: s.cat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +74,6 @@ func TestContract(t *testing.T) {
 			return &sourceTable{cat: cat, ident: ident}
 		},
 		Limits: sourcetest.Limits{MaxFiles: true, MaxBytes: true, MaxRows: true},
+		Claims: sourcetest.Capabilities{QueryAware: true},
 	})
 }

@@ -9,7 +9,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/source"
 )
 
 // unit is one added data file of an append snapshot.
@@ -101,7 +101,7 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 			return nil, nil
 		}
 		if end = tbl.SnapshotByID(*s.capSnapshot); end == nil {
-			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, the end of this available-now run, is gone (expired?)", floe.ErrSourceCannotContinue, *s.capSnapshot, s.name)
+			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, the end of this available-now run, is gone (expired?)", source.ErrCannotContinue, *s.capSnapshot, s.name)
 		}
 	} else if end = tbl.CurrentSnapshot(); end == nil {
 		return nil, nil
@@ -134,11 +134,11 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 		startSnap := tbl.SnapshotByID(start)
 		if startSnap != nil && gone == noSnapshot {
 			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, where the query stopped, is not an ancestor of snapshot %d: "+
-				"the table was rolled back; the query cannot resume exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, start, s.name, end.SnapshotID)
+				"the table was rolled back; the query cannot resume exactly once (start a new checkpoint)", source.ErrCannotContinue, start, s.name, end.SnapshotID)
 		}
 		if startSnap == nil && st.TimestampMs == 0 {
 			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, where the query stopped, was expired, and the checkpoint does not record "+
-				"when it was committed, so the query cannot tell where to go on (start a new checkpoint)", floe.ErrSourceCannotContinue, start, s.name)
+				"when it was committed, so the query cannot tell where to go on (start a new checkpoint)", source.ErrCannotContinue, start, s.name)
 		}
 		var err error
 		if chain, err = s.expired(st, startSnap, chain); err != nil {
@@ -183,7 +183,7 @@ func (s *Source) expired(st offset, startSnap *table.Snapshot, chain []*table.Sn
 	if !s.skipExpired {
 		return nil, fmt.Errorf("%w: iceberg source: table %s: %s, so their rows cannot be read. Set source.options.%s: \"true\" (-o %s=true) to go on without them, "+
 			"or start a new checkpoint to read the table from its oldest snapshot. floe's own expiry keeps what a running floe query has not read (docs/maintenance.md)",
-			floe.ErrSourceCannotContinue, s.name, what, OptSkipExpiredSnaps, OptSkipExpiredSnaps)
+			source.ErrCannotContinue, s.name, what, OptSkipExpiredSnaps, OptSkipExpiredSnaps)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -215,15 +215,15 @@ func (s *Source) units(fio icebergio.IO, snap *table.Snapshot) ([]iceberg.DataFi
 			return nil, nil
 		}
 		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d is an overwrite, which a stream of appends cannot read; "+
-			"set source.options.%s: \"true\" to skip such snapshots", floe.ErrSourceCannotContinue, s.name, snap.SnapshotID, OptSkipOverwriteSnaps)
+			"set source.options.%s: \"true\" to skip such snapshots", source.ErrCannotContinue, s.name, snap.SnapshotID, OptSkipOverwriteSnaps)
 	case table.OpDelete:
 		if s.skipDelete {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d is a delete, which a stream of appends cannot read; "+
-			"set source.options.%s: \"true\" to skip such snapshots", floe.ErrSourceCannotContinue, s.name, snap.SnapshotID, OptSkipDeleteSnapshots)
+			"set source.options.%s: \"true\" to skip such snapshots", source.ErrCannotContinue, s.name, snap.SnapshotID, OptSkipDeleteSnapshots)
 	default:
-		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d has operation %q, which the iceberg source does not know", floe.ErrSourceCannotContinue, s.name, snap.SnapshotID, op)
+		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d has operation %q, which the iceberg source does not know", source.ErrCannotContinue, s.name, snap.SnapshotID, op)
 	}
 	manifests, err := snap.Manifests(fio)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/source"
 )
 
 // history builds a table's metadata whose main branch is the chain of
@@ -62,7 +62,7 @@ func TestResumeAfterExpiredStartSnapshot(t *testing.T) {
 				table.Snapshot{SnapshotID: 12, ParentSnapshotID: parent(11), TimestampMs: at + 1000})
 			s := &Source{name: "db.a", added: map[int64]addedFiles{}, warned: map[int64]bool{}}
 			st := offset{SnapshotID: expired, Position: 1, TimestampMs: at}
-			if _, err := s.after(tbl, st); !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "snapshot 10") ||
+			if _, err := s.after(tbl, st); !errors.Is(err, source.ErrCannotContinue) || !strings.Contains(err.Error(), "snapshot 10") ||
 				!strings.Contains(err.Error(), OptSkipExpiredSnaps) {
 				t.Fatalf("without %s: %v; want an error naming the snapshot and the option", OptSkipExpiredSnaps, err)
 			}
@@ -101,7 +101,7 @@ func TestStopOnExpiredGap(t *testing.T) {
 	s := &Source{name: "db.a", added: map[int64]addedFiles{}, warned: map[int64]bool{}}
 	st := offset{SnapshotID: 10, Position: 1, TimestampMs: at}
 	_, err := s.after(tbl, st)
-	if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "up to snapshot 12") || strings.Contains(err.Error(), "rolled back") {
+	if !errors.Is(err, source.ErrCannotContinue) || !strings.Contains(err.Error(), "up to snapshot 12") || strings.Contains(err.Error(), "rolled back") {
 		t.Fatalf("gap: %v; want an error naming the expired snapshots", err)
 	}
 	s.skipExpired = true

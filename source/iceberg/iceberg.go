@@ -27,20 +27,21 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/scan"
+	"github.com/floe-io/floe/source"
 )
 
 func init() {
-	floe.RegisterSource("iceberg", func(cfg config.Source, env floe.SourceEnv) (floe.Source, error) {
+	source.Register("iceberg", func(cfg config.Source, env source.Env) (source.Source, error) {
 		return New(cfg, env)
 	})
 }
 
 // Spark's read option names. The per-batch limits
 // (streaming-max-files-per-micro-batch, streaming-max-rows-per-micro-batch)
-// reach the source as the engine's floe.ReadLimit, so that a once trigger
+// reach the source as the engine's source.ReadLimit, so that a once trigger
 // can ignore them.
 const (
 	OptStreamFromTimestamp = "stream-from-timestamp"
@@ -103,10 +104,8 @@ type Source struct {
 }
 
 var (
-	_ floe.Source             = (*Source)(nil)
-	_ floe.AvailableNowSource = (*Source)(nil)
-	_ floe.WarningSource      = (*Source)(nil)
-	_ floe.QueryAwareSource   = (*Source)(nil)
+	_ source.Source     = (*Source)(nil)
+	_ source.QueryAware = (*Source)(nil)
 )
 
 // offset is the position: every unit up to and including the first
@@ -123,13 +122,13 @@ type offset struct {
 
 // New builds the source; the table is loaded when batches are planned, so
 // it need not exist yet.
-func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
+func New(cfg config.Source, env source.Env) (*Source, error) {
 	if env.Catalog == nil {
-		return nil, fmt.Errorf("%w: the iceberg source needs the pipeline's catalog", floe.ErrConfig)
+		return nil, fmt.Errorf("%w: the iceberg source needs the pipeline's catalog", source.ErrConfig)
 	}
-	ident, err := floe.ParseIdent(cfg.Table)
+	ident, err := ingest.ParseIdent(cfg.Table)
 	if err != nil {
-		return nil, fmt.Errorf("%w: source.table: %v", floe.ErrConfig, err)
+		return nil, fmt.Errorf("%w: source.table: %v", source.ErrConfig, err)
 	}
 	log := env.Logger
 	if log == nil {
@@ -147,7 +146,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%w: source.options.%s: %q is not a non-negative whole number", floe.ErrConfig, k, v)
+			return 0, fmt.Errorf("%w: source.options.%s: %q is not a non-negative whole number", source.ErrConfig, k, v)
 		}
 		return n, nil
 	}
@@ -179,7 +178,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 func (s *Source) Description() string { return "iceberg:" + s.name }
 
 // InitialOffset is before the first snapshot to read.
-func (s *Source) InitialOffset() floe.Offset { return encode(offset{SnapshotID: noSnapshot}) }
+func (s *Source) InitialOffset() source.Offset { return encode(offset{SnapshotID: noSnapshot}) }
 
 // PrepareForAvailableNow fixes the end of the backlog at the table's
 // current snapshot.
@@ -235,7 +234,7 @@ func (s *Source) tableWith(ctx context.Context, id int64) (*table.Table, error) 
 
 // LatestOffset walks the snapshots after start and takes their added data
 // files up to the limits.
-func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe.ReadLimit) (floe.Offset, error) {
+func (s *Source) LatestOffset(ctx context.Context, start source.Offset, limit source.ReadLimit) (source.Offset, error) {
 	st, err := decode(start)
 	if err != nil {
 		return nil, err
@@ -274,7 +273,7 @@ func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe
 }
 
 // Read plans one part per data file of (start, end].
-func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
+func (s *Source) Read(ctx context.Context, start, end source.Offset) ([]source.Part, error) {
 	st, err := decode(start)
 	if err != nil {
 		return nil, err
@@ -289,7 +288,7 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	}
 	if tbl.Metadata().SnapshotByID(en.SnapshotID) == nil {
 		return nil, fmt.Errorf("%w: iceberg source: table %s: snapshot %d, where batch %s ends, was expired before the batch was committed; "+
-			"its files cannot be read again, so the query cannot go on exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, s.name, en.SnapshotID, end)
+			"its files cannot be read again, so the query cannot go on exactly once (start a new checkpoint)", source.ErrCannotContinue, s.name, en.SnapshotID, end)
 	}
 	var units []unit
 	reached := false
@@ -311,13 +310,13 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 		// Read as empty, the batch would be recorded as having read files
 		// that it did not.
 		return nil, fmt.Errorf("%w: iceberg source: table %s: batch end %s is not after %s in the table's history (was the table rolled back?); "+
-			"the batch cannot be re-run exactly once (start a new checkpoint)", floe.ErrSourceCannotContinue, s.name, end, start)
+			"the batch cannot be re-run exactly once (start a new checkpoint)", source.ErrCannotContinue, s.name, end, start)
 	}
 	rd, err := s.fileReader(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]floe.Part, len(units))
+	parts := make([]source.Part, len(units))
 	for i, u := range units {
 		// An appended file has no deletes at its snapshot: the snapshot
 		// added data files only, and older deletes never apply to newer
@@ -352,7 +351,7 @@ func (s *Source) fileReader(ctx context.Context, tbl *table.Table) (*scan.FileRe
 
 // Commit forgets the cached files of snapshots before end, and moves the
 // query's tag on the table to end's snapshot (registerPosition).
-func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
+func (s *Source) Commit(ctx context.Context, end source.Offset) error {
 	en, err := decode(end)
 	if err != nil {
 		return err
@@ -407,6 +406,6 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 	return p.reader.Open(ctx, []table.FileScanTask{p.task}), nil
 }
 
-func encode(o offset) floe.Offset { return floe.EncodeOffset(o) }
+func encode(o offset) source.Offset { return source.EncodeOffset(o) }
 
-func decode(o floe.Offset) (offset, error) { return floe.DecodeOffset[offset](o, "iceberg source") }
+func decode(o source.Offset) (offset, error) { return source.DecodeOffset[offset](o, "iceberg source") }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/source"
 )
 
 func TestIcebergSourceTwoFilesPerBatch(t *testing.T) {
@@ -297,7 +298,7 @@ func TestIcebergSourceProcessingTimeStopsOnDelete(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "streaming-skip-delete-snapshots") {
+		if !errors.Is(err, source.ErrCannotContinue) || !strings.Contains(err.Error(), "streaming-skip-delete-snapshots") {
 			t.Fatalf("got %v, want an error naming streaming-skip-delete-snapshots", err)
 		}
 	case <-time.After(10 * time.Second):

@@ -20,9 +20,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/avro"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/source"
 )
 
 // errUnknownSchema is a schema id the registry does not hold (404).
@@ -45,13 +45,13 @@ type Registry struct {
 func NewRegistry(opts map[string]string) (*Registry, error) {
 	u := strings.TrimRight(strings.TrimSpace(opts["schema.registry.url"]), "/")
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return nil, fmt.Errorf("%w: source.format avro needs source.options.schema.registry.url, the registry's http:// or https:// address; got %q", floe.ErrConfig, u)
+		return nil, fmt.Errorf("%w: source.format avro needs source.options.schema.registry.url, the registry's http:// or https:// address; got %q", source.ErrConfig, u)
 	}
 	r := &Registry{url: u, hc: &http.Client{Timeout: 30 * time.Second}, byID: map[uint32]*AvroSchema{}}
 	if info := opts["schema.registry.basic.auth.user.info"]; info != "" {
 		var ok bool
 		if r.user, r.pass, ok = strings.Cut(info, ":"); !ok {
-			return nil, fmt.Errorf("%w: source.options.schema.registry.basic.auth.user.info must be user:password", floe.ErrConfig)
+			return nil, fmt.Errorf("%w: source.options.schema.registry.basic.auth.user.info must be user:password", source.ErrConfig)
 		}
 	}
 	return r, nil
@@ -85,7 +85,7 @@ func (r *Registry) Schema(ctx context.Context, id uint32) (*AvroSchema, error) {
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, fmt.Errorf("%w: schema id %d (registry %s)", errUnknownSchema, id, r.url)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fmt.Errorf("%w: schema registry %s refused the request (%s); check source.options.schema.registry.basic.auth.user.info", floe.ErrConfig, r.url, resp.Status)
+		return nil, fmt.Errorf("%w: schema registry %s refused the request (%s); check source.options.schema.registry.basic.auth.user.info", source.ErrConfig, r.url, resp.Status)
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("kafka source: schema registry %s: schema id %d: %s %s", r.url, id, resp.Status, strings.TrimSpace(string(body)))
 	}
@@ -97,11 +97,11 @@ func (r *Registry) Schema(ctx context.Context, id uint32) (*AvroSchema, error) {
 		return nil, fmt.Errorf("kafka source: schema registry %s: schema id %d: the answer is not JSON with a \"schema\": %v", r.url, id, err)
 	}
 	if got.SchemaType != "" && !strings.EqualFold(got.SchemaType, "AVRO") {
-		return nil, fmt.Errorf("%w: schema id %d is a %s schema, not Avro", floe.ErrBadInput, id, got.SchemaType)
+		return nil, fmt.Errorf("%w: schema id %d is a %s schema, not Avro", source.ErrBadInput, id, got.SchemaType)
 	}
 	s, err := ParseAvro(got.Schema)
 	if err != nil {
-		return nil, fmt.Errorf("%w: schema id %d: %w", floe.ErrBadInput, id, err)
+		return nil, fmt.Errorf("%w: schema id %d: %w", source.ErrBadInput, id, err)
 	}
 	r.byID[id] = s
 	return s, nil
@@ -559,7 +559,7 @@ func (p *part) deriveAvro(ctx context.Context) error {
 			return p.bad(r.Offset, err)
 		}
 		s, err := p.src.registry.Schema(ctx, id)
-		if errors.Is(err, errUnknownSchema) || errors.Is(err, floe.ErrBadInput) {
+		if errors.Is(err, errUnknownSchema) || errors.Is(err, source.ErrBadInput) {
 			return p.bad(r.Offset, err)
 		}
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/avro"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/kafka"
 )
 
@@ -202,7 +202,7 @@ func TestRegistry(t *testing.T) {
 	}
 	for _, opts := range []map[string]string{{}, {"schema.registry.url": "registry:8081"},
 		{"schema.registry.url": "http://r", "schema.registry.basic.auth.user.info": "nocolon"}} {
-		if _, err := kafka.NewRegistry(opts); !errors.Is(err, floe.ErrConfig) {
+		if _, err := kafka.NewRegistry(opts); !errors.Is(err, source.ErrConfig) {
 			t.Errorf("%v: got %v, want a configuration error", opts, err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/source"
 )
 
 // clientKeys are the kafka.* settings with a franz-go equivalent; the
@@ -47,7 +47,7 @@ func clientOptions(opts map[string]string) ([]kgo.Opt, []string, error) {
 		}
 	}
 	if len(servers) == 0 {
-		return nil, nil, fmt.Errorf("%w: source.options.kafka.bootstrap.servers is required: the brokers, e.g. \"broker1:9092\"", floe.ErrConfig)
+		return nil, nil, fmt.Errorf("%w: source.options.kafka.bootstrap.servers is required: the brokers, e.g. \"broker1:9092\"", source.ErrConfig)
 	}
 	kopts = append(kopts, kgo.SeedBrokers(servers...))
 	if id := opts["kafka.client.id"]; id != "" {
@@ -57,7 +57,7 @@ func clientOptions(opts map[string]string) ([]kgo.Opt, []string, error) {
 	switch proto {
 	case "", "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
 	default:
-		return nil, nil, fmt.Errorf("%w: source.options.kafka.security.protocol %q is not known; use PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", floe.ErrConfig, proto)
+		return nil, nil, fmt.Errorf("%w: source.options.kafka.security.protocol %q is not known; use PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", source.ErrConfig, proto)
 	}
 	if proto == "SSL" || proto == "SASL_SSL" {
 		cfg, err := tlsConfig(opts)
@@ -82,24 +82,24 @@ func tlsConfig(opts map[string]string) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	for _, k := range []string{"kafka.ssl.truststore.type", "kafka.ssl.keystore.type"} {
 		if t := opts[k]; t != "" && !strings.EqualFold(t, "PEM") {
-			return nil, fmt.Errorf("%w: source.options.%s %q is not supported; convert the store to PEM (openssl pkcs12 -in store.p12 -out store.pem) and set PEM", floe.ErrConfig, k, t)
+			return nil, fmt.Errorf("%w: source.options.%s %q is not supported; convert the store to PEM (openssl pkcs12 -in store.p12 -out store.pem) and set PEM", source.ErrConfig, k, t)
 		}
 	}
 	if path := opts["kafka.ssl.truststore.location"]; path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: source.options.kafka.ssl.truststore.location: %v", floe.ErrConfig, err)
+			return nil, fmt.Errorf("%w: source.options.kafka.ssl.truststore.location: %v", source.ErrConfig, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(b) {
-			return nil, fmt.Errorf("%w: source.options.kafka.ssl.truststore.location %s holds no PEM certificate", floe.ErrConfig, path)
+			return nil, fmt.Errorf("%w: source.options.kafka.ssl.truststore.location %s holds no PEM certificate", source.ErrConfig, path)
 		}
 		cfg.RootCAs = pool
 	}
 	if path := opts["kafka.ssl.keystore.location"]; path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: source.options.kafka.ssl.keystore.location: %v", floe.ErrConfig, err)
+			return nil, fmt.Errorf("%w: source.options.kafka.ssl.keystore.location: %v", source.ErrConfig, err)
 		}
 		var certs, key []byte
 		for blk, rest := pem.Decode(b); blk != nil; blk, rest = pem.Decode(rest) {
@@ -112,7 +112,7 @@ func tlsConfig(opts map[string]string) (*tls.Config, error) {
 		}
 		cert, err := tls.X509KeyPair(certs, key)
 		if err != nil {
-			return nil, fmt.Errorf("%w: source.options.kafka.ssl.keystore.location %s must hold a PEM certificate and its private key: %v", floe.ErrConfig, path, err)
+			return nil, fmt.Errorf("%w: source.options.kafka.ssl.keystore.location %s must hold a PEM certificate and its private key: %v", source.ErrConfig, path, err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -136,7 +136,7 @@ func saslMechanism(opts map[string]string) (sasl.Mechanism, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: source.options.kafka.sasl.jaas.config must give username=\"...\" password=\"...\" (as in Spark's PlainLoginModule or ScramLoginModule line)", floe.ErrConfig)
+		return nil, fmt.Errorf("%w: source.options.kafka.sasl.jaas.config must give username=\"...\" password=\"...\" (as in Spark's PlainLoginModule or ScramLoginModule line)", source.ErrConfig)
 	}
 	mech := strings.ToUpper(strings.TrimSpace(opts["kafka.sasl.mechanism"]))
 	switch mech {
@@ -147,5 +147,5 @@ func saslMechanism(opts map[string]string) (sasl.Mechanism, error) {
 	case "SCRAM-SHA-512":
 		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 	}
-	return nil, fmt.Errorf("%w: source.options.kafka.sasl.mechanism %q is not supported; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", floe.ErrConfig, mech)
+	return nil, fmt.Errorf("%w: source.options.kafka.sasl.mechanism %q is not supported; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", source.ErrConfig, mech)
 }

@@ -14,22 +14,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/cluster"
+	"github.com/floe-io/floe/source"
 )
 
-var _ floe.ClusterSource = (*Source)(nil)
+var _ cluster.Source = (*Source)(nil)
 
 // JoinCluster joins kafka.group.id as a worker of a cluster: the group's
 // protocol gives it partitions, which it reads through the source as
 // usual; the group's own fetching stays paused. ok is false when no group
 // is named.
-func (s *Source) JoinCluster(ctx context.Context) (floe.ClusterMember, bool, error) {
+func (s *Source) JoinCluster(ctx context.Context) (cluster.Member, bool, error) {
 	if s.groupID == "" {
 		return nil, false, nil
 	}
 	if s.assign != nil {
-		return nil, false, fmt.Errorf("%w: source.options.assign names the partitions to read, which a cluster (kafka.group.id with a processing-time trigger) leaves to the group; use subscribe or subscribePattern", floe.ErrConfig)
+		return nil, false, fmt.Errorf("%w: source.options.assign names the partitions to read, which a cluster (kafka.group.id with a processing-time trigger) leaves to the group; use subscribe or subscribePattern", source.ErrConfig)
 	}
 	m := &member{s: s, held: map[TopicPartition]bool{}}
 	m.control = strings.TrimSpace(s.opts["controlTopic"])
@@ -52,7 +52,7 @@ func (s *Source) JoinCluster(ctx context.Context) (floe.ClusterMember, bool, err
 		if v := strings.TrimSpace(s.opts[k]); v != "" {
 			ms, err := strconv.Atoi(v)
 			if err != nil || ms <= 0 {
-				return nil, false, fmt.Errorf("%w: source.options.%s %q is not a number of milliseconds", floe.ErrConfig, k, v)
+				return nil, false, fmt.Errorf("%w: source.options.%s %q is not a number of milliseconds", source.ErrConfig, k, v)
 			}
 			opts = append(opts, set(time.Duration(ms)*time.Millisecond))
 		}
@@ -64,7 +64,7 @@ func (s *Source) JoinCluster(ctx context.Context) (floe.ClusterMember, bool, err
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: kafka source: %v", floe.ErrConfig, err)
+		return nil, false, fmt.Errorf("%w: kafka source: %v", source.ErrConfig, err)
 	}
 	m.cl = cl
 	// Messages are read by range, as in a single process; the group only
@@ -147,11 +147,11 @@ func (m *member) Group() string { return m.s.groupID }
 // Assignment is the partitions held, the group generation, and whether
 // this worker coordinates: the one holding the first partition of all. A
 // worker the group turned away since it last joined fails (refusal).
-func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error) {
+func (m *member) Assignment(ctx context.Context) (cluster.Assignment, error) {
 	m.mu.Lock()
 	if err := m.refused; err != nil {
 		m.mu.Unlock()
-		return floe.ClusterAssignment{}, m.refusal(err)
+		return cluster.Assignment{}, m.refusal(err)
 	}
 	gen := m.gen
 	held := make([]TopicPartition, 0, len(m.held))
@@ -160,7 +160,7 @@ func (m *member) Assignment(ctx context.Context) (floe.ClusterAssignment, error)
 	}
 	m.mu.Unlock()
 	slices.SortFunc(held, cluster.CompareTP)
-	a := floe.ClusterAssignment{Held: held, Generation: gen}
+	a := cluster.Assignment{Held: held, Generation: gen}
 	if len(held) == 0 {
 		return a, nil
 	}
@@ -190,10 +190,10 @@ func (m *member) refusal(err error) error {
 			timeout = "(not set: 45000)"
 		}
 		return fmt.Errorf("%w: kafka source: consumer group %s refuses this worker (INVALID_SESSION_TIMEOUT): kafka.session.timeout.ms %s is outside the brokers' group.min.session.timeout.ms to group.max.session.timeout.ms (6000 to 1800000 unless set); set source.options.kafka.session.timeout.ms between them",
-			floe.ErrConfig, m.s.groupID, timeout)
+			source.ErrConfig, m.s.groupID, timeout)
 	case errors.Is(err, kerr.InconsistentGroupProtocol):
 		return fmt.Errorf("%w: kafka source: consumer group %s refuses this worker (INCONSISTENT_GROUP_PROTOCOL): other consumers of the group assign partitions by another protocol than floe's workers (cooperative-sticky); set source.options.kafka.group.id to a group only this query's workers use",
-			floe.ErrConfig, m.s.groupID)
+			source.ErrConfig, m.s.groupID)
 	}
 	return fmt.Errorf("kafka source: consumer group %s: %w", m.s.groupID, err)
 }
@@ -249,7 +249,7 @@ func (m *member) Current(ctx context.Context) (bool, error) {
 // (maxOffsetsPerTrigger) as in a single process. A partition whose log no
 // longer goes on from start stops the worker (failOnDataLoss) or waits
 // until the coordinator sets it back to its earliest offset.
-func (m *member) Plan(ctx context.Context, start Offsets, ids cluster.TopicIDs, limit floe.ReadLimit) ([]Range, error) {
+func (m *member) Plan(ctx context.Context, start Offsets, ids cluster.TopicIDs, limit source.ReadLimit) ([]Range, error) {
 	l, err := m.s.partitions(ctx)
 	if err != nil {
 		return nil, err
@@ -309,7 +309,7 @@ func (m *member) ensureControl(ctx context.Context) error {
 	}
 	if d, ok := details[m.control]; ok && d.Err == nil {
 		if n := len(d.Partitions); n != 1 {
-			return fmt.Errorf("%w: control topic %s has %d partitions; a cluster's events need one order: create it with one partition, or name another with source.options.controlTopic", floe.ErrConfig, m.control, n)
+			return fmt.Errorf("%w: control topic %s has %d partitions; a cluster's events need one order: create it with one partition, or name another with source.options.controlTopic", source.ErrConfig, m.control, n)
 		}
 		return nil
 	}

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/kafkatest"
+	"github.com/floe-io/floe/source"
 )
 
 // A worker the group's coordinator refuses for its session timeout learns
@@ -26,7 +27,7 @@ func TestJoinClusterRefused(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("join: %v, %v", ok, err)
 		}
-		var a floe.ClusterAssignment
+		var a cluster.Assignment
 		for deadline := time.Now().Add(60 * time.Second); err == nil && len(a.Held) < 2; time.Sleep(50 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("session timeout %s: neither refused nor assigned within 60 s: %+v", c.timeout, a)
@@ -35,7 +36,7 @@ func TestJoinClusterRefused(t *testing.T) {
 		}
 		m.Close()
 		switch {
-		case c.refused && (!errors.Is(err, floe.ErrConfig) || !strings.Contains(err.Error(), "kafka.session.timeout.ms 3000")):
+		case c.refused && (!errors.Is(err, source.ErrConfig) || !strings.Contains(err.Error(), "kafka.session.timeout.ms 3000")):
 			t.Fatalf("session timeout 3000: want a configuration error naming it, got %v (holding %v)", err, a.Held)
 		case !c.refused && err != nil:
 			t.Fatalf("session timeout 6000: %v", err)

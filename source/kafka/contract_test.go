@@ -6,9 +6,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/kafkatest"
+	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/kafka"
 	"github.com/floe-io/floe/source/sourcetest"
 )
@@ -19,11 +19,11 @@ type topic struct {
 	c *kafkatest.Cluster
 }
 
-func (tp *topic) Open(t *testing.T, stateDir string) floe.Source {
+func (tp *topic) Open(t *testing.T, stateDir string) source.Source {
 	t.Helper()
 	src, err := kafka.New(config.Source{Type: "kafka", Format: "json", Options: map[string]string{
 		"kafka.bootstrap.servers": tp.c.Addr(), "subscribe": tp.c.Name("events"),
-	}}, floe.SourceEnv{StateDir: stateDir})
+	}}, source.Env{StateDir: stateDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,5 +45,6 @@ func TestContract(t *testing.T) {
 			return &topic{c: kafkatest.Start(t, "events", 1)}
 		},
 		Limits: sourcetest.Limits{MaxRows: true},
+		Claims: sourcetest.Capabilities{MetricsReporter: true, Recorder: true, SchemaAware: true},
 	})
 }

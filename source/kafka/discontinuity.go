@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/cluster"
+	"github.com/floe-io/floe/source"
 )
 
 // A topic deleted and created again, or a broker that lost its log, starts
@@ -18,7 +18,7 @@ import (
 // holds both against the brokers before it reads on (Spark's
 // failOnDataLoss, which sees only the offsets).
 
-var _ floe.RecordingSource = (*Source)(nil)
+var _ source.Recorder = (*Source)(nil)
 
 // position is where the source goes on from: a batch's end offset and the
 // ids of the topics it was read from; ids is nil when they are unknown (a
@@ -30,7 +30,7 @@ type position struct {
 
 // idsAt returns the ids of the topics offset o was read from, or nil when
 // the source does not know them.
-func (s *Source) idsAt(o floe.Offset) cluster.TopicIDs {
+func (s *Source) idsAt(o source.Offset) cluster.TopicIDs {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pos.ids == nil || s.pos.end != string(o) {
@@ -39,7 +39,7 @@ func (s *Source) idsAt(o floe.Offset) cluster.TopicIDs {
 	return s.pos.ids
 }
 
-func (s *Source) setPosition(o floe.Offset, ids cluster.TopicIDs) {
+func (s *Source) setPosition(o source.Offset, ids cluster.TopicIDs) {
 	s.mu.Lock()
 	s.pos = position{end: string(o), ids: ids}
 	s.mu.Unlock()
@@ -78,13 +78,13 @@ func (s *Source) judge(found []cluster.Discontinuity) error {
 		return nil
 	}
 	return fmt.Errorf("%w: kafka source: %s; messages the query had not read may be lost, and the offsets it holds do not go on in the partitions' logs now. "+
-		"Set source.options.failOnDataLoss=false to read such partitions again from their earliest offset, with a warning", floe.ErrSourceCannotContinue, strings.Join(cluster.Describe(found), "; "))
+		"Set source.options.failOnDataLoss=false to read such partitions again from their earliest offset, with a warning", source.ErrCannotContinue, strings.Join(cluster.Describe(found), "; "))
 }
 
 // BatchInput is the account of batch (start, end]: the ids of the topics
 // its end offsets were read from.
-func (s *Source) BatchInput(prev map[string]string, start, end floe.Offset) (map[string]string, error) {
-	en, err := floe.DecodeOffset[Offsets](end, "kafka source")
+func (s *Source) BatchInput(prev map[string]string, start, end source.Offset) (map[string]string, error) {
+	en, err := source.DecodeOffset[Offsets](end, "kafka source")
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Source) BatchInput(prev map[string]string, start, end floe.Offset) (map
 // read from, which the next plan holds against the brokers. A record
 // without them (an older floe's) leaves them unknown: only the offsets
 // are checked until the next batch records them.
-func (s *Source) CheckInput(input map[string]string, _, end floe.Offset) error {
+func (s *Source) CheckInput(input map[string]string, _, end source.Offset) error {
 	ids, err := cluster.ParseTopicIDs(input)
 	if err != nil || ids == nil {
 		return err
@@ -122,4 +122,4 @@ func (s *Source) CheckInput(input map[string]string, _, end floe.Offset) error {
 
 // RebuildInput has nothing to remake: the account is the ids themselves,
 // which the rebuilt checkpoint keeps.
-func (s *Source) RebuildInput(context.Context, map[string]string, floe.Offset) error { return nil }
+func (s *Source) RebuildInput(context.Context, map[string]string, source.Offset) error { return nil }

@@ -8,10 +8,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/kafkatest"
+	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/kafka"
 )
 
@@ -22,7 +22,7 @@ func openKafka(t *testing.T, k *kafkatest.Cluster, opts ...string) *kafka.Source
 		key, v, _ := strings.Cut(kv, "=")
 		o[key] = v
 	}
-	src, err := kafka.New(config.Source{Type: "kafka", Format: "json", Options: o}, floe.SourceEnv{StateDir: t.TempDir()})
+	src, err := kafka.New(config.Source{Type: "kafka", Format: "json", Options: o}, source.Env{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +49,11 @@ func TestRecordWithoutTopicIDsResumes(t *testing.T) {
 	topic := k.Name("events")
 	produce(t, k, 0, 100)
 	src := openKafka(t, k)
-	start := floe.Offset(fmt.Sprintf(`{%q:{"0":40}}`, topic))
+	start := source.Offset(fmt.Sprintf(`{%q:{"0":40}}`, topic))
 	if err := src.CheckInput(nil, nil, start); err != nil {
 		t.Fatal(err)
 	}
-	end, err := src.LatestOffset(ctx, start, floe.ReadLimit{})
+	end, err := src.LatestOffset(ctx, start, source.ReadLimit{})
 	if want := fmt.Sprintf(`{%q:{"0":100}}`, topic); err != nil || string(end) != want {
 		t.Fatalf("planned %s, %v; want %s", end, err, want)
 	}
@@ -77,8 +77,8 @@ func TestRecordWithoutTopicIDsResumes(t *testing.T) {
 	if err := next.CheckInput(input, start, end); err != nil {
 		t.Fatal(err)
 	}
-	_, err = next.LatestOffset(ctx, end, floe.ReadLimit{})
-	if !errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), "topic "+topic+" was deleted and created again (its id was "+ids[topic]) {
+	_, err = next.LatestOffset(ctx, end, source.ReadLimit{})
+	if !errors.Is(err, source.ErrCannotContinue) || !strings.Contains(err.Error(), "topic "+topic+" was deleted and created again (its id was "+ids[topic]) {
 		t.Fatalf("want the topic created again named, got %v", err)
 	}
 }
@@ -94,10 +94,10 @@ func TestPlannedRangeLost(t *testing.T) {
 	k := kafkatest.StartOnDisk(t, "events", 1)
 	produce(t, k, 0, 100)
 	srcs := map[bool]*kafka.Source{}
-	ends := map[bool]floe.Offset{}
+	ends := map[bool]source.Offset{}
 	for _, strict := range []bool{true, false} {
 		srcs[strict] = openKafka(t, k, fmt.Sprintf("failOnDataLoss=%v", strict))
-		end, err := srcs[strict].LatestOffset(ctx, srcs[strict].InitialOffset(), floe.ReadLimit{})
+		end, err := srcs[strict].LatestOffset(ctx, srcs[strict].InitialOffset(), source.ReadLimit{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestPlannedRangeLost(t *testing.T) {
 		parts, err := src.Read(ctx, src.InitialOffset(), ends[strict])
 		warnings := strings.Join(src.Warnings(), "\n")
 		switch {
-		case strict && (!errors.Is(err, floe.ErrSourceCannotContinue) || !strings.Contains(err.Error(), why)):
+		case strict && (!errors.Is(err, source.ErrCannotContinue) || !strings.Contains(err.Error(), why)):
 			t.Fatalf("failOnDataLoss: want %q, got %v", why, err)
 		case !strict && (err != nil || len(parts) != 0 || !strings.Contains(warnings, why)):
 			t.Fatalf("failOnDataLoss=false: want no part and a warning, got %v, %v, %q", parts, err, warnings)

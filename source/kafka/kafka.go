@@ -33,15 +33,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/atomicfile"
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/source"
 )
 
 func init() {
-	floe.RegisterSource("kafka", func(cfg config.Source, env floe.SourceEnv) (floe.Source, error) {
+	source.Register("kafka", func(cfg config.Source, env source.Env) (source.Source, error) {
 		return New(cfg, env)
 	})
 }
@@ -98,15 +98,14 @@ type Source struct {
 }
 
 var (
-	_ floe.Source             = (*Source)(nil)
-	_ floe.AvailableNowSource = (*Source)(nil)
-	_ floe.WarningSource      = (*Source)(nil)
-	_ floe.TableSchemaSource  = (*Source)(nil)
+	_ source.Source          = (*Source)(nil)
+	_ source.SchemaAware     = (*Source)(nil)
+	_ source.MetricsReporter = (*Source)(nil)
 )
 
 // New builds the source and its client; brokers are first reached when a
 // batch is planned.
-func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
+func New(cfg config.Source, env source.Env) (*Source, error) {
 	o := cfg.Options
 	kopts, unknown, err := clientOptions(o)
 	if err != nil {
@@ -128,7 +127,7 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 		s.format = "kafka"
 	}
 	if s.schema, err = jsonrows.Explicit(cfg.Schema); err != nil {
-		return nil, fmt.Errorf("%w: %v", floe.ErrConfig, err)
+		return nil, fmt.Errorf("%w: %v", source.ErrConfig, err)
 	}
 	if s.format == "avro" {
 		if s.registry, err = NewRegistry(o); err != nil {
@@ -147,13 +146,13 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 	if v := strings.TrimSpace(o["subscribePattern"]); v != "" {
 		set++
 		if s.pattern, err = regexp.Compile("^(?:" + v + ")$"); err != nil {
-			return nil, fmt.Errorf("%w: source.options.subscribePattern %q is not a regular expression: %v", floe.ErrConfig, v, err)
+			return nil, fmt.Errorf("%w: source.options.subscribePattern %q is not a regular expression: %v", source.ErrConfig, v, err)
 		}
 	}
 	if v := strings.TrimSpace(o["assign"]); v != "" {
 		set++
 		if err := json.Unmarshal([]byte(v), &s.assign); err != nil || len(s.assign) == 0 {
-			return nil, fmt.Errorf("%w: source.options.assign %q is not valid; write JSON such as {\"events\":[0,1]}", floe.ErrConfig, v)
+			return nil, fmt.Errorf("%w: source.options.assign %q is not valid; write JSON such as {\"events\":[0,1]}", source.ErrConfig, v)
 		}
 		for t := range s.assign {
 			s.topics = append(s.topics, t)
@@ -161,23 +160,23 @@ func New(cfg config.Source, env floe.SourceEnv) (*Source, error) {
 		slices.Sort(s.topics)
 	}
 	if set != 1 {
-		return nil, fmt.Errorf("%w: the kafka source needs exactly one of source.options.subscribe, subscribePattern and assign", floe.ErrConfig)
+		return nil, fmt.Errorf("%w: the kafka source needs exactly one of source.options.subscribe, subscribePattern and assign", source.ErrConfig)
 	}
 	if v := strings.TrimSpace(o["startingTimestamp"]); v != "" {
 		if s.startingTs, err = strconv.ParseInt(v, 10, 64); err != nil || s.startingTs < 0 {
-			return nil, fmt.Errorf("%w: source.options.startingTimestamp %q is not epoch milliseconds", floe.ErrConfig, v)
+			return nil, fmt.Errorf("%w: source.options.startingTimestamp %q is not epoch milliseconds", source.ErrConfig, v)
 		}
 	}
 	for k, v := range map[string]string{"startingOffsets": s.starting, "endingOffsets": s.ending} {
 		if _, err := parseSpec(v); err != nil {
-			return nil, fmt.Errorf("%w: source.options.%s: %v", floe.ErrConfig, k, err)
+			return nil, fmt.Errorf("%w: source.options.%s: %v", source.ErrConfig, k, err)
 		}
 	}
 	if s.ending != "" && strings.EqualFold(s.ending, "earliest") {
-		return nil, fmt.Errorf("%w: source.options.endingOffsets cannot be earliest (nothing would be read); use latest or per-partition JSON", floe.ErrConfig)
+		return nil, fmt.Errorf("%w: source.options.endingOffsets cannot be earliest (nothing would be read); use latest or per-partition JSON", source.ErrConfig)
 	}
 	if s.cl, err = kgo.NewClient(kopts...); err != nil {
-		return nil, fmt.Errorf("%w: kafka source: %v", floe.ErrConfig, err)
+		return nil, fmt.Errorf("%w: kafka source: %v", source.ErrConfig, err)
 	}
 	s.adm = kadm.NewClient(s.cl)
 	return s, nil
@@ -211,7 +210,7 @@ func (s *Source) Description() string {
 
 // InitialOffset is before any message; where each partition starts is
 // resolved once, when the first batch is planned (initial).
-func (s *Source) InitialOffset() floe.Offset { return floe.EncodeOffset(Offsets{}) }
+func (s *Source) InitialOffset() source.Offset { return source.EncodeOffset(Offsets{}) }
 
 // SetTableSchema takes the destination table's columns, which JSON values
 // are read as where they allow.
@@ -393,7 +392,7 @@ func (s *Source) initial(ctx context.Context, first bool, parts map[TopicPartiti
 	path := filepath.Join(s.stateDir, initialFile)
 	if s.stateDir != "" {
 		if b, err := os.ReadFile(path); err == nil {
-			return floe.DecodeOffset[Offsets](b, "kafka source initial")
+			return source.DecodeOffset[Offsets](b, "kafka source initial")
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
@@ -409,7 +408,7 @@ func (s *Source) initial(ctx context.Context, first bool, parts map[TopicPartiti
 		if err := os.MkdirAll(s.stateDir, 0o755); err != nil {
 			return nil, err
 		}
-		if err := atomicfile.Write(path, floe.EncodeOffset(init)); err != nil {
+		if err := atomicfile.Write(path, source.EncodeOffset(init)); err != nil {
 			return nil, err
 		}
 	}
@@ -447,7 +446,7 @@ func (s *Source) resolveInitial(ctx context.Context, parts map[TopicPartition]li
 			n, ok := spec.Get(tp)
 			switch {
 			case !ok:
-				return nil, fmt.Errorf("%w: source.options.startingOffsets gives no offset for partition %s; list every partition, with -2 for earliest or -1 for latest", floe.ErrConfig, tp)
+				return nil, fmt.Errorf("%w: source.options.startingOffsets gives no offset for partition %s; list every partition, with -2 for earliest or -1 for latest", source.ErrConfig, tp)
 			case n == -1:
 				at = l.end
 			case n >= 0:
@@ -512,8 +511,8 @@ func (s *Source) PrepareForAvailableNow(ctx context.Context) error {
 // partition that no longer goes on from start (discontinuity.go) stops
 // the query, or, with failOnDataLoss false, is set to be read again from
 // its earliest offset by the next batch.
-func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe.ReadLimit) (floe.Offset, error) {
-	st, err := floe.DecodeOffset[Offsets](start, "kafka source")
+func (s *Source) LatestOffset(ctx context.Context, start source.Offset, limit source.ReadLimit) (source.Offset, error) {
+	st, err := source.DecodeOffset[Offsets](start, "kafka source")
 	if err != nil {
 		return nil, err
 	}
@@ -555,7 +554,7 @@ func (s *Source) LatestOffset(ctx context.Context, start floe.Offset, limit floe
 	if !moved {
 		return start, nil
 	}
-	out := floe.EncodeOffset(end)
+	out := source.EncodeOffset(end)
 	s.setPosition(out, l.ids.Of(end))
 	return out, nil
 }
@@ -587,7 +586,7 @@ func (s *Source) dataLoss(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	if s.failOnDataLoss {
 		return fmt.Errorf("%w: kafka source: %s; messages the query has not read are lost. "+
-			"Set source.options.failOnDataLoss=false to skip them with a warning", floe.ErrSourceCannotContinue, msg)
+			"Set source.options.failOnDataLoss=false to skip them with a warning", source.ErrCannotContinue, msg)
 	}
 	s.warn("kafka source: %s; skipped, as failOnDataLoss is false", msg)
 	return nil
@@ -597,12 +596,12 @@ func (s *Source) dataLoss(format string, args ...any) error {
 // of chunkOffsets of it. A range that can no longer be read as planned
 // (its messages deleted, its log lost, its topic created again since) is
 // data loss.
-func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part, error) {
-	st, err := floe.DecodeOffset[Offsets](start, "kafka source")
+func (s *Source) Read(ctx context.Context, start, end source.Offset) ([]source.Part, error) {
+	st, err := source.DecodeOffset[Offsets](start, "kafka source")
 	if err != nil {
 		return nil, err
 	}
-	en, err := floe.DecodeOffset[Offsets](end, "kafka source")
+	en, err := source.DecodeOffset[Offsets](end, "kafka source")
 	if err != nil {
 		return nil, err
 	}
@@ -627,7 +626,7 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 	s.mu.Lock()
 	tableSchema := s.table
 	s.mu.Unlock()
-	var out []floe.Part
+	var out []source.Part
 	for _, tp := range tps {
 		until, _ := en.Get(tp)
 		if until == earliest {
@@ -669,11 +668,11 @@ func (s *Source) Read(ctx context.Context, start, end floe.Offset) ([]floe.Part,
 
 // Commit commits end as the offsets of kafka.group.id, when set, for lag
 // dashboards; floe never reads them back, so a failure is a warning.
-func (s *Source) Commit(ctx context.Context, end floe.Offset) error {
+func (s *Source) Commit(ctx context.Context, end source.Offset) error {
 	if s.groupID == "" {
 		return nil
 	}
-	en, err := floe.DecodeOffset[Offsets](end, "kafka source")
+	en, err := source.DecodeOffset[Offsets](end, "kafka source")
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/source"
 )
 
 // Metrics reports how far a batch ending at end is behind the partitions'
@@ -14,14 +14,14 @@ import (
 // partition (offsetsBehindLatest, in the offsets' JSON shape), with the
 // latest offsets themselves; and commitLagMs, the time from the newest
 // message the batch read (its Kafka timestamp) to now, after the commit.
-func (s *Source) Metrics(end floe.Offset) (floe.Offset, map[string]string) {
+func (s *Source) Metrics(end source.Offset) (source.Offset, map[string]string) {
 	s.mu.Lock()
 	latest := s.latest
 	s.mu.Unlock()
 	if len(latest) == 0 {
 		return nil, nil
 	}
-	at, err := floe.DecodeOffset[Offsets](end, "kafka source")
+	at, err := source.DecodeOffset[Offsets](end, "kafka source")
 	if err != nil {
 		return nil, nil
 	}
@@ -58,7 +58,7 @@ func (s *Source) Metrics(end floe.Offset) (floe.Offset, map[string]string) {
 	if ts := s.newestTs.Swap(0); ts > 0 {
 		out["commitLagMs"] = strconv.FormatInt(max(time.Now().UnixMilli()-ts, 0), 10)
 	}
-	return floe.EncodeOffset(ends), out
+	return source.EncodeOffset(ends), out
 }
 
 // sawTimestamp keeps the newest message timestamp a batch read, for the

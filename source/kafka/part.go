@@ -13,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/source"
 )
 
 // part is one range of one partition.
@@ -41,7 +41,7 @@ func (p *part) Name() string {
 func (p *part) SizeBytes() int64 { return -1 }
 
 func (p *part) bad(at int64, err error) error {
-	return &floe.BadFileError{Path: fmt.Sprintf("kafka topic %s partition %d offset %d", p.r.Topic, p.r.Partition, at), Err: err}
+	return &source.BadFileError{Path: fmt.Sprintf("kafka topic %s partition %d offset %d", p.r.Topic, p.r.Partition, at), Err: err}
 }
 
 // fetch reads the range's messages once: the offsets [From, Until),
@@ -111,7 +111,7 @@ func (p *part) derive(ctx context.Context) error {
 	case "avro":
 		return p.deriveAvro(ctx)
 	}
-	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json, debezium-json or avro", floe.ErrConfig, p.src.format)
+	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json, debezium-json or avro", source.ErrConfig, p.src.format)
 }
 
 // deriveJSON reads every value as one JSON object, in one pass that also

@@ -7,24 +7,31 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/source"
 )
 
-var noLimit floe.ReadLimit
+var noLimit source.ReadLimit
 
 // oneUnit is a limit every source keeps to in its own unit: one part per
 // batch where it counts files, else as little as it can.
-func (r *run) oneUnit() floe.ReadLimit {
+func (r *run) oneUnit() source.ReadLimit {
 	switch {
 	case r.h.Limits.MaxFiles:
-		return floe.ReadLimit{MaxFiles: 1}
+		return source.ReadLimit{MaxFiles: 1}
 	case r.h.Limits.MaxRows:
-		return floe.ReadLimit{MaxRows: 1}
+		return source.ReadLimit{MaxRows: 1}
 	case r.h.Limits.MaxBytes:
-		return floe.ReadLimit{MaxBytes: 1}
+		return source.ReadLimit{MaxBytes: 1}
 	}
 	return noLimit
+}
+
+// The source implements exactly the capabilities its harness claims.
+func testClaims(t *testing.T, r *run) {
+	if got := of(r.src); got != r.h.Claims {
+		t.Fatalf("the source implements %+v, its harness claims %+v: a claimed capability whose method signature slipped goes unchecked; fix the method or the claim", got, r.h.Claims)
+	}
 }
 
 // InitialOffset is JSON, and the same on every call, once input arrived,
@@ -52,8 +59,8 @@ func testInitialOffset(t *testing.T, r *run) {
 // whatever the limit: the engine compares bytes to tell that no batch is
 // due.
 func testIdleLatestOffset(t *testing.T, r *run) {
-	limits := []floe.ReadLimit{noLimit, {MaxFiles: 1}, {MaxBytes: 1}, {MaxRows: 1}}
-	idle := func(when string, start floe.Offset) {
+	limits := []source.ReadLimit{noLimit, {MaxFiles: 1}, {MaxBytes: 1}, {MaxRows: 1}}
+	idle := func(when string, start source.Offset) {
 		t.Helper()
 		for _, l := range limits {
 			if got := r.latest(start, l); !bytes.Equal(got, start) {
@@ -112,7 +119,7 @@ func testReadDeterministic(t *testing.T, r *run) {
 
 	// A range cut short by a limit is as stable.
 	r.append(2, 2, 2)
-	limited := r.latest(end, floe.ReadLimit{MaxFiles: 1, MaxBytes: 1, MaxRows: 1})
+	limited := r.latest(end, source.ReadLimit{MaxFiles: 1, MaxBytes: 1, MaxRows: 1})
 	first = r.read(end, limited)
 	r.restart()
 	if after := r.read(end, limited); !sameParts(first, after) {
@@ -178,7 +185,7 @@ func testMaxFiles(t *testing.T, r *run) {
 	r.append(1, 2, 1, 3, 1)
 	var sizes []int
 	var got []int64
-	r.drain(r.src.InitialOffset(), floe.ReadLimit{MaxFiles: 2}, func(p []part) {
+	r.drain(r.src.InitialOffset(), source.ReadLimit{MaxFiles: 2}, func(p []part) {
 		sizes = append(sizes, len(p))
 		got = append(got, ids(p)...)
 	})
@@ -195,7 +202,7 @@ func testMaxBytes(t *testing.T, r *run) {
 	r.append(3, 5, 2, 8, 4)
 	var got []int64
 	var sizes []int64
-	end := r.drain(r.src.InitialOffset(), floe.ReadLimit{MaxBytes: 1}, func(p []part) {
+	end := r.drain(r.src.InitialOffset(), source.ReadLimit{MaxBytes: 1}, func(p []part) {
 		got = append(got, ids(p)...)
 		for _, x := range p {
 			sizes = append(sizes, x.size)
@@ -217,7 +224,7 @@ func testMaxBytes(t *testing.T, r *run) {
 	}
 	r.append(3, 5, 2, 8, 4, 1, 1)
 	got = nil
-	r.drain(end, floe.ReadLimit{MaxBytes: limit}, func(p []part) {
+	r.drain(end, source.ReadLimit{MaxBytes: limit}, func(p []part) {
 		got = append(got, ids(p)...)
 		var before int64
 		for _, x := range p[:len(p)-1] {
@@ -239,7 +246,7 @@ func testMaxRows(t *testing.T, r *run) {
 		start := len(r.wrote)
 		r.append(3, 3, 3, 10, 3, 1, 1)
 		var got []int64
-		end = r.drain(end, floe.ReadLimit{MaxRows: limit}, func(p []part) {
+		end = r.drain(end, source.ReadLimit{MaxRows: limit}, func(p []part) {
 			got = append(got, ids(p)...)
 			if honoured && rows(p[:len(p)-1]) >= int(limit) {
 				t.Fatalf("MaxRows %d: a batch of parts with %v rows went on after reaching the limit", limit, partRows(p))
@@ -348,12 +355,9 @@ func testPartSchema(t *testing.T, r *run) {
 // An available-now run reads the backlog fixed when it was prepared; what
 // arrives later waits for the next run.
 func testAvailableNow(t *testing.T, r *run) {
-	if _, ok := r.src.(floe.AvailableNowSource); !ok {
-		t.Skip("the source does not implement floe.AvailableNowSource")
-	}
 	prepare := func() {
 		t.Helper()
-		if err := r.src.(floe.AvailableNowSource).PrepareForAvailableNow(r.ctx); err != nil {
+		if err := r.src.PrepareForAvailableNow(r.ctx); err != nil {
 			t.Fatalf("PrepareForAvailableNow: %v", err)
 		}
 	}
@@ -384,23 +388,17 @@ func testAvailableNow(t *testing.T, r *run) {
 
 // The backlog of an available-now run shrinks with every batch, to nothing.
 func testBacklog(t *testing.T, r *run) {
-	bs, ok := r.src.(floe.BacklogSource)
-	if !ok {
-		t.Skip("the source does not implement floe.BacklogSource")
+	if !r.h.Claims.BacklogReporter {
+		t.Skip("the source does not claim source.BacklogReporter")
 	}
+	bs := r.src.(source.BacklogReporter)
 	r.append(2, 3, 4)
-	an, prepared := r.src.(floe.AvailableNowSource)
-	if prepared {
-		if err := an.PrepareForAvailableNow(r.ctx); err != nil {
-			t.Fatal(err)
-		}
+	if err := r.src.PrepareForAvailableNow(r.ctx); err != nil {
+		t.Fatal(err)
 	}
 	b, ok := bs.Backlog()
-	switch {
-	case !ok && prepared:
+	if !ok {
 		t.Fatal("Backlog reports nothing after PrepareForAvailableNow")
-	case !ok:
-		t.Skip("the source tells its backlog only in available-now runs, and cannot be prepared for one")
 	}
 	if b.RemainingFiles <= 0 || b.TotalFiles < b.RemainingFiles || b.RemainingBytes < 0 {
 		t.Fatalf("backlog of 3 units before any batch: %+v", b)
@@ -421,15 +419,15 @@ func testBacklog(t *testing.T, r *run) {
 // Excluding a part drops it from the uncommitted batch, durably, and the
 // unit comes back in a later batch.
 func testExclude(t *testing.T, r *run) {
-	if _, ok := r.src.(floe.ExcludingSource); !ok {
-		t.Skip("the source does not implement floe.ExcludingSource")
+	if !r.h.Claims.Excluder {
+		t.Skip("the source does not claim source.Excluder")
 	}
 	start := r.src.InitialOffset()
 	r.append(2, 3, 4)
 	end := r.latest(start, noLimit)
 	parts := r.read(start, end)
 	victim := parts[0]
-	if err := r.src.(floe.ExcludingSource).Exclude(r.ctx, end, []string{victim.name}); err != nil {
+	if err := r.src.(source.Excluder).Exclude(r.ctx, end, []string{victim.name}); err != nil {
 		t.Fatalf("Exclude %s: %v", victim.name, err)
 	}
 	if rest := r.read(start, end); !sameParts(rest, parts[1:]) {
@@ -451,8 +449,8 @@ func testExclude(t *testing.T, r *run) {
 // Discarding a plan puts the state back as it was before LatestOffset
 // planned it, and its units are planned again.
 func testDiscard(t *testing.T, r *run) {
-	if _, ok := r.src.(floe.DiscardingSource); !ok {
-		t.Skip("the source does not implement floe.DiscardingSource")
+	if !r.h.Claims.Discarder {
+		t.Skip("the source does not claim source.Discarder")
 	}
 	r.append(2)
 	start := r.drain(r.src.InitialOffset(), noLimit, nil)
@@ -460,7 +458,7 @@ func testDiscard(t *testing.T, r *run) {
 	r.append(3, 4)
 	end := r.latest(start, noLimit)
 	planned := r.read(start, end)
-	if err := r.src.(floe.DiscardingSource).Discard(r.ctx, start, end); err != nil {
+	if err := r.src.(source.Discarder).Discard(r.ctx, start, end); err != nil {
 		t.Fatalf("Discard(%s, %s): %v", start, end, err)
 	}
 	if after := r.stateFiles(); !maps.Equal(before, after) {
@@ -477,12 +475,9 @@ func testDiscard(t *testing.T, r *run) {
 
 // Ordinary input gives no warnings.
 func testWarnings(t *testing.T, r *run) {
-	if _, ok := r.src.(floe.WarningSource); !ok {
-		t.Skip("the source does not implement floe.WarningSource")
-	}
 	warnings := func(when string) {
 		t.Helper()
-		if w := r.src.(floe.WarningSource).Warnings(); len(w) > 0 {
+		if w := r.src.Warnings(); len(w) > 0 {
 			t.Fatalf("%s: warnings %q on ordinary input", when, w)
 		}
 	}

@@ -1,4 +1,4 @@
-// Package sourcetest is the contract suite every floe.Source passes, as
+// Package sourcetest is the contract suite every source.Source passes, as
 // iceberg-go's catalogtest is for catalogs. A source's tests describe the
 // source with a Harness and call Run:
 //
@@ -25,8 +25,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/source"
 )
 
 // IDColumn is the column every row the suite appends carries, and by which
@@ -39,13 +39,36 @@ type Harness struct {
 	// parallel, so New is called concurrently; cleanup goes through
 	// t.Cleanup.
 	New func(t *testing.T) Input
-	// Limits names the bounds of floe.ReadLimit the source keeps to. Every
+	// Limits names the bounds of source.ReadLimit the source keeps to. Every
 	// source must make progress under any limit; the suite checks a bound
 	// itself only where it is named here.
 	Limits Limits
+	// Claims names the capabilities the source implements. The suite
+	// fails when the source's methods and the claims disagree, so that a
+	// signature slip cannot quietly turn a capability's checks off.
+	Claims Capabilities
 }
 
-// Limits names the bounds of floe.ReadLimit.
+// Capabilities names the optional interfaces of package source.
+type Capabilities struct {
+	Excluder, Discarder, BacklogReporter, MetricsReporter, Recorder, QueryAware, Aliased, SchemaAware bool
+}
+
+// of is the capabilities src implements.
+func of(src source.Source) Capabilities {
+	var c Capabilities
+	_, c.Excluder = src.(source.Excluder)
+	_, c.Discarder = src.(source.Discarder)
+	_, c.BacklogReporter = src.(source.BacklogReporter)
+	_, c.MetricsReporter = src.(source.MetricsReporter)
+	_, c.Recorder = src.(source.Recorder)
+	_, c.QueryAware = src.(source.QueryAware)
+	_, c.Aliased = src.(source.Aliased)
+	_, c.SchemaAware = src.(source.SchemaAware)
+	return c
+}
+
+// Limits names the bounds of source.ReadLimit.
 type Limits struct {
 	// MaxFiles: a batch holds at most MaxFiles parts, and exactly that
 	// many while enough units wait. One Append must make one part.
@@ -63,7 +86,7 @@ type Input interface {
 	// Open builds a source over the input whose private state lives in
 	// stateDir (the checkpoint's sources/0). Opening another over the same
 	// stateDir, after closing the first, is a restart.
-	Open(t *testing.T, stateDir string) floe.Source
+	Open(t *testing.T, stateDir string) source.Source
 	// Append adds, as one unit of delivery (a file, a commit), the rows
 	// whose integer column "id" runs from first to first+n-1. LatestOffset
 	// sees them once Append returns.
@@ -86,6 +109,7 @@ func Run(t *testing.T, h Harness) {
 		name string
 		f    func(*testing.T, *run)
 	}{
+		{"Claims", testClaims},
 		{"InitialOffset", testInitialOffset},
 		{"IdleLatestOffset", testIdleLatestOffset},
 		{"LatestOffsetMoves", testLatestOffsetMoves},
@@ -118,7 +142,7 @@ type run struct {
 	ctx    context.Context
 	in     Input
 	state  string
-	src    floe.Source
+	src    source.Source
 	next   int64
 	wrote  []int64
 	closed bool
@@ -158,7 +182,7 @@ func (r *run) restart() {
 	r.closed = false
 }
 
-func (r *run) latest(start floe.Offset, limit floe.ReadLimit) floe.Offset {
+func (r *run) latest(start source.Offset, limit source.ReadLimit) source.Offset {
 	r.t.Helper()
 	end, err := r.src.LatestOffset(r.ctx, start, limit)
 	if err != nil {
@@ -178,7 +202,7 @@ type part struct {
 }
 
 // read plans (start, end] and reads every part.
-func (r *run) read(start, end floe.Offset) []part {
+func (r *run) read(start, end source.Offset) []part {
 	r.t.Helper()
 	parts, err := r.src.Read(r.ctx, start, end)
 	if err != nil {
@@ -208,7 +232,7 @@ func (r *run) read(start, end floe.Offset) []part {
 	return out
 }
 
-func (r *run) commit(end floe.Offset) {
+func (r *run) commit(end source.Offset) {
 	r.t.Helper()
 	if err := r.src.Commit(r.ctx, end); err != nil {
 		r.t.Fatalf("Commit(%s): %v", end, err)
@@ -217,7 +241,7 @@ func (r *run) commit(end floe.Offset) {
 
 // batch plans, reads and commits the next batch after start; ok is false
 // when the source has nothing new, and then end is start.
-func (r *run) batch(start floe.Offset, limit floe.ReadLimit) (end floe.Offset, parts []part, ok bool) {
+func (r *run) batch(start source.Offset, limit source.ReadLimit) (end source.Offset, parts []part, ok bool) {
 	r.t.Helper()
 	end = r.latest(start, limit)
 	if bytes.Equal(end, start) {
@@ -234,7 +258,7 @@ func (r *run) batch(start floe.Offset, limit floe.ReadLimit) (end floe.Offset, p
 // drain runs batches until the source has nothing new, calling f with
 // each, and returns the last end. It fails when the source does not stop:
 // every batch holds a row, so there are at most as many as rows written.
-func (r *run) drain(start floe.Offset, limit floe.ReadLimit, f func([]part)) floe.Offset {
+func (r *run) drain(start source.Offset, limit source.ReadLimit, f func([]part)) source.Offset {
 	r.t.Helper()
 	for n := 0; ; n++ {
 		if n > len(r.wrote)+1 {

@@ -1,0 +1,60 @@
+package source
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-io/floe/config"
+)
+
+// Env is what a source gets besides its configuration.
+type Env struct {
+	// StateDir is the source's private directory inside the checkpoint.
+	StateDir string
+	// OwnDirs are the local directories floe writes for the pipeline (the
+	// checkpoint, the warehouse of a local catalog): a source reading a
+	// directory tree never reads them, or it would ingest floe's own
+	// output.
+	OwnDirs []string
+	// Catalog is the pipeline's catalog, for sources that read tables.
+	Catalog catalog.Catalog
+	// Logger receives what a source does in the background (a planner's
+	// failed poll); warnings about the data go through Warnings.
+	Logger *slog.Logger
+}
+
+// Factory builds a source from its configuration.
+type Factory func(cfg config.Source, env Env) (Source, error)
+
+var (
+	mu        sync.RWMutex
+	factories = map[string]Factory{}
+)
+
+// Register makes a source type available to pipelines by name. Source
+// packages call it from init, like database/sql drivers.
+func Register(name string, f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	factories[name] = f
+}
+
+// New builds the source cfg.Type names.
+func New(cfg config.Source, env Env) (Source, error) {
+	mu.RLock()
+	f, ok := factories[cfg.Type]
+	names := make([]string, 0, len(factories))
+	for n := range factories {
+		names = append(names, n)
+	}
+	mu.RUnlock()
+	if !ok {
+		sort.Strings(names)
+		return nil, fmt.Errorf("%w: source type %q is not registered (known: %v); import its package", ErrConfig, cfg.Type, names)
+	}
+	return f(cfg, env)
+}
