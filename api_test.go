@@ -30,12 +30,11 @@ var rootAPI = []string{
 	"Pipeline.Verify", "RebuildCheckpoint", "ResumeFromTable", "Rebuilt",
 	// committing files written outside a pipeline
 	"Committer", "Committer.Commit", "DataFile", "SummaryQueryID", "SummaryBatchID",
-	// catalogs and tables by location
+	// catalogs
 	"OpenCatalog", "ResolveWarehouse", "WarehouseEnv", "ParseIdent",
-	"LoadTableAt", "FindMetadata", "IsTablePath", "PathPrefix", "ParsePathPrefix",
 	// errors
 	"ErrConfig", "ErrBadInput", "ErrSchemaMismatch", "ErrCommit", "ErrQueryConflict", "ErrUnstableFile", "ErrTableUnreadable", "ErrTableLost",
-	"ErrCheckpointMismatch", "ErrCheckpointInUse", "ErrSourceCannotContinue", "ErrNoInput", "ErrNoMetadata",
+	"ErrCheckpointMismatch", "ErrCheckpointInUse", "ErrSourceCannotContinue", "ErrNoInput",
 	"BadFileError", "UnstableFileError",
 }
 

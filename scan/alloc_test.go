@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/arrowpool"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/scan"
 )
@@ -37,7 +37,7 @@ func TestScanWithPooledAllocator(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			tbl, err := floe.LoadTableAt(ctx, filepath.Join(peer, c.loc), nil, []floe.PathPrefix{{From: c.from, To: filepath.Join(peer, c.to) + "/"}})
+			tbl, err := catalogs.LoadTableAt(ctx, filepath.Join(peer, c.loc), nil, []catalogs.PathPrefix{{From: c.from, To: filepath.Join(peer, c.to) + "/"}})
 			if err != nil {
 				t.Fatal(err)
 			}

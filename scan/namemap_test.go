@@ -11,7 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/scan"
 )
@@ -48,7 +48,7 @@ func nameMappingTable(t *testing.T, version string, edit func(doc map[string]any
 			t.Fatal(err)
 		}
 	}
-	tbl, err := floe.LoadTableAt(context.Background(), meta, nil, []floe.PathPrefix{{From: "data/persistent/name_mapping/", To: dir + "/"}})
+	tbl, err := catalogs.LoadTableAt(context.Background(), meta, nil, []catalogs.PathPrefix{{From: "data/persistent/name_mapping/", To: dir + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestFileReaderCurrentSchema(t *testing.T) {
 	t.Parallel()
 	dir := fixture.Shared(t, "fixtures/peer-tables/tables/hyperparam-iceberg/spark/rename_column")
 	ctx := context.Background()
-	tbl, err := floe.LoadTableAt(ctx, dir, nil, []floe.PathPrefix{{From: "s3a://hyperparam-iceberg/spark/rename_column", To: dir}})
+	tbl, err := catalogs.LoadTableAt(ctx, dir, nil, []catalogs.PathPrefix{{From: "s3a://hyperparam-iceberg/spark/rename_column", To: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

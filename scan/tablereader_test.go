@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/scan"
 )
@@ -21,7 +21,7 @@ func TestFileReaderFilterOnAbsentPartitionColumn(t *testing.T) {
 	t.Parallel()
 	dir := fixture.Shared(t, "fixtures/peer-tables/tables/hive_partitioned_table")
 	ctx := context.Background()
-	tbl, err := floe.LoadTableAt(ctx, dir, nil, []floe.PathPrefix{{From: "data/persistent/hive_partitioned_table/", To: dir + "/"}})
+	tbl, err := catalogs.LoadTableAt(ctx, dir, nil, []catalogs.PathPrefix{{From: "data/persistent/hive_partitioned_table/", To: dir + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/canonical"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/fixture"
 )
 
@@ -62,7 +62,7 @@ func openPeer(t *testing.T, name string) peerTable {
 	}
 	p.meta = p.loc
 	if st, err := os.Stat(p.loc); err == nil && st.IsDir() {
-		if p.meta, err = floe.FindMetadata(p.loc); err != nil {
+		if p.meta, err = catalogs.FindMetadata(p.loc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -528,7 +528,7 @@ func TestPeerNameMappingAtOldSnapshot(t *testing.T) {
 	// The snapshot's live data files, as iceberg-go plans them.
 	id, _ := strconv.ParseInt(snap, 10, 64)
 	peer := fixture.Shared(t, "fixtures/peer-tables")
-	tbl, err := floe.LoadTableAt(context.Background(), p.loc, nil, []floe.PathPrefix{{From: "data/persistent/name_mapping/", To: filepath.Join(peer, "tables", "name_mapping") + "/"}})
+	tbl, err := catalogs.LoadTableAt(context.Background(), p.loc, nil, []catalogs.PathPrefix{{From: "data/persistent/name_mapping/", To: filepath.Join(peer, "tables", "name_mapping") + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}

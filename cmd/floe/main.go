@@ -21,6 +21,7 @@ import (
 
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/catalogs"
 	_ "github.com/floe-io/floe/source/files"   // registers the "files" source
 	_ "github.com/floe-io/floe/source/iceberg" // registers the "iceberg" source
 	_ "github.com/floe-io/floe/source/kafka"   // registers the "kafka" source
@@ -250,7 +251,7 @@ func (c *catalogFlags) override(cat config.Catalog) (config.Catalog, error) {
 	return p.Catalog, nil
 }
 
-type prefixFlag []floe.PathPrefix
+type prefixFlag []catalogs.PathPrefix
 
 func (p *prefixFlag) String() string {
 	if p == nil || len(*p) == 0 {
@@ -260,7 +261,7 @@ func (p *prefixFlag) String() string {
 }
 
 func (p *prefixFlag) Set(s string) error {
-	r, err := floe.ParsePathPrefix(s)
+	r, err := catalogs.ParsePathPrefix(s)
 	if err != nil {
 		return err
 	}

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe"
-
 	"github.com/floe-io/floe/internal/canonical"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/fixture"
 )
 
@@ -96,7 +95,7 @@ func checkPeerRows(t *testing.T, e *env, c peerCase, loc string, args []string) 
 	t.Helper()
 	meta := loc
 	if st, err := os.Stat(loc); err == nil && st.IsDir() {
-		m, err := floe.FindMetadata(loc)
+		m, err := catalogs.FindMetadata(loc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/commit"
 )
 
@@ -92,8 +93,8 @@ func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table,
 	if err != nil {
 		return nil, err
 	}
-	if floe.IsTablePath(name) {
-		return floe.LoadTableAt(ctx, name, iceberg.Properties(cfg.Properties), cf.prefixes)
+	if catalogs.IsTablePath(name) {
+		return catalogs.LoadTableAt(ctx, name, iceberg.Properties(cfg.Properties), cf.prefixes)
 	}
 	ident, err := floe.ParseIdent(name)
 	if err != nil {

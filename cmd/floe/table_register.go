@@ -48,7 +48,7 @@ func tableRegister(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	// Read the file first: a catalog must never point at something that is
 	// not table metadata.
-	tbl, err := floe.LoadTableAt(ctx, pos[1], iceberg.Properties(cfg.Properties), cf.prefixes)
+	tbl, err := catalogs.LoadTableAt(ctx, pos[1], iceberg.Properties(cfg.Properties), cf.prefixes)
 	if err != nil {
 		return fmt.Errorf("%w: %s is not a readable table metadata file: %v", floe.ErrConfig, pos[1], err)
 	}

@@ -1,4 +1,4 @@
-package floe
+package catalogs
 
 import (
 	"context"
@@ -16,7 +16,8 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/floe-io/floe/internal/catalogs"
+
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // ErrNoMetadata marks a location where no Iceberg table metadata was found.
@@ -30,7 +31,7 @@ type PathPrefix struct{ From, To string }
 func ParsePathPrefix(s string) (PathPrefix, error) {
 	from, to, ok := strings.Cut(s, "=")
 	if !ok || from == "" {
-		return PathPrefix{}, fmt.Errorf("%w: path prefix %q must be FROM=TO, e.g. s3a://bucket/table=/data/table", ErrConfig, s)
+		return PathPrefix{}, fmt.Errorf("%w: path prefix %q must be FROM=TO, e.g. s3a://bucket/table=/data/table", ingest.ErrConfig, s)
 	}
 	return PathPrefix{From: from, To: to}, nil
 }
@@ -54,7 +55,7 @@ func LoadTableAt(ctx context.Context, location string, props iceberg.Properties,
 		if metaPath, err = FindMetadata(location); err != nil {
 			return nil, err
 		}
-	} else if err != nil && !catalogs.IsURL(location) {
+	} else if err != nil && !IsURL(location) {
 		return nil, fmt.Errorf("table location %s: %w", location, err)
 	}
 	pio := &prefixIO{rules: prefixes, props: props, remote: map[string]icebergio.IO{}}
@@ -68,7 +69,7 @@ func LoadTableAt(ctx context.Context, location string, props iceberg.Properties,
 		}
 		return nil, fmt.Errorf("read table metadata %s: %w", metaPath, err)
 	}
-	if !catalogs.IsURL(metaPath) {
+	if !IsURL(metaPath) {
 		// Last resort: the table as recorded is the table as found.
 		pio.rules = append(pio.rules, PathPrefix{From: tbl.Location(), To: root})
 	}

@@ -1,4 +1,4 @@
-package floe_test
+package catalogs_test
 
 import (
 	"errors"
@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/floe-io/floe"
+	"github.com/floe-io/floe/internal/catalogs"
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // FindMetadata follows version-hint.text, else takes the highest version.
@@ -35,27 +36,27 @@ func TestFindMetadata(t *testing.T) {
 			if c.hint != "" {
 				_ = os.WriteFile(filepath.Join(md, "version-hint.text"), []byte(c.hint+"\n"), 0o644)
 			}
-			got, err := floe.FindMetadata(dir)
+			got, err := catalogs.FindMetadata(dir)
 			if err != nil || got != filepath.Join(md, c.want) {
 				t.Fatalf("FindMetadata = %q, %v; want %s", got, err, c.want)
 			}
-			if got, err := floe.FindMetadata(md); err != nil || got != filepath.Join(md, c.want) {
+			if got, err := catalogs.FindMetadata(md); err != nil || got != filepath.Join(md, c.want) {
 				t.Fatalf("FindMetadata(metadata dir) = %q, %v", got, err)
 			}
 		})
 	}
-	if _, err := floe.FindMetadata(t.TempDir()); !errors.Is(err, floe.ErrNoMetadata) {
+	if _, err := catalogs.FindMetadata(t.TempDir()); !errors.Is(err, catalogs.ErrNoMetadata) {
 		t.Fatalf("empty directory: %v, want ErrNoMetadata", err)
 	}
 }
 
 func TestParsePathPrefix(t *testing.T) {
 	t.Parallel()
-	if p, err := floe.ParsePathPrefix("s3a://b/t=/data/t"); err != nil || p.From != "s3a://b/t" || p.To != "/data/t" {
+	if p, err := catalogs.ParsePathPrefix("s3a://b/t=/data/t"); err != nil || p.From != "s3a://b/t" || p.To != "/data/t" {
 		t.Fatalf("ParsePathPrefix = %+v, %v", p, err)
 	}
 	for _, bad := range []string{"nothing", "=/to"} {
-		if _, err := floe.ParsePathPrefix(bad); !errors.Is(err, floe.ErrConfig) {
+		if _, err := catalogs.ParsePathPrefix(bad); !errors.Is(err, ingest.ErrConfig) {
 			t.Errorf("ParsePathPrefix(%q) = %v, want ErrConfig", bad, err)
 		}
 	}
@@ -67,7 +68,7 @@ func TestIsTablePath(t *testing.T) {
 		"db.events": false, "db.json": false, "a.b.parquet": false,
 		"./events": true, "/data/t": true, "v3.metadata.json": true, "00001-x.metadata.json.gz": true,
 	} {
-		if got := floe.IsTablePath(s); got != want {
+		if got := catalogs.IsTablePath(s); got != want {
 			t.Errorf("IsTablePath(%q) = %v, want %v", s, got, want)
 		}
 	}
