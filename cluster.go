@@ -50,11 +50,6 @@ type ClusterCommit struct {
 // before its worker reads the partition again from the table's end.
 const clusterStall = 30 * time.Second
 
-// clusterFailures is how many intervals in a row may fail (the catalog or
-// the brokers unreachable, commits refused) before a worker exits non-zero
-// instead of running on with nothing committed.
-const clusterFailures = 10
-
 // runCluster runs this process as one worker of the source's group.
 func (p *Pipeline) runCluster(ctx context.Context, m cluster.Member) (Summary, error) {
 	defer m.Close()
@@ -75,39 +70,12 @@ func (p *Pipeline) runCluster(ctx context.Context, m cluster.Member) (Summary, e
 		pos: cluster.Positions{Stall: max(10*p.cfg.Trigger.Interval, clusterStall)}}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = p.cfg.Source.ReadLimits()
 	p.clustered = true
-	backoff, failures := p.cfg.Trigger.Interval, 0
-	for !p.stopping.Load() {
-		began := time.Now()
-		err := w.interval(ctx, &sum)
-		wait := p.cfg.Trigger.Interval - time.Since(began)
-		if err != nil {
-			if failures++; !transient(err) || ctx.Err() != nil || failures > clusterFailures {
-				// A worker that cannot go on says so and leaves the group,
-				// whose other workers take its partitions (and, from a
-				// coordinator, the commits).
-				return sum, err
-			}
-			p.warn(fmt.Sprintf("cluster interval failed (%d in a row), retrying in %v: %v", failures, backoff, err))
-			if p.opts.OnBatchFailed != nil {
-				p.opts.OnBatchFailed(w.batch, err)
-			}
-			wait, backoff = backoff, min(2*backoff, 5*time.Minute)
-		} else {
-			backoff, failures = p.cfg.Trigger.Interval, 0
-			if p.opts.OnPoll != nil {
-				// An interval with nothing to commit makes no progress
-				// record, but the worker is alive.
-				p.opts.OnPoll()
-			}
-		}
-		select {
-		case <-time.After(max(wait, idlePoll)):
-		case <-p.stopCh:
-		case <-ctx.Done():
-			return sum, nil
-		}
-	}
-	return sum, nil
+	// A worker that cannot go on says so and leaves the group, whose other
+	// workers take its partitions (and, from a coordinator, the commits).
+	err = p.loop(func() int64 { return w.batch }).Run(ctx, func(ctx context.Context, _ bool) (bool, error) {
+		return w.interval(ctx, &sum)
+	})
+	return sum, err
 }
 
 // clusterWorker is one worker's state from interval to interval.
@@ -122,21 +90,22 @@ type clusterWorker struct {
 }
 
 // interval writes the held partitions' new messages and publishes them,
-// then, on the coordinator, commits what every worker published.
-func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
+// then, on the coordinator, commits what every worker published; ran
+// tells that it made a progress record.
+func (w *clusterWorker) interval(ctx context.Context, sum *Summary) (bool, error) {
 	p := w.p
 	began := time.Now()
 	a, err := w.m.Assignment(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	tbl, err := w.c.Load(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	rec, st, err := cluster.Recorded(tbl, w.c)
 	if err != nil {
-		return err
+		return false, err
 	}
 	recorded := st.Ends
 	if tbl != nil {
@@ -156,13 +125,13 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 	initial := cluster.Offsets{}
 	if len(missing) > 0 {
 		if initial, err = w.m.Initial(ctx, missing, rec != nil || len(recorded) > 0); err != nil {
-			return err
+			return false, err
 		}
 	}
 	w.pos.Sync(a.Held, recorded, initial, began)
 	ranges, err := w.m.Plan(ctx, w.pos.Start(), st.IDs, w.limit)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for i, r := range ranges {
 		// A range planned on a log the coordinator sets back since is
@@ -170,11 +139,11 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 		ranges[i].Resets, _ = st.Resets.Get(r.TopicPartition)
 	}
 	latestMs := time.Since(began).Milliseconds()
-	prog := &Progress{ID: w.c.QueryID, RunID: p.runID, Timestamp: began.UTC().Format(time.RFC3339Nano), BatchID: w.batch,
+	prog := &Progress{ID: w.c.QueryID, RunID: p.runID, Timestamp: progressTime(began), BatchID: w.batch,
 		Cluster: &ClusterProgress{Group: w.m.Group(), Generation: a.Generation, Worker: p.checkpoint.Metadata.ID, Coordinator: a.Coordinator, Partitions: len(a.Held)}}
 	if len(ranges) > 0 {
 		if err := w.publish(ctx, a, ranges, prog, latestMs); err != nil {
-			return err
+			return false, err
 		}
 		sum.Batches++
 		sum.Rows += prog.NumInputRows
@@ -186,7 +155,7 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 		case errors.Is(err, cluster.ErrFenced):
 			p.warn(err.Error())
 		case err != nil:
-			return err
+			return false, err
 		case done.Table != nil && done.Files == 0:
 			// Partitions set back, no snapshot.
 			ends = done.Ends
@@ -217,12 +186,12 @@ func (w *clusterWorker) interval(ctx context.Context, sum *Summary) error {
 	n, oldest := w.pos.Waiting(time.Now())
 	prog.Cluster.Waiting, prog.Cluster.CommitLagMs = n, oldest.Milliseconds()
 	if len(ranges) == 0 && prog.Cluster.Committed == nil {
-		return nil
+		return false, nil
 	}
 	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.fixed)
 	prog.DurationMs.TriggerExecution = time.Since(began).Milliseconds()
 	p.record(*prog)
-	return nil
+	return true, nil
 }
 
 // publish writes the ranges' messages into data files and publishes them

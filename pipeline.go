@@ -29,6 +29,7 @@ import (
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/conform"
+	"github.com/floe-io/floe/internal/engine"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/upsert"
 	"github.com/floe-io/floe/internal/write"
@@ -343,61 +344,20 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 		// A stream outlives transient failures (storage or catalog briefly
 		// unreachable): it backs off and resumes from the checkpoint, which
 		// re-runs a batch whose offsets were recorded exactly as planned.
-		backoff, resume := trig.Interval, false
-		for !p.stopping.Load() {
-			began := time.Now()
-			var err error
-			ran := false
-			if resume {
+		err := p.loop(func() int64 { return next }).Run(ctx, func(ctx context.Context, retry bool) (bool, error) {
+			if retry {
 				// On failure next stays the batch that failed, which the
-				// recovery re-runs: the warning below names it.
-				var s source.Offset
-				var n int64
-				if s, n, err = p.recover(ctx, &sum); err == nil {
-					start, next = s, n
+				// recovery re-runs.
+				s, n, err := p.recover(ctx, &sum)
+				if err != nil {
+					return false, err
 				}
+				start, next = s, n
 			}
-			if err == nil {
-				resume = false
-				ran, err = p.runNext(ctx, &start, &next, limit, &sum)
-			}
-			if err != nil {
-				if !transient(err) || ctx.Err() != nil {
-					return sum, err
-				}
-				p.warn(fmt.Sprintf("batch %d failed, retrying in %v: %v", next, backoff, err))
-				if p.opts.OnBatchFailed != nil {
-					p.opts.OnBatchFailed(next, err)
-				}
-				resume = true
-				select {
-				case <-time.After(backoff):
-				case <-p.stopCh:
-				case <-ctx.Done():
-					return sum, nil
-				}
-				backoff = min(2*backoff, 5*time.Minute)
-				continue
-			}
-			backoff = trig.Interval
-			wait := trig.Interval - time.Since(began)
-			if !ran {
-				// Nothing new: poll no faster than idlePoll, or a tiny
-				// interval lists the source in a busy loop.
-				wait = max(wait, idlePoll)
-				if p.opts.OnPoll != nil {
-					p.opts.OnPoll()
-				}
-			}
-			if wait <= 0 {
-				continue
-			}
-			select {
-			case <-time.After(wait):
-			case <-p.stopCh:
-			case <-ctx.Done():
-				return sum, nil
-			}
+			return p.runNext(ctx, &start, &next, limit, &sum)
+		})
+		if err != nil {
+			return sum, err
 		}
 	default: // available-now
 		if err := p.source.PrepareForAvailableNow(ctx); err != nil {
@@ -428,6 +388,28 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 // nothing new, whatever the trigger interval; Spark's pollingDelay plays
 // this part.
 const idlePoll = 100 * time.Millisecond
+
+// maxRetries is how many times in a row a stream retries a failed batch
+// (or a worker a failed interval), with backoff from the trigger's
+// interval up to maxBackoff, before it exits non-zero.
+const (
+	maxRetries = 10
+	maxBackoff = 5 * time.Minute
+)
+
+// loop is the stream's run loop (engine.Loop) under the pipeline's
+// trigger; batch names the batch a failure warning is about.
+func (p *Pipeline) loop(batch func() int64) engine.Loop {
+	return engine.Loop{Interval: p.cfg.Trigger.Interval, Idle: idlePoll, MaxRetries: maxRetries, MaxBackoff: maxBackoff,
+		Transient: transient, Stopped: p.stopping.Load, Stop: p.stopCh, OnIdle: p.opts.OnPoll,
+		OnFailure: func(err error, failures int, retryIn time.Duration) {
+			id := batch()
+			p.warn(fmt.Sprintf("batch %d failed (%d in a row), retrying in %v: %v", id, failures, retryIn, err))
+			if p.opts.OnBatchFailed != nil {
+				p.opts.OnBatchFailed(id, err)
+			}
+		}}
+}
 
 // transient tells failures worth retrying from those that will fail the
 // same way again (bad input, configuration, a checkpoint owned elsewhere).
@@ -525,7 +507,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 
 	t = time.Now()
 	prog := &Progress{ID: p.checkpoint.Metadata.ID, RunID: p.runID, BatchID: entry.BatchID,
-		Timestamp: began.UTC().Format("2006-01-02T15:04:05.000Z")}
+		Timestamp: progressTime(began)}
 	// A re-run batch of a table template may be in some of its tables
 	// already: which, only its rows can tell.
 	mayBeCommitted := rerun && p.route != nil

@@ -2,6 +2,7 @@ package floe
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/floe-io/floe/source"
 )
@@ -108,3 +109,7 @@ type QuarantinedFile struct {
 // Backlog is how far an available-now run is through the input it fixed at
 // start.
 type Backlog = source.Backlog
+
+// progressTime is a progress record's timestamp as Spark writes it:
+// UTC, milliseconds, whether a single process or a cluster worker made it.
+func progressTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/kafkatest"
 )
@@ -192,7 +194,9 @@ func TestKafkaClusterExactlyOnce(t *testing.T) {
 	})
 }
 
-// stopWorkers stops the workers with SIGTERM and checks they exit 0.
+// stopWorkers stops the workers with SIGTERM and checks they exit 0, and
+// that their progress records are a single process's: the same fields,
+// and timestamps in Spark's form.
 func stopWorkers(t *testing.T, workers ...*clusterWorker) {
 	t.Helper()
 	for _, w := range workers {
@@ -202,6 +206,15 @@ func stopWorkers(t *testing.T, workers ...*clusterWorker) {
 		fixture.WaitFor(t, 30*time.Second, "worker "+w.name+" to stop", w.exited.Load)
 		if w.code != 0 {
 			t.Errorf("worker %s exited %d:\n%s", w.name, w.code, w.stderr.String())
+		}
+		for _, line := range strings.Split(w.stderr.String(), "\n") {
+			var pr floe.Progress
+			if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &pr) != nil || pr.Cluster == nil {
+				continue
+			}
+			if _, err := time.Parse("2006-01-02T15:04:05.000Z", pr.Timestamp); err != nil || pr.ID == "" || pr.RunID == "" {
+				t.Errorf("worker %s's progress record has timestamp %q, id %q, run id %q; want a single process's form: %s", w.name, pr.Timestamp, pr.ID, pr.RunID, line)
+			}
 		}
 	}
 }
