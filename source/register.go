@@ -15,6 +15,9 @@ import (
 type Env struct {
 	// StateDir is the source's private directory inside the checkpoint.
 	StateDir string
+	// FS is the checkpoint's file system, through which a source reads and
+	// writes StateDir; nil is the operating system's (StateFS).
+	FS FS
 	// OwnDirs are the local directories floe writes for the pipeline (the
 	// checkpoint, the warehouse of a local catalog): a source reading a
 	// directory tree never reads them, or it would ingest floe's own
@@ -25,6 +28,15 @@ type Env struct {
 	// Logger receives what a source does in the background (a planner's
 	// failed poll); warnings about the data go through Warnings.
 	Logger *slog.Logger
+}
+
+// StateFS is the file system a source keeps StateDir through: FS, or the
+// operating system's when FS is nil.
+func (e Env) StateFS() FS {
+	if e.FS == nil {
+		return OSFS
+	}
+	return e.FS
 }
 
 // Factory builds a source from its configuration.

@@ -25,7 +25,7 @@ import (
 
 func init() {
 	source.Register("files", func(cfg config.Source, env source.Env) (source.Source, error) {
-		return open(cfg, env.StateDir, env.OwnDirs)
+		return open(cfg, env)
 	})
 }
 
@@ -68,11 +68,13 @@ type offset struct {
 }
 
 // New opens the source; stateDir holds its log of seen files.
-func New(cfg config.Source, stateDir string) (*Files, error) { return open(cfg, stateDir, nil) }
+func New(cfg config.Source, stateDir string) (*Files, error) {
+	return open(cfg, source.Env{StateDir: stateDir})
+}
 
-// open opens the source; own are the directories floe writes, which it
-// never reads (see source.Env).
-func open(cfg config.Source, stateDir string, own []string) (*Files, error) {
+// open opens the source; env.OwnDirs are the directories floe writes,
+// which it never reads.
+func open(cfg config.Source, env source.Env) (*Files, error) {
 	dir, err := filepath.Abs(cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("source path %s: %w", cfg.Path, err)
@@ -93,11 +95,12 @@ func open(cfg config.Source, stateDir string, own []string) (*Files, error) {
 		// Unchecked, a malformed filter silently matches nothing.
 		return nil, fmt.Errorf("%w: source path-glob-filter %q is not a valid pattern (%v); use *, ?, [abc], [a-z] and [^a] as path.Match does", source.ErrConfig, cfg.PathGlobFilter, err)
 	}
-	log, err := openLog(stateDir)
+	log, err := openLog(env.StateFS(), env.StateDir)
 	if err != nil {
 		return nil, err
 	}
 	s := &Files{cfg: cfg, dir: dir, log: log, now: time.Now, told: map[string]bool{}}
+	own := env.OwnDirs
 	if cfg.ArchiveDir != "" && !strings.Contains(cfg.ArchiveDir, "://") {
 		own = append(own, cfg.ArchiveDir)
 	}

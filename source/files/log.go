@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/floe-io/floe/internal/atomicfile"
+	"github.com/floe-io/floe/source"
 )
 
 // compactEvery is how many log entries accumulate before they are folded
@@ -31,6 +30,7 @@ type fileEntry struct {
 // stored under <checkpoint>/sources/0: one file per log batch N holding the
 // files of that batch, plus N.compact files that fold all earlier ones in.
 type sourceLog struct {
+	fs      source.FS
 	dir     string
 	seen    map[string]fileEntry
 	batches map[int64][]fileEntry // entries not yet folded into a compact file
@@ -38,9 +38,9 @@ type sourceLog struct {
 	compact int64                 // id of the newest compact file, -1 when none
 }
 
-func openLog(dir string) (*sourceLog, error) {
-	l := &sourceLog{dir: dir, seen: map[string]fileEntry{}, batches: map[int64][]fileEntry{}, last: -1, compact: -1}
-	entries, err := os.ReadDir(dir)
+func openLog(fsys source.FS, dir string) (*sourceLog, error) {
+	l := &sourceLog{fs: fsys, dir: dir, seen: map[string]fileEntry{}, batches: map[int64][]fileEntry{}, last: -1, compact: -1}
+	entries, err := fsys.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
 	}
@@ -62,7 +62,7 @@ func openLog(dir string) (*sourceLog, error) {
 	}
 	if l.compact >= 0 {
 		var files []fileEntry
-		if err := readJSON(filepath.Join(dir, strconv.FormatInt(l.compact, 10)+".compact"), &files); err != nil {
+		if err := l.readJSON(filepath.Join(dir, strconv.FormatInt(l.compact, 10)+".compact"), &files); err != nil {
 			return nil, err
 		}
 		for _, f := range files {
@@ -76,7 +76,7 @@ func openLog(dir string) (*sourceLog, error) {
 			continue // folded already; left over from a crash during compaction
 		}
 		var files []fileEntry
-		if err := readJSON(filepath.Join(dir, strconv.FormatInt(n, 10)), &files); err != nil {
+		if err := l.readJSON(filepath.Join(dir, strconv.FormatInt(n, 10)), &files); err != nil {
 			return nil, err
 		}
 		l.batches[n] = files
@@ -90,8 +90,8 @@ func openLog(dir string) (*sourceLog, error) {
 	return l, nil
 }
 
-func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
+func (l *sourceLog) readJSON(path string, v any) error {
+	data, err := l.fs.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read source log: %w", err)
 	}
@@ -110,7 +110,7 @@ func (l *sourceLog) add(n int64, files []fileEntry) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(filepath.Join(l.dir, strconv.FormatInt(n, 10)), data); err != nil {
+	if err := l.fs.WriteFile(filepath.Join(l.dir, strconv.FormatInt(n, 10)), data); err != nil {
 		return fmt.Errorf("write source log batch %d: %w", n, err)
 	}
 	l.batches[n] = files
@@ -131,7 +131,7 @@ func (l *sourceLog) discardAfter(n int64) error {
 		if id <= n {
 			continue
 		}
-		if err := os.Remove(filepath.Join(l.dir, strconv.FormatInt(id, 10))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := l.fs.Remove(filepath.Join(l.dir, strconv.FormatInt(id, 10))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("discard source log batch %d: %w", id, err)
 		}
 		for _, f := range files {
@@ -190,18 +190,18 @@ func (l *sourceLog) compactThrough(committed int64, keep func(fileEntry) bool) e
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(filepath.Join(l.dir, strconv.FormatInt(committed, 10)+".compact"), data); err != nil {
+	if err := l.fs.WriteFile(filepath.Join(l.dir, strconv.FormatInt(committed, 10)+".compact"), data); err != nil {
 		return fmt.Errorf("compact source log: %w", err)
 	}
 	// The compact file is durable; older files are now redundant.
 	for id := range l.batches {
 		if id <= committed {
-			_ = os.Remove(filepath.Join(l.dir, strconv.FormatInt(id, 10)))
+			_ = l.fs.Remove(filepath.Join(l.dir, strconv.FormatInt(id, 10)))
 			delete(l.batches, id)
 		}
 	}
 	if l.compact >= 0 {
-		_ = os.Remove(filepath.Join(l.dir, strconv.FormatInt(l.compact, 10)+".compact"))
+		_ = l.fs.Remove(filepath.Join(l.dir, strconv.FormatInt(l.compact, 10)+".compact"))
 	}
 	l.compact = committed
 	kept := make(map[string]bool, len(all))
@@ -213,7 +213,7 @@ func (l *sourceLog) compactThrough(committed int64, keep func(fileEntry) bool) e
 			delete(l.seen, p)
 		}
 	}
-	return atomicfile.SyncDir(l.dir)
+	return l.fs.SyncDir(l.dir)
 }
 
 // restore starts an empty log with files, all of log batch n, as one
@@ -227,10 +227,10 @@ func (l *sourceLog) restore(n int64, files []fileEntry) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+	if err := l.fs.MkdirAll(l.dir); err != nil {
 		return fmt.Errorf("create source log %s: %w", l.dir, err)
 	}
-	if err := atomicfile.Write(filepath.Join(l.dir, strconv.FormatInt(n, 10)+".compact"), data); err != nil {
+	if err := l.fs.WriteFile(filepath.Join(l.dir, strconv.FormatInt(n, 10)+".compact"), data); err != nil {
 		return fmt.Errorf("write source log %s: %w", l.dir, err)
 	}
 	for _, f := range files {

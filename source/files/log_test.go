@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/floe-io/floe/source"
 )
 
 // The log folds entries into a compact file every compactEvery committed
@@ -13,7 +15,7 @@ import (
 // beyond the checkpoint's end.
 func TestSourceLogCompaction(t *testing.T) {
 	dir := t.TempDir()
-	l, err := openLog(dir)
+	l, err := openLog(source.OSFS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func TestSourceLogCompaction(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "19.compact")); err != nil {
 		t.Fatalf("no compact file at 19: %v", err)
 	}
-	re, err := openLog(dir)
+	re, err := openLog(source.OSFS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func TestSourceLogCompaction(t *testing.T) {
 // max-file-age lets compaction forget files older than the window, which a
 // listing ignores anyway: the log stays bounded under a steady stream.
 func TestSourceLogCompactionDropsOldEntries(t *testing.T) {
-	l, err := openLog(t.TempDir())
+	l, err := openLog(source.OSFS, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestSourceLogCompactionDropsOldEntries(t *testing.T) {
 func TestSourceLogAddRewriteDiscard(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l, err := openLog(dir)
+	l, err := openLog(source.OSFS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func TestSourceLogAddRewriteDiscard(t *testing.T) {
 		t.Fatal("/in/b is still seen after it was dropped from batch 0")
 	}
 
-	re, err := openLog(dir)
+	re, err := openLog(source.OSFS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestSourceLogAddRewriteDiscard(t *testing.T) {
 	if _, err := re.files(0, 1); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("files of a discarded batch: %v, want an error saying it is missing", err)
 	}
-	if again, err := openLog(dir); err != nil || len(again.seen) != 1 || again.last != 0 {
+	if again, err := openLog(source.OSFS, dir); err != nil || len(again.seen) != 1 || again.last != 0 {
 		t.Fatalf("reopened after the discard: %v seen, last %d, %v", again.seen, again.last, err)
 	}
 	// A batch emptied by rewrite is still a batch: its range reads as empty.
@@ -133,7 +135,7 @@ func TestSourceLogAddRewriteDiscard(t *testing.T) {
 	if err := re.rewrite(1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := openLog(dir); err != nil {
+	if again, err := openLog(source.OSFS, dir); err != nil {
 		t.Fatal(err)
 	} else if got, err := again.files(0, 1); err != nil || len(got) != 0 {
 		t.Fatalf("an emptied batch reopened: %v, %v; want no files and no error", got, err)
@@ -145,7 +147,7 @@ func TestSourceLogAddRewriteDiscard(t *testing.T) {
 func TestSourceLogCompactionKeepsUncommitted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l, err := openLog(dir)
+	l, err := openLog(source.OSFS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestSourceLogCompactionKeepsUncommitted(t *testing.T) {
 	if len(names) != 1 || filepath.Base(names[0]) != strconv.Itoa(2*compactEvery-1)+".compact" {
 		t.Fatalf("compact files %v, want the newest alone", names)
 	}
-	re, err := openLog(dir)
+	re, err := openLog(source.OSFS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +210,7 @@ func TestSourceLogReopen(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			l, err := openLog(dir)
+			l, err := openLog(source.OSFS, dir)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "restore the checkpoint") {
 					t.Fatalf("got %v, want an error saying %q and how to repair", err, tc.err)

@@ -34,7 +34,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/internal/atomicfile"
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/jsonrows"
 	"github.com/floe-io/floe/source"
@@ -61,6 +60,7 @@ type Source struct {
 	cl       *kgo.Client
 	adm      *kadm.Client
 	stateDir string
+	stateFS  source.FS
 	log      *slog.Logger
 
 	topics  []string
@@ -115,7 +115,7 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Source{opts: o, kopts: kopts, stateDir: env.StateDir, log: log, startingTs: -1,
+	s := &Source{opts: o, kopts: kopts, stateDir: env.StateDir, stateFS: env.StateFS(), log: log, startingTs: -1,
 		starting: strings.TrimSpace(o["startingOffsets"]), ending: strings.TrimSpace(o["endingOffsets"]),
 		failOnDataLoss: !strings.EqualFold(strings.TrimSpace(o["failOnDataLoss"]), "false"),
 		includeHeaders: strings.EqualFold(strings.TrimSpace(o["includeHeaders"]), "true"),
@@ -391,7 +391,7 @@ func (s *Source) topicIDs(ctx context.Context, topics []string) (topicsSeen, err
 func (s *Source) initial(ctx context.Context, first bool, parts map[TopicPartition]listed) (Offsets, error) {
 	path := filepath.Join(s.stateDir, initialFile)
 	if s.stateDir != "" {
-		if b, err := os.ReadFile(path); err == nil {
+		if b, err := s.stateFS.ReadFile(path); err == nil {
 			return source.DecodeOffset[Offsets](b, "kafka source initial")
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -405,10 +405,10 @@ func (s *Source) initial(ctx context.Context, first bool, parts map[TopicPartiti
 		return nil, err
 	}
 	if s.stateDir != "" {
-		if err := os.MkdirAll(s.stateDir, 0o755); err != nil {
+		if err := s.stateFS.MkdirAll(s.stateDir); err != nil {
 			return nil, err
 		}
-		if err := atomicfile.Write(path, source.EncodeOffset(init)); err != nil {
+		if err := s.stateFS.WriteFile(path, source.EncodeOffset(init)); err != nil {
 			return nil, err
 		}
 	}
