@@ -18,14 +18,13 @@ import (
 var rootAPI = []string{
 	// running a pipeline
 	"Open", "Options", "Pipeline", "Pipeline.Run", "Pipeline.Stop", "Pipeline.Close", "Pipeline.Progress",
-	"Pipeline.Checkpoint", "Summary",
+	"Summary",
 	"Progress", "Durations", "SourceProgress", "SinkProgress", "TableProgress", "UpsertProgress", "QuarantinedFile", "Backlog",
 	"ClusterProgress", "ClusterCommit",
 	// maintenance between batches (package maintenance carries it out)
 	"MaintenanceRun",
-	// the checkpoint
-	"Checkpoint", "OpenCheckpoint", "CheckpointMetadata", "OffsetEntry", "CommitEntry",
-	"Checkpoint.Close", "Checkpoint.QuarantineDir", "ReadCheckpoint", "CheckpointStatus",
+	// reading a checkpoint (package internal/checkpoint keeps it)
+	"ReadCheckpoint", "CheckpointStatus", "CheckpointStatus.QuarantineDir",
 	// the table as the record: checking a checkpoint against it, rebuilding one from it
 	"Pipeline.Verify", "RebuildCheckpoint", "ResumeFromTable", "Rebuilt",
 	// committing files written outside a pipeline

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/internal/checkpoint"
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/maintenance"
@@ -203,7 +204,7 @@ func (w *clusterWorker) publish(ctx context.Context, a cluster.Assignment, range
 		st.Set(r.TopicPartition, r.From)
 		en.Set(r.TopicPartition, r.Until)
 	}
-	entry := OffsetEntry{BatchID: w.batch, TimestampMs: time.Now().UnixMilli(), Start: source.EncodeOffset(st), End: source.EncodeOffset(en)}
+	entry := checkpoint.OffsetEntry{BatchID: w.batch, TimestampMs: time.Now().UnixMilli(), Start: source.EncodeOffset(st), End: source.EncodeOffset(en)}
 	t := time.Now()
 	res, _, err := p.writeBatch(ctx, entry, prog, false)
 	if err != nil {

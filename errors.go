@@ -37,9 +37,9 @@ var (
 	// or source than the pipeline using it, or that does not match the
 	// record its table holds of the query (damaged, restored from an older
 	// backup, or its table lost by the catalog).
-	ErrCheckpointMismatch = errors.New("checkpoint mismatch")
+	ErrCheckpointMismatch = ingest.ErrCheckpointMismatch
 	// ErrCheckpointInUse marks a checkpoint another run holds.
-	ErrCheckpointInUse = errors.New("checkpoint in use")
+	ErrCheckpointInUse = ingest.ErrCheckpointInUse
 	// ErrSourceCannotContinue marks a source that cannot go on from the
 	// checkpoint's offset, such as a table history it cannot read: a
 	// retry fails the same way, so a stream stops.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/catalogs"
+	"github.com/floe-io/floe/internal/checkpoint"
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/conform"
@@ -76,7 +77,7 @@ type Pipeline struct {
 	opts       Options
 	cat        catalog.Catalog
 	source     source.Source
-	checkpoint *Checkpoint
+	checkpoint *checkpoint.Checkpoint
 	ownsCat    bool
 	runID      string
 	stopping   atomic.Bool
@@ -179,7 +180,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	// The source's description is needed to open the checkpoint, and the
 	// source's state lives in the checkpoint: open the source against the
 	// path where that state will be.
-	src, err := source.New(cfg.Source, source.Env{StateDir: filepath.Join(ckptDir, "sources", "0"), OwnDirs: slices.Collect(maps.Values(own)),
+	src, err := source.New(cfg.Source, source.Env{StateDir: checkpoint.SourceDir(ckptDir), OwnDirs: slices.Collect(maps.Values(own)),
 		Catalog: cat, Logger: p.opts.Logger})
 	if err != nil {
 		p.closeCatalog()
@@ -189,7 +190,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	if cfg.Sink.Console() {
 		sinkName = "console"
 	}
-	ck, _, err := openCheckpoint(ckptDir, sinkName, src.Description(), sameSource(src))
+	ck, err := checkpoint.Open(ckptDir, sinkName, src.Description(), sameSource(src))
 	if err != nil {
 		_ = src.Close()
 		p.closeCatalog()
@@ -272,9 +273,6 @@ func sameSource(src source.Source) func(string) bool {
 	}
 	return nil
 }
-
-// Checkpoint returns the pipeline's checkpoint.
-func (p *Pipeline) Checkpoint() *Checkpoint { return p.checkpoint }
 
 // Stop asks the pipeline to finish the batch in progress and return from
 // Run; it never interrupts a commit.
@@ -427,7 +425,7 @@ func transient(err error) bool {
 // ingested a second time. A fixed table is checked at once; the tables of a
 // template as the first batch reaches them.
 func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
-	last, err := p.checkpoint.latestCommit()
+	last, err := p.checkpoint.LatestCommit()
 	if err != nil {
 		return err
 	}
@@ -445,18 +443,18 @@ func (p *Pipeline) checkOtherQueries(ctx context.Context) error {
 // recover finds where the query stopped. A batch with an offsets entry and
 // no commits entry is re-run with exactly the same offsets and batch id.
 func (p *Pipeline) recover(ctx context.Context, sum *Summary) (source.Offset, int64, error) {
-	lastOff, err := p.checkpoint.latestOffsets()
+	lastOff, err := p.checkpoint.LatestOffsets()
 	if err != nil {
 		return nil, 0, err
 	}
-	lastCommit, err := p.checkpoint.latestCommit()
+	lastCommit, err := p.checkpoint.LatestCommit()
 	if err != nil {
 		return nil, 0, err
 	}
 	if lastOff < 0 {
 		return p.source.InitialOffset(), 0, nil
 	}
-	entry, err := p.checkpoint.offsets(lastOff)
+	entry, err := p.checkpoint.Offsets(lastOff)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -487,7 +485,7 @@ func (p *Pipeline) runNext(ctx context.Context, start *source.Offset, next *int6
 	if string(end) == string(*start) {
 		return false, nil
 	}
-	entry := OffsetEntry{BatchID: *next, TimestampMs: time.Now().UnixMilli(), Start: *start, End: end,
+	entry := checkpoint.OffsetEntry{BatchID: *next, TimestampMs: time.Now().UnixMilli(), Start: *start, End: end,
 		Conf: map[string]string{"mode": p.cfg.Sink.Mode}}
 	if err := p.runBatch(ctx, entry, began, latestMs, sum, false); err != nil {
 		return false, err
@@ -498,9 +496,9 @@ func (p *Pipeline) runNext(ctx context.Context, start *source.Offset, next *int6
 
 // runBatch writes the offsets entry (when new), the data files, the table
 // commit and the commits entry, in that order.
-func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.Time, latestMs int64, sum *Summary, rerun bool) error {
+func (p *Pipeline) runBatch(ctx context.Context, entry checkpoint.OffsetEntry, began time.Time, latestMs int64, sum *Summary, rerun bool) error {
 	t := time.Now()
-	if err := p.checkpoint.writeOffsets(entry); err != nil {
+	if err := p.checkpoint.WriteOffsets(entry); err != nil {
 		return err
 	}
 	walMs := time.Since(t).Milliseconds()
@@ -522,7 +520,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			return fmt.Errorf("%w; batch %d was re-run after a stop and may already be in some of the tables of %s, so it is kept to be re-run again: restore or fix the file, or set on-bad-file: quarantine", err, entry.BatchID, p.cfg.Sink.Table)
 		}
 		if errors.Is(err, ErrBadInput) && ctx.Err() == nil {
-			if rerr := p.checkpoint.removeOffsets(entry.BatchID); rerr != nil {
+			if rerr := p.checkpoint.RemoveOffsets(entry.BatchID); rerr != nil {
 				p.opts.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
 			} else if ds, ok := p.source.(source.Discarder); ok {
 				if derr := ds.Discard(ctx, entry.Start, entry.End); derr != nil {
@@ -552,7 +550,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 			deletes = upserts
 		}
 	}
-	done := CommitEntry{BatchID: entry.BatchID, Rows: res.Rows, Input: input}
+	done := checkpoint.CommitEntry{BatchID: entry.BatchID, Rows: res.Rows, Input: input}
 	switch {
 	case held.ok:
 		done.Snapshots = map[string]int64{p.cfg.Sink.Table: held.id()}
@@ -614,7 +612,7 @@ func (p *Pipeline) runBatch(ctx context.Context, entry OffsetEntry, began time.T
 		}
 	}
 	done.TimestampMs = time.Now().UnixMilli()
-	if err := p.checkpoint.writeCommit(done); err != nil {
+	if err := p.checkpoint.WriteCommit(done); err != nil {
 		return err
 	}
 	p.input = input
@@ -701,7 +699,7 @@ func (h heldBatch) id() int64 {
 // being written are dropped from the batch and retried later; with
 // on-bad-file quarantine, bad files are moved aside and the batch goes on
 // without them. held is set when the table already holds the batch.
-func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Progress, mayBeCommitted bool) (res write.Result, held heldBatch, err error) {
+func (p *Pipeline) writeBatch(ctx context.Context, entry checkpoint.OffsetEntry, prog *Progress, mayBeCommitted bool) (res write.Result, held heldBatch, err error) {
 	// Each turn drops one file from the batch, so the loop ends; the bound
 	// guards against a source that fails to drop it.
 	for turn := 0; ; turn++ {
@@ -766,7 +764,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, entry OffsetEntry, prog *Prog
 				return write.Result{}, heldBatch{}, err
 			}
 		case errors.As(err, &bf) && p.cfg.OnBadFile == "quarantine":
-			moved, qerr := p.checkpoint.quarantine(bf.Path)
+			moved, qerr := p.checkpoint.Quarantine(bf.Path)
 			if qerr != nil {
 				return write.Result{}, heldBatch{}, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
 			}
@@ -802,7 +800,7 @@ func (p *Pipeline) handTableSchema(ctx context.Context) error {
 	return nil
 }
 
-func (p *Pipeline) exclude(ctx context.Context, entry OffsetEntry, name string) error {
+func (p *Pipeline) exclude(ctx context.Context, entry checkpoint.OffsetEntry, name string) error {
 	ex, ok := p.source.(source.Excluder)
 	if !ok {
 		return fmt.Errorf("source %s cannot drop %s from batch %d", p.source.Description(), name, entry.BatchID)

@@ -7,13 +7,12 @@ import (
 	"io/fs"
 	"maps"
 	"net"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/internal/checkpoint"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/source"
 )
@@ -25,31 +24,15 @@ import (
 // table its catalog lost or that went back to older metadata would
 // otherwise make a run skip input or read it twice with nothing to show.
 
-// committedTables returns, for each table the checkpoint's retained
-// commits name, the newest commit entry that wrote to it or to its record.
-func (c *Checkpoint) committedTables() (map[string]CommitEntry, error) {
-	ids, err := c.batchIDs("commits")
-	if err != nil {
-		return nil, err
+// Verify holds the checkpoint against its tables as every run does first
+// (docs/format/checkpoint.md), without running a batch: nil when the run
+// would resume exactly, else the error the run would stop with.
+func (p *Pipeline) Verify(ctx context.Context) error {
+	if err := p.checkOtherQueries(ctx); err != nil {
+		return err
 	}
-	out := map[string]CommitEntry{}
-	for _, id := range slices.Backward(ids) {
-		e, err := c.commit(id)
-		if err != nil {
-			return nil, err
-		}
-		for name := range e.MetadataFiles {
-			if _, ok := out[name]; !ok {
-				out[name] = e
-			}
-		}
-		for name := range e.Snapshots {
-			if _, ok := out[name]; !ok {
-				out[name] = e
-			}
-		}
-	}
-	return out, nil
+	_, err := p.checkTables(ctx)
+	return err
 }
 
 // checkTables holds the checkpoint against the tables: each table it
@@ -57,11 +40,11 @@ func (c *Checkpoint) committedTables() (map[string]CommitEntry, error) {
 // must be where the checkpoint is. It returns the account of the input
 // the next batch goes on from.
 func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
-	lastOff, err := p.checkpoint.latestOffsets()
+	lastOff, err := p.checkpoint.LatestOffsets()
 	if err != nil {
 		return nil, err
 	}
-	lastCommit, err := p.checkpoint.latestCommit()
+	lastCommit, err := p.checkpoint.LatestCommit()
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +54,11 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 	var input map[string]string
 	var start, end source.Offset
 	if lastCommit >= 0 {
-		e, err := p.checkpoint.commit(lastCommit)
+		e, err := p.checkpoint.Commit(lastCommit)
 		if err != nil {
 			return nil, err
 		}
-		o, err := p.checkpoint.offsets(lastCommit)
+		o, err := p.checkpoint.Offsets(lastCommit)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, p.diverged("the offsets entry of batch %d, its newest commit, was deleted", lastCommit)
 		}
@@ -85,7 +68,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 		input, start, end = e.Input, o.Start, o.End
 	}
 	if p.tables != nil {
-		committed, err := p.checkpoint.committedTables()
+		committed, err := p.checkpoint.CommittedTables()
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +99,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 			// The pending batch is re-run from the source's plan of it,
 			// which must still be there, and not folded away by a
 			// compaction that followed its commit.
-			o, err := p.checkpoint.offsets(lastOff)
+			o, err := p.checkpoint.Offsets(lastOff)
 			if err != nil {
 				return nil, err
 			}
@@ -143,7 +126,7 @@ func (p *Pipeline) checkTables(ctx context.Context) (map[string]string, error) {
 // and the commits log end at the same batch, or the record one ahead when
 // a run stopped between the table commit and the commits log. It returns
 // the table's account and the batch's offsets when the two agree.
-func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, lastCommit int64) (input map[string]string, start, end source.Offset, err error) {
+func (p *Pipeline) checkRecord(ctx context.Context, last checkpoint.CommitEntry, lastOff, lastCommit int64) (input map[string]string, start, end source.Offset, err error) {
 	tbl, err := p.tables.Load(ctx, p.fixed)
 	if err != nil || tbl == nil {
 		return nil, nil, nil, err
@@ -164,7 +147,7 @@ func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, l
 		if rec.Batch == lastOff && lastOff == lastCommit+1 {
 			// The run stopped between the table commit and the commits
 			// log: the re-run finds the batch, if it is the same batch.
-			o, err := p.checkpoint.offsets(lastOff)
+			o, err := p.checkpoint.Offsets(lastOff)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -184,9 +167,9 @@ func (p *Pipeline) checkRecord(ctx context.Context, last CommitEntry, lastOff, l
 		return nil, nil, nil, p.behind(tbl, rec, lastCommit)
 	case rec.Batch < lastCommit:
 		return nil, nil, nil, fmt.Errorf("%w: table %s holds batches of query %s up to batch %d, but checkpoint %s records batch %d committed to it: the table went back to older metadata (a rollback, or a registration of an older metadata file), and the newer batches' rows are not in it. Register the newest metadata file (%s), or, to ingest those batches again, start a new checkpoint and table",
-			ErrCheckpointMismatch, p.fixed, p.checkpoint.Metadata.ID, rec.Batch, p.checkpoint.Dir, lastCommit, newestMetadata(last.MetadataFiles[p.fixed]))
+			ErrCheckpointMismatch, p.fixed, p.checkpoint.Metadata.ID, rec.Batch, p.checkpoint.Dir, lastCommit, checkpoint.NewestMetadata(last.MetadataFiles[p.fixed]))
 	}
-	o, err := p.checkpoint.offsets(rec.Batch)
+	o, err := p.checkpoint.Offsets(rec.Batch)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -213,42 +196,15 @@ func (p *Pipeline) behind(tbl *table.Table, rec *commit.Record, lastCommit int64
 // lostTable is the refusal to write a table the catalog no longer has
 // while the checkpoint records commits to it: creating it anew would hold
 // only new rows, and leave the old data files to orphan removal.
-func (p *Pipeline) lostTable(name string, e CommitEntry) error {
-	meta := newestMetadata(e.MetadataFiles[name])
+func (p *Pipeline) lostTable(name string, e checkpoint.CommitEntry) error {
+	meta := checkpoint.NewestMetadata(e.MetadataFiles[name])
 	if meta == "METADATA_FILE" {
 		if ident, err := ParseIdent(name); err == nil {
-			meta = defaultMetadataFile(p.cfg, ident)
+			meta = checkpoint.DefaultMetadataFile(p.cfg, ident)
 		}
 	}
 	return fmt.Errorf("%w: table %s is not in the catalog, but checkpoint %s records batch %d committed to it as snapshot %d. If the catalog lost it, register its newest metadata file again: floe table register %s %s",
 		ErrCheckpointMismatch, name, p.checkpoint.Dir, e.BatchID, e.Snapshots[name], name, meta)
-}
-
-// newestMetadata returns the newest metadata file beside a recorded one
-// (later commits, maintenance included, write newer ones), or the recorded
-// one when its directory cannot be listed; "METADATA_FILE" when none is
-// recorded. Files are named <version>-<uuid>.metadata.json; a commit
-// killed after writing its file leaves one of a version a later commit
-// writes again, so the later written of a version wins.
-func newestMetadata(recorded string) string {
-	if recorded == "" {
-		return "METADATA_FILE"
-	}
-	newest, ok := newestMetadataIn(filepath.Dir(strings.TrimPrefix(recorded, "file://")))
-	if !ok {
-		return recorded
-	}
-	if strings.HasPrefix(recorded, "file://") {
-		newest = "file://" + newest
-	}
-	return newest
-}
-
-// newestMetadataIn is the newest metadata file of a local metadata
-// directory, if it holds one.
-func newestMetadataIn(dir string) (string, bool) {
-	newest, _, ok := commit.NewestMetadata(icebergio.LocalFS{}, dir)
-	return newest, ok
 }
 
 // batchText says where a log ends: "at batch N", or "before any batch".

@@ -93,7 +93,7 @@ func printCheckpoint(w io.Writer, st floe.CheckpointStatus) {
 		fmt.Fprintf(w, "pending batch:          %d (started, not committed; the next run re-runs it)\n", *st.PendingBatch)
 	}
 	if st.QuarantinedFiles > 0 {
-		fmt.Fprintf(w, "quarantined files:      %d in %s\n", st.QuarantinedFiles, (&floe.Checkpoint{Dir: st.Dir}).QuarantineDir())
+		fmt.Fprintf(w, "quarantined files:      %d in %s\n", st.QuarantinedFiles, st.QuarantineDir())
 	}
 }
 

@@ -31,6 +31,12 @@ var (
 	// ErrSourceCannotContinue marks a source that cannot go on from the
 	// checkpoint's offset: a retry fails the same way, so a stream stops.
 	ErrSourceCannotContinue = errors.New("source cannot continue")
+	// ErrCheckpointMismatch marks a checkpoint that belongs to another
+	// sink or source than the pipeline using it, or that does not match
+	// the record its table holds of the query.
+	ErrCheckpointMismatch = errors.New("checkpoint mismatch")
+	// ErrCheckpointInUse marks a checkpoint another run holds.
+	ErrCheckpointInUse = errors.New("checkpoint in use")
 )
 
 // BadFileError reports an input file that cannot be ingested: corrupt,

@@ -1,4 +1,4 @@
-package floe
+package checkpoint
 
 import (
 	"slices"
@@ -10,23 +10,23 @@ import (
 func TestCheckpointPurgesOldEntries(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c, created, err := OpenCheckpoint(dir, "db.t", "src")
-	if err != nil || !created {
-		t.Fatalf("open: %v, created %v", err, created)
+	c, err := Open(dir, "db.t", "src", nil)
+	if err != nil {
+		t.Fatalf("open: %v", err)
 	}
 	const batches = 250
 	for id := range int64(batches) {
-		if err := c.writeOffsets(OffsetEntry{BatchID: id}); err != nil {
+		if err := c.WriteOffsets(OffsetEntry{BatchID: id}); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.writeCommit(CommitEntry{BatchID: id}); err != nil {
+		if err := c.WriteCommit(CommitEntry{BatchID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err = OpenCheckpoint(dir, "db.t", "src")
+	c, err = Open(dir, "db.t", "src", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,12 @@
-package floe
+package checkpoint
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,24 +19,12 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/atomicfile"
-	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/source"
 )
 
-// Verify holds the checkpoint against its tables as every run does first
-// (docs/format/checkpoint.md), without running a batch: nil when the run
-// would resume exactly, else the error the run would stop with.
-func (p *Pipeline) Verify(ctx context.Context) error {
-	if err := p.checkOtherQueries(ctx); err != nil {
-		return err
-	}
-	_, err := p.checkTables(ctx)
-	return err
-}
-
-// Rebuilt tells what RebuildCheckpoint restored.
+// Rebuilt tells what Rebuild restored.
 type Rebuilt struct {
 	// QueryID is the query the checkpoint belongs to again, BatchID its
 	// newest committed batch (-1 when it has committed nothing) and Offset
@@ -49,32 +37,25 @@ type Rebuilt struct {
 	MovedTo string
 }
 
-// RebuildCheckpoint makes the checkpoint of a pipeline writing one table
-// whole again from the record the table holds of the query: the query id,
-// the newest batch and its offset, and the source's own state where the
-// source can remake it exactly (source.Recorder); otherwise it refuses,
-// saying why, and changes nothing. A damaged checkpoint is set aside
-// beside the new one, its quarantined files moved over.
-func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) (Rebuilt, error) {
+// ErrNoRecord marks a table without a record of the query; ErrNoTable a
+// table the catalog does not have.
+var (
+	ErrNoRecord = errors.New("no record of the query")
+	ErrNoTable  = errors.New("no such table")
+)
+
+// Rebuild makes the checkpoint of a pipeline writing one table (cfg, its
+// configuration, valid) whole again from the record the table holds of
+// the query: the query id, the newest batch and its offset, and the
+// source's own state where the source can remake it exactly
+// (source.Recorder); otherwise it refuses, saying why, and changes
+// nothing. A damaged checkpoint is set aside beside the new one, its
+// quarantined files moved over.
+func Rebuild(ctx context.Context, cfg *config.Pipeline, cat catalog.Catalog, logger *slog.Logger) (Rebuilt, error) {
 	var out Rebuilt
-	if err := cfg.Validate(); err != nil {
-		return out, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if cfg.Sink.Console() || cfg.Sink.IsTemplate() {
-		return out, fmt.Errorf("%w: a checkpoint is rebuilt from the one table it writes; %s is not one table", ErrConfig, cfg.Sink.Table)
-	}
 	ident, err := ingest.ParseIdent(cfg.Sink.Table)
 	if err != nil {
 		return out, err
-	}
-	cat := opts.Catalog
-	if cat == nil {
-		if cat, err = OpenCatalog(ctx, cfg.Catalog); err != nil {
-			return out, err
-		}
-		if c, ok := cat.(io.Closer); ok {
-			defer c.Close()
-		}
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	missing := errors.Is(err, catalog.ErrNoSuchTable)
@@ -95,10 +76,10 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	// What is left of the metadata names the query; a damaged one is no
 	// help, nor is one without progress (a run that was refused for a
 	// new query id against this table wrote it).
-	var old CheckpointMetadata
+	var old Metadata
 	if data, err := os.ReadFile(filepath.Join(dir, "metadata")); err == nil {
 		if json.Unmarshal(data, &old) != nil || uuid.Validate(old.ID) != nil || (&Checkpoint{Dir: dir}).progressFiles() == "" {
-			old = CheckpointMetadata{}
+			old = Metadata{}
 		}
 	}
 
@@ -113,8 +94,8 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		}
 	}()
 	if missing {
-		meta := defaultMetadataFile(cfg, ident)
-		if committed, _ := (&Checkpoint{Dir: dir}).latestCommit(); committed < 0 && meta == "METADATA_FILE" {
+		meta := DefaultMetadataFile(cfg, ident)
+		if committed, _ := (&Checkpoint{Dir: dir}).LatestCommit(); committed < 0 && meta == "METADATA_FILE" {
 			// Neither the catalog nor the warehouse has the table, and the
 			// checkpoint committed nothing: the first batch never made it.
 			// A checkpoint that lost its metadata too starts a new query.
@@ -122,19 +103,19 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 		}
 		// The command ends the message, so that it can be copied whole.
 		return out, fmt.Errorf("%w: %w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
-			ErrConfig, errNoTable, cfg.Sink.Table, cfg.Sink.Table, meta)
+			ingest.ErrConfig, ErrNoTable, cfg.Sink.Table, cfg.Sink.Table, meta)
 	}
-	src, err := source.New(cfg.Source, source.Env{StateDir: filepath.Join(fresh, "sources", "0"), Catalog: cat, Logger: opts.Logger})
+	src, err := source.New(cfg.Source, source.Env{StateDir: SourceDir(fresh), Catalog: cat, Logger: logger})
 	if err != nil {
 		return out, err
 	}
 	defer src.Close()
 	desc := src.Description()
 	if old.ID != "" && old.Source != desc {
-		return out, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; rebuild it with that query's source", ErrCheckpointMismatch, dir, old.ID, old.Source, desc)
+		return out, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; rebuild it with that query's source", ingest.ErrCheckpointMismatch, dir, old.ID, old.Source, desc)
 	}
 	id, rec, err := pickRecord(tbl.Properties(), cfg.Sink.Table, old.ID, desc)
-	if errors.Is(err, errNoRecord) && old.ID != "" && !holdsQuery(tbl, old.ID) {
+	if errors.Is(err, ErrNoRecord) && old.ID != "" && !holdsQuery(tbl, old.ID) {
 		// The query never committed to the table, which holds nothing of
 		// it: the whole input is still to read.
 		return out, rebuildEmpty(dir, fresh, existed, old, &done, &out)
@@ -144,7 +125,7 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	}
 	if rs, ok := src.(source.Recorder); ok {
 		if err := rs.RebuildInput(ctx, rec.Input, rec.Offset); err != nil {
-			return out, fmt.Errorf("%w: checkpoint %s cannot be rebuilt exactly from table %s: %v. Restore the checkpoint from a backup, or start a new checkpoint and a new table", ErrCheckpointMismatch, dir, cfg.Sink.Table, err)
+			return out, fmt.Errorf("%w: checkpoint %s cannot be rebuilt exactly from table %s: %v. Restore the checkpoint from a backup, or start a new checkpoint and a new table", ingest.ErrCheckpointMismatch, dir, cfg.Sink.Table, err)
 		}
 	}
 
@@ -152,14 +133,14 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	if created.IsZero() {
 		created = time.Now().UTC()
 	}
-	ck := &Checkpoint{Dir: fresh, Metadata: CheckpointMetadata{ID: id, Created: created, Sink: cfg.Sink.Table, Source: desc}}
+	ck := &Checkpoint{Dir: fresh, Metadata: Metadata{ID: id, Created: created, Sink: cfg.Sink.Table, Source: desc}}
 	meta, _ := json.MarshalIndent(ck.Metadata, "", "  ")
 	if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
 		return out, err
 	}
 	now := time.Now().UnixMilli()
 	// The batch's start is not recorded; the next batch needs only its end.
-	if err := ck.writeOffsets(OffsetEntry{BatchID: rec.Batch, TimestampMs: now, Start: rec.Offset, End: rec.Offset, Conf: map[string]string{"mode": cfg.Sink.Mode}}); err != nil {
+	if err := ck.WriteOffsets(OffsetEntry{BatchID: rec.Batch, TimestampMs: now, Start: rec.Offset, End: rec.Offset, Conf: map[string]string{"mode": cfg.Sink.Mode}}); err != nil {
 		return out, err
 	}
 	entry := CommitEntry{BatchID: rec.Batch, TimestampMs: now, Input: rec.Input, MetadataFiles: map[string]string{cfg.Sink.Table: tbl.MetadataLocation()}}
@@ -187,7 +168,7 @@ func pickRecord(props map[string]string, name, id, source string) (string, commi
 	if id != "" {
 		r, ok := recs[id]
 		if !ok {
-			return "", r, fmt.Errorf("%w: table %s holds no record of query %s (a table written by floe before tables carried records, or by another query); restore the checkpoint from a backup: %w", ErrCheckpointMismatch, name, id, errNoRecord)
+			return "", r, fmt.Errorf("%w: table %s holds no record of query %s (a table written by floe before tables carried records, or by another query); restore the checkpoint from a backup: %w", ingest.ErrCheckpointMismatch, name, id, ErrNoRecord)
 		}
 		return id, r, nil
 	}
@@ -200,60 +181,30 @@ func pickRecord(props map[string]string, name, id, source string) (string, commi
 	slices.Sort(ids)
 	switch len(ids) {
 	case 0:
-		return "", commit.Record{}, fmt.Errorf("%w: table %s holds no record of a query reading %s; restore the checkpoint from a backup: %w", ErrCheckpointMismatch, name, source, errNoRecord)
+		return "", commit.Record{}, fmt.Errorf("%w: table %s holds no record of a query reading %s; restore the checkpoint from a backup: %w", ingest.ErrCheckpointMismatch, name, source, ErrNoRecord)
 	case 1:
 		return ids[0], recs[ids[0]], nil
 	default:
-		return "", commit.Record{}, fmt.Errorf("%w: table %s records several queries reading %s (%s); restore the checkpoint's metadata file with the right query id, then rebuild", ErrCheckpointMismatch, name, source, strings.Join(ids, ", "))
+		return "", commit.Record{}, fmt.Errorf("%w: table %s records several queries reading %s (%s); restore the checkpoint's metadata file with the right query id, then rebuild", ingest.ErrCheckpointMismatch, name, source, strings.Join(ids, ", "))
 	}
 }
 
-// defaultMetadataFile is the newest metadata file where the embedded
-// catalog keeps a table's (<warehouse>/<namespace>.db/<table>/metadata),
-// or "METADATA_FILE" when there is none to be found.
-func defaultMetadataFile(cfg *config.Pipeline, ident []string) string {
-	wh, err := ResolveWarehouse(cfg.Catalog.Warehouse)
-	if err != nil || catalogs.IsURL(wh) || (cfg.Catalog.Type != "" && cfg.Catalog.Type != "sql") || len(ident) != 2 {
-		return "METADATA_FILE"
-	}
-	if m, ok := newestMetadataIn(filepath.Join(wh, ident[0]+".db", ident[1], "metadata")); ok {
-		return m
-	}
-	return "METADATA_FILE"
-}
-
-// errNoRecord marks a table without a record of the query; errNoTable a
-// table the catalog does not have.
-var (
-	errNoRecord = errors.New("no record of the query")
-	errNoTable  = errors.New("no such table")
-)
-
-// ResumeFromTable makes the missing checkpoint of a pipeline whose source
-// offsets say exactly what each batch read (the Kafka source's offsets per
-// partition) from the table's record of the query, as RebuildCheckpoint
-// does, so that a stream whose checkpoint was lost goes on where the table
-// says it stopped instead of starting a new query. resumed is false, and
-// nothing is done, when the checkpoint exists, the table does not, or the
-// table records no query reading the same source.
-func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (out Rebuilt, resumed bool, err error) {
-	if cfg.Source.Type != "kafka" || cfg.Sink.Console() || cfg.Sink.IsTemplate() {
-		return out, false, nil
-	}
-	if strings.TrimSpace(cfg.Source.Options["kafka.group.id"]) != "" && cfg.Trigger.Kind == "processing-time" {
-		// A worker of a cluster: the table's record of the cluster is its
-		// record, and its checkpoint holds no progress.
-		return out, false, nil
-	}
-	dir, err := filepath.Abs(cfg.Checkpoint)
+// Resume remakes the checkpoint in dir, when it is missing, with rebuild
+// (a Rebuild of it), so that a stream whose checkpoint was lost goes on
+// where the table says it stopped instead of starting a new query.
+// resumed is false, and nothing is left in dir, when the checkpoint
+// exists, the table does not, or the table records no query reading the
+// same source.
+func Resume(dir string, rebuild func() (Rebuilt, error)) (out Rebuilt, resumed bool, err error) {
+	dir, err = filepath.Abs(dir)
 	if err != nil {
-		return out, false, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+		return out, false, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		return out, false, nil
 	}
-	out, err = RebuildCheckpoint(ctx, cfg, opts)
-	if errors.Is(err, errNoRecord) || errors.Is(err, errNoTable) || err == nil && out.BatchID < 0 {
+	out, err = rebuild()
+	if errors.Is(err, ErrNoRecord) || errors.Is(err, ErrNoTable) || err == nil && out.BatchID < 0 {
 		// Nothing to resume: a new pipeline (its table not created yet),
 		// not a lost checkpoint. The run starts a new query as usual.
 		_ = os.RemoveAll(dir)
@@ -265,7 +216,7 @@ func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (o
 // holdsQuery tells whether any snapshot of the table names the query.
 func holdsQuery(tbl *table.Table, id string) bool {
 	for _, s := range tbl.Metadata().Snapshots() {
-		if s.Summary != nil && s.Summary.Properties[SummaryQueryID] == id {
+		if s.Summary != nil && s.Summary.Properties[commit.SummaryQueryID] == id {
 			return true
 		}
 	}
@@ -276,7 +227,7 @@ func holdsQuery(tbl *table.Table, id string) bool {
 // committed: its metadata (none when it was lost: the next run starts a
 // new query) and quarantined files, no log. A directory that did not exist
 // is not set aside: there was nothing in it.
-func rebuildEmpty(dir, fresh string, existed bool, old CheckpointMetadata, done *bool, out *Rebuilt) error {
+func rebuildEmpty(dir, fresh string, existed bool, old Metadata, done *bool, out *Rebuilt) error {
 	if old.ID != "" {
 		meta, _ := json.MarshalIndent(old, "", "  ")
 		if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
@@ -300,7 +251,7 @@ func swapIn(dir, fresh string, existed bool, out *Rebuilt) error {
 			return err
 		}
 	} else {
-		if err := os.Rename(filepath.Join(dir, "quarantine"), filepath.Join(fresh, "quarantine")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(QuarantineDir(dir), QuarantineDir(fresh)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("move quarantined files of %s: %w", dir, err)
 		}
 		stamp := time.Now().UTC().Format("20060102T150405Z")

@@ -1,4 +1,8 @@
-package floe
+// Package checkpoint is a query's checkpoint directory (see
+// docs/format/checkpoint.md): its format, its lock, the purge of old log
+// entries, quarantined input, the status read, and the rebuild of a lost
+// or damaged checkpoint from its table's record.
+package checkpoint
 
 import (
 	"encoding/json"
@@ -8,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,11 +24,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/internal/atomicfile"
+	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/source"
 )
 
-// Checkpoint is a query's durable record of progress, laid out like Spark's
-// (see docs/format/checkpoint.md):
+// Checkpoint is a query's durable record of progress, laid out like Spark's:
 //
 //	metadata      the query id and what it reads and writes
 //	offsets/N     the offset range of batch N, written before the batch runs
@@ -34,7 +39,7 @@ import (
 // whole.
 type Checkpoint struct {
 	Dir      string
-	Metadata CheckpointMetadata
+	Metadata Metadata
 	lock     *os.File
 
 	// purging is set while a purge runs, up to the newest commit in
@@ -44,8 +49,8 @@ type Checkpoint struct {
 	purges    sync.WaitGroup
 }
 
-// CheckpointMetadata identifies the query a checkpoint belongs to.
-type CheckpointMetadata struct {
+// Metadata identifies the query a checkpoint belongs to.
+type Metadata struct {
 	ID      string    `json:"id"`
 	Created time.Time `json:"created"`
 	Sink    string    `json:"sink"`
@@ -77,25 +82,27 @@ type CommitEntry struct {
 	Input map[string]string `json:"input,omitempty"`
 }
 
-const checkpointRetain = 100
+// retain is how many batches the logs keep behind the newest commit, as
+// Spark's minBatchesToRetain.
+const retain = 100
 
-// OpenCheckpoint opens the checkpoint in dir, creating it for a new query
-// when absent. sink and source describe the pipeline; a checkpoint made for
-// another sink or source is refused, since sharing one corrupts both.
-func OpenCheckpoint(dir, sink, source string) (*Checkpoint, bool, error) {
-	return openCheckpoint(dir, sink, source, nil)
-}
+// SourceDir is where the source's state lies in the checkpoint in dir
+// (source.Env.StateDir).
+func SourceDir(dir string) string { return filepath.Join(dir, "sources", "0") }
 
-// openCheckpoint is OpenCheckpoint for a source whose input may go by
-// another description (source.Aliased); same, when set, recognises it.
-func openCheckpoint(dir, sink, source string, same func(string) bool) (*Checkpoint, bool, error) {
+// Open opens and locks the checkpoint in dir, creating it for a new query
+// when absent. sink and source describe the pipeline; a checkpoint made
+// for another sink or source is refused, since sharing one corrupts both.
+// same, when set, recognises another description of the same input
+// (source.Aliased).
+func Open(dir, sink, source string, same func(string) bool) (*Checkpoint, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, false, fmt.Errorf("checkpoint %s: %w", dir, err)
+		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
 	c := &Checkpoint{Dir: abs}
 	if c.lock, err = lockDir(abs); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	ok := false
 	defer func() {
@@ -107,40 +114,40 @@ func openCheckpoint(dir, sink, source string, same func(string) bool) (*Checkpoi
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(data, &c.Metadata); err != nil {
-			return nil, false, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v); restore it or use a new checkpoint directory", ErrCheckpointMismatch, abs, err)
+			return nil, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v); restore it or use a new checkpoint directory", ingest.ErrCheckpointMismatch, abs, err)
 		}
 		if _, err := uuid.Parse(c.Metadata.ID); err != nil {
-			return nil, false, fmt.Errorf("%w: checkpoint %s: metadata holds no valid query id (%q); restore it or use a new checkpoint directory", ErrCheckpointMismatch, abs, c.Metadata.ID)
+			return nil, fmt.Errorf("%w: checkpoint %s: metadata holds no valid query id (%q); restore it or use a new checkpoint directory", ingest.ErrCheckpointMismatch, abs, c.Metadata.ID)
 		}
 		if c.Metadata.Sink != sink {
-			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s writing to %s, not %s; use a separate checkpoint directory for each sink", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Sink, sink)
+			return nil, fmt.Errorf("%w: checkpoint %s belongs to query %s writing to %s, not %s; use a separate checkpoint directory for each sink", ingest.ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Sink, sink)
 		}
 		if c.Metadata.Source != source && same != nil && same(c.Metadata.Source) {
 			// Refused all the same: the source records its input by the
 			// name the checkpoint was made with, so under another name
 			// every file would be new again.
-			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, the same input as %s under another name, and it records its input under the name it was made with; run with that one", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)
+			return nil, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, the same input as %s under another name, and it records its input under the name it was made with; run with that one", ingest.ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)
 		}
 		if c.Metadata.Source != source {
-			return nil, false, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; use a separate checkpoint directory for each source", ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)
+			return nil, fmt.Errorf("%w: checkpoint %s belongs to query %s reading %s, not %s; use a separate checkpoint directory for each source", ingest.ErrCheckpointMismatch, abs, c.Metadata.ID, c.Metadata.Source, source)
 		}
 		ok = true
-		return c, false, nil
+		return c, nil
 	case errors.Is(err, fs.ErrNotExist):
 		if what := c.progressFiles(); what != "" {
 			// A new query id would make every table this query wrote look
 			// like another query's, and re-read the source from the start.
-			return nil, false, fmt.Errorf("%w: checkpoint %s has lost its metadata file but still holds %s: it is not a new checkpoint; run floe checkpoint rebuild with this pipeline's arguments to restore it from the table, or restore the file from a backup", ErrCheckpointMismatch, abs, what)
+			return nil, fmt.Errorf("%w: checkpoint %s has lost its metadata file but still holds %s: it is not a new checkpoint; run floe checkpoint rebuild with this pipeline's arguments to restore it from the table, or restore the file from a backup", ingest.ErrCheckpointMismatch, abs, what)
 		}
-		c.Metadata = CheckpointMetadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
+		c.Metadata = Metadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
 		data, _ := json.MarshalIndent(c.Metadata, "", "  ")
 		if err := atomicfile.Write(filepath.Join(abs, "metadata"), append(data, '\n')); err != nil {
-			return nil, false, fmt.Errorf("create checkpoint %s: %w", abs, err)
+			return nil, fmt.Errorf("create checkpoint %s: %w", abs, err)
 		}
 		ok = true
-		return c, true, nil
+		return c, nil
 	default:
-		return nil, false, fmt.Errorf("read checkpoint %s: %w", abs, err)
+		return nil, fmt.Errorf("read checkpoint %s: %w", abs, err)
 	}
 }
 
@@ -170,7 +177,7 @@ func lockDir(dir string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: checkpoint %s is in use by another floe run of this query; wait for it to finish or stop it", ErrCheckpointInUse, dir)
+			return nil, fmt.Errorf("%w: checkpoint %s is in use by another floe run of this query; wait for it to finish or stop it", ingest.ErrCheckpointInUse, dir)
 		}
 		return nil, fmt.Errorf("lock checkpoint %s: %w", dir, err)
 	}
@@ -189,13 +196,15 @@ func (c *Checkpoint) Close() error {
 	return err
 }
 
-// QuarantineDir holds input files set aside by --on-bad-file quarantine.
-func (c *Checkpoint) QuarantineDir() string { return filepath.Join(c.Dir, "quarantine") }
+// QuarantineDir is where the checkpoint in dir keeps the input files set
+// aside by on-bad-file: quarantine.
+func QuarantineDir(dir string) string { return filepath.Join(dir, "quarantine") }
 
-// quarantine moves a bad input file into QuarantineDir and returns where
-// it went; a name already taken there gets a timestamp prefix.
-func (c *Checkpoint) quarantine(path string) (string, error) {
-	dir := c.QuarantineDir()
+// Quarantine moves a bad input file into the checkpoint's QuarantineDir
+// and returns where it went; a name already taken there gets a timestamp
+// prefix.
+func (c *Checkpoint) Quarantine(path string) (string, error) {
+	dir := QuarantineDir(c.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -236,14 +245,14 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// writeOffsets records batch N's range before it runs.
-func (c *Checkpoint) writeOffsets(e OffsetEntry) error {
+// WriteOffsets records batch N's range before it runs.
+func (c *Checkpoint) WriteOffsets(e OffsetEntry) error {
 	return c.writeEntry("offsets", e.BatchID, e)
 }
 
-// removeOffsets forgets a batch that failed before committing anything, so
+// RemoveOffsets forgets a batch that failed before committing anything, so
 // that a bad input leaves the checkpoint as it was.
-func (c *Checkpoint) removeOffsets(batchID int64) error {
+func (c *Checkpoint) RemoveOffsets(batchID int64) error {
 	err := os.Remove(filepath.Join(c.Dir, "offsets", strconv.FormatInt(batchID, 10)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove offsets %d: %w", batchID, err)
@@ -251,8 +260,8 @@ func (c *Checkpoint) removeOffsets(batchID int64) error {
 	return atomicfile.SyncDir(filepath.Join(c.Dir, "offsets"))
 }
 
-// writeCommit records that batch N is durable in the sink.
-func (c *Checkpoint) writeCommit(e CommitEntry) error {
+// WriteCommit records that batch N is durable in the sink.
+func (c *Checkpoint) WriteCommit(e CommitEntry) error {
 	if err := c.writeEntry("commits", e.BatchID, e); err != nil {
 		return err
 	}
@@ -278,23 +287,50 @@ func (c *Checkpoint) writeCommit(e CommitEntry) error {
 	return nil
 }
 
-// offsets reads offsets/N.
-func (c *Checkpoint) offsets(batchID int64) (OffsetEntry, error) {
+// Offsets reads offsets/N.
+func (c *Checkpoint) Offsets(batchID int64) (OffsetEntry, error) {
 	var e OffsetEntry
 	return e, c.readEntry("offsets", batchID, &e)
 }
 
-// commit reads commits/N.
-func (c *Checkpoint) commit(batchID int64) (CommitEntry, error) {
+// Commit reads commits/N.
+func (c *Checkpoint) Commit(batchID int64) (CommitEntry, error) {
 	var e CommitEntry
 	return e, c.readEntry("commits", batchID, &e)
 }
 
-// latestOffsets returns the highest batch id in the offsets log, or -1.
-func (c *Checkpoint) latestOffsets() (int64, error) { return c.latest("offsets") }
+// LatestOffsets returns the highest batch id in the offsets log, or -1.
+func (c *Checkpoint) LatestOffsets() (int64, error) { return c.latest("offsets") }
 
-// latestCommit returns the highest batch id in the commits log, or -1.
-func (c *Checkpoint) latestCommit() (int64, error) { return c.latest("commits") }
+// LatestCommit returns the highest batch id in the commits log, or -1.
+func (c *Checkpoint) LatestCommit() (int64, error) { return c.latest("commits") }
+
+// CommittedTables returns, for each table the retained commits name, the
+// newest commit entry that wrote to it or to its record.
+func (c *Checkpoint) CommittedTables() (map[string]CommitEntry, error) {
+	ids, err := c.batchIDs("commits")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]CommitEntry{}
+	for _, id := range slices.Backward(ids) {
+		e, err := c.Commit(id)
+		if err != nil {
+			return nil, err
+		}
+		for name := range e.MetadataFiles {
+			if _, ok := out[name]; !ok {
+				out[name] = e
+			}
+		}
+		for name := range e.Snapshots {
+			if _, ok := out[name]; !ok {
+				out[name] = e
+			}
+		}
+	}
+	return out, nil
+}
 
 // batchIDs lists the ids present in a log ("offsets" or "commits").
 func (c *Checkpoint) batchIDs(log string) ([]int64, error) {
@@ -342,13 +378,13 @@ func (c *Checkpoint) readEntry(log string, id int64, v any) error {
 		return fmt.Errorf("read %s %d: %w", log, id, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%w: %s is not valid JSON (%v); run floe checkpoint rebuild with this pipeline's arguments to remake the checkpoint from its table, or restore it from a backup", ErrCheckpointMismatch, path, err)
+		return fmt.Errorf("%w: %s is not valid JSON (%v); run floe checkpoint rebuild with this pipeline's arguments to remake the checkpoint from its table, or restore it from a backup", ingest.ErrCheckpointMismatch, path, err)
 	}
 	return nil
 }
 
-// purge keeps the logs bounded like Spark's minBatchesToRetain: entries far
-// behind the latest commit are never read again.
+// purge keeps the logs bounded: entries far behind the latest commit are
+// never read again.
 func (c *Checkpoint) purge(latest int64) {
 	for _, log := range []string{"offsets", "commits"} {
 		ids, err := c.batchIDs(log)
@@ -356,17 +392,17 @@ func (c *Checkpoint) purge(latest int64) {
 			continue
 		}
 		for _, id := range ids {
-			if id <= latest-checkpointRetain {
+			if id <= latest-retain {
 				_ = os.Remove(filepath.Join(c.Dir, log, strconv.FormatInt(id, 10)))
 			}
 		}
 	}
 }
 
-// CheckpointStatus is what a checkpoint records of its query's progress.
-type CheckpointStatus struct {
-	Dir      string             `json:"dir"`
-	Metadata CheckpointMetadata `json:"metadata"`
+// Status is what a checkpoint records of its query's progress.
+type Status struct {
+	Dir      string   `json:"dir"`
+	Metadata Metadata `json:"metadata"`
 	// LatestOffsets is the newest batch planned, LatestCommit the newest
 	// committed; nil before the first.
 	LatestOffsets *OffsetEntry `json:"latestOffsets"`
@@ -378,41 +414,41 @@ type CheckpointStatus struct {
 	QuarantinedFiles int `json:"quarantinedFiles"`
 }
 
-// ReadCheckpoint reads what the checkpoint in dir records, without locking
-// or changing it, so that it can inspect the checkpoint of a running
-// query. A directory without a metadata file is an error that wraps
+// Read reads what the checkpoint in dir records, without locking or
+// changing it, so that it can inspect the checkpoint of a running query.
+// A directory without a metadata file is an error that wraps
 // fs.ErrNotExist.
-func ReadCheckpoint(dir string) (CheckpointStatus, error) {
+func Read(dir string) (Status, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return CheckpointStatus{}, fmt.Errorf("checkpoint %s: %w", dir, err)
+		return Status{}, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
-	st := CheckpointStatus{Dir: dir}
+	st := Status{Dir: dir}
 	data, err := os.ReadFile(filepath.Join(dir, "metadata"))
 	if err != nil {
 		return st, fmt.Errorf("%s is not a floe checkpoint (no readable metadata file): %w", dir, err)
 	}
 	if err := json.Unmarshal(data, &st.Metadata); err != nil {
-		return st, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v)", ErrCheckpointMismatch, dir, err)
+		return st, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v)", ingest.ErrCheckpointMismatch, dir, err)
 	}
 	r := &Checkpoint{Dir: dir}
-	lastOff, err := r.latestOffsets()
+	lastOff, err := r.LatestOffsets()
 	if err != nil {
 		return st, err
 	}
 	if lastOff >= 0 {
-		e, err := r.offsets(lastOff)
+		e, err := r.Offsets(lastOff)
 		if err != nil {
 			return st, err
 		}
 		st.LatestOffsets = &e
 	}
-	lastCommit, err := r.latestCommit()
+	lastCommit, err := r.LatestCommit()
 	if err != nil {
 		return st, err
 	}
 	if lastCommit >= 0 {
-		e, err := r.commit(lastCommit)
+		e, err := r.Commit(lastCommit)
 		if err != nil {
 			return st, err
 		}
@@ -421,7 +457,7 @@ func ReadCheckpoint(dir string) (CheckpointStatus, error) {
 	if lastOff > lastCommit {
 		st.PendingBatch = &lastOff
 	}
-	if q, err := os.ReadDir(r.QuarantineDir()); err == nil {
+	if q, err := os.ReadDir(QuarantineDir(dir)); err == nil {
 		st.QuarantinedFiles = len(q)
 	}
 	return st, nil

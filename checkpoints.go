@@ -1,0 +1,146 @@
+package floe
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/checkpoint"
+	"github.com/floe-io/floe/source"
+)
+
+// CheckpointStatus is what a checkpoint records of its query's progress
+// (docs/format/checkpoint.md), its entries as its files hold them.
+type CheckpointStatus struct {
+	Dir string `json:"dir"`
+	// Metadata identifies the query the checkpoint belongs to.
+	Metadata struct {
+		ID      string    `json:"id"`
+		Created time.Time `json:"created"`
+		Sink    string    `json:"sink"`
+		Source  string    `json:"source"`
+	} `json:"metadata"`
+	// LatestOffsets is the newest batch planned (offsets/N), nil before
+	// the first.
+	LatestOffsets *struct {
+		BatchID     int64             `json:"batchId"`
+		TimestampMs int64             `json:"timestampMs"`
+		Start       source.Offset     `json:"start"`
+		End         source.Offset     `json:"end"`
+		Conf        map[string]string `json:"conf,omitempty"`
+	} `json:"latestOffsets"`
+	// LatestCommit is the newest batch committed (commits/N), nil before
+	// the first.
+	LatestCommit *struct {
+		BatchID     int64 `json:"batchId"`
+		TimestampMs int64 `json:"timestampMs"`
+		// Snapshots maps each table the batch wrote to the snapshot
+		// holding it; empty when the batch had no rows.
+		Snapshots map[string]int64 `json:"snapshots,omitempty"`
+		Rows      int64            `json:"rows"`
+		// MetadataFiles maps each table the batch wrote to its metadata
+		// file after the commit: what to register should the catalog lose
+		// it.
+		MetadataFiles map[string]string `json:"metadataFiles,omitempty"`
+		// Input is the source's account of the query's input after the
+		// batch, as the tables record it.
+		Input map[string]string `json:"input,omitempty"`
+	} `json:"latestCommit"`
+	// PendingBatch is a batch planned and not committed: the next run
+	// re-runs it with the same offsets.
+	PendingBatch *int64 `json:"pendingBatch"`
+	// QuarantinedFiles counts the input files set aside in QuarantineDir.
+	QuarantinedFiles int `json:"quarantinedFiles"`
+}
+
+// QuarantineDir holds the input files set aside by on-bad-file:
+// quarantine.
+func (s CheckpointStatus) QuarantineDir() string { return checkpoint.QuarantineDir(s.Dir) }
+
+// ReadCheckpoint reads what the checkpoint in dir records, without locking
+// or changing it, so that it can inspect the checkpoint of a running
+// query. A directory without a metadata file is an error that wraps
+// fs.ErrNotExist.
+func ReadCheckpoint(dir string) (CheckpointStatus, error) {
+	s, err := checkpoint.Read(dir)
+	st := CheckpointStatus{Dir: s.Dir, Metadata: s.Metadata, PendingBatch: s.PendingBatch, QuarantinedFiles: s.QuarantinedFiles}
+	if s.LatestOffsets != nil {
+		*alloc(&st.LatestOffsets) = *s.LatestOffsets
+	}
+	if s.LatestCommit != nil {
+		*alloc(&st.LatestCommit) = *s.LatestCommit
+	}
+	return st, err
+}
+
+// alloc points *p at a new zero value, and returns it.
+func alloc[T any](p **T) *T {
+	*p = new(T)
+	return *p
+}
+
+// Rebuilt tells what RebuildCheckpoint restored.
+type Rebuilt struct {
+	// QueryID is the query the checkpoint belongs to again, BatchID its
+	// newest committed batch (-1 when it has committed nothing) and Offset
+	// the source offset that batch ended at.
+	QueryID string
+	BatchID int64
+	Offset  source.Offset
+	// MovedTo is where the damaged checkpoint was set aside ("" when there
+	// was none).
+	MovedTo string
+}
+
+// RebuildCheckpoint makes the checkpoint of a pipeline writing one table
+// whole again from the record the table holds of the query: the query id,
+// the newest batch and its offset, and the source's own state where the
+// source can remake it exactly (source.Recorder); otherwise it refuses,
+// saying why, and changes nothing. A damaged checkpoint is set aside
+// beside the new one, its quarantined files moved over.
+func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) (Rebuilt, error) {
+	if err := cfg.Validate(); err != nil {
+		return Rebuilt{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.Sink.Console() || cfg.Sink.IsTemplate() {
+		return Rebuilt{}, fmt.Errorf("%w: a checkpoint is rebuilt from the one table it writes; %s is not one table", ErrConfig, cfg.Sink.Table)
+	}
+	cat := opts.Catalog
+	if cat == nil {
+		var err error
+		if cat, err = OpenCatalog(ctx, cfg.Catalog); err != nil {
+			return Rebuilt{}, err
+		}
+		if c, ok := cat.(io.Closer); ok {
+			defer c.Close()
+		}
+	}
+	r, err := checkpoint.Rebuild(ctx, cfg, cat, opts.Logger)
+	return Rebuilt(r), err
+}
+
+// ResumeFromTable makes the missing checkpoint of a pipeline whose source
+// offsets say exactly what each batch read (the Kafka source's offsets per
+// partition) from the table's record of the query, as RebuildCheckpoint
+// does, so that a stream whose checkpoint was lost goes on where the table
+// says it stopped instead of starting a new query. resumed is false, and
+// nothing is done, when the checkpoint exists, the table does not, or the
+// table records no query reading the same source.
+func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (out Rebuilt, resumed bool, err error) {
+	if cfg.Source.Type != "kafka" || cfg.Sink.Console() || cfg.Sink.IsTemplate() {
+		return out, false, nil
+	}
+	if strings.TrimSpace(cfg.Source.Options["kafka.group.id"]) != "" && cfg.Trigger.Kind == "processing-time" {
+		// A worker of a cluster: the table's record of the cluster is its
+		// record, and its checkpoint holds no progress.
+		return out, false, nil
+	}
+	r, resumed, err := checkpoint.Resume(cfg.Checkpoint, func() (checkpoint.Rebuilt, error) {
+		r, err := RebuildCheckpoint(ctx, cfg, opts)
+		return checkpoint.Rebuilt(r), err
+	})
+	return Rebuilt(r), resumed, err
+}
