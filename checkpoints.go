@@ -65,7 +65,7 @@ func (s CheckpointStatus) QuarantineDir() string { return checkpoint.QuarantineD
 // query. A directory without a metadata file is an error that wraps
 // fs.ErrNotExist.
 func ReadCheckpoint(dir string) (CheckpointStatus, error) {
-	s, err := checkpoint.Read(dir)
+	s, err := checkpoint.Read(checkpoint.OS, dir)
 	st := CheckpointStatus{Dir: s.Dir, Metadata: s.Metadata, PendingBatch: s.PendingBatch, QuarantinedFiles: s.QuarantinedFiles}
 	if s.LatestOffsets != nil {
 		*alloc(&st.LatestOffsets) = *s.LatestOffsets
@@ -118,7 +118,7 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 			defer c.Close()
 		}
 	}
-	r, err := checkpoint.Rebuild(ctx, cfg, cat, opts.Logger)
+	r, err := checkpoint.Rebuild(ctx, checkpoint.OS, cfg, cat, opts.Logger)
 	return Rebuilt(r), err
 }
 
@@ -138,7 +138,7 @@ func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (o
 		// record, and its checkpoint holds no progress.
 		return out, false, nil
 	}
-	r, resumed, err := checkpoint.Resume(cfg.Checkpoint, func() (checkpoint.Rebuilt, error) {
+	r, resumed, err := checkpoint.Resume(checkpoint.OS, cfg.Checkpoint, func() (checkpoint.Rebuilt, error) {
 		r, err := RebuildCheckpoint(ctx, cfg, opts)
 		return checkpoint.Rebuilt(r), err
 	})

@@ -132,6 +132,12 @@ type Summary struct {
 // Open validates the configuration, opens the catalog, the checkpoint and
 // the source.
 func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, error) {
+	return open(ctx, cfg, opts, checkpoint.OS)
+}
+
+// open is Open with the checkpoint, the source's state included, kept on
+// fsys.
+func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoint.FS) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -180,7 +186,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	// The source's description is needed to open the checkpoint, and the
 	// source's state lives in the checkpoint: open the source against the
 	// path where that state will be.
-	src, err := source.New(cfg.Source, source.Env{StateDir: checkpoint.SourceDir(ckptDir), OwnDirs: slices.Collect(maps.Values(own)),
+	src, err := source.New(cfg.Source, source.Env{StateDir: checkpoint.SourceDir(ckptDir), FS: fsys, OwnDirs: slices.Collect(maps.Values(own)),
 		Catalog: cat, Logger: p.opts.Logger})
 	if err != nil {
 		p.closeCatalog()
@@ -190,7 +196,7 @@ func Open(ctx context.Context, cfg *config.Pipeline, opts Options) (*Pipeline, e
 	if cfg.Sink.Console() {
 		sinkName = "console"
 	}
-	ck, err := checkpoint.Open(ckptDir, sinkName, src.Description(), sameSource(src))
+	ck, err := checkpoint.Open(fsys, ckptDir, sinkName, src.Description(), sameSource(src))
 	if err != nil {
 		_ = src.Close()
 		p.closeCatalog()

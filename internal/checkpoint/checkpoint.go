@@ -1,7 +1,8 @@
 // Package checkpoint is a query's checkpoint directory (see
 // docs/format/checkpoint.md): its format, its lock, the purge of old log
 // entries, quarantined input, the status read, and the rebuild of a lost
-// or damaged checkpoint from its table's record.
+// or damaged checkpoint from its table's record. Everything goes through
+// an FS, so that tests can fail any write or sync.
 package checkpoint
 
 import (
@@ -10,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -18,12 +18,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/floe-io/floe/internal/atomicfile"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/source"
 )
@@ -40,7 +38,8 @@ import (
 type Checkpoint struct {
 	Dir      string
 	Metadata Metadata
-	lock     *os.File
+	fs       FS
+	lock     io.Closer
 
 	// purging is set while a purge runs, up to the newest commit in
 	// committed; Close waits on purges.
@@ -95,13 +94,13 @@ func SourceDir(dir string) string { return filepath.Join(dir, "sources", "0") }
 // for another sink or source is refused, since sharing one corrupts both.
 // same, when set, recognises another description of the same input
 // (source.Aliased).
-func Open(dir, sink, source string, same func(string) bool) (*Checkpoint, error) {
+func Open(fsys FS, dir, sink, source string, same func(string) bool) (*Checkpoint, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
-	c := &Checkpoint{Dir: abs}
-	if c.lock, err = lockDir(abs); err != nil {
+	c := &Checkpoint{Dir: abs, fs: fsys}
+	if c.lock, err = lockDir(fsys, abs); err != nil {
 		return nil, err
 	}
 	ok := false
@@ -110,7 +109,7 @@ func Open(dir, sink, source string, same func(string) bool) (*Checkpoint, error)
 			c.Close()
 		}
 	}()
-	data, err := os.ReadFile(filepath.Join(abs, "metadata"))
+	data, err := fsys.ReadFile(filepath.Join(abs, "metadata"))
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(data, &c.Metadata); err != nil {
@@ -134,14 +133,13 @@ func Open(dir, sink, source string, same func(string) bool) (*Checkpoint, error)
 		ok = true
 		return c, nil
 	case errors.Is(err, fs.ErrNotExist):
-		if what := c.progressFiles(); what != "" {
+		if what := progressFiles(fsys, abs); what != "" {
 			// A new query id would make every table this query wrote look
 			// like another query's, and re-read the source from the start.
 			return nil, fmt.Errorf("%w: checkpoint %s has lost its metadata file but still holds %s: it is not a new checkpoint; run floe checkpoint rebuild with this pipeline's arguments to restore it from the table, or restore the file from a backup", ingest.ErrCheckpointMismatch, abs, what)
 		}
 		c.Metadata = Metadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
-		data, _ := json.MarshalIndent(c.Metadata, "", "  ")
-		if err := atomicfile.Write(filepath.Join(abs, "metadata"), append(data, '\n')); err != nil {
+		if err := writeMetadata(fsys, abs, c.Metadata); err != nil {
 			return nil, fmt.Errorf("create checkpoint %s: %w", abs, err)
 		}
 		ok = true
@@ -151,37 +149,22 @@ func Open(dir, sink, source string, same func(string) bool) (*Checkpoint, error)
 	}
 }
 
-// progressFiles names what a checkpoint directory holds of a query's
+// writeMetadata writes the metadata file of the checkpoint in dir.
+func writeMetadata(fsys FS, dir string, m Metadata) error {
+	data, _ := json.MarshalIndent(m, "", "  ")
+	return fsys.WriteFile(filepath.Join(dir, "metadata"), append(data, '\n'))
+}
+
+// progressFiles names what the checkpoint directory dir holds of a query's
 // progress (log entries, source state), or "" when it holds none.
-func (c *Checkpoint) progressFiles() string {
+func progressFiles(fsys FS, dir string) string {
 	var found []string
 	for _, d := range []string{"offsets", "commits", filepath.Join("sources", "0")} {
-		if entries, err := os.ReadDir(filepath.Join(c.Dir, d)); err == nil && len(entries) > 0 {
+		if entries, err := fsys.ReadDir(filepath.Join(dir, d)); err == nil && len(entries) > 0 {
 			found = append(found, fmt.Sprintf("%d entries in %s/", len(entries), d))
 		}
 	}
 	return strings.Join(found, ", ")
-}
-
-// lockDir takes the checkpoint's lock: two runs of one query at once (a
-// scheduled job overlapping its previous run) would plan the same batch
-// twice. The kernel drops the lock when the process dies, however it dies.
-func lockDir(dir string) (*os.File, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create checkpoint %s: %w", dir, err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock checkpoint %s: %w", dir, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: checkpoint %s is in use by another floe run of this query; wait for it to finish or stop it", ingest.ErrCheckpointInUse, dir)
-		}
-		return nil, fmt.Errorf("lock checkpoint %s: %w", dir, err)
-	}
-	return f, nil
 }
 
 // Close waits for a purge still running, then releases the checkpoint's
@@ -196,55 +179,6 @@ func (c *Checkpoint) Close() error {
 	return err
 }
 
-// QuarantineDir is where the checkpoint in dir keeps the input files set
-// aside by on-bad-file: quarantine.
-func QuarantineDir(dir string) string { return filepath.Join(dir, "quarantine") }
-
-// Quarantine moves a bad input file into the checkpoint's QuarantineDir
-// and returns where it went; a name already taken there gets a timestamp
-// prefix.
-func (c *Checkpoint) Quarantine(path string) (string, error) {
-	dir := QuarantineDir(c.Dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	dst := filepath.Join(dir, filepath.Base(path))
-	if _, err := os.Stat(dst); err == nil {
-		dst = filepath.Join(dir, fmt.Sprintf("%d-%s", time.Now().UnixNano(), filepath.Base(path)))
-	}
-	if err := os.Rename(path, dst); err != nil {
-		// Across file systems a rename fails: copy, then remove.
-		if cerr := copyFile(path, dst); cerr != nil {
-			return "", cerr
-		}
-		if rerr := os.Remove(path); rerr != nil {
-			return "", rerr
-		}
-	}
-	return dst, nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
-}
-
 // WriteOffsets records batch N's range before it runs.
 func (c *Checkpoint) WriteOffsets(e OffsetEntry) error {
 	return c.writeEntry("offsets", e.BatchID, e)
@@ -253,11 +187,11 @@ func (c *Checkpoint) WriteOffsets(e OffsetEntry) error {
 // RemoveOffsets forgets a batch that failed before committing anything, so
 // that a bad input leaves the checkpoint as it was.
 func (c *Checkpoint) RemoveOffsets(batchID int64) error {
-	err := os.Remove(filepath.Join(c.Dir, "offsets", strconv.FormatInt(batchID, 10)))
+	err := c.fs.Remove(filepath.Join(c.Dir, "offsets", strconv.FormatInt(batchID, 10)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove offsets %d: %w", batchID, err)
 	}
-	return atomicfile.SyncDir(filepath.Join(c.Dir, "offsets"))
+	return c.fs.SyncDir(filepath.Join(c.Dir, "offsets"))
 }
 
 // WriteCommit records that batch N is durable in the sink.
@@ -334,7 +268,7 @@ func (c *Checkpoint) CommittedTables() (map[string]CommitEntry, error) {
 
 // batchIDs lists the ids present in a log ("offsets" or "commits").
 func (c *Checkpoint) batchIDs(log string) ([]int64, error) {
-	entries, err := os.ReadDir(filepath.Join(c.Dir, log))
+	entries, err := c.fs.ReadDir(filepath.Join(c.Dir, log))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -365,7 +299,7 @@ func (c *Checkpoint) writeEntry(log string, id int64, v any) error {
 		return err
 	}
 	path := filepath.Join(c.Dir, log, strconv.FormatInt(id, 10))
-	if err := atomicfile.Write(path, append(data, '\n')); err != nil {
+	if err := c.fs.WriteFile(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write %s %d: %w", log, id, err)
 	}
 	return nil
@@ -373,7 +307,7 @@ func (c *Checkpoint) writeEntry(log string, id int64, v any) error {
 
 func (c *Checkpoint) readEntry(log string, id int64, v any) error {
 	path := filepath.Join(c.Dir, log, strconv.FormatInt(id, 10))
-	data, err := os.ReadFile(path)
+	data, err := c.fs.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read %s %d: %w", log, id, err)
 	}
@@ -393,72 +327,8 @@ func (c *Checkpoint) purge(latest int64) {
 		}
 		for _, id := range ids {
 			if id <= latest-retain {
-				_ = os.Remove(filepath.Join(c.Dir, log, strconv.FormatInt(id, 10)))
+				_ = c.fs.Remove(filepath.Join(c.Dir, log, strconv.FormatInt(id, 10)))
 			}
 		}
 	}
-}
-
-// Status is what a checkpoint records of its query's progress.
-type Status struct {
-	Dir      string   `json:"dir"`
-	Metadata Metadata `json:"metadata"`
-	// LatestOffsets is the newest batch planned, LatestCommit the newest
-	// committed; nil before the first.
-	LatestOffsets *OffsetEntry `json:"latestOffsets"`
-	LatestCommit  *CommitEntry `json:"latestCommit"`
-	// PendingBatch is a batch planned and not committed: the next run
-	// re-runs it with the same offsets.
-	PendingBatch *int64 `json:"pendingBatch"`
-	// QuarantinedFiles counts the input files set aside in QuarantineDir.
-	QuarantinedFiles int `json:"quarantinedFiles"`
-}
-
-// Read reads what the checkpoint in dir records, without locking or
-// changing it, so that it can inspect the checkpoint of a running query.
-// A directory without a metadata file is an error that wraps
-// fs.ErrNotExist.
-func Read(dir string) (Status, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return Status{}, fmt.Errorf("checkpoint %s: %w", dir, err)
-	}
-	st := Status{Dir: dir}
-	data, err := os.ReadFile(filepath.Join(dir, "metadata"))
-	if err != nil {
-		return st, fmt.Errorf("%s is not a floe checkpoint (no readable metadata file): %w", dir, err)
-	}
-	if err := json.Unmarshal(data, &st.Metadata); err != nil {
-		return st, fmt.Errorf("%w: checkpoint %s: metadata is not valid JSON (%v)", ingest.ErrCheckpointMismatch, dir, err)
-	}
-	r := &Checkpoint{Dir: dir}
-	lastOff, err := r.LatestOffsets()
-	if err != nil {
-		return st, err
-	}
-	if lastOff >= 0 {
-		e, err := r.Offsets(lastOff)
-		if err != nil {
-			return st, err
-		}
-		st.LatestOffsets = &e
-	}
-	lastCommit, err := r.LatestCommit()
-	if err != nil {
-		return st, err
-	}
-	if lastCommit >= 0 {
-		e, err := r.Commit(lastCommit)
-		if err != nil {
-			return st, err
-		}
-		st.LatestCommit = &e
-	}
-	if lastOff > lastCommit {
-		st.PendingBatch = &lastOff
-	}
-	if q, err := os.ReadDir(QuarantineDir(dir)); err == nil {
-		st.QuarantinedFiles = len(q)
-	}
-	return st, nil
 }

@@ -10,7 +10,7 @@ import (
 func TestCheckpointPurgesOldEntries(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	c, err := Open(dir, "db.t", "src", nil)
+	c, err := Open(OS, dir, "db.t", "src", nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -26,7 +26,7 @@ func TestCheckpointPurgesOldEntries(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, err = Open(dir, "db.t", "src", nil)
+	c, err = Open(OS, dir, "db.t", "src", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

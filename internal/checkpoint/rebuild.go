@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/internal/atomicfile"
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/source"
@@ -51,7 +49,7 @@ var (
 // (source.Recorder); otherwise it refuses, saying why, and changes
 // nothing. A damaged checkpoint is set aside beside the new one, its
 // quarantined files moved over.
-func Rebuild(ctx context.Context, cfg *config.Pipeline, cat catalog.Catalog, logger *slog.Logger) (Rebuilt, error) {
+func Rebuild(ctx context.Context, fsys FS, cfg *config.Pipeline, cat catalog.Catalog, logger *slog.Logger) (Rebuilt, error) {
 	var out Rebuilt
 	ident, err := ingest.ParseIdent(cfg.Sink.Table)
 	if err != nil {
@@ -66,9 +64,9 @@ func Rebuild(ctx context.Context, cfg *config.Pipeline, cat catalog.Catalog, log
 	if err != nil {
 		return out, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
 	}
-	_, statErr := os.Stat(dir)
+	_, statErr := fsys.Stat(dir)
 	existed := statErr == nil
-	lock, err := lockDir(dir)
+	lock, err := lockDir(fsys, dir)
 	if err != nil {
 		return out, err
 	}
@@ -77,35 +75,35 @@ func Rebuild(ctx context.Context, cfg *config.Pipeline, cat catalog.Catalog, log
 	// help, nor is one without progress (a run that was refused for a
 	// new query id against this table wrote it).
 	var old Metadata
-	if data, err := os.ReadFile(filepath.Join(dir, "metadata")); err == nil {
-		if json.Unmarshal(data, &old) != nil || uuid.Validate(old.ID) != nil || (&Checkpoint{Dir: dir}).progressFiles() == "" {
+	if data, err := fsys.ReadFile(filepath.Join(dir, "metadata")); err == nil {
+		if json.Unmarshal(data, &old) != nil || uuid.Validate(old.ID) != nil || progressFiles(fsys, dir) == "" {
 			old = Metadata{}
 		}
 	}
 
-	fresh, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".rebuild-")
+	fresh, err := fsys.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".rebuild-")
 	if err != nil {
 		return out, fmt.Errorf("rebuild checkpoint %s: %w", dir, err)
 	}
 	done := false
 	defer func() {
 		if !done {
-			_ = os.RemoveAll(fresh)
+			_ = fsys.RemoveAll(fresh)
 		}
 	}()
 	if missing {
 		meta := DefaultMetadataFile(cfg, ident)
-		if committed, _ := (&Checkpoint{Dir: dir}).LatestCommit(); committed < 0 && meta == "METADATA_FILE" {
+		if committed, _ := (&Checkpoint{Dir: dir, fs: fsys}).LatestCommit(); committed < 0 && meta == "METADATA_FILE" {
 			// Neither the catalog nor the warehouse has the table, and the
 			// checkpoint committed nothing: the first batch never made it.
 			// A checkpoint that lost its metadata too starts a new query.
-			return out, rebuildEmpty(dir, fresh, existed, old, &done, &out)
+			return out, rebuildEmpty(fsys, dir, fresh, existed, old, &done, &out)
 		}
 		// The command ends the message, so that it can be copied whole.
 		return out, fmt.Errorf("%w: %w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
 			ingest.ErrConfig, ErrNoTable, cfg.Sink.Table, cfg.Sink.Table, meta)
 	}
-	src, err := source.New(cfg.Source, source.Env{StateDir: SourceDir(fresh), Catalog: cat, Logger: logger})
+	src, err := source.New(cfg.Source, source.Env{StateDir: SourceDir(fresh), FS: fsys, Catalog: cat, Logger: logger})
 	if err != nil {
 		return out, err
 	}
@@ -118,7 +116,7 @@ func Rebuild(ctx context.Context, cfg *config.Pipeline, cat catalog.Catalog, log
 	if errors.Is(err, ErrNoRecord) && old.ID != "" && !holdsQuery(tbl, old.ID) {
 		// The query never committed to the table, which holds nothing of
 		// it: the whole input is still to read.
-		return out, rebuildEmpty(dir, fresh, existed, old, &done, &out)
+		return out, rebuildEmpty(fsys, dir, fresh, existed, old, &done, &out)
 	}
 	if err != nil {
 		return out, err
@@ -133,9 +131,8 @@ func Rebuild(ctx context.Context, cfg *config.Pipeline, cat catalog.Catalog, log
 	if created.IsZero() {
 		created = time.Now().UTC()
 	}
-	ck := &Checkpoint{Dir: fresh, Metadata: Metadata{ID: id, Created: created, Sink: cfg.Sink.Table, Source: desc}}
-	meta, _ := json.MarshalIndent(ck.Metadata, "", "  ")
-	if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
+	ck := &Checkpoint{Dir: fresh, fs: fsys, Metadata: Metadata{ID: id, Created: created, Sink: cfg.Sink.Table, Source: desc}}
+	if err := writeMetadata(fsys, fresh, ck.Metadata); err != nil {
 		return out, err
 	}
 	now := time.Now().UnixMilli()
@@ -152,7 +149,7 @@ func Rebuild(ctx context.Context, cfg *config.Pipeline, cat catalog.Catalog, log
 		return out, err
 	}
 
-	if err := swapIn(dir, fresh, existed, &out); err != nil {
+	if err := swapIn(fsys, dir, fresh, existed, &out); err != nil {
 		return out, err
 	}
 	done = true
@@ -195,19 +192,19 @@ func pickRecord(props map[string]string, name, id, source string) (string, commi
 // resumed is false, and nothing is left in dir, when the checkpoint
 // exists, the table does not, or the table records no query reading the
 // same source.
-func Resume(dir string, rebuild func() (Rebuilt, error)) (out Rebuilt, resumed bool, err error) {
-	dir, err = filepath.Abs(dir)
+func Resume(fsys FS, dir string, rebuild func() (Rebuilt, error)) (out Rebuilt, resumed bool, err error) {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return out, false, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
-	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := fsys.Stat(abs); !errors.Is(err, fs.ErrNotExist) {
 		return out, false, nil
 	}
 	out, err = rebuild()
 	if errors.Is(err, ErrNoRecord) || errors.Is(err, ErrNoTable) || err == nil && out.BatchID < 0 {
 		// Nothing to resume: a new pipeline (its table not created yet),
 		// not a lost checkpoint. The run starts a new query as usual.
-		_ = os.RemoveAll(dir)
+		_ = fsys.RemoveAll(abs)
 		return Rebuilt{}, false, nil
 	}
 	return out, err == nil, err
@@ -227,14 +224,13 @@ func holdsQuery(tbl *table.Table, id string) bool {
 // committed: its metadata (none when it was lost: the next run starts a
 // new query) and quarantined files, no log. A directory that did not exist
 // is not set aside: there was nothing in it.
-func rebuildEmpty(dir, fresh string, existed bool, old Metadata, done *bool, out *Rebuilt) error {
+func rebuildEmpty(fsys FS, dir, fresh string, existed bool, old Metadata, done *bool, out *Rebuilt) error {
 	if old.ID != "" {
-		meta, _ := json.MarshalIndent(old, "", "  ")
-		if err := atomicfile.Write(filepath.Join(fresh, "metadata"), append(meta, '\n')); err != nil {
+		if err := writeMetadata(fsys, fresh, old); err != nil {
 			return err
 		}
 	}
-	if err := swapIn(dir, fresh, existed, out); err != nil {
+	if err := swapIn(fsys, dir, fresh, existed, out); err != nil {
 		return err
 	}
 	*done = true
@@ -245,29 +241,29 @@ func rebuildEmpty(dir, fresh string, existed bool, old Metadata, done *bool, out
 // swapIn puts the rebuilt checkpoint fresh in place of dir: a damaged
 // checkpoint goes aside (out.MovedTo), its quarantined files moved into
 // the new one; a directory that did not exist before holds only the lock.
-func swapIn(dir, fresh string, existed bool, out *Rebuilt) error {
+func swapIn(fsys FS, dir, fresh string, existed bool, out *Rebuilt) error {
 	if !existed {
-		if err := os.RemoveAll(dir); err != nil {
+		if err := fsys.RemoveAll(dir); err != nil {
 			return err
 		}
 	} else {
-		if err := os.Rename(QuarantineDir(dir), QuarantineDir(fresh)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fsys.Rename(QuarantineDir(dir), QuarantineDir(fresh)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("move quarantined files of %s: %w", dir, err)
 		}
 		stamp := time.Now().UTC().Format("20060102T150405Z")
 		out.MovedTo = fmt.Sprintf("%s.damaged-%s", dir, stamp)
 		for n := 2; ; n++ {
-			if _, err := os.Lstat(out.MovedTo); errors.Is(err, fs.ErrNotExist) {
+			if _, err := fsys.Stat(out.MovedTo); errors.Is(err, fs.ErrNotExist) {
 				break
 			}
 			out.MovedTo = fmt.Sprintf("%s.damaged-%s-%d", dir, stamp, n)
 		}
-		if err := os.Rename(dir, out.MovedTo); err != nil {
+		if err := fsys.Rename(dir, out.MovedTo); err != nil {
 			return fmt.Errorf("set aside damaged checkpoint %s: %w", dir, err)
 		}
 	}
-	if err := os.Rename(fresh, dir); err != nil {
+	if err := fsys.Rename(fresh, dir); err != nil {
 		return fmt.Errorf("put rebuilt checkpoint in place at %s: %w", dir, err)
 	}
-	return atomicfile.SyncDir(filepath.Dir(dir))
+	return fsys.SyncDir(filepath.Dir(dir))
 }
