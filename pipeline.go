@@ -329,7 +329,7 @@ func (p *Pipeline) Run(ctx context.Context) (Summary, error) {
 		return sum, err
 	}
 	var err error
-	if p.input, err = p.checkTables(ctx); err != nil {
+	if p.input, err = p.checkpoint.Check(ctx, p.against()); err != nil {
 		return sum, err
 	}
 	start, next, err := p.recover(ctx, &sum)
