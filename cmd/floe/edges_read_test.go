@@ -284,24 +284,6 @@ func currentSnapshot(t *testing.T, meta string) (id, timestampMs string) {
 	return "", ""
 }
 
-// A binary literal that does not fit the column is a configuration error
-// naming the column and the fix.
-func TestBinaryLiteralErrors(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	for _, c := range []struct{ table, filter, want string }{
-		{"partition_binary", "partition_col = '010203'", "write bytes in hex, as X'0102'"},
-		{"partition_binary", "partition_col = X'123'", "odd number of hex digits"},
-		{"partition_fixed_length_binary", "partition_col = X'0102'", "X'0102' is 2 bytes; the column holds exactly 11 bytes"},
-	} {
-		p := openPeer(t, c.table)
-		r := e.Run(append(slices.Clone(p.args), "--filter", c.filter)...)
-		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
-			t.Errorf("%s --filter %q: want exit 2 naming %q, got %s", c.table, c.filter, c.want, r)
-		}
-	}
-}
-
 // Columns added with an initial-default read as that default in files
 // written before the column existed, also when the columns read are only
 // such columns: iceberg-go cannot read a file for none of its columns, so
@@ -605,10 +587,9 @@ func concat(t *testing.T, chunks []arrow.Array) arrow.Array {
 	return a
 }
 
-// --as-of-timestamp before the table's first snapshot (0 included) is an
-// error naming when its history starts, as in Spark; an unknown --keep or
-// --drop column and a negative --limit are configuration errors naming
-// what is wrong, also with --count, which reads no column.
+// The binary's part of a scan's option errors: --limit and
+// --as-of-timestamp are checked as flags, and an error package scan finds
+// (scan.TestOptionErrors) exits 2 with its message, also with --count.
 func TestScanOptionErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -620,12 +601,9 @@ func TestScanOptionErrors(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--as-of-timestamp", "0", "--count"}, []string{"its history starts at " + first}},
-		{[]string{"--as-of-timestamp", "0"}, []string{"its history starts at " + first}},
 		{[]string{"--as-of-timestamp", "1970-01-01T00:00:00Z", "--count"}, []string{"its history starts at " + first}},
-		{[]string{"--keep", "nope", "--count"}, []string{`no column "nope"`, "it has: id"}},
 		{[]string{"--keep", "nope"}, []string{`no column "nope"`}},
 		{[]string{"--drop", "nope", "--count"}, []string{`drop`, `no column "nope"`}},
-		{[]string{"--keep", "id,nope", "--explain"}, []string{`no column "nope"`}},
 		{[]string{"--limit", "-1"}, []string{"--limit -1", "0 for all"}},
 		{[]string{"--limit", "-1", "--count"}, []string{"--limit -1"}},
 	} {
