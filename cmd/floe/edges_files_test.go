@@ -168,7 +168,7 @@ func TestColumnsAreReadAsTheTableTypes(t *testing.T) {
 		args := []string{"stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt}
 		land("a.csv", "id,zip,code\n1,AB12,007\n")
 		e.OK(args...)
-		checkSchema(t, e.fields("db.t"), "id long", "zip string", "code string")
+		fixture.CheckSchema(t, e.fields("db.t"), "id long", "zip string", "code string")
 		land("b.csv", "id,zip,code\n2,00501,010\n3,02134,\n")
 		e.OK(args...)
 		want := []string{`{"code":"007","id":1,"zip":"AB12"}`, `{"code":"010","id":2,"zip":"00501"}`, `{"code":null,"id":3,"zip":"02134"}`}
@@ -223,7 +223,7 @@ func TestByteOrderMarkIsSkipped(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.OK("stream", "--source", e.Landing, "--format", format, "--table", "db.t", "--checkpoint", e.Ckpt)
-			checkSchema(t, e.fields("db.t"), "id long", "v string")
+			fixture.CheckSchema(t, e.fields("db.t"), "id long", "v string")
 			e.wantIDs("db.t", 0, 200)
 		})
 	}
