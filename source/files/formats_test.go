@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,6 +176,20 @@ func badFileRun(t *testing.T, err error, want ...string) {
 	}
 	if !ok {
 		t.Fatalf("got %v, want a bad-input failure naming %q", err, want)
+	}
+}
+
+// wantIDs fails unless the table holds the n ids from first once each, as
+// iceberg-go's reader reads them.
+func (d *pipelineDir) wantIDs(name string, first, n int64) {
+	d.t.Helper()
+	cat, _ := fixture.CatalogAt(d.t, d.warehouse)
+	ids, err := fixture.ReadIDs(context.Background(), cat, name, "id")
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if diff := fixture.Exact(ids, first, n); diff != "" {
+		d.t.Fatalf("table %s: %s", name, diff)
 	}
 }
 
@@ -402,4 +417,65 @@ func TestFormatJSONNestedLaterFiles(t *testing.T) {
 
 	bad := d.land("d.json", `{"id":6,"addr":{"city":"Bern","moon":1}}`+"\n")
 	badFileRun(t, d.stream(jsonFormat, "db.nested"), bad, `column "addr"`, "moon")
+}
+
+// A column the table has is read as the table's type: a string column
+// created from "AB12" takes a later file whose zip codes all look like
+// numbers, with their leading zeros. A new column of zero-padded digits is
+// a string column: as a number it would lose the zeros.
+func TestColumnsAreReadAsTheTableTypes(t *testing.T) {
+	t.Parallel()
+	t.Run("csv", func(t *testing.T) {
+		t.Parallel()
+		d := newPipelineDir(t)
+		d.land("a.csv", "id,zip,code\n1,AB12,007\n")
+		d.mustStream(csvFormat, "db.t")
+		fixture.CheckSchema(t, d.fields("db.t"), "id long", "zip string", "code string")
+		d.land("b.csv", "id,zip,code\n2,00501,010\n3,02134,\n")
+		d.mustStream(csvFormat, "db.t")
+		want := []string{`{"code":"007","id":1,"zip":"AB12"}`, `{"code":"010","id":2,"zip":"00501"}`, `{"code":null,"id":3,"zip":"02134"}`}
+		if got := sorted(d.rows("db.t")); !slices.Equal(got, want) {
+			t.Fatalf("rows %v, want %v", got, want)
+		}
+		d.wantIDs("db.t", 1, 3)
+	})
+	t.Run("json", func(t *testing.T) {
+		t.Parallel()
+		d := newPipelineDir(t)
+		d.land("a.json", `{"id":1,"zip":"AB12","ratio":0.5}`+"\n")
+		d.mustStream(jsonFormat, "db.t")
+		d.land("b.json", `{"id":2,"zip":501,"ratio":1}`+"\n")
+		d.land("c.json", `{"id":3,"zip":true,"ratio":null}`+"\n")
+		d.mustStream(jsonFormat, "db.t")
+		want := []string{`{"id":1,"ratio":0.5,"zip":"AB12"}`, `{"id":2,"ratio":1,"zip":"501"}`, `{"id":3,"ratio":null,"zip":"true"}`}
+		if got := sorted(d.rows("db.t")); !slices.Equal(got, want) {
+			t.Fatalf("rows %v, want %v", got, want)
+		}
+		d.wantIDs("db.t", 1, 3)
+	})
+}
+
+// A UTF-8 byte order mark (Excel's "CSV UTF-8") is not part of the first
+// column's name or value, in CSV and JSON lines alike, in the table a
+// pipeline creates.
+func TestByteOrderMarkIsSkipped(t *testing.T) {
+	t.Parallel()
+	const bom = "\ufeff"
+	for _, format := range []string{"csv", "json"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			d := newPipelineDir(t)
+			data := func(first int64) []byte {
+				if format == "csv" {
+					return fixture.IDCSV(first, 100, ',', true)
+				}
+				return fixture.IDJSON(first, 100)
+			}
+			d.land("a."+format, bom+string(data(0)))
+			d.land("b."+format, string(data(100)))
+			d.mustStream(config.Source{Format: format}, "db.t")
+			fixture.CheckSchema(t, d.fields("db.t"), "id long", "v string")
+			d.wantIDs("db.t", 0, 200)
+		})
+	}
 }
