@@ -286,21 +286,6 @@ func TestDebeziumTruncateQuarantined(t *testing.T) {
 	}
 }
 
-// source.schema is refused with debezium-json: the events carry their own.
-func TestDebeziumRefusesSourceSchema(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	cfg := filepath.Join(e.Dir, "pipeline.yaml")
-	yaml := fmt.Sprintf("source:\n  path: %s\n  format: debezium-json\n  schema:\n    - {name: id, type: long}\nsink:\n  table: db.t\ncheckpoint: %s\n", e.Landing, e.Ckpt)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := e.Run("run", cfg)
-	if r.Code != 2 || !strings.Contains(r.Stderr, "source.schema: not used with debezium-json") {
-		t.Fatalf("want exit 2 naming source.schema, got %s", r)
-	}
-}
-
 // A NanoTimestamp is stored to the microsecond: a value with nanoseconds
 // is bad input, not cut short.
 func TestDebeziumNanosecondsNotCut(t *testing.T) {
