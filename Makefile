@@ -15,12 +15,13 @@
 
 VERSITYGW := github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
-# The packages whose code runs goroutines of its own run under the race
-# detector, and their TestMain fails a run that leaves a goroutine behind
-# (fixture.RunWithoutLeaks). They run only there, at the same time as the
-# other packages, whose longest (cmd/floe, interop) mostly wait on other
-# processes: each test runs once, and the race run's output follows.
-RACE := . ./internal/write ./internal/commit ./internal/upsert ./internal/cluster ./scan ./source/... ./serve ./maintenance
+# The packages whose code runs goroutines of its own check, in their
+# TestMain, that no goroutine outlives their tests (fixture.RunWithoutLeaks);
+# those packages, and only they, run under the race detector. They run at
+# the same time as the others, whose longest (cmd/floe, interop) mostly
+# wait on other processes: each test runs once, and the race run's output
+# follows the rest.
+RACE = $(sort $(dir $(shell grep -rl --include=main_test.go --exclude-dir=node_modules --exclude-dir=.git 'fixture.RunWithoutLeaks' .)))
 
 test: test-deps
 	go vet ./...
