@@ -15,10 +15,23 @@
 
 VERSITYGW := github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
+# The packages whose code runs goroutines of its own check, in their
+# TestMain, that no goroutine outlives their tests (fixture.RunWithoutLeaks);
+# those packages, and only they, run under the race detector. They run at
+# the same time as the others, whose longest (cmd/floe, interop) mostly
+# wait on other processes: each test runs once, and the race run's output
+# follows the rest.
+RACE = $(sort $(dir $(shell grep -rl --include=main_test.go --exclude-dir=node_modules --exclude-dir=.git 'fixture.RunWithoutLeaks' .)))
+
 test: test-deps
 	go vet ./...
 	go vet -tags floetest ./cmd/floe
-	FLOE_ARROWPOOL_POISON=1 go test -timeout 20m ./...
+	@log=$$(mktemp); \
+	FLOE_ARROWPOOL_POISON=1 go test -race -timeout 20m $(RACE) >$$log 2>&1 & race=$$!; \
+	FLOE_ARROWPOOL_POISON=1 go test -timeout 20m $$(go list ./... | grep -vxF "$$(go list $(RACE))"); plain=$$?; \
+	wait $$race; raced=$$?; \
+	echo "go test -race $(RACE)"; cat $$log; rm -f $$log; \
+	test $$plain -eq 0 && test $$raced -eq 0
 	go test ./filter -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s
 
 test-deps: interop/node_modules/.package-lock.json

@@ -396,8 +396,13 @@ func TestBearerTokens(t *testing.T) {
 
 	w.token = ""
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"spark"}, "client_secret": {"wrong"}, "scope": {"catalog"}}
-	if res, err := http.PostForm(w.url+"/v1/oauth/tokens", form); err != nil || res.StatusCode != 401 {
-		t.Fatalf("a wrong secret: %v %v", res, err)
+	res, err := http.PostForm(w.url+"/v1/oauth/tokens", form)
+	if err != nil {
+		t.Fatalf("a wrong secret: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 401 {
+		t.Fatalf("a wrong secret: %v", res)
 	}
 	ctx := context.Background()
 	cat, err := rest.NewCatalog(ctx, "served", w.url, rest.WithCredential("spark:s3cret"))

@@ -155,7 +155,7 @@ func TestDebeziumAppendsChangeRows(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows differ\n got: %v\nwant: %v", got, want)
 	}
-	checkSchema(t, e.fields("db.customers"), "id long", "name string", "__op string", "__source_lsn long", "__ts_ms long")
+	fixture.CheckSchema(t, e.fields("db.customers"), "id long", "name string", "__op string", "__source_lsn long", "__ts_ms long")
 }
 
 // A Connect decimal field: bytes, its scale and precision as parameters.
@@ -203,7 +203,7 @@ func TestDebeziumTypesFromConnectSchema(t *testing.T) {
 	)
 	e.OK(dbzStreamArgs(e, "db.orders")...)
 
-	checkSchema(t, e.fields("db.orders"), "id int", "price decimal(10, 2)", "born date", "created timestamp", "seen timestamptz",
+	fixture.CheckSchema(t, e.fields("db.orders"), "id int", "price decimal(10, 2)", "born date", "created timestamp", "seen timestamptz",
 		"uid string", "tags string", "__op string", "__source_lsn long", "__ts_ms long")
 	if ids := e.TableIDs("db.orders"); len(ids) != 2 || ids[1] != 2 || ids[2] != 2 {
 		t.Errorf("ids %v, want 1 and 2 twice each", ids)
@@ -283,21 +283,6 @@ func TestDebeziumTruncateQuarantined(t *testing.T) {
 	}
 	if d := fixture.Exact(e.TableIDs("db.q"), 1, 2); d != "" {
 		t.Error(d)
-	}
-}
-
-// source.schema is refused with debezium-json: the events carry their own.
-func TestDebeziumRefusesSourceSchema(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	cfg := filepath.Join(e.Dir, "pipeline.yaml")
-	yaml := fmt.Sprintf("source:\n  path: %s\n  format: debezium-json\n  schema:\n    - {name: id, type: long}\nsink:\n  table: db.t\ncheckpoint: %s\n", e.Landing, e.Ckpt)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := e.Run("run", cfg)
-	if r.Code != 2 || !strings.Contains(r.Stderr, "source.schema: not used with debezium-json") {
-		t.Fatalf("want exit 2 naming source.schema, got %s", r)
 	}
 }
 

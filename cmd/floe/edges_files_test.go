@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,84 +146,6 @@ func TestRecursiveSourceRefusesFloesOwnDirectories(t *testing.T) {
 				return
 			}
 			e.wantIDs("db.t", 0, 300)
-		})
-	}
-}
-
-// A column the table has is read as the table's type: a string column
-// created from "AB12" takes a later file whose zip codes all look like
-// numbers, with their leading zeros. A new column of zero-padded digits is
-// a string column: as a number it would lose the zeros.
-func TestColumnsAreReadAsTheTableTypes(t *testing.T) {
-	t.Parallel()
-	t.Run("csv", func(t *testing.T) {
-		t.Parallel()
-		e := newEnv(t)
-		land := func(name, data string) {
-			if err := fixture.Land(filepath.Join(e.Landing, name), []byte(data)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		args := []string{"stream", "--source", e.Landing, "--format", "csv", "--table", "db.t", "--checkpoint", e.Ckpt}
-		land("a.csv", "id,zip,code\n1,AB12,007\n")
-		e.OK(args...)
-		checkSchema(t, e.fields("db.t"), "id long", "zip string", "code string")
-		land("b.csv", "id,zip,code\n2,00501,010\n3,02134,\n")
-		e.OK(args...)
-		want := []string{`{"code":"007","id":1,"zip":"AB12"}`, `{"code":"010","id":2,"zip":"00501"}`, `{"code":null,"id":3,"zip":"02134"}`}
-		if got := sortedRows(e.rows("db.t")); !slices.Equal(got, want) {
-			t.Fatalf("rows %v, want %v", got, want)
-		}
-		e.wantIDs("db.t", 1, 3)
-	})
-	t.Run("json", func(t *testing.T) {
-		t.Parallel()
-		e := newEnv(t)
-		land := func(name, data string) {
-			if err := fixture.Land(filepath.Join(e.Landing, name), []byte(data)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		args := []string{"stream", "--source", e.Landing, "--format", "json", "--table", "db.t", "--checkpoint", e.Ckpt}
-		land("a.json", `{"id":1,"zip":"AB12","ratio":0.5}`+"\n")
-		e.OK(args...)
-		land("b.json", `{"id":2,"zip":501,"ratio":1}`+"\n")
-		land("c.json", `{"id":3,"zip":true,"ratio":null}`+"\n")
-		e.OK(args...)
-		want := []string{`{"id":1,"ratio":0.5,"zip":"AB12"}`, `{"id":2,"ratio":1,"zip":"501"}`, `{"id":3,"ratio":null,"zip":"true"}`}
-		if got := sortedRows(e.rows("db.t")); !slices.Equal(got, want) {
-			t.Fatalf("rows %v, want %v", got, want)
-		}
-		e.wantIDs("db.t", 1, 3)
-	})
-}
-
-func sortedRows(s []string) []string { return slices.Sorted(slices.Values(s)) }
-
-// A UTF-8 byte order mark (Excel's "CSV UTF-8") is not part of the first
-// column's name or value, in CSV and JSON lines alike.
-func TestByteOrderMarkIsSkipped(t *testing.T) {
-	t.Parallel()
-	const bom = "\ufeff"
-	for _, format := range []string{"csv", "json"} {
-		t.Run(format, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			data := func(first int64) []byte {
-				if format == "csv" {
-					return fixture.IDCSV(first, 100, ',', true)
-				}
-				return fixture.IDJSON(first, 100)
-			}
-			if err := fixture.Land(filepath.Join(e.Landing, "a."+format), append([]byte(bom), data(0)...)); err != nil {
-				t.Fatal(err)
-			}
-			if err := fixture.Land(filepath.Join(e.Landing, "b."+format), data(100)); err != nil {
-				t.Fatal(err)
-			}
-			e.OK("stream", "--source", e.Landing, "--format", format, "--table", "db.t", "--checkpoint", e.Ckpt)
-			checkSchema(t, e.fields("db.t"), "id long", "v string")
-			e.wantIDs("db.t", 0, 200)
 		})
 	}
 }

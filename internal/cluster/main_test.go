@@ -1,16 +1,13 @@
 package cluster_test
 
 import (
-	"os"
 	"testing"
 
+	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/kafkatest"
 )
 
 // TestMain stops the Apache Kafka broker the package's tests share, if
-// one started (kafkatest's -kafka=apache and Each).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	kafkatest.StopShared()
-	os.Exit(code)
-}
+// one started (kafkatest's -kafka=apache and Each), and fails the run when
+// a goroutine outlives the tests.
+func TestMain(m *testing.M) { fixture.RunWithoutLeaks(m, kafkatest.StopShared) }

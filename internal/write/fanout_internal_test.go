@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -219,15 +218,10 @@ func TestFanoutStress(t *testing.T) {
 			}
 			ctbl, fs := countingTable(tbl)
 			w := &Writer{Table: ctbl, FilePrefix: "fanout", MaxOpenFiles: maxOpen}
-			done := make(chan struct{})
-			var res Result
-			var err error
-			go func() { res, err = w.Write(context.Background(), parts); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				t.Fatal("deadlock")
-			}
+			// A hang fails the run at go test's -timeout, with every
+			// goroutine's stack: under -race a one-byte buffer's ~4,700
+			// files take tens of seconds, too close to any fixed limit.
+			res, err := w.Write(context.Background(), parts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package iceberg_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,7 +9,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/source"
@@ -57,10 +55,7 @@ func TestContract(t *testing.T) {
 	sourcetest.Run(t, sourcetest.Harness{
 		New: func(t *testing.T) sourcetest.Input {
 			ctx := t.Context()
-			cat, err := floe.OpenCatalog(ctx, config.Catalog{Warehouse: filepath.Join(t.TempDir(), "warehouse")})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cat := fixture.Catalog(t)
 			if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
 				t.Fatal(err)
 			}
