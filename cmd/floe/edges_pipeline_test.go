@@ -50,7 +50,7 @@ func TestRetryWarningsNameTheFailedBatch(t *testing.T) {
 	var stderr syncBuffer
 	cmd := e.startFloe(&stderr, e.StreamArgs("db.t", "--trigger", "processing-time=100ms", "--progress", "summary")...)
 	defer cmd.Process.Kill()
-	failed := regexp.MustCompile(`batch (\d+) failed, retrying`)
+	failed := regexp.MustCompile(`batch (\d+) failed \(\d+ in a row\), retrying`)
 	fixture.WaitFor(t, 30*time.Second, "three retry warnings", func() bool {
 		return len(failed.FindAllString(stderr.String(), -1)) >= 3
 	})
