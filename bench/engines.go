@@ -44,11 +44,7 @@ func runMeasured(cmd *exec.Cmd) (ProcCost, string, error) {
 	err := cmd.Run()
 	c := costOf(cmd.ProcessState, time.Since(t0))
 	if err != nil {
-		s := out.String()
-		if len(s) > 6000 {
-			s = s[len(s)-6000:]
-		}
-		return c, out.String(), fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args[:min(3, len(cmd.Args))], " "), err, s)
+		return c, out.String(), fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args[:min(3, len(cmd.Args))], " "), err, lastBytes(out.String(), 6000))
 	}
 	return c, out.String(), nil
 }
