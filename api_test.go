@@ -84,6 +84,9 @@ func TestRootAPI(t *testing.T) {
 			}
 		}
 	}
+	for _, n := range internalNames(pkgs["floe"]) {
+		t.Errorf("the root package's API names %s, a type of an internal package, which a library user cannot name; define the type in the root or in a public package", n)
+	}
 	for _, n := range got {
 		if !slices.Contains(rootAPI, n) {
 			t.Errorf("the root package exports %s, which is not in its API; unexport it, move it to the package of its mechanism, or add it to rootAPI with a reason", n)
@@ -94,4 +97,68 @@ func TestRootAPI(t *testing.T) {
 			t.Errorf("rootAPI lists %s, which the root package does not export", n)
 		}
 	}
+}
+
+// internalNames lists each internal type the root's exported declarations
+// name (in their types, exported fields and signatures). The error types
+// are aliases of the stages' own, by design: errors.As holds whichever
+// package made them.
+func internalNames(pkg *ast.Package) []string {
+	var found []string
+	for _, f := range pkg.Files {
+		internal := map[string]bool{}
+		for _, imp := range f.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			if !strings.Contains(path, "/internal/") {
+				continue
+			}
+			name := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			internal[name] = true
+		}
+		look := func(decl string, n ast.Node) {
+			if n == nil || strings.HasSuffix(decl, "Error") {
+				return
+			}
+			ast.Inspect(n, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.Field:
+					if len(n.Names) > 0 && !n.Names[0].IsExported() {
+						return false
+					}
+				case *ast.SelectorExpr:
+					if id, ok := n.X.(*ast.Ident); ok && internal[id.Name] {
+						found = append(found, decl+": "+id.Name+"."+n.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Name.IsExported() {
+					look(d.Name.Name, d.Type)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							look(s.Name.Name, s.Type)
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								look(n.Name, s.Type)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return found
 }

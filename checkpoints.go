@@ -148,15 +148,4 @@ func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (o
 // Verify holds the checkpoint against its tables as every run does first
 // (docs/format/checkpoint.md), without running a batch: nil when the run
 // would resume exactly, else the error the run would stop with.
-func (p *Pipeline) Verify(ctx context.Context) error {
-	if err := p.checkOtherQueries(ctx); err != nil {
-		return err
-	}
-	_, err := p.checkpoint.Check(ctx, p.against())
-	return err
-}
-
-// against is what the checkpoint is held against.
-func (p *Pipeline) against() checkpoint.Against {
-	return checkpoint.Against{Tables: p.tables, Fixed: p.fixed, Config: p.cfg, Source: p.source}
-}
+func (p *Pipeline) Verify(ctx context.Context) error { return p.engine.Verify(ctx) }

@@ -3,6 +3,7 @@ package floe
 import (
 	"context"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -13,7 +14,31 @@ import (
 // DataFile is what the writer hands the committer for one file: the
 // table, the location, the size, the rows and the Iceberg data-file
 // descriptor with its statistics. Options.ForEachBatch receives them.
-type DataFile = ingest.DataFile
+type DataFile struct {
+	Table     string
+	Path      string
+	SizeBytes int64
+	Rows      int64
+	File      iceberg.DataFile
+}
+
+// publicFiles and internalFiles convert the descriptors between the
+// library's API and the writer's.
+func publicFiles(fs []ingest.DataFile) []DataFile {
+	out := make([]DataFile, len(fs))
+	for i, f := range fs {
+		out[i] = DataFile(f)
+	}
+	return out
+}
+
+func internalFiles(fs []DataFile) []ingest.DataFile {
+	out := make([]ingest.DataFile, len(fs))
+	for i, f := range fs {
+		out[i] = ingest.DataFile(f)
+	}
+	return out
+}
 
 // Snapshot summary keys: every snapshot a floe query commits names the
 // query and the batch, which is how a re-run batch is found in the table
@@ -45,6 +70,6 @@ type Committer struct {
 // whether it happened.
 func (c Committer) Commit(ctx context.Context, batchID int64, files []DataFile) (snapshotID int64, existing bool, err error) {
 	cm := &commit.Committer{Catalog: c.Catalog, Ident: c.Table, QueryID: c.QueryID, Source: c.Source}
-	res, err := cm.Commit(ctx, commit.Request{BatchID: batchID, Files: files})
+	res, err := cm.Commit(ctx, commit.Request{BatchID: batchID, Files: internalFiles(files)})
 	return res.SnapshotID, res.Existing, err
 }

@@ -28,12 +28,17 @@ func TestCommitterCommitsABatchOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A file written elsewhere, described as the library's API takes it.
+	files := make([]floe.DataFile, len(res.Files))
+	for i, f := range res.Files {
+		files[i] = floe.DataFile{Table: f.Table, Path: f.Path, SizeBytes: f.SizeBytes, Rows: f.Rows, File: f.File}
+	}
 	c := floe.Committer{Catalog: cat, Table: ident, QueryID: "3c9a8c52-5d6e-4b8e-9a51-5f0e3c1d2b7a", Source: "elsewhere"}
-	first, existing, err := c.Commit(ctx, 0, res.Files)
+	first, existing, err := c.Commit(ctx, 0, files)
 	if err != nil || existing {
 		t.Fatalf("first commit: snapshot %d, existing %v, %v", first, existing, err)
 	}
-	again, existing, err := c.Commit(ctx, 0, res.Files)
+	again, existing, err := c.Commit(ctx, 0, files)
 	if err != nil || !existing || again != first {
 		t.Fatalf("second commit: snapshot %d (first %d), existing %v, %v", again, first, existing, err)
 	}

@@ -2,8 +2,11 @@ package floe
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
+	"github.com/floe-io/floe/internal/cluster"
+	"github.com/floe-io/floe/internal/engine"
 	"github.com/floe-io/floe/source"
 )
 
@@ -31,6 +34,38 @@ type Progress struct {
 	// Cluster is set on a worker of a cluster (kafka.group.id with a
 	// processing-time trigger).
 	Cluster *ClusterProgress `json:"cluster,omitempty"`
+}
+
+// ClusterProgress is a worker's part of a progress record in a cluster.
+type ClusterProgress struct {
+	Group       string `json:"group"`
+	Generation  int32  `json:"generation"`
+	Worker      string `json:"worker"`
+	Coordinator bool   `json:"coordinator"`
+	Partitions  int    `json:"partitions"`
+	// Published is set when the interval published an event.
+	Published bool `json:"published"`
+	// Waiting counts this worker's published ranges the table has not
+	// committed yet; CommitLagMs is the age of the oldest.
+	Waiting     int   `json:"waiting"`
+	CommitLagMs int64 `json:"commitLagMs"`
+	// Committed is what this worker committed as the coordinator.
+	Committed *ClusterCommit `json:"committed,omitempty"`
+}
+
+// ClusterCommit is one coordinator commit.
+type ClusterCommit struct {
+	SnapshotID int64 `json:"snapshotId"`
+	Events     int   `json:"events"`
+	DataFiles  int   `json:"dataFiles"`
+	Rows       int64 `json:"rows"`
+	// Stale counts events dropped because the table already holds their
+	// ranges (a zombie's, or one read again after a stall).
+	Stale int `json:"stale"`
+	// Waiting counts events waiting for the ranges before them.
+	Waiting int `json:"waiting"`
+	// LagMs is how long the oldest committed event waited.
+	LagMs int64 `json:"lagMs"`
 }
 
 // Durations are the phases of a batch, in Spark's names.
@@ -113,3 +148,69 @@ type Backlog = source.Backlog
 // progressTime is a progress record's timestamp as Spark writes it:
 // UTC, milliseconds, whether a single process or a cluster worker made it.
 func progressTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// batchProgress is a batch's progress record.
+func (p *Pipeline) batchProgress(b engine.Batch) Progress {
+	md := p.engine.Checkpoint.Metadata
+	prog := Progress{ID: md.ID, RunID: p.runID, BatchID: b.ID, Timestamp: progressTime(b.Began), NumInputRows: b.InputRows,
+		DurationMs: Durations{LatestOffset: b.LatestOffset.Milliseconds(), AddBatch: b.AddBatch.Milliseconds(), Commit: b.Commit.Milliseconds(),
+			WalCommit: b.WalCommit.Milliseconds(), TriggerExecution: b.Total.Milliseconds()},
+		Deferred: b.Deferred, Quarantined: quarantined(b.Quarantined), Backlog: b.Backlog}
+	if secs := b.Total.Seconds(); secs > 0 {
+		prog.ProcessedRowsPerSecond = float64(b.Rows) / secs
+		prog.InputRowsPerSecond = prog.ProcessedRowsPerSecond
+	}
+	prog.Sources = []SourceProgress{{Description: md.Source, StartOffset: b.Start, EndOffset: b.End, NumInputFiles: b.Parts, NumInputRows: b.InputRows,
+		InputRowsPerSecond: prog.InputRowsPerSecond, ProcessedRowsPerSecond: prog.ProcessedRowsPerSecond,
+		LatestOffset: b.SourceLatest, Metrics: b.SourceMetrics}}
+	prog.Sink = SinkProgress{Description: fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table), NumOutputRows: b.Rows, SnapshotID: b.SnapshotID,
+		DataFiles: b.DataFiles, CommitRetries: b.CommitRetries, PeakOpenFiles: b.PeakOpenFiles}
+	if p.cfg.Sink.Console() {
+		prog.Sink.Description = "ConsoleSink"
+	}
+	if b.Tables != nil {
+		prog.Sink.Tables = make([]TableProgress, len(b.Tables))
+		for i, tc := range b.Tables {
+			prog.Sink.Tables[i] = TableProgress{Table: tc.Table, SnapshotID: tc.SnapshotID, NumOutputRows: tc.Rows, DataFiles: tc.DataFiles, CommitRetries: tc.Retries}
+		}
+	}
+	if u := b.Upsert; u != nil {
+		prog.Sink.Upsert = &UpsertProgress{NumChanges: u.Changes, NumKeys: u.Keys, NumDeletedKeys: u.DeletedKeys, NumRemovedRows: u.RemovedRows}
+	}
+	return prog
+}
+
+// intervalProgress is a cluster worker's progress record of an interval.
+func (p *Pipeline) intervalProgress(iv cluster.Interval) Progress {
+	prog := Progress{ID: iv.QueryID, RunID: p.runID, Timestamp: progressTime(iv.Began), BatchID: iv.BatchID,
+		Cluster: &ClusterProgress{Group: iv.Group, Generation: iv.Generation, Worker: iv.Worker, Coordinator: iv.Coordinator, Partitions: iv.Partitions,
+			Waiting: iv.Waiting, CommitLagMs: iv.CommitLag.Milliseconds()}}
+	if b := iv.Published; b != nil {
+		prog.NumInputRows = b.Rows
+		prog.Cluster.Published = true
+		prog.DurationMs.LatestOffset, prog.DurationMs.AddBatch = b.LatestOffset.Milliseconds(), b.AddBatch.Milliseconds()
+		prog.Sources = []SourceProgress{{Description: p.engine.Source.Description(), StartOffset: b.Start, EndOffset: b.End, NumInputFiles: b.Parts,
+			NumInputRows: b.Rows, LatestOffset: b.SourceLatest, Metrics: b.SourceMetrics}}
+		prog.Sink.NumOutputRows, prog.Sink.DataFiles = b.Rows, b.DataFiles
+		prog.Deferred, prog.Quarantined = b.Deferred, quarantined(b.Quarantined)
+	}
+	if c := iv.Committed; c != nil {
+		prog.Cluster.Committed = &ClusterCommit{SnapshotID: c.SnapshotID, Events: c.Events, DataFiles: c.Files, Rows: c.Rows,
+			Stale: c.Stale, Waiting: c.Waiting, LagMs: c.LagMs}
+		prog.Sink.SnapshotID = c.SnapshotID
+	}
+	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table)
+	prog.DurationMs.TriggerExecution = iv.Total.Milliseconds()
+	return prog
+}
+
+func quarantined(qs []engine.Quarantined) []QuarantinedFile {
+	if qs == nil {
+		return nil
+	}
+	out := make([]QuarantinedFile, len(qs))
+	for i, q := range qs {
+		out[i] = QuarantinedFile(q)
+	}
+	return out
+}

@@ -19,11 +19,11 @@ Rules (the same for both layouts):
     is "direct" when no frame of other code (standard library, third party,
     cmd/, config/) lies between; otherwise "via library" (a callback or
     interface method called back from other code).
-  * Window: calls made from the entry into (*Pipeline).runBatch to its return
-    (on any goroutine), keeping only calls whose stack holds runBatch, or
+  * Window: calls made from the entry into (*Engine).RunBatch to its return
+    (on any goroutine), keeping only calls whose stack holds RunBatch, or
     whose goroutine was first seen inside the window (a goroutine started
-    below runBatch); calls on goroutines that existed before runBatch began
-    and do not have runBatch on their stack are left out and listed.
+    below RunBatch); calls on goroutines that existed before RunBatch began
+    and do not have RunBatch on their stack are left out and listed.
   * A goroutine's root floe frame has no floe caller on its stack; if it is a
     closure (name ends .funcN) its creator is the enclosing function, in the
     same file. Others are listed for a look by hand.
@@ -38,7 +38,7 @@ ENTRY = re.compile(r"^> goroutine\((\d+)\): ")
 RET = re.compile(r"^>> goroutine\((\d+)\): (.*?) => ")
 FRAME = re.compile(r"^\s+(\d+)\s+0x[0-9a-f]+ in (.+)$")
 AT = re.compile(r"^\s+at (.+):(\d+)$")
-RUNBATCH = "github.com/floe-io/floe.(*Pipeline).runBatch"
+RUNBATCH = "github.com/floe-io/floe/internal/engine.(*Engine).RunBatch"
 INCLUDE_CONFIG = "--include-config" in sys.argv  # sensitivity check only
 
 
@@ -234,7 +234,7 @@ def main():
     print(f"  upward writer->pipeline edges: {res['upward_calls'] or 'none'}")
     print(f"  upward on any stack (pipeline frame above... below writer frame): {res['upward_on_any_stack'] or 'none'}")
     print(f"  goroutine roots (no floe caller): {res['goroutine_roots']}")
-    print(f"  left out (other goroutines, no runBatch on stack): {dict(left_out) or 'none'}")
+    print(f"  left out (other goroutines, no RunBatch on stack): {dict(left_out) or 'none'}")
     if "--edges" in sys.argv:
         for e in a["edges"]:
             tag = "" if e[5] else "  [via library]"

@@ -11,7 +11,7 @@
 # `floe stream`: the first creates the table, the second appends a second
 # file to it (the steady state). callpath.py then counts, over floe's own
 # code (not cmd/, config/, the standard library or third-party code), the
-# calls from one file into another while (*Pipeline).runBatch runs.
+# calls from one file into another while (*Engine).RunBatch runs.
 # Needs delve (go install github.com/go-delve/delve/cmd/dlv@latest) and
 # python3.
 set -euo pipefail

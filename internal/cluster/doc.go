@@ -6,5 +6,6 @@
 // ends (Chain), one snapshot per interval. The table's record, never a
 // consumer group or the control topic, says what is committed, so a
 // restarted, lagging or zombie worker or coordinator can neither skip nor
-// repeat a message.
+// repeat a message. Worker runs one worker's intervals under the engine's
+// run loop.
 package cluster

@@ -1,5 +1,3 @@
-// Package engine runs a query's batches: the one loop of a stream, used
-// alike by a single process and by a worker of a cluster.
 package engine
 
 import (
