@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/write"
 )
@@ -31,8 +32,8 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts Creat
 		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
 	}
 	// A property the writer would then refuse must not leave a table behind.
-	if err := write.CheckColumnProperties(opts.Properties, sc); err != nil {
-		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+	if err := config.CheckTablePropertyColumns(opts.Properties, sc); err != nil {
+		return nil, fmt.Errorf("create table %s: %w: %v", c.Name(), ingest.ErrConfig, err)
 	}
 	createOpts := []catalog.CreateTableOpt{catalog.WithProperties(opts.properties())}
 	if len(opts.PartitionFields) > 0 {
