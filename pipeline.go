@@ -32,6 +32,7 @@ import (
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/engine"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/partition"
 	"github.com/floe-io/floe/internal/upsert"
 	"github.com/floe-io/floe/internal/write"
 	"github.com/floe-io/floe/maintenance"
@@ -93,7 +94,7 @@ type Pipeline struct {
 	project *conform.Projection
 	conform conform.Options
 	// partition is the spec of a table floe creates.
-	partition []write.PartitionField
+	partition []partition.Field
 
 	// maintainer runs the maintenance: block between batches; nil when
 	// it is off.
@@ -143,7 +144,7 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 	}
 	p := &Pipeline{cfg: cfg, opts: opts, ownsCat: opts.Catalog == nil, runID: uuid.NewString(), stopCh: make(chan struct{}),
 		project: conform.NewProjection(cfg.Sink.Keep, cfg.Sink.Drop, cfg.Sink.Only), conform: conform.OptionsFor(&cfg.Sink)}
-	var partition []write.PartitionField
+	var partitionFields []partition.Field
 	if !cfg.Sink.Console() {
 		var err error
 		if cfg.Sink.IsTemplate() {
@@ -154,7 +155,7 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 		if err != nil {
 			return nil, err
 		}
-		if partition, err = write.ParsePartitionFields(cfg.Sink.PartitionFields); err != nil {
+		if partitionFields, err = partition.ParseFields(cfg.Sink.PartitionFields); err != nil {
 			return nil, err
 		}
 	}
@@ -214,7 +215,7 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 			Overrides: cfg.Sink.TableOverrides,
 			CreateOptions: commit.CreateOptions{
 				Properties:       tableProperties(&cfg.Sink),
-				PartitionFields:  partition,
+				PartitionFields:  partitionFields,
 				IdentifierFields: cfg.Sink.IdentifierFields,
 				FormatVersion:    formatVersion(&cfg.Sink),
 			},
@@ -227,7 +228,7 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 			Logger:          p.opts.Logger,
 		})
 	}
-	p.partition = partition
+	p.partition = partitionFields
 	if cfg.Sink.Upserts() {
 		budget := cfg.Sink.Upsert.KeyIndexBytes
 		if budget == 0 {
