@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/apache/iceberg-go"
 )
 
 // parquetCodecs are the write.parquet.compression-codec values floe's
@@ -108,11 +110,13 @@ func checkBloomFilter(prefix, column, value string) error {
 }
 
 // CheckTablePropertyColumns checks that the per-column bloom filter
-// properties in props name columns of a table whose primitive columns are
-// columns (nested ones by their dotted path): a misspelt column would
-// silently get no filter. It runs where the table's schema is known, before
-// the table is created or written.
-func CheckTablePropertyColumns(props map[string]string, columns []string) error {
+// properties in props name a primitive column of sc: a column nested in
+// structs by its dotted path, none inside a list or map, whose Parquet path
+// differs from its Iceberg name. A misspelt column would silently get no
+// filter. It runs where the table's schema is known, before the table is
+// created or written.
+func CheckTablePropertyColumns(props map[string]string, sc *iceberg.Schema) error {
+	columns := primitiveColumns("", sc.Fields())
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(props)) {
 		_, col, ok := bloomFilterProperty(key)
@@ -127,6 +131,21 @@ func CheckTablePropertyColumns(props map[string]string, columns []string) error 
 			key, col, hint, strings.Join(columns, ", ")))
 	}
 	return errors.Join(errs...)
+}
+
+// primitiveColumns lists the primitive columns of fields, through structs
+// only, with their dotted paths.
+func primitiveColumns(prefix string, fields []iceberg.NestedField) []string {
+	var cols []string
+	for _, f := range fields {
+		switch t := f.Type.(type) {
+		case iceberg.PrimitiveType:
+			cols = append(cols, prefix+f.Name)
+		case *iceberg.StructType:
+			cols = append(cols, primitiveColumns(prefix+f.Name+".", t.FieldList)...)
+		}
+	}
+	return cols
 }
 
 // checkMetricsMode accepts Iceberg's metrics modes: none, counts, full and

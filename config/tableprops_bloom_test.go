@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
+
 	"github.com/floe-io/floe/config"
 )
 
@@ -42,26 +44,36 @@ func TestCheckBloomFilterProperties(t *testing.T) {
 }
 
 // A per-column bloom filter property must name a primitive column of the
-// table; the error says which property, the likely name and the columns.
+// table, nested in structs by its dotted path, never inside a list; the
+// error says which property, the likely name and the columns.
 func TestCheckTablePropertyColumns(t *testing.T) {
 	t.Parallel()
-	cols := []string{"id", "name", "addr.city"}
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "addr", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 4, Name: "city", Type: iceberg.PrimitiveTypes.String},
+		}}},
+		iceberg.NestedField{ID: 5, Name: "tags", Type: &iceberg.ListType{ElementID: 6, Element: iceberg.PrimitiveTypes.String}},
+	)
 	ok := map[string]string{
 		"write.parquet.bloom-filter-enabled.column.id":          "true",
 		"write.parquet.bloom-filter-fpp.column.addr.city":       "0.02",
 		"write.parquet.compression-codec":                       "zstd",
 		"write.metadata.metrics.column.not_checked_here_at_all": "none",
 	}
-	if err := config.CheckTablePropertyColumns(ok, cols); err != nil {
+	if err := config.CheckTablePropertyColumns(ok, sc); err != nil {
 		t.Fatal(err)
 	}
 	err := config.CheckTablePropertyColumns(map[string]string{
-		"write.parquet.bloom-filter-enabled.column.nme": "true",
-		"write.parquet.bloom-filter-fpp.column.addr":    "0.02",
-	}, cols)
+		"write.parquet.bloom-filter-enabled.column.nme":          "true",
+		"write.parquet.bloom-filter-fpp.column.addr":             "0.02",
+		"write.parquet.bloom-filter-enabled.column.tags.element": "true",
+	}, sc)
 	for _, want := range []string{
 		`write.parquet.bloom-filter-enabled.column.nme names column "nme"`, `did you mean "name"?`,
-		`write.parquet.bloom-filter-fpp.column.addr names column "addr"`, "id, name, addr.city",
+		`write.parquet.bloom-filter-fpp.column.addr names column "addr"`, "(its primitive columns: id, name, addr.city)",
+		`write.parquet.bloom-filter-enabled.column.tags.element names column "tags.element"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one saying %q", err, want)

@@ -14,8 +14,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/ingest"
-	"github.com/floe-io/floe/internal/write"
+	"github.com/floe-io/floe/internal/partition"
 )
 
 // Create makes the table from an input schema (every column optional, as
@@ -31,12 +32,12 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts Creat
 		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
 	}
 	// A property the writer would then refuse must not leave a table behind.
-	if err := write.CheckColumnProperties(opts.Properties, sc); err != nil {
-		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
+	if err := config.CheckTablePropertyColumns(opts.Properties, sc); err != nil {
+		return nil, fmt.Errorf("create table %s: %w: %v", c.Name(), ingest.ErrConfig, err)
 	}
 	createOpts := []catalog.CreateTableOpt{catalog.WithProperties(opts.properties())}
 	if len(opts.PartitionFields) > 0 {
-		spec, err := write.NewPartitionSpec(sc, opts.PartitionFields)
+		spec, err := partition.NewSpec(sc, opts.PartitionFields)
 		if err != nil {
 			return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
 		}
@@ -150,7 +151,7 @@ func tableType(t arrow.DataType) arrow.DataType {
 // CreateOptions are what a table floe creates gets besides its schema.
 type CreateOptions struct {
 	Properties       map[string]string
-	PartitionFields  []write.PartitionField
+	PartitionFields  []partition.Field
 	IdentifierFields []string
 	// FormatVersion defaults to 2.
 	FormatVersion int

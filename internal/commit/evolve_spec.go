@@ -8,13 +8,13 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/floe-io/floe/internal/ingest"
-	"github.com/floe-io/floe/internal/write"
+	"github.com/floe-io/floe/internal/partition"
 )
 
 // EvolveSpec replaces the table's partition spec by fields; the files
 // already written keep the spec they were written with. The change is
 // planned again on every attempt of the commit loop.
-func EvolveSpec(ctx context.Context, cat catalog.Catalog, tbl *table.Table, fields []write.PartitionField) (*table.Table, error) {
+func EvolveSpec(ctx context.Context, cat catalog.Catalog, tbl *table.Table, fields []partition.Field) (*table.Table, error) {
 	ident := tbl.Identifier()
 	out, _, err := Retry(ctx, loader(cat, ident), tbl, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 		txn := tbl.NewTransaction()
@@ -22,7 +22,7 @@ func EvolveSpec(ctx context.Context, cat catalog.Catalog, tbl *table.Table, fiel
 		spec := tbl.Spec()
 		kept := make([]bool, len(fields))
 		for _, pf := range spec.Fields() {
-			i := slices.IndexFunc(fields, func(f write.PartitionField) bool {
+			i := slices.IndexFunc(fields, func(f partition.Field) bool {
 				src, ok := tbl.Schema().FindFieldByName(f.Source)
 				return ok && src.ID == pf.SourceID() && f.Transform.Equals(pf.Transform)
 			})
@@ -34,7 +34,7 @@ func EvolveSpec(ctx context.Context, cat catalog.Catalog, tbl *table.Table, fiel
 		}
 		for i, f := range fields {
 			if !kept[i] {
-				us.AddField(f.Source, f.Transform, write.PartitionFieldName(f.Source, f.Transform))
+				us.AddField(f.Source, f.Transform, partition.FieldName(f.Source, f.Transform))
 			}
 		}
 		if err := us.Commit(); err != nil {
@@ -43,7 +43,7 @@ func EvolveSpec(ctx context.Context, cat catalog.Catalog, tbl *table.Table, fiel
 		return txn.Commit(ctx)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("evolve the partition spec of table %s to [%s]: %w", ingest.JoinIdent(ident), write.JoinExprs(fields), err)
+		return nil, fmt.Errorf("evolve the partition spec of table %s to [%s]: %w", ingest.JoinIdent(ident), partition.JoinExprs(fields), err)
 	}
 	return out, nil
 }

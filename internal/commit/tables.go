@@ -13,7 +13,7 @@ import (
 
 	"github.com/floe-io/floe/internal/faults"
 	"github.com/floe-io/floe/internal/ingest"
-	"github.com/floe-io/floe/internal/write"
+	"github.com/floe-io/floe/internal/partition"
 )
 
 // TablesOptions say how a query's destination tables are made and kept.
@@ -195,9 +195,9 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 		t.tables[name] = tbl
 		t.overridden[name] = true
 	}
-	if fields := t.opts.CreateOptions.PartitionFields; len(fields) > 0 && !write.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
+	if fields := t.opts.CreateOptions.PartitionFields; len(fields) > 0 && !partition.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
 		if !t.opts.SpecEvolution {
-			return nil, fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)", ingest.ErrConfig, name, write.DescribeSpec(tbl.Spec(), tbl.Schema()), write.JoinExprs(fields))
+			return nil, fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)", ingest.ErrConfig, name, partition.DescribeSpec(tbl.Spec(), tbl.Schema()), partition.JoinExprs(fields))
 		}
 		if tbl, err = EvolveSpec(ctx, t.cat, tbl, fields); err != nil {
 			return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/partition"
 	"github.com/floe-io/floe/internal/upsert"
 	"github.com/floe-io/floe/internal/write"
 	"github.com/floe-io/floe/maintenance"
@@ -43,10 +44,10 @@ type Engine struct {
 	Maintainer *maintenance.Scheduler
 	Hooks      Hooks
 
-	route     *write.Router
-	project   *conform.Projection
-	conform   conform.Options
-	partition []write.PartitionField
+	route           *write.Router
+	project         *conform.Projection
+	conform         conform.Options
+	partitionFields []partition.Field
 	// keys is the table's key index in mode upsert, kept from batch to
 	// batch.
 	keys *upsert.KeyIndex
@@ -105,7 +106,7 @@ func New(cfg *config.Pipeline, h Hooks) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.partition, err = write.ParsePartitionFields(cfg.Sink.PartitionFields); err != nil {
+	if e.partitionFields, err = partition.ParseFields(cfg.Sink.PartitionFields); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -125,7 +126,7 @@ func (e *Engine) Open(cat catalog.Catalog, src source.Source, ck *checkpoint.Che
 		Overrides: cfg.Sink.TableOverrides,
 		CreateOptions: commit.CreateOptions{
 			Properties:       tableProperties(&cfg.Sink),
-			PartitionFields:  e.partition,
+			PartitionFields:  e.partitionFields,
 			IdentifierFields: cfg.Sink.IdentifierFields,
 			FormatVersion:    formatVersion(&cfg.Sink),
 		},

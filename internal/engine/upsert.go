@@ -39,7 +39,7 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 		intKey = upsert.IsIntKey(tbl.Schema(), keys)
 	} else if formatVersion(&e.Config.Sink) == 2 {
 		var off []string
-		for _, f := range e.partition {
+		for _, f := range e.partitionFields {
 			if !slices.Contains(keys, f.Source) {
 				off = append(off, f.Source)
 			}

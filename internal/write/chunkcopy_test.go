@@ -407,13 +407,9 @@ func TestChunkCopyPartitioned(t *testing.T) {
 				rec.Release()
 				parts = append(parts, fixture.ParquetFilePart{Path: path})
 			}
-			fields, err := write.ParsePartitionFields([]string{c.fields})
-			if err != nil {
-				t.Fatal(err)
-			}
 			cat := fixture.Catalog(t)
 			cm := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "t"}, QueryID: "q"}
-			tbl, err := cm.Create(ctx, partRows(t, 0, 1, "a").Schema(), commit.CreateOptions{PartitionFields: fields,
+			tbl, err := cm.Create(ctx, partRows(t, 0, 1, "a").Schema(), commit.CreateOptions{PartitionFields: fixture.PartitionFields(t, c.fields),
 				Properties: map[string]string{table.ParquetRowGroupSizeBytesKey: "1024"}})
 			if err != nil {
 				t.Fatal(err)

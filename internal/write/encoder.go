@@ -408,27 +408,3 @@ func (c *countingWriter) footer() (*metadata.FileMetaData, error) {
 	}
 	return metadata.NewFileMetaData(t[len(t)-8-n:len(t)-8], nil)
 }
-
-// CheckColumnProperties checks that the table properties naming a column
-// (the bloom filters') name a primitive column of sc: a column nested in
-// structs by its dotted path, none inside a list or map, whose Parquet
-// path differs from its Iceberg name.
-func CheckColumnProperties(props map[string]string, sc *iceberg.Schema) error {
-	var cols []string
-	var walk func(prefix string, fields []iceberg.NestedField)
-	walk = func(prefix string, fields []iceberg.NestedField) {
-		for _, f := range fields {
-			switch t := f.Type.(type) {
-			case iceberg.PrimitiveType:
-				cols = append(cols, prefix+f.Name)
-			case *iceberg.StructType:
-				walk(prefix+f.Name+".", t.FieldList)
-			}
-		}
-	}
-	walk("", sc.Fields())
-	if err := config.CheckTablePropertyColumns(props, cols); err != nil {
-		return fmt.Errorf("%w: %v", ingest.ErrConfig, err)
-	}
-	return nil
-}

@@ -109,8 +109,8 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 			return nil, fmt.Errorf("%w: table %s has property %s=%q, which floe cannot write with: %v (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", ingest.ErrConfig, name, k, props[k], err)
 		}
 	}
-	if err := CheckColumnProperties(props, tbl.Schema()); err != nil {
-		return nil, fmt.Errorf("table %s: %w (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", name, err)
+	if err := config.CheckTablePropertyColumns(props, tbl.Schema()); err != nil {
+		return nil, fmt.Errorf("table %s: %w: %v (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", name, ingest.ErrConfig, err)
 	}
 	schema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {

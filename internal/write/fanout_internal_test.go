@@ -18,6 +18,7 @@ import (
 
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/partition"
 )
 
 type failingFS struct {
@@ -127,7 +128,7 @@ func createPartitioned(t *testing.T, cat catalog.Catalog, name string, props ice
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := NewPartitionSpec(sc, mustFields(t, "p"))
+	spec, err := partition.NewSpec(sc, fixture.PartitionFields(t, "p"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/partition"
 	"github.com/google/uuid"
 )
 
@@ -122,20 +123,6 @@ func xformOf(t iceberg.Transform) (xform, int, bool) {
 	return 0, 0, false
 }
 
-// SupportsTransform narrows Transform.CanTransform to what the
-// partitioner computes, so that an unsupported spec fails at creation.
-func SupportsTransform(src iceberg.Type, t iceberg.Transform) bool {
-	xf, _, ok := xformOf(t)
-	if !ok {
-		return false
-	}
-	if xf == xVoid {
-		return true
-	}
-	kind, ok := classify(src)
-	return ok && t.CanTransform(src) && !(kind == srcDecimal && xf == xTruncate)
-}
-
 func newPartitioner(spec iceberg.PartitionSpec, sc *iceberg.Schema, schema *arrow.Schema) (*partitioner, error) {
 	p := &partitioner{spec: spec, sc: sc, keys: map[string]*partitionKey{}}
 	for _, pf := range spec.Fields() {
@@ -151,11 +138,14 @@ func newPartitioner(spec iceberg.PartitionSpec, sc *iceberg.Schema, schema *arro
 			if !ok {
 				return nil, fmt.Errorf("%w: partition field %s has source column id %d, which is not in the table schema", ingest.ErrConfig, pf.Name, pf.SourceID())
 			}
-			if !SupportsTransform(src, pf.Transform) {
+			// partition.Writable lists the types classify knows; were the
+			// two to part, refuse rather than compute a wrong key.
+			kind, ok := classify(src)
+			if !ok || !partition.Writable(src, pf.Transform) {
 				return nil, fmt.Errorf("%w: partition field %s: floe cannot compute %s of column %s (%s); change the table's partitioning", ingest.ErrConfig, pf.Name, pf.Transform, f.name, src)
 			}
 			f.src = src
-			f.kind, _ = classify(src)
+			f.kind = kind
 			_, f.isDate = src.(iceberg.DateType)
 			switch src.(type) {
 			case iceberg.TimestampNsType, iceberg.TimestampTzNsType:

@@ -3,7 +3,6 @@ package write
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -22,143 +21,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/partition"
 	"github.com/floe-io/floe/internal/partref"
 )
-
-func TestParsePartitionField(t *testing.T) {
-	t.Parallel()
-	good := []struct {
-		expr   string
-		source string
-		tr     iceberg.Transform
-	}{
-		{"region", "region", iceberg.IdentityTransform{}},
-		{" meta.region ", "meta.region", iceberg.IdentityTransform{}},
-		{"bucket(id, 16)", "id", iceberg.BucketTransform{NumBuckets: 16}},
-		{"BUCKET( id ,16 )", "id", iceberg.BucketTransform{NumBuckets: 16}},
-		{"bucket(16, id)", "id", iceberg.BucketTransform{NumBuckets: 16}},
-		{"truncate(name, 4)", "name", iceberg.TruncateTransform{Width: 4}},
-		{"year(ts)", "ts", iceberg.YearTransform{}},
-		{"Month(ts)", "ts", iceberg.MonthTransform{}},
-		{"day(meta.ts)", "meta.ts", iceberg.DayTransform{}},
-		{"hour(ts)", "ts", iceberg.HourTransform{}},
-		{"void(x)", "x", iceberg.VoidTransform{}},
-		{"identity(x)", "x", iceberg.IdentityTransform{}},
-	}
-	for _, g := range good {
-		f, err := ParsePartitionField(g.expr)
-		if err != nil {
-			t.Errorf("ParsePartitionField(%q): %v", g.expr, err)
-			continue
-		}
-		if f.Expr != g.expr || f.Source != g.source || !f.Transform.Equals(g.tr) {
-			t.Errorf("ParsePartitionField(%q) = %+v, want source %q transform %s", g.expr, f, g.source, g.tr)
-		}
-	}
-	bad := []struct{ expr, msg string }{
-		{"", `invalid configuration: partition field "": empty expression; use col, bucket(col, N), truncate(col, W), year(col), month(col), day(col), hour(col) or void(col)`},
-		{"bucket(id)", `partition field "bucket(id)": bucket takes a column and N; use`},
-		{"bucket(id, 0)", `partition field "bucket(id, 0)": N "0" must be a positive integer; use`},
-		{"truncate(s, -3)", `W "-3" must be a positive integer`},
-		{"truncate(s, x)", `W "x" must be a positive integer`},
-		{"days(ts)", `unknown transform "days"`},
-		{"day(ts", `missing closing parenthesis`},
-		{"day(a, b)", `day takes one column`},
-		{"day()", `argument "" is not a column name or number`},
-		{"a b", `not a column name or transform`},
-		{"bucket(id, 99999999999)", `N "99999999999" must be a positive integer`},
-	}
-	for _, b := range bad {
-		_, err := ParsePartitionField(b.expr)
-		if !errors.Is(err, ingest.ErrConfig) || !strings.Contains(err.Error(), b.msg) {
-			t.Errorf("ParsePartitionField(%q) = %v, want ingest.ErrConfig containing %q", b.expr, err, b.msg)
-		}
-	}
-	if _, err := ParsePartitionFields([]string{"a", "bucket(b)"}); err == nil {
-		t.Error("ParsePartitionFields accepted a bad entry")
-	}
-}
-
-func testPartitionSchema() *iceberg.Schema {
-	return iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "i", Type: iceberg.PrimitiveTypes.Int32},
-		iceberg.NestedField{ID: 3, Name: "l", Type: iceberg.PrimitiveTypes.Int64},
-		iceberg.NestedField{ID: 4, Name: "s", Type: iceberg.PrimitiveTypes.String},
-		iceberg.NestedField{ID: 5, Name: "d", Type: iceberg.PrimitiveTypes.Date},
-		iceberg.NestedField{ID: 6, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp},
-		iceberg.NestedField{ID: 7, Name: "tstz", Type: iceberg.PrimitiveTypes.TimestampTz},
-		iceberg.NestedField{ID: 8, Name: "meta", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
-			{ID: 9, Name: "region", Type: iceberg.PrimitiveTypes.String},
-		}}},
-		iceberg.NestedField{ID: 10, Name: "f", Type: iceberg.PrimitiveTypes.Float64},
-	)
-}
-
-func mustFields(t testing.TB, exprs ...string) []PartitionField {
-	t.Helper()
-	fs, err := ParsePartitionFields(exprs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs
-}
-
-func TestNewPartitionSpec(t *testing.T) {
-	t.Parallel()
-	sc := testPartitionSchema()
-	spec, err := NewPartitionSpec(sc, mustFields(t, "day(ts)", "bucket(l, 16)", "truncate(s, 4)", "meta.region", "void(i)", "hour(tstz)"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, f := range spec.Fields() {
-		got = append(got, fmt.Sprintf("%d %s %d %s", f.FieldID, f.Name, f.SourceID(), f.Transform))
-	}
-	want := []string{"1000 ts_day 6 day", "1001 l_bucket 3 bucket[16]", "1002 s_trunc 4 truncate[4]", "1003 meta_region 9 identity", "1004 i_null 2 void", "1005 tstz_hour 7 hour"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("spec fields = %q, want %q", got, want)
-	}
-	if d := DescribeSpec(spec, sc); d != "day(ts), bucket(l, 16), truncate(s, 4), meta.region, void(i), hour(tstz)" {
-		t.Errorf("DescribeSpec = %q", d)
-	}
-	if !SpecMatches(spec, sc, mustFields(t, "day(ts)", "bucket(l, 16)", "truncate(s, 4)", "meta.region", "void(i)", "hour(tstz)")) {
-		t.Error("SpecMatches(own fields) = false")
-	}
-	for _, other := range [][]string{
-		{"day(ts)", "bucket(l, 8)", "truncate(s, 4)", "meta.region", "void(i)", "hour(tstz)"},
-		{"day(ts)", "bucket(l, 16)", "truncate(s, 4)", "meta.region", "hour(tstz)"},
-		{"bucket(l, 16)", "day(ts)", "truncate(s, 4)", "meta.region", "void(i)", "hour(tstz)"},
-		{"day(tstz)", "bucket(l, 16)", "truncate(s, 4)", "meta.region", "void(i)", "hour(tstz)"},
-	} {
-		if SpecMatches(spec, sc, mustFields(t, other...)) {
-			t.Errorf("SpecMatches(%q) = true", other)
-		}
-	}
-
-	bad := []struct {
-		exprs []string
-		msg   string
-	}{
-		{[]string{"nope"}, `partition field "nope": no column "nope" in the table schema; available columns: n, i, l, s, d, ts, tstz, meta.region, f`},
-		{[]string{"day(s)"}, `partition field "day(s)": transform day cannot apply to column "s" of type string; year, month and day apply to date and timestamp columns`},
-		{[]string{"hour(d)"}, `transform hour cannot apply to column "d" of type date`},
-		{[]string{"truncate(d, 3)"}, `transform truncate[3] cannot apply to column "d"`},
-		{[]string{"bucket(f, 3)"}, `transform bucket[3] cannot apply to column "f" of type double`},
-		{[]string{"s", "s"}, `partition fields "s" and "s" partition column "s" twice the same way; keep one`},
-		{[]string{"day(ts)", "hour(ts)"}, `partition fields "day(ts)" and "hour(ts)" partition column "ts" twice`},
-	}
-	for _, b := range bad {
-		_, err := NewPartitionSpec(sc, mustFields(t, b.exprs...))
-		if !errors.Is(err, ingest.ErrConfig) || !strings.Contains(err.Error(), b.msg) {
-			t.Errorf("NewPartitionSpec(%q) = %v, want ingest.ErrConfig containing %q", b.exprs, err, b.msg)
-		}
-	}
-	if _, err := NewPartitionSpec(sc, mustFields(t, "bucket(s, 4)", "s")); err != nil {
-		t.Errorf("bucket and identity of one column: %v", err)
-	}
-}
 
 // testRecord generates n rows with nulls, negative numbers, pre-1970 times,
 // multi-byte strings and struct-level nulls.
@@ -298,14 +164,14 @@ func refValue(t testing.TB, rec arrow.RecordBatch, row int, source string, tr ic
 
 // checkSplit splits rec and checks every row's key against partref, that
 // groups keep the input order and that together they hold every row once.
-func checkSplit(t *testing.T, p *partitioner, rec arrow.RecordBatch, fields []PartitionField) []partitionGroup {
+func checkSplit(t *testing.T, p *partitioner, rec arrow.RecordBatch, fields []partition.Field) []partitionGroup {
 	t.Helper()
 	return checkSplitOf(t, p, rec, rec, fields)
 }
 
 // checkSplitOf checks the split of in, a slice of orig; column n holds the
 // row numbers of orig.
-func checkSplitOf(t *testing.T, p *partitioner, in, orig arrow.RecordBatch, fields []PartitionField) []partitionGroup {
+func checkSplitOf(t *testing.T, p *partitioner, in, orig arrow.RecordBatch, fields []partition.Field) []partitionGroup {
 	t.Helper()
 	rec := orig
 	groups, err := p.split(context.Background(), in)
@@ -348,7 +214,7 @@ func checkSplitOf(t *testing.T, p *partitioner, in, orig arrow.RecordBatch, fiel
 
 func TestPartitionerMatchesPartRef(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	rec := testRecord(t, sc, 5000, 7)
 	defer rec.Release()
 	schema := rec.Schema()
@@ -360,8 +226,8 @@ func TestPartitionerMatchesPartRef(t *testing.T) {
 		"void(s)", "void(ts)",
 	} {
 		t.Run(expr, func(t *testing.T) {
-			fields := mustFields(t, expr)
-			spec, err := NewPartitionSpec(sc, fields)
+			fields := fixture.PartitionFields(t, expr)
+			spec, err := partition.NewSpec(sc, fields)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,9 +244,47 @@ func TestPartitionerMatchesPartRef(t *testing.T) {
 	}
 }
 
+// A spec partition.NewSpec admits for a new table, the partitioner must
+// compute: partition.Writable lists the types and transforms it knows.
+func TestPartitionerComputesWritableSpecs(t *testing.T) {
+	t.Parallel()
+	types := []iceberg.Type{
+		iceberg.PrimitiveTypes.Bool, iceberg.PrimitiveTypes.Int32, iceberg.PrimitiveTypes.Int64,
+		iceberg.PrimitiveTypes.Float32, iceberg.PrimitiveTypes.Float64, iceberg.DecimalTypeOf(10, 2),
+		iceberg.PrimitiveTypes.Date, iceberg.PrimitiveTypes.Time, iceberg.PrimitiveTypes.Timestamp,
+		iceberg.PrimitiveTypes.TimestampTz, iceberg.PrimitiveTypes.TimestampNs, iceberg.PrimitiveTypes.TimestampTzNs,
+		iceberg.PrimitiveTypes.String, iceberg.PrimitiveTypes.Binary, iceberg.FixedTypeOf(16), iceberg.PrimitiveTypes.UUID,
+	}
+	transforms := []iceberg.Transform{
+		iceberg.IdentityTransform{}, iceberg.BucketTransform{NumBuckets: 4}, iceberg.TruncateTransform{Width: 3},
+		iceberg.YearTransform{}, iceberg.MonthTransform{}, iceberg.DayTransform{}, iceberg.HourTransform{}, iceberg.VoidTransform{},
+	}
+	admitted := 0
+	for _, typ := range types {
+		sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "c", Type: typ})
+		schema, err := table.SchemaToArrowSchema(sc, nil, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range transforms {
+			spec, err := partition.NewSpec(sc, []partition.Field{{Expr: tr.String(), Source: "c", Transform: tr}})
+			if err != nil {
+				continue
+			}
+			admitted++
+			if _, err := newPartitioner(spec, sc, schema); err != nil {
+				t.Errorf("%s of %s: %v", tr, typ, err)
+			}
+		}
+	}
+	if admitted < len(types) {
+		t.Fatalf("partition.NewSpec admitted %d specs, fewer than one a type", admitted)
+	}
+}
+
 func TestPartitionerMultipleFields(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	rec := testRecord(t, sc, 20000, 11)
 	defer rec.Release()
 	for _, exprs := range [][]string{
@@ -389,8 +293,8 @@ func TestPartitionerMultipleFields(t *testing.T) {
 		{"l", "i", "ts"}, // too many combinations for a dense table
 	} {
 		t.Run(strings.Join(exprs, ","), func(t *testing.T) {
-			fields := mustFields(t, exprs...)
-			spec, err := NewPartitionSpec(sc, fields)
+			fields := fixture.PartitionFields(t, exprs...)
+			spec, err := partition.NewSpec(sc, fields)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -421,11 +325,11 @@ func TestPartitionerMultipleFields(t *testing.T) {
 
 func TestPartitionerSinglePartitionIsNoCopy(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	rec := testRecord(t, sc, 1000, 3)
 	defer rec.Release()
-	fields := mustFields(t, "void(s)")
-	spec, _ := NewPartitionSpec(sc, fields)
+	fields := fixture.PartitionFields(t, "void(s)")
+	spec, _ := partition.NewSpec(sc, fields)
 	p, err := newPartitioner(spec, sc, rec.Schema())
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +345,7 @@ func TestPartitionerSinglePartitionIsNoCopy(t *testing.T) {
 
 func TestPartitionPath(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	schema, _ := table.SchemaToArrowSchema(sc, nil, true, false)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -457,8 +361,8 @@ func TestPartitionPath(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fields := mustFields(t, "day(ts)", "s", "meta.region")
-	spec, _ := NewPartitionSpec(sc, fields)
+	fields := fixture.PartitionFields(t, "day(ts)", "s", "meta.region")
+	spec, _ := partition.NewSpec(sc, fields)
 	p, err := newPartitioner(spec, sc, rec.Schema())
 	if err != nil {
 		t.Fatal(err)
@@ -476,9 +380,9 @@ func TestPartitionPath(t *testing.T) {
 
 func TestPartitionerConcurrentSplit(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
-	fields := mustFields(t, "day(ts)", "s")
-	spec, _ := NewPartitionSpec(sc, fields)
+	sc := fixture.PartitionSchema()
+	fields := fixture.PartitionFields(t, "day(ts)", "s")
+	spec, _ := partition.NewSpec(sc, fields)
 	recs := make([]arrow.RecordBatch, 4)
 	for i := range recs {
 		recs[i] = testRecord(t, sc, 3000, uint64(i))
@@ -515,11 +419,11 @@ func TestPartitionerConcurrentSplit(t *testing.T) {
 // values of the wrong Go type.
 func TestPartitionValuesRoundTrip(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	rec := testRecord(t, sc, 300, 5)
 	defer rec.Release()
-	fields := mustFields(t, "day(ts)", "bucket(l, 4)", "truncate(s, 2)", "month(d)", "hour(tstz)", "i", "l", "d", "ts", "tstz", "meta.region", "void(f)", "truncate(i, 100)")
-	spec, err := NewPartitionSpec(sc, fields)
+	fields := fixture.PartitionFields(t, "day(ts)", "bucket(l, 4)", "truncate(s, 2)", "month(d)", "hour(tstz)", "i", "l", "d", "ts", "tstz", "meta.region", "void(f)", "truncate(i, 100)")
+	spec, err := partition.NewSpec(sc, fields)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -636,7 +540,7 @@ func BenchmarkPartitionerSplit(b *testing.B) {
 		}
 		return bld.NewRecordBatch()
 	}
-	spec, err := NewPartitionSpec(sc, mustFields(b, "day(ts)", "category"))
+	spec, err := partition.NewSpec(sc, fixture.PartitionFields(b, "day(ts)", "category"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -670,7 +574,7 @@ func BenchmarkPartitionerSplit(b *testing.B) {
 // Dictionary-encoded sources are coded through their indices.
 func TestPartitionerDictionary(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	plain := testRecord(t, sc, 2000, 9)
 	defer plain.Release()
 	dict := array.NewStringBuilder(memory.DefaultAllocator)
@@ -702,8 +606,8 @@ func TestPartitionerDictionary(t *testing.T) {
 	rec := array.NewRecordBatch(schema, cols, plain.NumRows())
 	defer rec.Release()
 
-	pf := mustFields(t, "s", "bucket(i, 2)")
-	spec, _ := NewPartitionSpec(sc, pf)
+	pf := fixture.PartitionFields(t, "s", "bucket(i, 2)")
+	spec, _ := partition.NewSpec(sc, pf)
 	p, err := newPartitioner(spec, sc, schema)
 	if err != nil {
 		t.Fatal(err)
@@ -740,7 +644,7 @@ func TestPartitionerDictionary(t *testing.T) {
 // depend on the offset width.
 func TestPartitionerLargeString(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	plain := testRecord(t, sc, 3000, 13)
 	defer plain.Release()
 	str := plain.Column(3).(*array.String)
@@ -762,8 +666,8 @@ func TestPartitionerLargeString(t *testing.T) {
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, plain.NumRows())
 	defer rec.Release()
 
-	pf := mustFields(t, "s", "truncate(s, 2)", "day(ts)")
-	spec, _ := NewPartitionSpec(sc, pf)
+	pf := fixture.PartitionFields(t, "s", "truncate(s, 2)", "day(ts)")
+	spec, _ := partition.NewSpec(sc, pf)
 	p, err := newPartitioner(spec, sc, rec.Schema())
 	if err != nil {
 		t.Fatal(err)
@@ -798,7 +702,7 @@ func TestPartitionerLargeString(t *testing.T) {
 // Partitions that arrive as one run of rows each are slices, not copies.
 func TestPartitionerRunsAreSlices(t *testing.T) {
 	t.Parallel()
-	sc := testPartitionSchema()
+	sc := fixture.PartitionSchema()
 	schema, _ := table.SchemaToArrowSchema(sc, nil, true, false)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -811,8 +715,8 @@ func TestPartitionerRunsAreSlices(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fields := mustFields(t, "s")
-	spec, _ := NewPartitionSpec(sc, fields)
+	fields := fixture.PartitionFields(t, "s")
+	spec, _ := partition.NewSpec(sc, fields)
 	p, err := newPartitioner(spec, sc, rec.Schema())
 	if err != nil {
 		t.Fatal(err)
@@ -826,39 +730,4 @@ func TestPartitionerRunsAreSlices(t *testing.T) {
 			t.Errorf("group %s was copied", g.key.path)
 		}
 	}
-}
-
-// FuzzParsePartitionField checks that the parser never panics, that what it
-// accepts has a source, and that the canonical form parses back the same.
-func FuzzParsePartitionField(f *testing.F) {
-	for _, s := range []string{"a", "bucket(a, 3)", "truncate(4, b.c)", "DAY( ts )", "void(x)", "bucket(", "(", ")", "a(b,c,d)"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, expr string) {
-		pf, err := ParsePartitionField(expr)
-		if err != nil {
-			if !errors.Is(err, ingest.ErrConfig) {
-				t.Fatalf("%q: error %v is not ingest.ErrConfig", expr, err)
-			}
-			return
-		}
-		if pf.Source == "" {
-			t.Fatalf("%q: empty source", expr)
-		}
-		var canon string
-		switch tr := pf.Transform.(type) {
-		case iceberg.IdentityTransform:
-			canon = pf.Source
-		case iceberg.BucketTransform:
-			canon = fmt.Sprintf("bucket(%s, %d)", pf.Source, tr.NumBuckets)
-		case iceberg.TruncateTransform:
-			canon = fmt.Sprintf("truncate(%s, %d)", pf.Source, tr.Width)
-		default:
-			canon = fmt.Sprintf("%s(%s)", tr, pf.Source)
-		}
-		again, err := ParsePartitionField(canon)
-		if err != nil || again.Source != pf.Source || !again.Transform.Equals(pf.Transform) {
-			t.Fatalf("%q: canonical %q parses as %+v, %v", expr, canon, again, err)
-		}
-	})
 }

@@ -1,4 +1,9 @@
-package write
+// Package partition is the partition spec as users write it: the
+// partition-fields entries parsed, a new table's spec built from them, an
+// existing table's spec matched against them and described back, and the
+// transforms floe's writer computes. The writer, the committer and the
+// root share it, so the committer needs nothing of the writer.
+package partition
 
 import (
 	"fmt"
@@ -11,8 +16,8 @@ import (
 	"github.com/floe-io/floe/internal/ingest"
 )
 
-// PartitionField is one parsed `partition-fields` entry.
-type PartitionField struct {
+// Field is one parsed `partition-fields` entry.
+type Field struct {
 	Expr      string            // as written, for messages
 	Source    string            // dotted source column name, e.g. "ts" or "meta.region"
 	Transform iceberg.Transform // iceberg.IdentityTransform{}, BucketTransform{NumBuckets}, ...
@@ -20,13 +25,13 @@ type PartitionField struct {
 
 const partitionForms = "col, bucket(col, N), truncate(col, W), year(col), month(col), day(col), hour(col) or void(col)"
 
-// ParsePartitionField parses "col", "bucket(col, N)", "truncate(col, W)",
+// ParseField parses "col", "bucket(col, N)", "truncate(col, W)",
 // "year(col)", "month(col)", "day(col)", "hour(col)" and "void(col)".
 // Transform names are case-insensitive; Spark's argument order
 // "bucket(N, col)" is accepted too, since users copy it from DDL.
-func ParsePartitionField(expr string) (PartitionField, error) {
-	bad := func(why string) (PartitionField, error) {
-		return PartitionField{}, fmt.Errorf("%w: partition field %q: %s; use %s", ingest.ErrConfig, expr, why, partitionForms)
+func ParseField(expr string) (Field, error) {
+	bad := func(why string) (Field, error) {
+		return Field{}, fmt.Errorf("%w: partition field %q: %s; use %s", ingest.ErrConfig, expr, why, partitionForms)
 	}
 	s := strings.TrimSpace(expr)
 	open := strings.IndexByte(s, '(')
@@ -37,7 +42,7 @@ func ParsePartitionField(expr string) (PartitionField, error) {
 		if strings.ContainsAny(s, "), \t") {
 			return bad("not a column name or transform")
 		}
-		return PartitionField{Expr: expr, Source: s, Transform: iceberg.IdentityTransform{}}, nil
+		return Field{Expr: expr, Source: s, Transform: iceberg.IdentityTransform{}}, nil
 	}
 	if !strings.HasSuffix(s, ")") {
 		return bad("missing closing parenthesis")
@@ -52,13 +57,13 @@ func ParsePartitionField(expr string) (PartitionField, error) {
 			return bad(fmt.Sprintf("argument %q is not a column name or number", a))
 		}
 	}
-	one := func(t iceberg.Transform) (PartitionField, error) {
+	one := func(t iceberg.Transform) (Field, error) {
 		if len(args) != 1 {
 			return bad(fmt.Sprintf("%s takes one column", name))
 		}
-		return PartitionField{Expr: expr, Source: args[0], Transform: t}, nil
+		return Field{Expr: expr, Source: args[0], Transform: t}, nil
 	}
-	withParam := func(param string, mk func(int) iceberg.Transform) (PartitionField, error) {
+	withParam := func(param string, mk func(int) iceberg.Transform) (Field, error) {
 		if len(args) != 2 {
 			return bad(fmt.Sprintf("%s takes a column and %s", name, param))
 		}
@@ -72,7 +77,7 @@ func ParsePartitionField(expr string) (PartitionField, error) {
 		if err != nil || n <= 0 || n > math.MaxInt32 {
 			return bad(fmt.Sprintf("%s %q must be a positive integer", param, num))
 		}
-		return PartitionField{Expr: expr, Source: col, Transform: mk(int(n))}, nil
+		return Field{Expr: expr, Source: col, Transform: mk(int(n))}, nil
 	}
 	switch name {
 	case "identity":
@@ -95,11 +100,11 @@ func ParsePartitionField(expr string) (PartitionField, error) {
 	return bad(fmt.Sprintf("unknown transform %q", name))
 }
 
-// ParsePartitionFields parses every entry, stopping at the first bad one.
-func ParsePartitionFields(exprs []string) ([]PartitionField, error) {
-	fields := make([]PartitionField, 0, len(exprs))
+// ParseFields parses every entry, stopping at the first bad one.
+func ParseFields(exprs []string) ([]Field, error) {
+	fields := make([]Field, 0, len(exprs))
 	for _, e := range exprs {
-		f, err := ParsePartitionField(e)
+		f, err := ParseField(e)
 		if err != nil {
 			return nil, err
 		}
@@ -108,11 +113,11 @@ func ParsePartitionFields(exprs []string) ([]PartitionField, error) {
 	return fields, nil
 }
 
-// PartitionFieldName follows Iceberg Java and Spark, so that tables floe
+// FieldName follows Iceberg Java and Spark, so that tables floe
 // creates look like tables those engines create, except that a nested
 // source's dots become underscores: iceberg-go's manifest writer refuses
 // partition names that are not Avro names, where Java would escape them.
-func PartitionFieldName(source string, t iceberg.Transform) string {
+func FieldName(source string, t iceberg.Transform) string {
 	source = strings.ReplaceAll(source, ".", "_")
 	switch t.(type) {
 	case iceberg.IdentityTransform:
@@ -127,9 +132,9 @@ func PartitionFieldName(source string, t iceberg.Transform) string {
 	return source + "_" + t.String()
 }
 
-// NewPartitionSpec builds the spec for a table being created from schema sc.
+// NewSpec builds the spec for a table being created from schema sc.
 // Field ids start at 1000, as in every Iceberg implementation.
-func NewPartitionSpec(sc *iceberg.Schema, fields []PartitionField) (iceberg.PartitionSpec, error) {
+func NewSpec(sc *iceberg.Schema, fields []Field) (iceberg.PartitionSpec, error) {
 	opts := make([]iceberg.PartitionOption, 0, len(fields))
 	for i, f := range fields {
 		src, ok := sc.FindFieldByName(f.Source)
@@ -140,7 +145,7 @@ func NewPartitionSpec(sc *iceberg.Schema, fields []PartitionField) (iceberg.Part
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition field %q: no column %q in the table schema; available columns: %s", ingest.ErrConfig, f.Expr, f.Source, strings.Join(partitionableColumns(sc), ", "))
 		}
 		name, _ := sc.FindColumnName(src.ID)
-		if !f.Transform.CanTransform(src.Type) || !SupportsTransform(src.Type, f.Transform) {
+		if !f.Transform.CanTransform(src.Type) || !Writable(src.Type, f.Transform) {
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition field %q: transform %s cannot apply to column %q of type %s; %s", ingest.ErrConfig, f.Expr, f.Transform, name, src.Type, transformHint(f.Transform))
 		}
 		for _, prev := range fields[:i] {
@@ -149,7 +154,7 @@ func NewPartitionSpec(sc *iceberg.Schema, fields []PartitionField) (iceberg.Part
 			}
 		}
 		id := iceberg.PartitionDataIDStart + i
-		opts = append(opts, iceberg.AddPartitionFieldBySourceID(src.ID, PartitionFieldName(name, f.Transform), f.Transform, sc, &id))
+		opts = append(opts, iceberg.AddPartitionFieldBySourceID(src.ID, FieldName(name, f.Transform), f.Transform, sc, &id))
 	}
 	spec, err := iceberg.NewPartitionSpecOpts(opts...)
 	if err != nil {
@@ -175,6 +180,32 @@ func transformHint(t iceberg.Transform) string {
 		return "year, month and day apply to date and timestamp columns"
 	}
 	return "identity applies to primitive columns"
+}
+
+// Writable narrows Transform.CanTransform to what floe's writer computes,
+// so that a spec it could not write fails when the table is created, not
+// at the first write into it.
+func Writable(src iceberg.Type, t iceberg.Transform) bool {
+	switch t.(type) {
+	case iceberg.VoidTransform:
+		return true
+	case iceberg.IdentityTransform, iceberg.BucketTransform, iceberg.YearTransform,
+		iceberg.MonthTransform, iceberg.DayTransform, iceberg.HourTransform:
+	case iceberg.TruncateTransform:
+		if _, ok := src.(iceberg.DecimalType); ok {
+			return false
+		}
+	default:
+		return false
+	}
+	switch src.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimeType,
+		iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType,
+		iceberg.BooleanType, iceberg.Float32Type, iceberg.Float64Type,
+		iceberg.StringType, iceberg.BinaryType, iceberg.FixedType, iceberg.UUIDType, iceberg.DecimalType:
+		return t.CanTransform(src)
+	}
+	return false
 }
 
 // partitionableColumns lists the primitive columns, nested ones dotted, in
@@ -206,7 +237,7 @@ func partitionableColumns(sc *iceberg.Schema) []string {
 
 // SpecMatches reports whether spec, a table's current spec bound to sc, has
 // exactly these fields in order: same source columns, equal transforms.
-func SpecMatches(spec iceberg.PartitionSpec, sc *iceberg.Schema, fields []PartitionField) bool {
+func SpecMatches(spec iceberg.PartitionSpec, sc *iceberg.Schema, fields []Field) bool {
 	if spec.NumFields() != len(fields) {
 		return false
 	}
@@ -249,7 +280,7 @@ func DescribeSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {
 }
 
 // JoinExprs lists fields as partition-fields wrote them.
-func JoinExprs(fs []PartitionField) string {
+func JoinExprs(fs []Field) string {
 	exprs := make([]string, len(fs))
 	for i, f := range fs {
 		exprs[i] = f.Expr
