@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/config"
 )
 
 // The capabilities below are what a source may add to Source. A source
@@ -49,6 +51,22 @@ type Recorder interface {
 	// RebuildInput remakes the source's state from the table's account of
 	// the batch that ended at end, or says why the account is not enough.
 	RebuildInput(ctx context.Context, input map[string]string, end Offset) error
+}
+
+// Resumable is a source whose offsets alone fix what a query has read:
+// Kafka's offsets per partition, the Iceberg source's snapshot and position
+// in it. The end the table records of the query's newest batch is then the
+// query's whole position, so that a run whose checkpoint directory is gone
+// resumes from that record, with a notice, instead of refusing
+// (docs/format/checkpoint.md, "A lost checkpoint"). The file source is not
+// one: its offset is an entry of its own log, which only floe checkpoint
+// rebuild remakes, by listing the landing directory against the record.
+type Resumable interface {
+	// OwnPosition tells whether a query run under trigger keeps a position
+	// of its own in its checkpoint: false for one worker of a group (Kafka's
+	// kafka.group.id under a processing-time trigger), whose checkpoint
+	// holds no progress, the group's being in the table's record.
+	OwnPosition(trigger config.Trigger) bool
 }
 
 // QueryAware is a source that needs the id of the query reading it, such

@@ -69,6 +69,6 @@ func TestContract(t *testing.T) {
 			return &sourceTable{cat: cat, ident: ident}
 		},
 		Limits: sourcetest.Limits{MaxFiles: true, MaxBytes: true, MaxRows: true},
-		Claims: sourcetest.Capabilities{QueryAware: true},
+		Claims: sourcetest.Capabilities{Resumable: true, QueryAware: true},
 	})
 }

@@ -106,6 +106,7 @@ type Source struct {
 var (
 	_ source.Source     = (*Source)(nil)
 	_ source.QueryAware = (*Source)(nil)
+	_ source.Resumable  = (*Source)(nil)
 )
 
 // offset is the position: every unit up to and including the first
@@ -367,6 +368,11 @@ func (s *Source) Commit(ctx context.Context, end source.Offset) error {
 	s.mu.Unlock()
 	return s.registerPosition(ctx, en.SnapshotID)
 }
+
+// OwnPosition is always true: the offset (a snapshot and how many of its
+// added files were read) is all the source keeps of a query, which has no
+// state under the checkpoint's source directory.
+func (s *Source) OwnPosition(config.Trigger) bool { return true }
 
 // SetQueryID names the query, whose tag registerPosition keeps.
 func (s *Source) SetQueryID(id string) { s.queryID = id }

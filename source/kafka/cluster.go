@@ -14,11 +14,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/source"
 )
 
-var _ cluster.Source = (*Source)(nil)
+var (
+	_ cluster.Source   = (*Source)(nil)
+	_ source.Resumable = (*Source)(nil)
+)
+
+// OwnPosition is false for a worker of a cluster (kafka.group.id under a
+// processing-time trigger, which makes the engine join the group): the
+// cluster's offsets are in the table's record, and the worker's checkpoint
+// holds none.
+func (s *Source) OwnPosition(trigger config.Trigger) bool {
+	return s.groupID == "" || trigger.Kind != config.TriggerProcessingTime
+}
 
 // JoinCluster joins kafka.group.id as a worker of a cluster: the group's
 // protocol gives it partitions, which it reads through the source as

@@ -45,6 +45,6 @@ func TestContract(t *testing.T) {
 			return &topic{c: kafkatest.Start(t, "events", 1)}
 		},
 		Limits: sourcetest.Limits{MaxRows: true},
-		Claims: sourcetest.Capabilities{MetricsReporter: true, Recorder: true, SchemaAware: true},
+		Claims: sourcetest.Capabilities{MetricsReporter: true, Recorder: true, Resumable: true, SchemaAware: true},
 	})
 }

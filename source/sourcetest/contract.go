@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/source"
 )
@@ -471,6 +473,27 @@ func testDiscard(t *testing.T, r *run) {
 		t.Fatalf("after Discard the units were planned as %v, want those of the discarded plan %v", names(got), names(planned))
 	}
 	r.checkIDs("rows after the discard", ids(got), r.wrote[2:])
+}
+
+// A source that claims source.Resumable goes on from a committed end with
+// its state lost (a new, empty state directory), as a run whose checkpoint
+// was lost goes on from the table's record of that end: the rest of the
+// input, every row once.
+func testResumeWithoutState(t *testing.T, r *run) {
+	if !r.h.Claims.Resumable {
+		t.Skip("the source does not claim source.Resumable")
+	}
+	if !r.src.(source.Resumable).OwnPosition(config.Trigger{Kind: config.TriggerAvailableNow}) {
+		t.Fatal("OwnPosition is false under an available-now trigger: the harness's query has no position to resume")
+	}
+	r.append(2, 3, 1)
+	var got []int64
+	end := r.drain(r.src.InitialOffset(), r.oneUnit(), func(p []part) { got = append(got, ids(p)...) })
+	r.append(4, 2)
+	r.state = filepath.Join(t.TempDir(), "sources", "0")
+	r.restart()
+	r.drain(end, noLimit, func(p []part) { got = append(got, ids(p)...) })
+	r.checkIDs("rows read before and after the state was lost", got, r.wrote)
 }
 
 // Ordinary input gives no warnings.

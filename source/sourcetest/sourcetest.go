@@ -51,7 +51,7 @@ type Harness struct {
 
 // Capabilities names the optional interfaces of package source.
 type Capabilities struct {
-	Excluder, Discarder, BacklogReporter, MetricsReporter, Recorder, QueryAware, Aliased, SchemaAware bool
+	Excluder, Discarder, BacklogReporter, MetricsReporter, Recorder, Resumable, QueryAware, Aliased, SchemaAware bool
 }
 
 // of is the capabilities src implements.
@@ -62,6 +62,7 @@ func of(src source.Source) Capabilities {
 	_, c.BacklogReporter = src.(source.BacklogReporter)
 	_, c.MetricsReporter = src.(source.MetricsReporter)
 	_, c.Recorder = src.(source.Recorder)
+	_, c.Resumable = src.(source.Resumable)
 	_, c.QueryAware = src.(source.QueryAware)
 	_, c.Aliased = src.(source.Aliased)
 	_, c.SchemaAware = src.(source.SchemaAware)
@@ -125,6 +126,7 @@ func Run(t *testing.T, h Harness) {
 		{"Backlog", testBacklog},
 		{"Exclude", testExclude},
 		{"Discard", testDiscard},
+		{"ResumeWithoutState", testResumeWithoutState},
 		{"Warnings", testWarnings},
 	}
 	for _, tc := range tests {
