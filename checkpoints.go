@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"path/filepath"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/catalogs"
 	"github.com/floe-io/floe/internal/checkpoint"
 	"github.com/floe-io/floe/source"
 )
@@ -122,26 +125,48 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 	return Rebuilt(r), err
 }
 
-// ResumeFromTable makes the missing checkpoint of a pipeline whose source
-// offsets say exactly what each batch read (the Kafka source's offsets per
-// partition) from the table's record of the query, as RebuildCheckpoint
-// does, so that a stream whose checkpoint was lost goes on where the table
-// says it stopped instead of starting a new query. resumed is false, and
-// nothing is done, when the checkpoint exists, the table does not, or the
-// table records no query reading the same source.
+// ResumeFromTable applies, before Open, the rule for a checkpoint
+// directory that is not there (docs/format/checkpoint.md, "A lost
+// checkpoint"), the same for every source: a pipeline whose source's
+// offsets alone fix its position (Kafka, the Iceberg source) gets its
+// checkpoint back from the table's record of its newest batch, as
+// RebuildCheckpoint would make it, and resumed is true; one whose source
+// needs more (landing files) is refused with ErrQueryConflict, naming floe
+// checkpoint rebuild, when the table holds its batches; anything else,
+// such as a new pipeline, is left to Open, and nothing is done.
 func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (out Rebuilt, resumed bool, err error) {
-	if cfg.Source.Type != "kafka" || cfg.Sink.Console() || cfg.Sink.IsTemplate() {
-		return out, false, nil
+	if err := cfg.Validate(); err != nil {
+		return out, false, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if strings.TrimSpace(cfg.Source.Options["kafka.group.id"]) != "" && cfg.Trigger.Kind == "processing-time" {
-		// A worker of a cluster: the table's record of the cluster is its
-		// record, and its checkpoint holds no progress.
-		return out, false, nil
+	cat := opts.Catalog
+	if cat == nil {
+		defer func() {
+			if c, ok := cat.(io.Closer); ok {
+				catalogs.Forget(cat)
+				_ = c.Close()
+			}
+		}()
 	}
-	r, resumed, err := checkpoint.Resume(checkpoint.OS, cfg.Checkpoint, func() (checkpoint.Rebuilt, error) {
-		r, err := RebuildCheckpoint(ctx, cfg, opts)
-		return checkpoint.Rebuilt(r), err
-	})
+	r, resumed, err := checkpoint.ResumeLost(ctx, checkpoint.OS, cfg, func() (catalog.Catalog, error) {
+		if cat != nil {
+			return cat, nil
+		}
+		// Checked as Open does, before the catalog creates its warehouse
+		// and catalog.db, which must not be inside the landing directory.
+		dir, err := filepath.Abs(cfg.Checkpoint)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+		}
+		own := map[string]string{"checkpoint": dir}
+		if wh := catalogs.LocalWarehouse(cfg.Catalog); wh != "" {
+			own["catalog.warehouse"] = wh
+		}
+		if err := cfg.CheckOwnDirs(own); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		cat, err = OpenCatalog(ctx, cfg.Catalog)
+		return cat, err
+	}, opts.Logger)
 	return Rebuilt(r), resumed, err
 }
 

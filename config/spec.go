@@ -96,7 +96,9 @@ var specs = []fieldSpec{
 		path: "allow-new-query", flag: "allow-new-query", def: "false",
 		doc: "Allow a new checkpoint to write a table that already holds snapshots of another floe query reading the same source. " +
 			"Off by default because the new query has no record of what the old one ingested and would ingest the same files again, " +
-			"duplicating their rows; turn it on only when a second copy is intended (or the table was truncated).",
+			"duplicating their rows; turn it on only when a second copy is intended (or the table was truncated). " +
+			"It also makes a missing checkpoint of a Kafka or Iceberg-table source a new query instead of the one the table records, " +
+			"which the run would otherwise resume (docs/format/checkpoint.md, \"A lost checkpoint\").",
 	},
 	{
 		path: "fail-on-empty", flag: "fail-on-empty", def: "false",

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,32 +157,63 @@ func TestRebuildRefusesWhenLandingChanged(t *testing.T) {
 	e.exactly("db.t", 300)
 }
 
-// The Iceberg source's checkpoint is rebuilt from the offset the table
-// records: a reader whose checkpoint was lost goes on where it was.
-func TestRebuildIcebergSourceCheckpoint(t *testing.T) {
+// A stream reading an Iceberg table whose checkpoint is lost resumes from
+// the sink table's record of its snapshot offset, with the one-line notice
+// a Kafka stream gets, as the same query: every source row lands once,
+// read back by iceberg-go's scan, and the source table keeps one position
+// tag, the query's. floe checkpoint rebuild does the same explicitly.
+func TestIcebergSourceLostCheckpoint(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	read := func(extra ...string) fixture.Result {
-		return e.Run(append([]string{"stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt + "-b"}, extra...)...)
+	ck := e.Ckpt + "-b"
+	read := func() fixture.Result {
+		e.T.Helper()
+		return e.OK("stream", "--source-table", "db.a", "--table", "db.b", "--checkpoint", ck, "-o", "streaming-max-files-per-micro-batch=1")
 	}
 	for i := range 3 {
 		e.land(i)
 		e.OK(e.StreamArgs("db.a")...)
-		if r := read(); r.Code != 0 {
-			t.Fatal(r)
-		}
 	}
-	if err := os.RemoveAll(e.Ckpt + "-b"); err != nil {
+	read()
+	query := e.Snapshots("db.b")[0].Summary["floe.query-id"]
+	if err := os.RemoveAll(ck); err != nil {
 		t.Fatal(err)
 	}
-	e.land(3)
-	e.OK(e.StreamArgs("db.a")...)
-	refused(t, read(), "already holds batches of floe query", "floe checkpoint rebuild")
-	e.OK("checkpoint", "rebuild", "--source-table", "db.a", "--table", "db.b", "--checkpoint", e.Ckpt+"-b")
-	if r := read(); r.Code != 0 {
-		t.Fatal(r)
+	for i := 3; i < 5; i++ {
+		e.land(i)
+		e.OK(e.StreamArgs("db.a")...)
 	}
-	e.exactly("db.b", 400)
+	r := read()
+	if m := checkpointNotice.FindAllStringSubmatch(r.Stderr, -1); len(m) != 1 || m[0][1] != query || m[0][2] != "2" {
+		t.Fatalf("want one notice naming query %s and batch 2, got %q in:\n%s", query, m, r.Stderr)
+	}
+	e.exactly("db.b", 500)
+	ctx := t.Context()
+	cat := e.catalog(ctx)
+	if c, ok := cat.(io.Closer); ok {
+		defer c.Close()
+	}
+	src := e.loadTable(ctx, cat, "db.a")
+	var tags []string
+	for name, ref := range src.Metadata().Refs() {
+		if strings.HasPrefix(name, "floe-reader-") {
+			tags = append(tags, fmt.Sprintf("%s@%d", name, ref.SnapshotID))
+		}
+	}
+	if want := fmt.Sprintf("floe-reader-%s@%d", query, src.CurrentSnapshot().SnapshotID); !slices.Equal(tags, []string{want}) {
+		t.Fatalf("the source table's reader tags are %v, want only %s", tags, want)
+	}
+
+	if err := os.RemoveAll(ck); err != nil {
+		t.Fatal(err)
+	}
+	e.land(5)
+	e.OK(e.StreamArgs("db.a")...)
+	e.OK("checkpoint", "rebuild", "--source-table", "db.a", "--table", "db.b", "--checkpoint", ck)
+	if r := read(); strings.Contains(r.Stderr, "was missing") {
+		t.Fatalf("a rebuilt checkpoint is not missing:\n%s", r.Stderr)
+	}
+	e.exactly("db.b", 600)
 }
 
 // A catalog that lost its database is not a new catalog: the run refuses
@@ -205,6 +237,28 @@ func TestLostCatalogIsRefusedThenRegistered(t *testing.T) {
 	e.exactly("db.t", 300)
 	e.OK(e.StreamArgs("db.t")...)
 	e.exactly("db.t", 400)
+}
+
+// A checkpoint lost with its table's entry in the catalog: nothing but the
+// table's location says it existed, so the run refuses to create it again
+// and names floe table register; once it is registered, the run is refused
+// as a new query over the table's input, naming floe checkpoint rebuild,
+// and the table still holds every row once.
+func TestLostCheckpointAndCatalogAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.streamFiles(0, 2)
+	if err := os.RemoveAll(e.Ckpt); err != nil {
+		t.Fatal(err)
+	}
+	removeCatalog(t, e.Warehouse)
+	e.land(2)
+	r := e.Stream("db.t")
+	refused(t, r, "db.t is not in the catalog", "floe table register db.t ")
+	meta := strings.Fields(r.Stderr[strings.Index(r.Stderr, "floe table register db.t ")+len("floe table register db.t "):])[0]
+	e.OK("table", "register", "db.t", meta)
+	refused(t, e.Stream("db.t"), "already holds batches of floe query", "floe checkpoint rebuild")
+	e.exactly("db.t", 200)
 }
 
 // A table the catalog lost, under a checkpoint that lost its commits log

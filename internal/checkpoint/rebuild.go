@@ -186,30 +186,6 @@ func pickRecord(props map[string]string, name, id, source string) (string, commi
 	}
 }
 
-// Resume remakes the checkpoint in dir, when it is missing, with rebuild
-// (a Rebuild of it), so that a stream whose checkpoint was lost goes on
-// where the table says it stopped instead of starting a new query.
-// resumed is false, and nothing is left in dir, when the checkpoint
-// exists, the table does not, or the table records no query reading the
-// same source.
-func Resume(fsys FS, dir string, rebuild func() (Rebuilt, error)) (out Rebuilt, resumed bool, err error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return out, false, fmt.Errorf("checkpoint %s: %w", dir, err)
-	}
-	if _, err := fsys.Stat(abs); !errors.Is(err, fs.ErrNotExist) {
-		return out, false, nil
-	}
-	out, err = rebuild()
-	if errors.Is(err, ErrNoRecord) || errors.Is(err, ErrNoTable) || err == nil && out.BatchID < 0 {
-		// Nothing to resume: a new pipeline (its table not created yet),
-		// not a lost checkpoint. The run starts a new query as usual.
-		_ = fsys.RemoveAll(abs)
-		return Rebuilt{}, false, nil
-	}
-	return out, err == nil, err
-}
-
 // holdsQuery tells whether any snapshot of the table names the query.
 func holdsQuery(tbl *table.Table, id string) bool {
 	for _, s := range tbl.Metadata().Snapshots() {

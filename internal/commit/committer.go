@@ -204,6 +204,18 @@ func (c *Committer) OtherQuery(tbl *table.Table) (query, source string) {
 	return "", ""
 }
 
+// RefuseOtherQuery is the refusal of a new checkpoint (checkpoint, its
+// directory) on the table when OtherQuery finds another query there
+// reading the same source, whose input the new one would ingest again;
+// nil when there is none.
+func (c *Committer) RefuseOtherQuery(tbl *table.Table, checkpoint string) error {
+	other, src := c.OtherQuery(tbl)
+	if other == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint; if it was lost, floe checkpoint rebuild with this pipeline's arguments remakes it from the table; pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, c.Name(), other, src, checkpoint)
+}
+
 // Commit adds the batch's files in one snapshot, or finds that an earlier
 // attempt already did. When it finally fails the files are deleted, unless
 // the catalog could not tell whether the commit happened: then they are kept

@@ -134,8 +134,8 @@ func (t *Tables) Load(ctx context.Context, name string) (*table.Table, error) {
 		return nil, err
 	}
 	if t.refuseOthers {
-		if other, src := c.OtherQuery(tbl); other != "" {
-			return nil, fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint; if it was lost, floe checkpoint rebuild with this pipeline's arguments remakes it from the table; pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, name, other, src, t.opts.Checkpoint)
+		if err := c.RefuseOtherQuery(tbl, t.opts.Checkpoint); err != nil {
+			return nil, err
 		}
 	}
 	t.tables[name] = tbl
