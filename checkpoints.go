@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -151,19 +150,10 @@ func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (o
 		if cat != nil {
 			return cat, nil
 		}
-		// Checked as Open does, before the catalog creates its warehouse
-		// and catalog.db, which must not be inside the landing directory.
-		dir, err := filepath.Abs(cfg.Checkpoint)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+		if _, err := ownDirs(cfg, opts); err != nil {
+			return nil, err
 		}
-		own := map[string]string{"checkpoint": dir}
-		if wh := catalogs.LocalWarehouse(cfg.Catalog); wh != "" {
-			own["catalog.warehouse"] = wh
-		}
-		if err := cfg.CheckOwnDirs(own); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-		}
+		var err error
 		cat, err = OpenCatalog(ctx, cfg.Catalog)
 		return cat, err
 	}, opts.Logger)

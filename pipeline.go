@@ -118,21 +118,11 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 	if err != nil {
 		return nil, err
 	}
-	ckptDir, err := filepath.Abs(cfg.Checkpoint)
+	own, err := ownDirs(cfg, opts)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+		return nil, err
 	}
-	// Checked before the catalog is opened, which would create its
-	// warehouse and catalog.db inside the landing directory.
-	own := map[string]string{"checkpoint": ckptDir}
-	if opts.Catalog == nil {
-		if wh := catalogs.LocalWarehouse(cfg.Catalog); wh != "" {
-			own["catalog.warehouse"] = wh
-		}
-	}
-	if err := cfg.CheckOwnDirs(own); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
+	ckptDir := own["checkpoint"]
 	cat := opts.Catalog
 	if cat == nil {
 		if cat, err = OpenCatalog(ctx, cfg.Catalog); err != nil {
@@ -165,6 +155,27 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 	e.Open(cat, src, ck)
 	p.engine = e
 	return p, nil
+}
+
+// ownDirs are the directories floe writes that no source may read: the
+// checkpoint and, when floe opens it, the embedded catalog's warehouse.
+// They are checked before the catalog is opened, which would create its
+// warehouse and catalog.db inside the landing directory.
+func ownDirs(cfg *config.Pipeline, opts Options) (map[string]string, error) {
+	dir, err := filepath.Abs(cfg.Checkpoint)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+	}
+	own := map[string]string{"checkpoint": dir}
+	if opts.Catalog == nil {
+		if wh := catalogs.LocalWarehouse(cfg.Catalog); wh != "" {
+			own["catalog.warehouse"] = wh
+		}
+	}
+	if err := cfg.CheckOwnDirs(own); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return own, nil
 }
 
 // Stop asks the pipeline to finish the batch in progress and return from
