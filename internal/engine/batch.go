@@ -83,15 +83,17 @@ func (e *Engine) RunBatch(ctx context.Context, entry checkpoint.OffsetEntry, beg
 	mayBeCommitted := rerun && e.route != nil
 	w, err := e.WriteBatch(ctx, entry, &b, mayBeCommitted)
 	if err != nil {
-		// Forget the batch only on bad input: then nothing of it reached the
-		// table (a re-run batch is looked up in the table before anything is
-		// read), and the checkpoint must be left as it was. Any other
+		// Forget the batch only where nothing of it reached a table, and
+		// the checkpoint must be left as it was: on bad input (a re-run
+		// batch is looked up in the table before anything is read), and
+		// when a table to create is one its catalog lost, for a batch this
+		// run planned (a re-run one may be in the lost table). Any other
 		// failure keeps offsets/N, so the next run re-runs the same batch
 		// with the same files: it may already be in the table.
 		if errors.Is(err, ingest.ErrBadInput) && mayBeCommitted {
 			return fmt.Errorf("%w; batch %d was re-run after a stop and may already be in some of the tables of %s, so it is kept to be re-run again: restore or fix the file, or set on-bad-file: quarantine", err, entry.BatchID, e.Config.Sink.Table)
 		}
-		if errors.Is(err, ingest.ErrBadInput) && ctx.Err() == nil {
+		if (errors.Is(err, ingest.ErrBadInput) || errors.Is(err, ingest.ErrTableLost) && !rerun) && ctx.Err() == nil {
 			if rerr := e.Checkpoint.RemoveOffsets(entry.BatchID); rerr != nil {
 				e.Hooks.Logger.Warn("could not remove offsets of failed batch", "batch", entry.BatchID, "err", rerr)
 			} else if ds, ok := e.Source.(source.Discarder); ok {

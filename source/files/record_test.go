@@ -108,3 +108,29 @@ func TestInputAccountChecksAndRebuildsTheLog(t *testing.T) {
 }
 
 var _ source.Recorder = (*files.Files)(nil)
+
+// A log batch planned again after the offsets entry that planned it was
+// lost (the engine plans from the start it knows, and the source rewrites
+// the newest log batch) holds more files than the batch the table
+// committed: the check names the difference instead of taking the new
+// file as committed.
+func TestLogBatchWrittenAgainIsRefused(t *testing.T) {
+	t.Parallel()
+	base := time.Now().Add(-time.Hour)
+	l := newLanding(t, config.Source{})
+	l.writeAt("a.csv", "id\n1\n", base)
+	start := l.start
+	in, end := l.ingest(nil)
+	if err := l.src.CheckInput(in, start, end); err != nil {
+		t.Fatalf("an intact log fails its check: %v", err)
+	}
+	l.writeAt("b.csv", "id\n2\n", base.Add(time.Minute))
+	again, err := l.src.LatestOffset(t.Context(), start, source.ReadLimit{})
+	if err != nil || !bytes.Equal(again, end) {
+		t.Fatalf("planned again from the start: end %s (%v), want the same log batch %s", again, err, end)
+	}
+	err = l.src.CheckInput(in, start, end)
+	if err == nil || !strings.Contains(err.Error(), "lists 2 files in log batches 0 to 0, and the table records 1") {
+		t.Fatalf("a log batch written again after its commit passes the check: %v", err)
+	}
+}
