@@ -114,6 +114,10 @@ type Source struct {
 	// Format is "parquet", "csv", "json" (newline-delimited) or
 	// "debezium-json" (Debezium change events, one a line).
 	Format string `yaml:"format"`
+	// Compression is how csv, json and debezium-json files are
+	// compressed: "auto" (by extension), "none", "gzip", "zstd" or
+	// "bzip2".
+	Compression string `yaml:"compression,omitempty"`
 	// Recursive also reads subdirectories of Path.
 	Recursive bool `yaml:"recursive"`
 	// MaxFilesPerTrigger caps the files per batch; 0 means no cap.

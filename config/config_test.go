@@ -106,8 +106,8 @@ func TestGoodFixtureValues(t *testing.T) {
 				Source: config.Source{
 					Type: "files", Path: "./landing/events", Format: "parquet",
 					MaxFileAge:  config.Duration(7 * 24 * time.Hour),
-					CleanSource: "off",
-					CSV:         config.CSVOptions{Delimiter: ",", Header: ptr(true)},
+					CleanSource: "off", Compression: "auto",
+					CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)},
 				},
 				Sink: config.Sink{Type: "iceberg", Table: "db.events", Mode: "append", CreateTable: ptr(true), WriteFormat: "parquet",
 					FanoutEnabled: ptr(true), CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},

@@ -250,6 +250,13 @@ var specs = []fieldSpec{
 		doc: "Take the newest files first instead of the oldest: for catching up on a backlog when fresh data matters more than order.",
 	},
 	{
+		path: "source.compression", flag: "compression", def: "auto", allowed: []string{"auto", "none", "gzip", "zstd", "bzip2"},
+		doc: "How csv, json and debezium-json files are compressed. `auto` tells by the file name's extension, as Spark does: " +
+			"`.gz`/`.gzip` gzip, `.zst`/`.zstd` zstd, `.bz2` bzip2, anything else plain; `none` reads every file as plain text; " +
+			"a codec reads every file with it. A file read as plain text that starts as a compressed file does is refused as a bad file, " +
+			"naming its compression. Parquet files compress inside and take no setting.",
+	},
+	{
 		path: "source.path-glob-filter", flag: "path-glob-filter", flagArg: "GLOB",
 		doc: "Read only files whose name matches this pattern, e.g. `*.parquet`. " +
 			"The syntax is Go's `path.Match`: `*`, `?`, `[a-z]`, and `\\` to escape. It is matched against the file name, " +

@@ -261,6 +261,11 @@ func (s *Source) validate(ps *problems) {
 		ps.add("source.min-file-age", 0, "%s is not less than source.max-file-age (%s), so no file could ever be read; lower it or raise max-file-age", s.MinFileAge, s.MaxFileAge)
 	}
 
+	ps.oneOf("source.compression", s.Compression)
+	if s.Format == "parquet" && s.Compression != "" && s.Compression != "auto" {
+		ps.add("source.compression", 0, "set to %q, but Parquet files compress inside and are read as they are; remove this key", s.Compression)
+	}
+
 	ps.oneOf("source.clean-source", s.CleanSource)
 	switch {
 	case s.CleanSource == "archive" && s.ArchiveDir == "":

@@ -1,9 +1,6 @@
 package files
 
 import (
-	"bufio"
-	"os"
-
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/floe-io/floe/internal/jsonrows"
@@ -13,7 +10,7 @@ import (
 // columns (jsonrows.DebeziumSchema).
 func (p *filePart) deriveDebezium() error {
 	events := func(fn func(at int64, b []byte) error) error {
-		return eachLine(p.entry.Path, func(line int, b []byte) error { return fn(int64(line), b) })
+		return eachLine(p.entry.Path, p.codec(), func(line int, b []byte) error { return fn(int64(line), b) })
 	}
 	schema, asText, err := jsonrows.DebeziumSchema(events, p.table, "line")
 	if err != nil {
@@ -26,11 +23,9 @@ func (p *filePart) deriveDebezium() error {
 // openDebezium reads the file's events as flat rows of the columns derive
 // found; tombstones hold no row.
 func (p *filePart) openDebezium() (array.RecordReader, error) {
-	f, err := os.Open(p.entry.Path)
+	br, f, err := openText(p.entry.Path, p.codec())
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
-	skipBOM(br)
 	return jsonrows.NewReader(br, f, p.schema, p.asText, jsonrows.DebeziumRow()), nil
 }

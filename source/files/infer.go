@@ -1,13 +1,11 @@
 package files
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -127,14 +125,12 @@ func (k csvKind) arrowType() arrow.DataType {
 
 // inferCSV reads the whole file once to find column names and types, and to
 // report a wrong column count with its line before anything is converted.
-func inferCSV(path string, delim rune, header bool) (*arrow.Schema, error) {
-	f, err := os.Open(path)
+func inferCSV(path, codec string, delim rune, header bool) (*arrow.Schema, error) {
+	br, f, err := openText(path, codec)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	skipBOM(br)
 	r := csv.NewReader(br)
 	r.Comma = delim
 	r.ReuseRecord = true
@@ -184,9 +180,9 @@ func inferCSV(path string, delim rune, header bool) (*arrow.Schema, error) {
 
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
 // line by number.
-func inferJSON(path string) (*arrow.Schema, error) {
+func inferJSON(path, codec string) (*arrow.Schema, error) {
 	root := jsonrows.NewObject()
-	if err := eachLine(path, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
+	if err := eachLine(path, codec, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
 		return nil, err
 	}
 	if root.Empty() {
@@ -197,17 +193,19 @@ func inferJSON(path string) (*arrow.Schema, error) {
 
 // eachLine calls fn with every line of a file that is not blank, trimmed,
 // and its number, and names the line in fn's error.
-func eachLine(path string, fn func(line int, b []byte) error) error {
-	f, err := os.Open(path)
+func eachLine(path, codec string, fn func(line int, b []byte) error) error {
+	br, f, err := openText(path, codec)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	skipBOM(br)
 	line := 0
 	for {
 		b, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			// A line cut short by a failed read is no malformed line.
+			return err
+		}
 		if len(b) > 0 {
 			line++
 			b = bytes.TrimSpace(b)
@@ -217,11 +215,8 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 				}
 			}
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
 		if err != nil {
-			return err
+			return nil
 		}
 	}
 }

@@ -183,13 +183,13 @@ func (p *filePart) deriveCSV() error {
 	cols := out
 	switch {
 	case out == nil:
-		if cols, err = inferCSV(p.entry.Path, delim, header); err != nil {
+		if cols, err = inferCSV(p.entry.Path, p.codec(), delim, header); err != nil {
 			return err
 		}
 		cols, _ = jsonrows.AsTable(cols, p.table, false)
 		out = cols
 	case header:
-		if cols, err = csvHeaderSchema(p.entry.Path, delim, out); err != nil {
+		if cols, err = csvHeaderSchema(p.entry.Path, p.codec(), delim, out); err != nil {
 			return err
 		}
 	}
@@ -203,7 +203,7 @@ func (p *filePart) deriveJSON() error {
 		return err
 	}
 	if schema == nil {
-		if schema, err = inferJSON(p.entry.Path); err != nil {
+		if schema, err = inferJSON(p.entry.Path, p.codec()); err != nil {
 			return err
 		}
 		schema, p.asText = jsonrows.AsTable(schema, p.table, true)
@@ -295,12 +295,10 @@ func (p *filePart) csvDialect() (delim rune, header bool) {
 // openCSV reads the file with the columns derive found.
 func (p *filePart) openCSV() (array.RecordReader, error) {
 	delim, header := p.csvDialect()
-	f, err := os.Open(p.entry.Path)
+	br, f, err := openText(p.entry.Path, p.codec())
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
-	skipBOM(br)
 	r := csv.NewReader(br, csvReadSchema(p.csvCols),
 		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(jsonrows.BatchRows),
 		csv.WithNullReader(true, ""))
@@ -312,14 +310,12 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 // from the header, so a file listing the columns in another order than
 // source.schema would get the wrong types. It returns the schema's fields
 // in file order.
-func csvHeaderSchema(path string, delim rune, schema *arrow.Schema) (*arrow.Schema, error) {
-	f, err := os.Open(path)
+func csvHeaderSchema(path, codec string, delim rune, schema *arrow.Schema) (*arrow.Schema, error) {
+	br, f, err := openText(path, codec)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
-	skipBOM(br)
 	r := stdcsv.NewReader(br)
 	r.Comma = delim
 	names, err := r.Read()
@@ -484,12 +480,10 @@ func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Arr
 
 // openJSON reads the file with the schema derive found.
 func (p *filePart) openJSON() (array.RecordReader, error) {
-	f, err := os.Open(p.entry.Path)
+	br, f, err := openText(p.entry.Path, p.codec())
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
-	skipBOM(br)
 	return jsonrows.NewReader(br, f, p.schema, p.asText, nil), nil
 }
 
