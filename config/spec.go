@@ -217,12 +217,14 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "source.format", flag: "format",
-		required: "the format of the landing files: parquet, csv, json or debezium-json",
-		allowed:  []string{"parquet", "csv", "json", "debezium-json"},
+		required: "the format of the landing files: parquet, csv, json, debezium-json or avro",
+		allowed:  []string{"parquet", "csv", "json", "debezium-json", "avro"},
 		doc: "File format. `json` means newline-delimited JSON: one object per line. " +
 			"`debezium-json` means Debezium change events, one a line, as Kafka Connect's JsonConverter writes them " +
 			"(with or without the `schema`/`payload` wrapper): each is read as the row image (`after`, or `before` for a delete) " +
-			"plus the columns `__op`, `__source_lsn` and `__ts_ms`; tombstones are skipped. See docs/formats.md. " +
+			"plus the columns `__op`, `__source_lsn` and `__ts_ms`; tombstones are skipped. " +
+			"`avro` means Avro object container files (`*.avro`, what Kafka Connect's S3 sink writes), read with the writer schema in each file's header, " +
+			"its types mapped as for Kafka's Avro values. See docs/formats.md. " +
 			"With `type: kafka` it is the format of the message values: absent or `kafka` for Spark's columns (`key`, `value`, `topic`, " +
 			"`partition`, `offset`, `timestamp`, `timestampType`), `json` for one object a message, `debezium-json` for change events, `avro` for Avro in the Confluent wire format with its " +
 			"schema from `options.schema.registry.url` (docs/kafka.md).",

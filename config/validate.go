@@ -283,6 +283,12 @@ func (s *Source) validate(ps *problems) {
 	if len(s.Schema) > 0 && s.Format == "parquet" {
 		ps.add("source.schema", 0, "not used with parquet, whose files carry their own schema; remove it")
 	}
+	if len(s.Schema) > 0 && s.Format == "avro" {
+		ps.add("source.schema", 0, "not used with avro, whose container files carry their writer schema; remove it")
+	}
+	if s.Format == "avro" && s.Compression != "" && s.Compression != "auto" {
+		ps.add("source.compression", 0, "set to %q, but Avro container files compress their blocks inside and are read as they are; remove this key", s.Compression)
+	}
 	if len(s.Schema) > 0 && s.Format == "debezium-json" {
 		ps.add("source.schema", 0, "not used with debezium-json, whose events carry their own schema (schemas.enable=true) or have it inferred; remove it")
 	}

@@ -87,9 +87,9 @@ func open(cfg config.Source, env source.Env) (*Files, error) {
 		return nil, fmt.Errorf("%w: source path %s is not a directory; point source.path at the landing directory", source.ErrConfig, cfg.Path)
 	}
 	switch cfg.Format {
-	case "parquet", "csv", "json", "debezium-json":
+	case "parquet", "csv", "json", "debezium-json", "avro":
 	default:
-		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv, json or debezium-json", source.ErrConfig, cfg.Format)
+		return nil, fmt.Errorf("%w: source format %q is not supported; use parquet, csv, json, debezium-json or avro", source.ErrConfig, cfg.Format)
 	}
 	if _, err := path.Match(cfg.PathGlobFilter, ""); err != nil {
 		// Unchecked, a malformed filter silently matches nothing.

@@ -325,7 +325,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}{
 		{"missing directory", config.Source{Path: filepath.Join(dir, "nope"), Format: "csv"}, "create the landing directory"},
 		{"a file", config.Source{Path: file, Format: "csv"}, "is not a directory"},
-		{"format", config.Source{Path: dir, Format: "avro"}, "use parquet, csv, json or debezium-json"},
+		{"format", config.Source{Path: dir, Format: "orc"}, "use parquet, csv, json, debezium-json or avro"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/arrowpool"
+	"github.com/floe-io/floe/internal/avrorows"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
 	"github.com/floe-io/floe/source"
@@ -41,6 +42,7 @@ type filePart struct {
 	csvCols *arrow.Schema          // CSV: the file's columns in file order
 	asText  []string               // JSON, Debezium: columns whose values are read as their JSON text
 	footer  *metadata.FileMetaData // Parquet
+	avro    *avrorows.Schema       // Avro: the writer schema and its columns
 	derived int                    // schema derivations; tests hold it at one
 }
 
@@ -88,6 +90,8 @@ func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
 		rdr, err = p.openJSON()
 	case "debezium-json":
 		rdr, err = p.openDebezium()
+	case "avro":
+		rdr, err = p.openAvro()
 	default:
 		err = fmt.Errorf("format %q is not supported", p.cfg.Format)
 	}
@@ -146,6 +150,8 @@ func (p *filePart) derive() error {
 		return p.deriveJSON()
 	case "debezium-json":
 		return p.deriveDebezium()
+	case "avro":
+		return p.deriveAvro()
 	}
 	return fmt.Errorf("format %q is not supported", p.cfg.Format)
 }
