@@ -10,6 +10,8 @@
 #   SCAN=only bench/run.sh        # the scan benchmark alone
 #   PLANNING=1 bench/run.sh       # also the streaming-read planning benchmark (about 2 minutes more)
 #   PLANNING=only bench/run.sh    # that benchmark alone
+#   LANDING=1 bench/run.sh        # also the landing-directory planning at 10k and 100k files (about 30 seconds)
+#   LANDING=only bench/run.sh     # that benchmark alone; FLOE_BENCH_LANDING_FILES=1000000 for a million
 #   MAINTAINED=1 bench/run.sh     # also 2,000 one-file batches with and without maintenance (several minutes)
 #   MAINTAINED=only bench/run.sh  # that benchmark alone
 #   COMPACTION=1 bench/run.sh     # also compaction of 500 small files, floe against raw Parquet (about 2 minutes)
@@ -34,6 +36,7 @@ count=${COUNT:-3}
 partitioned=${PARTITIONED:-}
 scan=${SCAN:-}
 planning=${PLANNING:-}
+landing=${LANDING:-}
 maintained=${MAINTAINED:-}
 compaction=${COMPACTION:-}
 upsert=${UPSERT:-}
@@ -43,7 +46,7 @@ echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ] && [ "$spark" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$landing" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ] && [ "$spark" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -58,6 +61,9 @@ fi
 if [ -n "$planning" ]; then
 	# One set-up (500 commits), then COUNT alternating runs of each mode.
 	go test ./bench -run '^$' -bench '^BenchmarkStreamPlanning$' -benchtime "${count}x" -count 1 -timeout 2h
+fi
+if [ -n "$landing" ]; then
+	go test ./bench -run '^$' -bench '^BenchmarkLandingPlanning$' -benchtime 1x -count 1 -timeout 2h
 fi
 if [ -n "$maintained" ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkMaintainedCommits$' -benchtime 1x -count 1 -timeout 2h
