@@ -479,3 +479,25 @@ func TestByteOrderMarkIsSkipped(t *testing.T) {
 		})
 	}
 }
+
+// sameTable fails unless table name holds the rows and columns of a twin
+// landed from the same values in another form.
+func (d *pipelineDir) sameTable(name string, want []string, wantFields map[string]fixture.FieldInfo) {
+	d.t.Helper()
+	if got := d.rows(name); !slices.Equal(got, want) {
+		var g, w string
+		if len(got) > 0 {
+			g = got[0]
+		}
+		if len(want) > 0 {
+			w = want[0]
+		}
+		d.t.Fatalf("%d rows unlike the twin's %d; first %.200s, want %.200s", len(got), len(want), g, w)
+	}
+	got := d.fields(name)
+	for n, f := range wantFields {
+		if got[n] != f {
+			d.t.Fatalf("column %s is %+v, the twin's %+v", n, got[n], f)
+		}
+	}
+}
