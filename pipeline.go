@@ -143,7 +143,7 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 	if cfg.Sink.Console() {
 		sinkName = "console"
 	}
-	ck, err := checkpoint.Open(fsys, ckptDir, sinkName, src.Description(), engine.SameSource(src))
+	ck, err := checkpoint.Open(fsys, ckptDir, sinkName, src.Description(), source.SameSourceOf(src))
 	if err != nil {
 		_ = src.Close()
 		p.closeCatalog()

@@ -87,6 +87,15 @@ type Aliased interface {
 	SameSource(description string) bool
 }
 
+// SameSourceOf is src's test for another name of its input, or nil when
+// src has only its description.
+func SameSourceOf(src Source) func(string) bool {
+	if a, ok := src.(Aliased); ok {
+		return a.SameSource
+	}
+	return nil
+}
+
 // SchemaAware is a source that infers its columns' types from the values
 // (CSV, JSON lines). Before each batch is read the engine hands it the
 // schema of the table the batch goes to (nil while the table does not

@@ -68,10 +68,7 @@ func ResumeLost(ctx context.Context, fsys FS, cfg *config.Pipeline, openCatalog 
 	if err != nil {
 		return out, false, err
 	}
-	c := &commit.Committer{Catalog: cat, Ident: ident, Source: src.Description()}
-	if a, ok := src.(source.Aliased); ok {
-		c.SameSource = a.SameSource
-	}
+	c := &commit.Committer{Catalog: cat, Ident: ident, Source: src.Description(), SameSource: source.SameSourceOf(src)}
 	tbl, err := c.Load(ctx)
 	if err != nil || tbl == nil {
 		return out, false, err

@@ -84,7 +84,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.c = &commit.Committer{Catalog: w.Catalog, Ident: ident, QueryID: QueryID(w.Member.Group()), Source: e.Source.Description(),
-		SameSource: engine.SameSource(e.Source), Logger: e.Hooks.Logger, Branch: cfg.Sink.Branch}
+		SameSource: source.SameSourceOf(e.Source), Logger: e.Hooks.Logger, Branch: cfg.Sink.Branch}
 	w.coord = Coordinator{Committer: w.c, Logger: e.Hooks.Logger, Current: w.Member.Current, Discontinuities: w.Member.Discontinuities}
 	w.pos = Positions{Stall: max(10*cfg.Trigger.Interval, stall)}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = cfg.Source.ReadLimits()

@@ -120,7 +120,7 @@ func (e *Engine) Open(cat catalog.Catalog, src source.Source, ck *checkpoint.Che
 		return
 	}
 	e.Tables = commit.NewTables(cat, commit.TablesOptions{
-		QueryID: ck.Metadata.ID, Source: src.Description(), SameSource: SameSource(src), Checkpoint: ck.Dir,
+		QueryID: ck.Metadata.ID, Source: src.Description(), SameSource: source.SameSourceOf(src), Checkpoint: ck.Dir,
 		Branch:    cfg.Sink.Branch,
 		Create:    cfg.Sink.CreateTable == nil || *cfg.Sink.CreateTable,
 		Overrides: cfg.Sink.TableOverrides,
@@ -179,14 +179,6 @@ func tableProperties(s *config.Sink) map[string]string {
 	}
 	maps.Copy(props, s.TableOverrides)
 	return props
-}
-
-// SameSource is the source's test for another name of its input, or nil.
-func SameSource(src source.Source) func(string) bool {
-	if a, ok := src.(source.Aliased); ok {
-		return a.SameSource
-	}
-	return nil
 }
 
 // Run runs the query under its trigger: first it holds the checkpoint
