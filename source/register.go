@@ -23,6 +23,10 @@ type Env struct {
 	// directory tree never reads them, or it would ingest floe's own
 	// output.
 	OwnDirs []string
+	// Properties are the catalog's properties: the credentials and
+	// endpoints (s3.*, gcs.*, adls.*) a source reading an object store
+	// uses, as the warehouse does.
+	Properties map[string]string
 	// Catalog is the pipeline's catalog, for sources that read tables.
 	Catalog catalog.Catalog
 	// Logger receives what a source does in the background (a planner's

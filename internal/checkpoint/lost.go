@@ -53,7 +53,7 @@ func ResumeLost(ctx context.Context, fsys FS, cfg *config.Pipeline, openCatalog 
 	if err != nil {
 		return out, false, err
 	}
-	src, err := source.New(cfg.Source, source.Env{StateDir: SourceDir(dir), FS: fsys, Catalog: cat, Logger: logger})
+	src, err := source.New(cfg.Source, source.Env{StateDir: SourceDir(dir), FS: fsys, Properties: cfg.Catalog.Properties, Catalog: cat, Logger: logger})
 	if err != nil {
 		return out, false, err
 	}

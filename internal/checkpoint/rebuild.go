@@ -103,7 +103,7 @@ func Rebuild(ctx context.Context, fsys FS, cfg *config.Pipeline, cat catalog.Cat
 		return out, fmt.Errorf("%w: %w: table %s, whose record rebuilds the checkpoint, is not in the catalog; if the catalog lost it, register its newest metadata file first: floe table register %s %s",
 			ingest.ErrConfig, ErrNoTable, cfg.Sink.Table, cfg.Sink.Table, meta)
 	}
-	src, err := source.New(cfg.Source, source.Env{StateDir: SourceDir(fresh), FS: fsys, Catalog: cat, Logger: logger})
+	src, err := source.New(cfg.Source, source.Env{StateDir: SourceDir(fresh), FS: fsys, Properties: cfg.Catalog.Properties, Catalog: cat, Logger: logger})
 	if err != nil {
 		return out, err
 	}

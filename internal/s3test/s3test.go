@@ -308,3 +308,39 @@ func lookBinary() string {
 	}
 	return ""
 }
+
+// Properties are the catalog properties that reach the server with its
+// root credentials, as a floe command's -p flags would give them.
+func (s *Server) Properties() map[string]string {
+	return map[string]string{"s3.endpoint": s.Endpoint, "s3.region": s.Region,
+		"s3.access-key-id": s.AccessKey, "s3.secret-access-key": s.SecretKey}
+}
+
+// Put uploads an object to the server's bucket, as a producer would.
+func (s *Server) Put(key string, body []byte) error {
+	resp, err := s.Do(http.MethodPut, "/"+s.Bucket+"/"+escapeKey(key), body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT %s: %s: %s", key, resp.Status, msg)
+	}
+	return nil
+}
+
+// escapeKey percent-encodes a key as SigV4's canonical URI does: every
+// byte but the unreserved ones and "/".
+func escapeKey(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}

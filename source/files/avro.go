@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,8 +18,8 @@ import (
 
 // openOCF opens an Avro object container file, its records decoded with
 // the options avrorows maps them with.
-func openOCF(path string) (*ocf.Reader, *os.File, error) {
-	f, err := os.Open(path)
+func (p *filePart) openOCF() (*ocf.Reader, object, error) {
+	f, err := p.open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -35,7 +34,7 @@ func openOCF(path string) (*ocf.Reader, *os.File, error) {
 // deriveAvro reads the file's header: the writer schema, mapped onto
 // Arrow as the Kafka source maps a registry's schemas.
 func (p *filePart) deriveAvro() error {
-	rd, f, err := openOCF(p.entry.Path)
+	rd, f, err := p.openOCF()
 	if err != nil {
 		return err
 	}
@@ -51,7 +50,7 @@ func (p *filePart) deriveAvro() error {
 
 // openAvro reads the file's records in batches of jsonrows.BatchRows.
 func (p *filePart) openAvro() (array.RecordReader, error) {
-	rd, f, err := openOCF(p.entry.Path)
+	rd, f, err := p.openOCF()
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +62,7 @@ func (p *filePart) openAvro() (array.RecordReader, error) {
 // avroFileReader builds records from a container file's records.
 type avroFileReader struct {
 	rd     *ocf.Reader
-	f      *os.File
+	f      object
 	schema *avrorows.Schema
 	rows   int64
 	cur    arrow.RecordBatch

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -48,15 +47,14 @@ func codecOf(compression, path string) string {
 	return compression
 }
 
+// textOpener opens a text input (see openText).
+type textOpener func() (*bufio.Reader, io.Closer, error)
+
 // openText opens a text input through its codec, buffered, past a byte
 // order mark. A file read as plain text that starts as a compressed file
 // does is refused, naming its compression: its bytes would otherwise be
 // reported as malformed CSV or JSON.
-func openText(path, codec string) (*bufio.Reader, io.Closer, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
+func openText(f io.ReadCloser, codec string) (*bufio.Reader, io.Closer, error) {
 	var (
 		r      io.Reader = f
 		closer io.Closer = f

@@ -10,7 +10,7 @@ import (
 // columns (jsonrows.DebeziumSchema).
 func (p *filePart) deriveDebezium() error {
 	events := func(fn func(at int64, b []byte) error) error {
-		return eachLine(p.entry.Path, p.codec(), func(line int, b []byte) error { return fn(int64(line), b) })
+		return eachLine(p.text, func(line int, b []byte) error { return fn(int64(line), b) })
 	}
 	schema, asText, err := jsonrows.DebeziumSchema(events, p.table, "line")
 	if err != nil {
@@ -23,7 +23,7 @@ func (p *filePart) deriveDebezium() error {
 // openDebezium reads the file's events as flat rows of the columns derive
 // found; tombstones hold no row.
 func (p *filePart) openDebezium() (array.RecordReader, error) {
-	br, f, err := openText(p.entry.Path, p.codec())
+	br, f, err := p.text()
 	if err != nil {
 		return nil, err
 	}

@@ -43,9 +43,13 @@ type Files struct {
 	cap   map[string]int64 // the backlog fixed by an available-now run: path to size
 	warns []string
 	told  map[string]bool // warnings already given this run, by kind and path
+	// store holds the files: the local directory or the object-store
+	// prefix dir names.
+	store store
 	// own are the real paths of the directories floe writes (checkpoint,
-	// warehouse, archive), which are never read as input.
-	own []string
+	// warehouse, archive), which are never read as input; ownURLs are
+	// those on object stores.
+	own, ownURLs []string
 	// table is the destination table's columns, as the readers would
 	// produce them: the types that columns the table has are read as.
 	table *arrow.Schema
@@ -75,17 +79,47 @@ func New(cfg config.Source, stateDir string) (*Files, error) {
 // open opens the source; env.OwnDirs are the directories floe writes,
 // which it never reads.
 func open(cfg config.Source, env source.Env) (*Files, error) {
-	dir, err := filepath.Abs(cfg.Path)
+	var (
+		dir string
+		st  store
+	)
+	if isURL(cfg.Path) && !strings.HasPrefix(cfg.Path, "file://") {
+		o, err := openObjects(cfg.Path, env.Properties)
+		if err != nil {
+			return nil, err
+		}
+		dir, st = o.root, o
+	} else {
+		var err error
+		if dir, err = localDir(cfg.Path); err != nil {
+			return nil, err
+		}
+		st = localStore{dir: dir}
+	}
+	s, err := openOn(cfg, env, dir, st)
 	if err != nil {
-		return nil, fmt.Errorf("source path %s: %w", cfg.Path, err)
+		_ = st.close()
+	}
+	return s, err
+}
+
+// localDir is the landing directory of a local path, made absolute.
+func localDir(p string) (string, error) {
+	dir, err := filepath.Abs(localPath(p))
+	if err != nil {
+		return "", fmt.Errorf("source path %s: %w", p, err)
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: source path %s: %v; create the landing directory or fix source.path", source.ErrConfig, cfg.Path, errors.Unwrap(err))
+		return "", fmt.Errorf("%w: source path %s: %v; create the landing directory or fix source.path", source.ErrConfig, p, errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%w: source path %s is not a directory; point source.path at the landing directory", source.ErrConfig, cfg.Path)
+		return "", fmt.Errorf("%w: source path %s is not a directory; point source.path at the landing directory", source.ErrConfig, p)
 	}
+	return dir, nil
+}
+
+func openOn(cfg config.Source, env source.Env, dir string, st store) (*Files, error) {
 	switch cfg.Format {
 	case "parquet", "csv", "json", "debezium-json", "avro":
 	default:
@@ -99,13 +133,15 @@ func open(cfg config.Source, env source.Env) (*Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Files{cfg: cfg, dir: dir, log: log, now: time.Now, told: map[string]bool{}}
+	s := &Files{cfg: cfg, dir: dir, store: st, log: log, now: time.Now, told: map[string]bool{}}
 	own := env.OwnDirs
-	if cfg.ArchiveDir != "" && !strings.Contains(cfg.ArchiveDir, "://") {
+	if cfg.ArchiveDir != "" {
 		own = append(own, cfg.ArchiveDir)
 	}
 	for _, o := range own {
-		if r, err := config.RealPath(o); err == nil {
+		if isURL(o) {
+			s.ownURLs = append(s.ownURLs, strings.TrimRight(o, "/"))
+		} else if r, err := config.RealPath(o); err == nil {
 			s.own = append(s.own, r)
 		}
 	}
@@ -135,6 +171,9 @@ func (s *Files) SameSource(description string) bool {
 	i := strings.LastIndex(inner, ", format=")
 	if i < 0 || inner[i+len(", format="):] != s.cfg.Format {
 		return false
+	}
+	if _, objects := s.store.(*objectStore); objects {
+		return strings.TrimRight(inner[:i], "/") == s.dir
 	}
 	other, err := filepath.EvalSymlinks(inner[:i])
 	if err != nil {
@@ -269,7 +308,7 @@ func (s *Files) Read(ctx context.Context, start, end source.Offset) ([]source.Pa
 	}
 	parts := make([]source.Part, len(entries))
 	for i, e := range entries {
-		p := &filePart{entry: e, cfg: s.cfg, table: s.table}
+		p := &filePart{entry: e, cfg: s.cfg, table: s.table, store: s.store, ctx: ctx}
 		if s.cfg.Format == "parquet" {
 			parts[i] = &parquetPart{p}
 		} else {
@@ -355,7 +394,7 @@ func (s *Files) Commit(ctx context.Context, end source.Offset) error {
 				continue
 			}
 			for _, f := range files {
-				if err := s.clean(f); err != nil {
+				if err := s.clean(ctx, f); err != nil {
 					s.warns = append(s.warns, err.Error())
 				}
 			}
@@ -383,42 +422,52 @@ func (s *Files) Commit(ctx context.Context, end source.Offset) error {
 
 // clean archives or deletes one committed file. Files already gone were
 // cleaned by an earlier run that stopped before compacting the log.
-func (s *Files) clean(f fileEntry) error {
+func (s *Files) clean(ctx context.Context, f fileEntry) error {
 	p := f.Path
-	st, err := os.Stat(p)
+	now, err := s.store.stat(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("clean-source %s: %w", p, err)
 	}
-	if st.Size() != f.Size || st.ModTime().UnixMilli() != f.ModTime {
+	if !sameVersion(f, now) {
 		// Rewritten in place since it was ingested: the new content was
 		// never read, so it is neither deleted nor archived.
 		return fmt.Errorf("clean-source left %s alone: it changed after it was ingested", p)
 	}
 	if s.cfg.CleanSource == "delete" {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.store.remove(ctx, p); err != nil {
 			return fmt.Errorf("clean-source delete %s: %w", p, err)
 		}
 		return nil
 	}
-	rel, err := filepath.Rel(s.dir, p)
+	dst, err := s.archivePath(p)
 	if err != nil {
 		return err
 	}
-	dst := filepath.Join(s.cfg.ArchiveDir, rel)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("clean-source archive %s: %w", p, err)
-	}
-	if err := os.Rename(p, dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.store.archive(ctx, f, dst); err != nil {
 		return fmt.Errorf("clean-source archive %s to %s: %w", p, dst, err)
 	}
 	return nil
 }
 
-// Close has nothing to release: every file handle is owned by its part.
-func (s *Files) Close() error { return nil }
+// archivePath is where clean-source archives the landing file p: at its
+// path relative to the landing root, below the archive directory.
+func (s *Files) archivePath(p string) (string, error) {
+	rel, err := s.store.rel(p)
+	if err != nil {
+		return "", err
+	}
+	if isURL(s.cfg.ArchiveDir) {
+		return strings.TrimRight(s.cfg.ArchiveDir, "/") + "/" + rel, nil
+	}
+	return filepath.Join(s.cfg.ArchiveDir, filepath.FromSlash(rel)), nil
+}
+
+// Close releases the object-store client; every file handle is owned by
+// its part.
+func (s *Files) Close() error { return s.store.close() }
 
 func encode(o offset) source.Offset { return source.EncodeOffset(o) }
 

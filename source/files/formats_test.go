@@ -31,6 +31,10 @@ import (
 type pipelineDir struct {
 	t                        *testing.T
 	landing, ckpt, warehouse string
+	// source, when set, is the landing zone instead of landing (an
+	// object-store prefix), reached with the catalog properties props.
+	source string
+	props  map[string]string
 }
 
 func newPipelineDir(t *testing.T) *pipelineDir {
@@ -58,6 +62,9 @@ func (d *pipelineDir) land(name, content string) string {
 func (d *pipelineDir) run(cfg *config.Pipeline) error {
 	d.t.Helper()
 	cfg.Source.Path, cfg.Checkpoint, cfg.Catalog.Warehouse = d.landing, d.ckpt, d.warehouse
+	if d.source != "" {
+		cfg.Source.Path, cfg.Catalog.Properties = d.source, d.props
+	}
 	cfg.Trigger = config.Trigger{Kind: config.TriggerAvailableNow}
 	cfg.SetDefaults()
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/s3test"
 	"github.com/floe-io/floe/source"
 	"github.com/floe-io/floe/source/files"
 )
@@ -27,6 +29,10 @@ type landingDir struct {
 	cfg   config.Source
 	src   *files.Files
 	start source.Offset
+	// srv holds the landing zone when it is a prefix of a bucket, dir
+	// its URL, key its key.
+	srv *s3test.Server
+	key string
 }
 
 func newLanding(t *testing.T, cfg config.Source) *landingDir {
@@ -45,23 +51,57 @@ func newLanding(t *testing.T, cfg config.Source) *landingDir {
 	return l
 }
 
+// newObjectLanding is newLanding with the landing zone a prefix of the
+// server's bucket, reached with the catalog properties a user passes.
+func newObjectLanding(t *testing.T, srv *s3test.Server, cfg config.Source) *landingDir {
+	t.Helper()
+	key := "landing/" + strings.ReplaceAll(t.Name(), "/", "-")
+	cfg.Type, cfg.Path = "files", srv.URL(key)
+	if cfg.Format == "" {
+		cfg.Format = "csv"
+	}
+	l := &landingDir{t: t, dir: cfg.Path, state: filepath.Join(t.TempDir(), "state"), cfg: cfg, srv: srv, key: key}
+	l.open()
+	l.start = l.src.InitialOffset()
+	return l
+}
+
 // open (re)opens the source over the same state.
 func (l *landingDir) open() {
 	l.t.Helper()
-	s, err := files.New(l.cfg, l.state)
+	env := source.Env{StateDir: l.state}
+	if l.srv != nil {
+		env.Properties = l.srv.Properties()
+	}
+	s, err := source.New(l.cfg, env)
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	l.src = s
+	l.src = s.(*files.Files)
 }
 
 // write lands a file (through a hidden temporary file) and returns its
 // path.
 func (l *landingDir) write(name, content string) string {
 	l.t.Helper()
+	if l.srv != nil {
+		if err := l.srv.Put(l.key+"/"+name, []byte(content)); err != nil {
+			l.t.Fatal(err)
+		}
+		return l.dir + "/" + name
+	}
 	p := filepath.Join(l.dir, name)
 	if err := fixture.Land(p, []byte(content)); err != nil {
 		l.t.Fatal(err)
+	}
+	return p
+}
+
+// local is the file that holds a landing file: itself, or the object's
+// file in the server's posix root, whose time is the object's.
+func (l *landingDir) local(p string) string {
+	if l.srv != nil {
+		return l.srv.ObjectPath(l.key + strings.TrimPrefix(p, l.dir))
 	}
 	return p
 }
@@ -70,7 +110,7 @@ func (l *landingDir) write(name, content string) string {
 func (l *landingDir) writeAged(name, content string, age time.Duration) string {
 	l.t.Helper()
 	p := l.write(name, content)
-	setAge(l.t, p, age)
+	setAge(l.t, l.local(p), age)
 	return p
 }
 
@@ -78,7 +118,7 @@ func (l *landingDir) writeAged(name, content string, age time.Duration) string {
 func (l *landingDir) writeAt(name, content string, at time.Time) string {
 	l.t.Helper()
 	p := l.write(name, content)
-	if err := os.Chtimes(p, at, at); err != nil {
+	if err := os.Chtimes(l.local(p), at, at); err != nil {
 		l.t.Fatal(err)
 	}
 	return p

@@ -125,8 +125,8 @@ func (k csvKind) arrowType() arrow.DataType {
 
 // inferCSV reads the whole file once to find column names and types, and to
 // report a wrong column count with its line before anything is converted.
-func inferCSV(path, codec string, delim rune, header bool) (*arrow.Schema, error) {
-	br, f, err := openText(path, codec)
+func inferCSV(text textOpener, delim rune, header bool) (*arrow.Schema, error) {
+	br, f, err := text()
 	if err != nil {
 		return nil, err
 	}
@@ -180,9 +180,9 @@ func inferCSV(path, codec string, delim rune, header bool) (*arrow.Schema, error
 
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
 // line by number.
-func inferJSON(path, codec string) (*arrow.Schema, error) {
+func inferJSON(text textOpener) (*arrow.Schema, error) {
 	root := jsonrows.NewObject()
-	if err := eachLine(path, codec, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
+	if err := eachLine(text, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
 		return nil, err
 	}
 	if root.Empty() {
@@ -193,8 +193,8 @@ func inferJSON(path, codec string) (*arrow.Schema, error) {
 
 // eachLine calls fn with every line of a file that is not blank, trimmed,
 // and its number, and names the line in fn's error.
-func eachLine(path, codec string, fn func(line int, b []byte) error) error {
-	br, f, err := openText(path, codec)
+func eachLine(text textOpener, fn func(line int, b []byte) error) error {
+	br, f, err := text()
 	if err != nil {
 		return err
 	}

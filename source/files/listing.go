@@ -41,31 +41,46 @@ func (s *Files) list(ctx context.Context) ([]fileEntry, heldFiles, error) {
 	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 && !ageOff {
 		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
-	w := &walk{s: s, ctx: ctx, read: map[string]string{}, listed: map[fileID]string{}}
-	w.file = func(p string, info fs.FileInfo) {
-		e := fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()}
+	visit := func(e fileEntry) {
+		p := e.Path
 		if old, ok := s.log.seen[p]; ok {
-			if old.Size != e.Size || old.ModTime != e.ModTime {
+			if !sameVersion(old, e) {
 				s.warnOnce("changed:"+p, fmt.Sprintf("file %s changed after it was ingested in batch %d (size %d -> %d); files are read once, so the change is not ingested", p, old.Batch, old.Size, e.Size))
 			}
 			return
 		}
+		age := now.Sub(time.UnixMilli(e.ModTime))
 		switch {
 		case ageLimit > 0 && e.ModTime < ageLimit:
 			held.old = append(held.old, p)
-		case s.cfg.MinFileAge > 0 && now.Sub(info.ModTime()) < time.Duration(s.cfg.MinFileAge):
+		case s.cfg.MinFileAge > 0 && age < time.Duration(s.cfg.MinFileAge):
 			held.young = append(held.young, p)
-		case s.cfg.Format == "parquet" && now.Sub(info.ModTime()) < freshWindow && !hasParquetFooter(p, e.Size):
+		case s.cfg.Format == "parquet" && age < freshWindow && !s.hasParquetFooter(p, e.Size):
 			held.unfinished = append(held.unfinished, p) // still being copied in; its footer comes last
 		default:
 			cands = append(cands, e)
 		}
 	}
-	if err := w.run(); err != nil {
-		return nil, held, fmt.Errorf("list landing directory %s: %w", s.dir, err)
-	}
-	if w.nested > 0 {
-		s.warns = append(s.warns, fmt.Sprintf("%d files sit in subdirectories of %s and are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", w.nested, s.dir))
+	var nested int
+	if o, ok := s.store.(*objectStore); ok {
+		var err error
+		if nested, err = s.listObjects(ctx, o, visit); err != nil {
+			return nil, held, fmt.Errorf("list landing prefix %s: %w", s.dir, err)
+		}
+		if nested > 0 {
+			s.warns = append(s.warns, fmt.Sprintf("%d prefixes below %s hold objects that are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", nested, s.dir))
+		}
+	} else {
+		w := &walk{s: s, ctx: ctx, read: map[string]string{}, listed: map[fileID]string{}}
+		w.file = func(p string, info fs.FileInfo) {
+			visit(fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()})
+		}
+		if err := w.run(); err != nil {
+			return nil, held, fmt.Errorf("list landing directory %s: %w", s.dir, err)
+		}
+		if w.nested > 0 {
+			s.warns = append(s.warns, fmt.Sprintf("%d files sit in subdirectories of %s and are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", w.nested, s.dir))
+		}
 	}
 	sort.Slice(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
@@ -305,7 +320,14 @@ func within(dir, base string) bool {
 // names starting with "." or "_" are temporary or marker files.
 func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") }
 
-func hasParquetFooter(p string, size int64) bool {
+// hasParquetFooter tells whether a Parquet file ends as a complete one
+// does. An object store shows an object only once its upload is complete,
+// so a Parquet object without its footer is not being copied in: it is
+// planned, and its read reports it as a bad file.
+func (s *Files) hasParquetFooter(p string, size int64) bool {
+	if _, ok := s.store.(*objectStore); ok {
+		return true
+	}
 	if size < 12 {
 		return false
 	}
@@ -323,4 +345,41 @@ func hasParquetFooter(p string, size int64) bool {
 		return false
 	}
 	return string(tail[:]) == "PAR1"
+}
+
+// listObjects lists the landing prefix of an object store, with the rules
+// of the local walk: hidden names (a leading "." or "_" in any part of the
+// key below the prefix) and the prefixes floe writes are skipped, and the
+// glob filter applies to the object's name. It returns how many prefixes
+// a listing without recursion left unread.
+func (s *Files) listObjects(ctx context.Context, o *objectStore, visit func(fileEntry)) (int, error) {
+	nested := 0
+	err := o.list(ctx, s.cfg.Recursive, func(e fileEntry, isDir bool) error {
+		rel, err := o.rel(e.Path)
+		if err != nil {
+			return nil
+		}
+		for _, part := range strings.Split(rel, "/") {
+			if hidden(part) {
+				return nil
+			}
+		}
+		for _, own := range s.ownURLs {
+			if e.Path == own || strings.HasPrefix(e.Path, own+"/") {
+				return nil
+			}
+		}
+		if isDir {
+			nested++
+			return nil
+		}
+		if g := s.cfg.PathGlobFilter; g != "" {
+			if ok, _ := path.Match(g, path.Base(rel)); !ok {
+				return nil
+			}
+		}
+		visit(e)
+		return ctx.Err()
+	})
+	return nested, err
 }

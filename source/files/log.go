@@ -24,6 +24,9 @@ type fileEntry struct {
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtimeMs"`
 	Batch   int64  `json:"batch"`
+	// ETag is an object's version on an object store, where a time does
+	// not tell an object replaced within the same second.
+	ETag string `json:"etag,omitempty"`
 }
 
 // sourceLog is the file source's record of every file it has planned,

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -32,6 +31,8 @@ import (
 type filePart struct {
 	entry fileEntry
 	cfg   config.Source
+	store store           // where the file is; nil is the local file system
+	ctx   context.Context // the batch's, for an object store's requests; nil is Background
 	table *arrow.Schema // the destination table's columns, or nil (see Files.SetTableSchema)
 
 	// What reading the schema learnt, kept so that asking for the schema
@@ -112,12 +113,39 @@ func (p *filePart) readable() error {
 	}
 	// Say plainly that the file cannot be opened, rather than letting each
 	// format's reader call it corrupt.
-	f, err := os.Open(p.entry.Path)
+	f, err := p.open()
 	if err != nil {
 		return p.bad(fmt.Errorf("cannot read the file: %w", err))
 	}
 	_ = f.Close()
 	return nil
+}
+
+// where is the store the file is in.
+func (p *filePart) where() (context.Context, store) {
+	ctx, st := p.ctx, p.store
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if st == nil {
+		st = localStore{}
+	}
+	return ctx, st
+}
+
+// open opens the file as planned.
+func (p *filePart) open() (object, error) {
+	ctx, st := p.where()
+	return st.open(ctx, p.entry)
+}
+
+// text opens a text file through its codec (see openText).
+func (p *filePart) text() (*bufio.Reader, io.Closer, error) {
+	f, err := p.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	return openText(f, p.codec())
 }
 
 // fail reports a failure to read the file: as unstable when the file
@@ -161,8 +189,13 @@ func (p *filePart) derive() error {
 var parquetProps = pqarrow.ArrowReadProperties{BatchSize: jsonrows.BatchRows}
 
 func (p *filePart) deriveParquet() error {
-	pf, err := file.OpenParquetFile(p.entry.Path, false)
+	f, err := p.open()
 	if err != nil {
+		return fmt.Errorf("cannot read the file: %w", err)
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		_ = f.Close()
 		return fmt.Errorf("not a readable Parquet file (%v); it may be truncated or corrupt", err)
 	}
 	defer pf.Close()
@@ -189,13 +222,13 @@ func (p *filePart) deriveCSV() error {
 	cols := out
 	switch {
 	case out == nil:
-		if cols, err = inferCSV(p.entry.Path, p.codec(), delim, header); err != nil {
+		if cols, err = inferCSV(p.text, delim, header); err != nil {
 			return err
 		}
 		cols, _ = jsonrows.AsTable(cols, p.table, false)
 		out = cols
 	case header:
-		if cols, err = csvHeaderSchema(p.entry.Path, p.codec(), delim, out); err != nil {
+		if cols, err = csvHeaderSchema(p.text, delim, out); err != nil {
 			return err
 		}
 	}
@@ -209,7 +242,7 @@ func (p *filePart) deriveJSON() error {
 		return err
 	}
 	if schema == nil {
-		if schema, err = inferJSON(p.entry.Path, p.codec()); err != nil {
+		if schema, err = inferJSON(p.text); err != nil {
 			return err
 		}
 		schema, p.asText = jsonrows.AsTable(schema, p.table, true)
@@ -220,12 +253,17 @@ func (p *filePart) deriveJSON() error {
 
 // unchanged compares the file with what planning saw.
 func (p *filePart) unchanged() error {
-	st, err := os.Stat(p.entry.Path)
+	ctx, st := p.where()
+	now, err := st.stat(ctx, p.entry.Path)
 	if err != nil {
 		return p.bad(fmt.Errorf("cannot read the file: %w", err))
 	}
-	if st.Size() != p.entry.Size || st.ModTime().UnixMilli() != p.entry.ModTime {
-		return &source.UnstableFileError{Path: p.entry.Path, Reason: fmt.Sprintf("size %d -> %d since it was listed", p.entry.Size, st.Size())}
+	if !sameVersion(p.entry, now) {
+		reason := fmt.Sprintf("size %d -> %d since it was listed", p.entry.Size, now.Size)
+		if now.Size == p.entry.Size {
+			reason = "replaced since it was listed"
+		}
+		return &source.UnstableFileError{Path: p.entry.Path, Reason: reason}
 	}
 	return nil
 }
@@ -239,8 +277,13 @@ var readPool = arrowpool.New()
 
 // openParquet reads the file with the footer derive parsed.
 func (p *filePart) openParquet(ctx context.Context) (array.RecordReader, error) {
-	pf, err := file.OpenParquetFile(p.entry.Path, false, file.WithMetadata(p.footer))
+	f, err := p.open()
 	if err != nil {
+		return nil, fmt.Errorf("cannot read the file: %w", err)
+	}
+	pf, err := file.NewParquetReader(f, file.WithMetadata(p.footer))
+	if err != nil {
+		_ = f.Close()
 		return nil, fmt.Errorf("not a readable Parquet file (%v); it may be truncated or corrupt", err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, parquetProps, readPool)
@@ -265,16 +308,16 @@ func (p *parquetPart) OpenParquet(ctx context.Context) (ingest.ParquetFile, erro
 	if _, err := p.Schema(ctx); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p.entry.Path)
+	f, err := p.open()
 	if err != nil {
 		return nil, p.bad(fmt.Errorf("cannot read the file: %w", err))
 	}
-	return &parquetFile{File: f, part: p.filePart}, nil
+	return &parquetFile{object: f, part: p.filePart}, nil
 }
 
 // parquetFile is an open Parquet part.
 type parquetFile struct {
-	*os.File
+	object
 	part *filePart
 }
 
@@ -282,7 +325,7 @@ func (f *parquetFile) Size() int64                    { return f.part.entry.Size
 func (f *parquetFile) Footer() *metadata.FileMetaData { return f.part.footer }
 
 func (f *parquetFile) Close() error {
-	err := f.File.Close()
+	err := f.object.Close()
 	if cerr := f.part.unchanged(); cerr != nil {
 		return cerr
 	}
@@ -301,7 +344,7 @@ func (p *filePart) csvDialect() (delim rune, header bool) {
 // openCSV reads the file with the columns derive found.
 func (p *filePart) openCSV() (array.RecordReader, error) {
 	delim, header := p.csvDialect()
-	br, f, err := openText(p.entry.Path, p.codec())
+	br, f, err := p.text()
 	if err != nil {
 		return nil, err
 	}
@@ -316,8 +359,8 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 // from the header, so a file listing the columns in another order than
 // source.schema would get the wrong types. It returns the schema's fields
 // in file order.
-func csvHeaderSchema(path, codec string, delim rune, schema *arrow.Schema) (*arrow.Schema, error) {
-	br, f, err := openText(path, codec)
+func csvHeaderSchema(text textOpener, delim rune, schema *arrow.Schema) (*arrow.Schema, error) {
+	br, f, err := text()
 	if err != nil {
 		return nil, err
 	}
@@ -486,7 +529,7 @@ func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Arr
 
 // openJSON reads the file with the schema derive found.
 func (p *filePart) openJSON() (array.RecordReader, error) {
-	br, f, err := openText(p.entry.Path, p.codec())
+	br, f, err := p.text()
 	if err != nil {
 		return nil, err
 	}

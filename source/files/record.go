@@ -290,6 +290,9 @@ func (s *Files) RebuildInput(ctx context.Context, input map[string]string, end s
 // at the landing paths they were ingested from (a rename keeps the size
 // and modification time).
 func (s *Files) archived(ctx context.Context) ([]fileEntry, error) {
+	if o, ok := s.store.(*objectStore); ok {
+		return s.archivedObjects(ctx, o)
+	}
 	var out []fileEntry
 	root := s.cfg.ArchiveDir
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -318,6 +321,33 @@ func (s *Files) archived(ctx context.Context) ([]fileEntry, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list archive directory %s: %w", root, err)
+	}
+	return out, nil
+}
+
+// archivedObjects lists the objects clean-source copied into the archive
+// prefix, at their landing paths and with the landing time each keeps.
+func (s *Files) archivedObjects(ctx context.Context, o *objectStore) ([]fileEntry, error) {
+	root := strings.TrimRight(s.cfg.ArchiveDir, "/")
+	if !strings.HasPrefix(root, o.base) {
+		return nil, nil // refused by clean-source: nothing was archived there
+	}
+	arch := &objectStore{bucket: o.bucket, base: o.base, root: root}
+	var out []fileEntry
+	err := arch.list(ctx, true, func(e fileEntry, _ bool) error {
+		a, err := o.bucket.Attributes(ctx, o.key(e.Path))
+		if err != nil {
+			return objectErr("stat", e.Path, err)
+		}
+		rel, err := arch.rel(e.Path)
+		if err != nil {
+			return err
+		}
+		out = append(out, fileEntry{Path: o.join(rel), Size: a.Size, ModTime: archivedMtime(a), ETag: a.ETag})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list archive prefix %s: %w", root, err)
 	}
 	return out, nil
 }
