@@ -33,7 +33,7 @@ type filePart struct {
 	cfg   config.Source
 	store store           // where the file is; nil is the local file system
 	ctx   context.Context // the batch's, for an object store's requests; nil is Background
-	table *arrow.Schema // the destination table's columns, or nil (see Files.SetTableSchema)
+	table *arrow.Schema   // the destination table's columns, or nil (see Files.SetTableSchema)
 
 	// What reading the schema learnt, kept so that asking for the schema
 	// before reading (the pipeline does, to evolve the table) does not
