@@ -35,6 +35,9 @@ type s3env struct {
 	warehouse string // s3://bucket/wh
 	catalogDB string
 	outputs   []capture
+	// endpoint, when set, is the S3 endpoint floe is given instead of the
+	// server's own (a proxy in front of it).
+	endpoint string
 }
 
 // capture is one command's output, named for leak reports.
@@ -52,7 +55,11 @@ func newS3Env(t *testing.T) *s3env {
 // to path-style addressing by itself when s3.endpoint is set, and versitygw
 // serves buckets only by path unless started with --virtual-domain.
 func (s *s3env) catalogArgs(mode credMode, secret string) []string {
-	args := []string{"--warehouse", s.warehouse, "--catalog-uri", s.catalogDB, "-p", "s3.endpoint=" + s.srv.Endpoint}
+	endpoint := s.srv.Endpoint
+	if s.endpoint != "" {
+		endpoint = s.endpoint
+	}
+	args := []string{"--warehouse", s.warehouse, "--catalog-uri", s.catalogDB, "-p", "s3.endpoint=" + endpoint}
 	if mode == credsProps {
 		args = append(args, "-p", "s3.region="+s.srv.Region,
 			"-p", "s3.access-key-id="+s.srv.AccessKey, "-p", "s3.secret-access-key="+secret)
