@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -37,6 +38,7 @@ type objectStore struct {
 	bucket *blob.Bucket
 	base   string // the URL of key "": scheme://authority/
 	root   string // the landing prefix's URL, without a trailing "/"
+	s3     bool   // the store is S3's API, whose reads take If-Match
 }
 
 // openObjects opens the object store holding the landing prefix root.
@@ -56,6 +58,8 @@ func openObjects(root string, props map[string]string) (*objectStore, error) {
 		return nil, fmt.Errorf("%w: source path %s: the %s:// store cannot be listed; use a local path or an s3://, gs://, abfs:// or abfss:// prefix", source.ErrConfig, root, u.Scheme)
 	}
 	o := &objectStore{bucket: bfs.Bucket, base: u.Scheme + "://" + u.Host + "/", root: root}
+	var client *s3.Client
+	o.s3 = o.bucket.As(&client)
 	ok, err = o.bucket.IsAccessible(ctx)
 	if err != nil {
 		_ = o.bucket.Close()
@@ -90,6 +94,8 @@ func (o *objectStore) rel(p string) (string, error) {
 }
 
 func (o *objectStore) close() error { return o.bucket.Close() }
+
+func (o *objectStore) pinned() bool { return o.s3 }
 
 // objectErr turns a missing object into fs.ErrNotExist, as a missing file.
 func objectErr(op, p string, err error) error {
@@ -183,8 +189,43 @@ func (o *objectStore) rangeReader(ctx context.Context, e fileEntry, off, length 
 	return r, nil
 }
 
-func (o *objectStore) open(ctx context.Context, e fileEntry) (object, error) {
-	return &objectReader{store: o, ctx: ctx, entry: e}, nil
+func (o *objectStore) open(ctx context.Context, e fileEntry, tail *tailCache) (object, error) {
+	return &objectReader{store: o, ctx: ctx, entry: e, tail: tail}, nil
+}
+
+// tailCache keeps the last read of an object's end: the Parquet reader
+// reads the last 64 KiB for the footer, and the column-chunk copy reads
+// the footer again; on an object store each read is a request.
+type tailCache struct {
+	mu  sync.Mutex
+	off int64
+	b   []byte
+}
+
+// get copies p's bytes at off from the cache, if it holds them all.
+func (c *tailCache) get(p []byte, off int64) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.b == nil || off < c.off || off+int64(len(p)) > c.off+int64(len(c.b)) {
+		return false
+	}
+	copy(p, c.b[off-c.off:])
+	return true
+}
+
+// put keeps a read of the object's end, the longest one.
+func (c *tailCache) put(p []byte, off int64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.b == nil || off < c.off {
+		c.b, c.off = append([]byte(nil), p...), off
+	}
 }
 
 func (o *objectStore) remove(ctx context.Context, p string) error {
@@ -237,6 +278,7 @@ type objectReader struct {
 	store *objectStore
 	ctx   context.Context
 	entry fileEntry
+	tail  *tailCache
 	pos   int64
 	body  *blob.Reader // the front-to-back read, from the position it was opened at
 }
@@ -262,16 +304,31 @@ func (r *objectReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	want := min(int64(len(p)), r.entry.Size-off)
-	b, err := r.store.rangeReader(r.ctx, r.entry, off, want)
-	if err != nil {
-		return 0, err
+	if r.tail.get(p[:want], off) {
+		if want < int64(len(p)) {
+			return int(want), io.EOF
+		}
+		return int(want), nil
 	}
-	n, err := io.ReadFull(b, p[:want])
-	if cerr := b.Close(); err == nil {
-		err = cerr
+	n, err := r.fetchRange(p[:want], off)
+	if err == nil && off+want == r.entry.Size {
+		r.tail.put(p[:want], off)
 	}
 	if err == nil && int64(n) < int64(len(p)) {
 		err = io.EOF
+	}
+	return n, err
+}
+
+// fetchRange reads len(p) bytes from off in one request.
+func (r *objectReader) fetchRange(p []byte, off int64) (int, error) {
+	b, err := r.store.rangeReader(r.ctx, r.entry, off, int64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.ReadFull(b, p)
+	if cerr := b.Close(); err == nil {
+		err = cerr
 	}
 	return n, err
 }

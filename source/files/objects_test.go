@@ -170,8 +170,8 @@ func TestObjectReplacedInPlace(t *testing.T) {
 	l.write("a.csv", "id\n2\n")
 	_, err := readPart(t, parts[0])
 	var ue *source.UnstableFileError
-	if !errors.As(err, &ue) || ue.Path != p {
-		t.Fatalf("reading an object replaced since it was planned: %v (%T), want an UnstableFileError naming it", err, err)
+	if !errors.As(err, &ue) || ue.Path != p || errors.Is(err, source.ErrBadInput) {
+		t.Fatalf("reading an object replaced since it was planned: %v (%T), want an UnstableFileError naming it, not a bad file", err, err)
 	}
 	if got := l.names(source.ReadLimit{}); len(got) != 0 {
 		t.Fatalf("the replaced object was planned again: %v", got)

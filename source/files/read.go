@@ -33,6 +33,7 @@ type filePart struct {
 	cfg   config.Source
 	store store           // where the file is; nil is the local file system
 	ctx   context.Context // the batch's, for an object store's requests; nil is Background
+	tail  tailCache       // the end of the file, as last read (see store.open)
 	table *arrow.Schema   // the destination table's columns, or nil (see Files.SetTableSchema)
 
 	// What reading the schema learnt, kept so that asking for the schema
@@ -136,7 +137,7 @@ func (p *filePart) where() (context.Context, store) {
 // open opens the file as planned.
 func (p *filePart) open() (object, error) {
 	ctx, st := p.where()
-	return st.open(ctx, p.entry)
+	return st.open(ctx, p.entry, &p.tail)
 }
 
 // text opens a text file through its codec (see openText).
@@ -154,7 +155,13 @@ func (p *filePart) fail(err error) error {
 	if cerr := p.unchanged(); cerr != nil {
 		return cerr
 	}
-	var bf *source.BadFileError
+	var (
+		bf *source.BadFileError
+		ue *source.UnstableFileError
+	)
+	if errors.As(err, &ue) {
+		return ue // a read found the object replaced (see store.pinned)
+	}
 	if errors.As(err, &bf) {
 		return err
 	}
@@ -254,6 +261,9 @@ func (p *filePart) deriveJSON() error {
 // unchanged compares the file with what planning saw.
 func (p *filePart) unchanged() error {
 	ctx, st := p.where()
+	if st.pinned() && p.entry.ETag != "" {
+		return nil
+	}
 	now, err := st.stat(ctx, p.entry.Path)
 	if err != nil {
 		return p.bad(fmt.Errorf("cannot read the file: %w", err))

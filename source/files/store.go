@@ -21,11 +21,17 @@ type store interface {
 	stat(ctx context.Context, path string) (fileEntry, error)
 	// open reads the file e names; an object store's reads fail with an
 	// UnstableFileError once the object is no longer the one planned.
-	open(ctx context.Context, e fileEntry) (object, error)
+	// Reads of the file's end are kept in tail, which every open of one
+	// part shares: its Parquet footer is read once, not once per reader.
+	open(ctx context.Context, e fileEntry, tail *tailCache) (object, error)
 	// remove deletes a file; one already gone is not an error.
 	remove(ctx context.Context, path string) error
 	// archive moves a file to dst, an object store by a copy and a delete.
 	archive(ctx context.Context, e fileEntry, dst string) error
+	// pinned tells whether every read of a planned file fails once the
+	// file is no longer that version (S3's If-Match), which makes a look
+	// at the file before and after reading it needless.
+	pinned() bool
 	// join is the path of rel below the landing root.
 	join(rel string) string
 	// rel is path relative to the landing root, with "/" separators.
@@ -64,7 +70,9 @@ func (l localStore) stat(_ context.Context, p string) (fileEntry, error) {
 	return fileEntry{Path: p, Size: st.Size(), ModTime: st.ModTime().UnixMilli()}, nil
 }
 
-func (l localStore) open(_ context.Context, e fileEntry) (object, error) { return os.Open(e.Path) }
+func (l localStore) open(_ context.Context, e fileEntry, _ *tailCache) (object, error) {
+	return os.Open(e.Path)
+}
 
 func (l localStore) remove(_ context.Context, p string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -85,6 +93,8 @@ func (l localStore) archive(_ context.Context, e fileEntry, dst string) error {
 	}
 	return nil
 }
+
+func (l localStore) pinned() bool { return false }
 
 func (l localStore) join(rel string) string { return filepath.Join(l.dir, filepath.FromSlash(rel)) }
 
