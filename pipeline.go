@@ -170,6 +170,8 @@ func ownDirs(cfg *config.Pipeline, opts Options) (map[string]string, error) {
 	if opts.Catalog == nil {
 		if wh := catalogs.LocalWarehouse(cfg.Catalog); wh != "" {
 			own["catalog.warehouse"] = wh
+		} else if catalogs.IsURL(cfg.Catalog.Warehouse) {
+			own["catalog.warehouse"] = cfg.Catalog.Warehouse
 		}
 	}
 	if err := cfg.CheckOwnDirs(own); err != nil {

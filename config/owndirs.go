@@ -20,11 +20,28 @@ import (
 // directories (the warehouse may come from $FLOE_WAREHOUSE).
 func (p *Pipeline) CheckOwnDirs(dirs map[string]string) error {
 	s := &p.Source
-	if s.Type == "iceberg" || s.Path == "" || strings.Contains(s.Path, "://") {
+	if s.Type == "iceberg" || s.Path == "" {
 		return nil
 	}
-	src, err := RealPath(s.Path)
-	if err != nil {
+	remote := strings.Contains(s.Path, "://") && !strings.HasPrefix(s.Path, "file://")
+	// where is a directory as compared, and as shown; ok is false for one
+	// that cannot be compared (on another kind of store, or unresolvable).
+	where := func(d string) (real, shown string, ok bool) {
+		d = strings.TrimPrefix(d, "file://")
+		if remote || strings.Contains(d, "://") {
+			return strings.TrimRight(d, "/"), d, remote && strings.Contains(d, "://")
+		}
+		real, err := RealPath(d)
+		if err != nil {
+			return "", "", false
+		}
+		if shown = d; real != filepath.Clean(d) {
+			shown = d + " (" + real + " on disk)"
+		}
+		return real, shown, true
+	}
+	src, _, ok := where(s.Path)
+	if !ok {
 		return nil // the source reports a landing directory it cannot reach
 	}
 	check := map[string]string{}
@@ -37,22 +54,18 @@ func (p *Pipeline) CheckOwnDirs(dirs map[string]string) error {
 	var ps problems
 	for _, key := range []string{"checkpoint", "catalog.warehouse", "source.source-archive-dir"} {
 		d, ok := check[key]
-		if !ok || d == "" || strings.Contains(d, "://") {
+		if !ok || d == "" {
 			continue
 		}
-		real, err := RealPath(d)
-		if err != nil {
+		real, shown, ok := where(d)
+		if !ok {
 			continue
 		}
 		what := strings.TrimPrefix(key, "catalog.")
 		what = strings.TrimPrefix(what, "source.")
-		shown := d
-		if real != filepath.Clean(d) {
-			shown = d + " (" + real + " on disk)"
-		}
-		rel, err := filepath.Rel(src, real)
+		rel, inside := below(src, real, remote)
 		switch {
-		case err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)):
+		case !inside:
 			// Outside the landing directory.
 		case rel == ".":
 			ps.add(key, 0, "the %s %s is the landing directory source.path %s itself, so floe would read its own files as input; "+
@@ -68,6 +81,23 @@ func (p *Pipeline) CheckOwnDirs(dirs map[string]string) error {
 		}
 	}
 	return ps.err()
+}
+
+// below is dir relative to base ("." for base itself, "/"-separated for a
+// URL), and whether dir is base or inside it.
+func below(base, dir string, urls bool) (string, bool) {
+	if urls {
+		if dir == base {
+			return ".", true
+		}
+		rel, ok := strings.CutPrefix(dir, base+"/")
+		return filepath.FromSlash(rel), ok
+	}
+	rel, err := filepath.Rel(base, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
 }
 
 // hiddenPath tells whether a relative path goes through a directory the

@@ -18,10 +18,10 @@ type Env struct {
 	// FS is the checkpoint's file system, through which a source reads and
 	// writes StateDir; nil is the operating system's (StateFS).
 	FS FS
-	// OwnDirs are the local directories floe writes for the pipeline (the
-	// checkpoint, the warehouse of a local catalog): a source reading a
-	// directory tree never reads them, or it would ingest floe's own
-	// output.
+	// OwnDirs are the directories and object-store prefixes floe writes
+	// for the pipeline (the checkpoint, the warehouse): a source reading a
+	// directory tree or a prefix never reads them, or it would ingest
+	// floe's own output.
 	OwnDirs []string
 	// Properties are the catalog's properties: the credentials and
 	// endpoints (s3.*, gcs.*, adls.*) a source reading an object store
