@@ -120,6 +120,9 @@ type Source struct {
 	Compression string `yaml:"compression,omitempty"`
 	// Recursive also reads subdirectories of Path.
 	Recursive bool `yaml:"recursive"`
+	// Listing is "auto" (list only after the newest file seen while the
+	// files' paths sort by arrival) or "full" (list everything each batch).
+	Listing string `yaml:"listing,omitempty"`
 	// MaxFilesPerTrigger caps the files per batch; 0 means no cap.
 	MaxFilesPerTrigger int `yaml:"max-files-per-trigger"`
 	// MaxBytesPerTrigger caps the bytes per batch; 0 means no cap.

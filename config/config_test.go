@@ -106,7 +106,7 @@ func TestGoodFixtureValues(t *testing.T) {
 				Source: config.Source{
 					Type: "files", Path: "./landing/events", Format: "parquet",
 					MaxFileAge:  config.Duration(7 * 24 * time.Hour),
-					CleanSource: "off", Compression: "auto",
+					CleanSource: "off", Compression: "auto", Listing: "auto",
 					CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)},
 				},
 				Sink: config.Sink{Type: "iceberg", Table: "db.events", Mode: "append", CreateTable: ptr(true), WriteFormat: "parquet",

@@ -187,7 +187,7 @@ func TestManagedFixtures(t *testing.T) {
 					"s3.endpoint": "http://minio:9000", "s3.access-key-id": "AKIA", "s3.secret-access-key": "secret", "s3.region": "eu-west-1",
 				}},
 			Source: config.Source{Type: "files", Path: "s3://bucket/landing/events/", Format: "json", MaxFilesPerTrigger: 500,
-				MaxFileAge: config.Duration(7 * 24 * time.Hour), CleanSource: "off", Compression: "auto", CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)}},
+				MaxFileAge: config.Duration(7 * 24 * time.Hour), CleanSource: "off", Compression: "auto", Listing: "auto", CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)}},
 			Sink: config.Sink{Type: "iceberg", Table: "analytics.events", Mode: "append", CreateTable: ptr(true), TableProperties: map[string]string{"format-version": "2"},
 				PartitionFields: []string{"hour(ts)", "bucket(id, 16)"}, WriteFormat: "parquet", FanoutEnabled: ptr(true),
 				Keep: []string{"id", "ts", "payload.kind"}, CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
@@ -201,7 +201,7 @@ func TestManagedFixtures(t *testing.T) {
 		{"beam.yaml", config.Pipeline{
 			Catalog: config.Catalog{Type: "hadoop", Name: "lake", Warehouse: "gs://bucket/warehouse"},
 			Source: config.Source{Type: "files", Path: "gs://bucket/landing/orders/", PathGlobFilter: "*.csv", Format: "csv",
-				MaxFileAge: config.Duration(7 * 24 * time.Hour), CleanSource: "off", Compression: "auto", CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)}},
+				MaxFileAge: config.Duration(7 * 24 * time.Hour), CleanSource: "off", Compression: "auto", Listing: "auto", CSV: config.CSVOptions{Delimiter: ",", Header: ptr(true)}},
 			Sink: config.Sink{Type: "iceberg", Table: "db.orders", Mode: "append", CreateTable: ptr(true), WriteFormat: "parquet", FanoutEnabled: ptr(true),
 				CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
 			Trigger:    config.Trigger{Kind: config.TriggerProcessingTime, Interval: 30 * time.Second},

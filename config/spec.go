@@ -209,10 +209,14 @@ var specs = []fieldSpec{
 		doc: "Columns of `type: iceberg` to leave out. Exclusive with `keep`.",
 	},
 	{
-		path: "source.path", flag: "source", flagArg: "DIR",
+		path: "source.path", flag: "source", flagArg: "DIR|URL",
 		required: `the directory to read landing files from, e.g. "s3://bucket/landing/events/" or "./landing"`,
-		doc: "Directory or object-store prefix that producers drop files into. " +
-			"Symbolic links are followed: the directory itself may be one (a mounted volume), and so may the files in it, " +
+		doc: "Directory or object-store prefix that producers drop files into: a local path (or `file://` URL), or an `s3://`, `gs://`, " +
+			"`abfs://` or `abfss://` prefix, reached with the same catalog properties (`s3.*`, `gcs.*`, `adls.*`) and environment " +
+			"(`AWS_*` variables, instance roles, application-default credentials) as the warehouse. On an object store the prefix is " +
+			"listed like a directory (`/` separates the levels), objects are read with ranged requests pinned to the version planned " +
+			"(S3's ETag), and an object replaced under its key after it was read is named in a warning, not read again. " +
+			"Locally, symbolic links are followed: the directory itself may be one (a mounted volume), and so may the files in it, " +
 			"which are read as the files they name; a link that cannot be followed is named in a warning.",
 	},
 	{
@@ -236,6 +240,16 @@ var specs = []fieldSpec{
 			"is skipped with a warning. Off by default so that a producer's staging subdirectory is not read by accident. " +
 			"A recursive source that holds floe's own `checkpoint` or warehouse is refused, as it would ingest floe's output " +
 			"(directories compared after resolving symbolic links; hidden ones, such as `_checkpoint`, are never read and are fine).",
+	},
+	{
+		path: "source.listing", flag: "listing", def: "auto", allowed: []string{"auto", "full"},
+		doc: "How each batch finds new files. `auto` lists the whole landing zone on a run's first batch and once an hour, and otherwise " +
+			"lists only paths that sort after the newest file already handled, as Auto Loader's incremental listing does " +
+			"(on S3 a `StartAfter` listing; on a disk, directories that sort before it are not read): the cost of a batch then grows " +
+			"with the new files, not with every file ever landed. It does so while the paths sort by arrival (dated directories, " +
+			"timestamped or sequenced names, what most producers write); a full listing that finds a new file sorting before one " +
+			"already handled turns it off for the rest of the run, with a warning, and a late file is read by the next full listing. " +
+			"`full` lists everything on every batch, for paths that do not sort by arrival (random names).",
 	},
 	{
 		path: "source.max-files-per-trigger", flag: "max-files-per-trigger", def: "0", defNote: "no limit",
@@ -283,10 +297,12 @@ var specs = []fieldSpec{
 			"`archive` moves it into `source-archive-dir`, `delete` removes it.",
 	},
 	{
-		path: "source.source-archive-dir", flag: "source-archive-dir", flagArg: "DIR",
+		path: "source.source-archive-dir", flag: "source-archive-dir", flagArg: "DIR|URL",
 		required: `when source.clean-source is "archive": the directory to move processed files into, e.g. "s3://bucket/archive/events/"`,
 		doc: "Where `clean-source: archive` moves processed files. Required with `archive` and not allowed otherwise; " +
-			"it must be outside `path` (also after resolving symbolic links), or archived files would be read again.",
+			"it must be outside `path` (also after resolving symbolic links), or archived files would be read again. " +
+			"For a landing prefix on an object store it is a prefix in the same bucket: each object is copied there (keeping its " +
+			"landing time in the object's metadata, which `checkpoint rebuild` reads back on S3) and then deleted.",
 	},
 	{
 		path: "source.schema", typ: "list of columns",

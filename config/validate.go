@@ -262,6 +262,7 @@ func (s *Source) validate(ps *problems) {
 	}
 
 	ps.oneOf("source.compression", s.Compression)
+	ps.oneOf("source.listing", s.Listing)
 	if s.Format == "parquet" && s.Compression != "" && s.Compression != "auto" {
 		ps.add("source.compression", 0, "set to %q, but Parquet files compress inside and are read as they are; remove this key", s.Compression)
 	}

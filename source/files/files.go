@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path"
@@ -55,6 +56,10 @@ type Files struct {
 	table *arrow.Schema
 	// cleaned is the last log batch clean-source handled in this run.
 	cleaned *int64
+	// inc is auto listing's state (source.listing).
+	inc incremental
+	// logger hears how the source lists (see incremental); nil is quiet.
+	logger *slog.Logger
 }
 
 var (
@@ -133,7 +138,7 @@ func openOn(cfg config.Source, env source.Env, dir string, st store) (*Files, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Files{cfg: cfg, dir: dir, store: st, log: log, now: time.Now, told: map[string]bool{}}
+	s := &Files{cfg: cfg, dir: dir, store: st, log: log, now: time.Now, told: map[string]bool{}, logger: env.Logger}
 	own := env.OwnDirs
 	if cfg.ArchiveDir != "" {
 		own = append(own, cfg.ArchiveDir)
@@ -194,7 +199,7 @@ func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
 	// (a file of a failed batch's plan has not been ingested, so it has not
 	// "changed after it was ingested"), and without giving them twice.
 	warns, told := s.warns, maps.Clone(s.told)
-	cands, held, err := s.list(ctx)
+	cands, held, _, err := s.list(ctx, "")
 	s.warns, s.told = warns, told
 	if err != nil {
 		return err
@@ -257,7 +262,8 @@ func (s *Files) LatestOffset(ctx context.Context, start source.Offset, limit sou
 	if err := s.log.discardAfter(st.LogOffset); err != nil {
 		return nil, err
 	}
-	cands, held, err := s.list(ctx)
+	now := s.now()
+	cands, held, l, err := s.list(ctx, s.startAfter(now))
 	if err != nil {
 		return nil, err
 	}
@@ -278,12 +284,14 @@ func (s *Files) LatestOffset(ctx context.Context, start source.Offset, limit sou
 		bytes += c.Size
 	}
 	if len(picked) == 0 {
+		s.planned(l, cands, nil, now)
 		return start, nil
 	}
 	n := st.LogOffset + 1
 	if err := s.log.add(n, picked); err != nil {
 		return nil, err
 	}
+	s.planned(l, cands, picked, now)
 	return encode(offset{LogOffset: n}), nil
 }
 

@@ -24,8 +24,9 @@ type heldFiles struct {
 }
 
 // list returns the files eligible for the next batch, in planning order,
-// and the files it held back.
-func (s *Files) list(ctx context.Context) ([]fileEntry, heldFiles, error) {
+// and the files it held back; it lists only paths after `after` (relative
+// to the root, see incremental), or everything when after is "".
+func (s *Files) list(ctx context.Context, after string) ([]fileEntry, heldFiles, listing, error) {
 	now := s.now()
 	var cands []fileEntry
 	var held heldFiles
@@ -41,22 +42,28 @@ func (s *Files) list(ctx context.Context) ([]fileEntry, heldFiles, error) {
 	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 && !ageOff {
 		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
-	visit := func(e fileEntry) {
+	l := listing{full: after == ""}
+	visit := func(e fileEntry, rel string) {
 		p := e.Path
 		if old, ok := s.log.seen[p]; ok {
 			if !sameVersion(old, e) {
 				s.warnOnce("changed:"+p, fmt.Sprintf("file %s changed after it was ingested in batch %d (size %d -> %d); files are read once, so the change is not ingested", p, old.Batch, old.Size, e.Size))
 			}
+			l.handled = append(l.handled, rel)
+			l.lastRead = max(l.lastRead, rel)
 			return
 		}
 		age := now.Sub(time.UnixMilli(e.ModTime))
 		switch {
 		case ageLimit > 0 && e.ModTime < ageLimit:
 			held.old = append(held.old, p)
+			l.handled = append(l.handled, rel)
 		case s.cfg.MinFileAge > 0 && age < time.Duration(s.cfg.MinFileAge):
 			held.young = append(held.young, p)
+			l.held = append(l.held, rel)
 		case s.cfg.Format == "parquet" && age < freshWindow && !s.hasParquetFooter(p, e.Size):
 			held.unfinished = append(held.unfinished, p) // still being copied in; its footer comes last
+			l.held = append(l.held, rel)
 		default:
 			cands = append(cands, e)
 		}
@@ -64,19 +71,26 @@ func (s *Files) list(ctx context.Context) ([]fileEntry, heldFiles, error) {
 	var nested int
 	if o, ok := s.store.(*objectStore); ok {
 		var err error
-		if nested, err = s.listObjects(ctx, o, visit); err != nil {
-			return nil, held, fmt.Errorf("list landing prefix %s: %w", s.dir, err)
+		if nested, err = s.listObjects(ctx, o, after, visit); err != nil {
+			return nil, held, l, fmt.Errorf("list landing prefix %s: %w", s.dir, err)
 		}
 		if nested > 0 {
 			s.warns = append(s.warns, fmt.Sprintf("%d prefixes below %s hold objects that are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", nested, s.dir))
 		}
 	} else {
-		w := &walk{s: s, ctx: ctx, read: map[string]string{}, listed: map[fileID]string{}}
-		w.file = func(p string, info fs.FileInfo) {
-			visit(fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()})
+		w := &walk{s: s, ctx: ctx, after: after, read: map[string]string{}, listed: map[fileID]string{}}
+		w.file = func(p, rel string, info fs.FileInfo) {
+			visit(fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()}, rel)
 		}
-		if err := w.run(); err != nil {
-			return nil, held, fmt.Errorf("list landing directory %s: %w", s.dir, err)
+		err := w.run()
+		if errors.Is(err, errLinked) || err == nil && w.linked {
+			// The walk met a link: this run lists in full (see errLinked).
+			s.inc.off = true
+			s.tell(fmt.Sprintf("listing the whole of %s on every batch: it holds linked files, which only a full listing reads once", s.dir))
+			return s.list(ctx, "")
+		}
+		if err != nil {
+			return nil, held, l, fmt.Errorf("list landing directory %s: %w", s.dir, err)
 		}
 		if w.nested > 0 {
 			s.warns = append(s.warns, fmt.Sprintf("%d files sit in subdirectories of %s and are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", w.nested, s.dir))
@@ -92,7 +106,7 @@ func (s *Files) list(ctx context.Context) ([]fileEntry, heldFiles, error) {
 		}
 		return a.Path < b.Path
 	})
-	return cands, held, nil
+	return cands, held, l, nil
 }
 
 // warnHeld names the files a listing for a batch held back that may
@@ -155,12 +169,14 @@ func fileNames(paths []string) string {
 type walk struct {
 	s         *Files
 	ctx       context.Context
-	file      func(p string, info fs.FileInfo)
+	after     string // list only paths (relative, "/"-separated) after it
+	file      func(p, rel string, info fs.FileInfo)
 	read      map[string]string // real directory -> the path it is read by
 	listed    map[fileID]string // file -> the path it is listed by
 	links     []string          // links to directories, followed after the real tree
 	fileLinks []string          // links to files, followed last
 	nested    int               // files in subdirectories, which a non-recursive source skips
+	linked    bool              // a file with several hard links was met (see errLinked)
 }
 
 // fileID identifies a file whatever its name.
@@ -213,6 +229,15 @@ func (w *walk) dir(p, real string) error {
 			continue
 		}
 		child := filepath.Join(p, name)
+		if w.after != "" {
+			if d.Type()&fs.ModeSymlink != 0 {
+				return errLinked
+			}
+			rel := w.rel(child)
+			if d.IsDir() && !descend(rel, w.after) || !d.IsDir() && rel <= w.after {
+				continue
+			}
+		}
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
 			info, err := os.Stat(child)
@@ -286,12 +311,25 @@ func (w *walk) own(p, real string) bool {
 	return false
 }
 
+// errLinked ends a walk after a path that only a full listing reads
+// right: a symbolic link, or a file with several hard links, may name a
+// file read before under a path that sorts before the walk's start, and
+// only a walk that reaches that path too reads the file once.
+var errLinked = errors.New("a linked file")
+
+// rel is p relative to the landing directory, "/" between levels.
+func (w *walk) rel(p string) string {
+	rel, _ := filepath.Rel(w.s.dir, p)
+	return filepath.ToSlash(rel)
+}
+
 // visit hands a regular file, reached at p, to the listing.
 func (w *walk) visit(p string, info fs.FileInfo) {
 	if !info.Mode().IsRegular() {
 		return
 	}
-	if rel, _ := filepath.Rel(w.s.dir, p); !w.s.cfg.Recursive && strings.ContainsRune(rel, filepath.Separator) {
+	rel := w.rel(p)
+	if !w.s.cfg.Recursive && strings.Contains(rel, "/") {
 		w.nested++
 		return
 	}
@@ -301,6 +339,10 @@ func (w *walk) visit(p string, info fs.FileInfo) {
 		}
 	}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		if w.after != "" && st.Nlink > 1 {
+			w.linked = true
+			return
+		}
 		id := fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}
 		if prev, ok := w.listed[id]; ok {
 			w.s.warnOnce("same:"+p, fmt.Sprintf("%s is the same file as %s; it is read once, under that path", p, prev))
@@ -308,7 +350,7 @@ func (w *walk) visit(p string, info fs.FileInfo) {
 		}
 		w.listed[id] = p
 	}
-	w.file(p, info)
+	w.file(p, rel, info)
 }
 
 // within reports whether dir is base or below it; both are clean paths.
@@ -347,16 +389,17 @@ func (s *Files) hasParquetFooter(p string, size int64) bool {
 	return string(tail[:]) == "PAR1"
 }
 
-// listObjects lists the landing prefix of an object store, with the rules
-// of the local walk: hidden names (a leading "." or "_" in any part of the
+// listObjects lists the landing prefix of an object store after the
+// relative path `after` (all of it when ""), with the rules of the local
+// walk: hidden names (a leading "." or "_" in any part of the
 // key below the prefix) and the prefixes floe writes are skipped, and the
 // glob filter applies to the object's name. It returns how many prefixes
 // a listing without recursion left unread.
-func (s *Files) listObjects(ctx context.Context, o *objectStore, visit func(fileEntry)) (int, error) {
+func (s *Files) listObjects(ctx context.Context, o *objectStore, after string, visit func(e fileEntry, rel string)) (int, error) {
 	nested := 0
-	err := o.list(ctx, s.cfg.Recursive, func(e fileEntry, isDir bool) error {
+	err := o.list(ctx, s.cfg.Recursive, after, func(e fileEntry, isDir bool) error {
 		rel, err := o.rel(e.Path)
-		if err != nil {
+		if err != nil || after != "" && rel <= after {
 			return nil
 		}
 		for _, part := range strings.Split(rel, "/") {
@@ -378,7 +421,7 @@ func (s *Files) listObjects(ctx context.Context, o *objectStore, visit func(file
 				return nil
 			}
 		}
-		visit(e)
+		visit(e, rel)
 		return ctx.Err()
 	})
 	return nested, err

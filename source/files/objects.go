@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"cloud.google.com/go/storage"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -127,11 +128,29 @@ func (o *objectStore) listed(obj *blob.ListObject) fileEntry {
 
 // list lists the landing prefix: every object below it when recursive,
 // else the objects directly in it, and the prefixes (directories) that
-// hold the rest, which visit gets with isDir set.
-func (o *objectStore) list(ctx context.Context, recursive bool, visit func(e fileEntry, isDir bool) error) error {
+// hold the rest, which visit gets with isDir set. A listing after a path
+// relative to the prefix starts there on stores whose listing can (S3's
+// StartAfter, GCS's StartOffset); elsewhere the caller skips what sorts
+// before it.
+func (o *objectStore) list(ctx context.Context, recursive bool, after string, visit func(e fileEntry, isDir bool) error) error {
 	opts := &blob.ListOptions{Prefix: o.prefix()}
 	if !recursive {
 		opts.Delimiter = "/"
+	}
+	if after != "" {
+		start := o.prefix() + after
+		opts.BeforeList = func(as func(any) bool) error {
+			var in *s3.ListObjectsV2Input
+			if as(&in) {
+				in.StartAfter = aws.String(start)
+				return nil
+			}
+			var q *storage.Query
+			if as(&q) {
+				q.StartOffset = start
+			}
+			return nil
+		}
 	}
 	it := o.bucket.List(opts)
 	for {

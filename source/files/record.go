@@ -250,7 +250,7 @@ func (s *Files) RebuildInput(ctx context.Context, input map[string]string, end s
 	if s.log.last >= 0 {
 		return fmt.Errorf("the file source log %s is not empty; rebuild starts from an empty log", s.log.dir)
 	}
-	cands, _, err := s.list(ctx)
+	cands, _, _, err := s.list(ctx, "")
 	s.warns = nil
 	if err != nil {
 		return err
@@ -334,7 +334,7 @@ func (s *Files) archivedObjects(ctx context.Context, o *objectStore) ([]fileEntr
 	}
 	arch := &objectStore{bucket: o.bucket, base: o.base, root: root}
 	var out []fileEntry
-	err := arch.list(ctx, true, func(e fileEntry, _ bool) error {
+	err := arch.list(ctx, true, "", func(e fileEntry, _ bool) error {
 		a, err := o.bucket.Attributes(ctx, o.key(e.Path))
 		if err != nil {
 			return objectErr("stat", e.Path, err)
