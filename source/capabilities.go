@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"io"
 
 	"github.com/apache/iceberg-go"
 
@@ -17,6 +18,14 @@ import (
 // written (retried later) and quarantined files (never read again).
 type Excluder interface {
 	Exclude(ctx context.Context, end Offset, names []string) error
+}
+
+// RemoteFiles is a source whose files may lie on an object store, where
+// the checkpoint cannot move them by a rename: the engine quarantines such
+// a bad file by copying its bytes in and having the source delete it.
+type RemoteFiles interface {
+	OpenFile(ctx context.Context, path string) (io.ReadCloser, error)
+	RemoveFile(ctx context.Context, path string) error
 }
 
 // Discarder is a source that records its plan of a batch in its own state

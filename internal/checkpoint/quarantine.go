@@ -1,11 +1,14 @@
 package checkpoint
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/floe-io/floe/source"
 )
 
 // QuarantineDir is where the checkpoint in dir keeps the input files set
@@ -16,17 +19,18 @@ func QuarantineDir(dir string) string { return filepath.Join(dir, "quarantine") 
 // and returns where it went; a name already taken there gets a timestamp
 // prefix.
 func (c *Checkpoint) Quarantine(path string) (string, error) {
-	dir := QuarantineDir(c.Dir)
-	if err := c.fs.MkdirAll(dir); err != nil {
+	dst, err := c.quarantinePath(path)
+	if err != nil {
 		return "", err
-	}
-	dst := filepath.Join(dir, filepath.Base(path))
-	if _, err := c.fs.Stat(dst); err == nil {
-		dst = filepath.Join(dir, fmt.Sprintf("%d-%s", time.Now().UnixNano(), filepath.Base(path)))
 	}
 	if err := c.fs.Rename(path, dst); err != nil {
 		// Across file systems a rename fails: copy, then remove.
-		if cerr := c.copyIn(path, dst); cerr != nil {
+		in, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer in.Close()
+		if cerr := c.copyIn(in, dst); cerr != nil {
 			return "", cerr
 		}
 		if rerr := os.Remove(path); rerr != nil {
@@ -36,14 +40,44 @@ func (c *Checkpoint) Quarantine(path string) (string, error) {
 	return dst, nil
 }
 
-// copyIn copies the input file src, which lies outside the checkpoint, to
-// dst inside it.
-func (c *Checkpoint) copyIn(src, dst string) error {
-	in, err := os.Open(src)
+// QuarantineRemote is Quarantine for a file on an object store (a URL):
+// its bytes are copied in, then the source deletes it.
+func (c *Checkpoint) QuarantineRemote(ctx context.Context, path string, files source.RemoteFiles) (string, error) {
+	dst, err := c.quarantinePath(path)
 	if err != nil {
-		return err
+		return "", err
+	}
+	in, err := files.OpenFile(ctx, path)
+	if err != nil {
+		return "", err
 	}
 	defer in.Close()
+	if err := c.copyIn(in, dst); err != nil {
+		return "", err
+	}
+	if err := files.RemoveFile(ctx, path); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+// quarantinePath is where path goes in QuarantineDir: under its name, or
+// with a timestamp prefix when the name is taken.
+func (c *Checkpoint) quarantinePath(path string) (string, error) {
+	dir := QuarantineDir(c.Dir)
+	if err := c.fs.MkdirAll(dir); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(path))
+	if _, err := c.fs.Stat(dst); err == nil {
+		dst = filepath.Join(dir, fmt.Sprintf("%d-%s", time.Now().UnixNano(), filepath.Base(path)))
+	}
+	return dst, nil
+}
+
+// copyIn copies an input file, which lies outside the checkpoint, to dst
+// inside it.
+func (c *Checkpoint) copyIn(in io.Reader, dst string) error {
 	out, err := c.fs.Create(dst)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -115,7 +116,7 @@ func (e *Engine) WriteBatch(ctx context.Context, entry checkpoint.OffsetEntry, b
 				return Written{}, err
 			}
 		case errors.As(err, &bf) && e.Config.OnBadFile == "quarantine":
-			moved, qerr := e.Checkpoint.Quarantine(bf.Path)
+			moved, qerr := e.quarantine(ctx, bf.Path)
 			if qerr != nil {
 				return Written{}, fmt.Errorf("%w (and quarantine failed: %v)", err, qerr)
 			}
@@ -173,4 +174,13 @@ func (e *Engine) writer(batchID int64) *write.Writer {
 		MaxOpenFiles:   e.Config.Sink.MaxOpenFiles,
 		Clustered:      !e.Config.Sink.Fanout(),
 	}
+}
+
+// quarantine moves a bad input file into the checkpoint: by a rename, or
+// for a file on an object store by a copy and the source's delete.
+func (e *Engine) quarantine(ctx context.Context, path string) (string, error) {
+	if rf, ok := e.Source.(source.RemoteFiles); ok && strings.Contains(path, "://") {
+		return e.Checkpoint.QuarantineRemote(ctx, path, rf)
+	}
+	return e.Checkpoint.Quarantine(path)
 }

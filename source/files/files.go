@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -69,6 +70,7 @@ var (
 	_ source.BacklogReporter = (*Files)(nil)
 	_ source.Aliased         = (*Files)(nil)
 	_ source.SchemaAware     = (*Files)(nil)
+	_ source.RemoteFiles     = (*Files)(nil)
 )
 
 // offset is the file source's position: the last log batch included.
@@ -459,6 +461,18 @@ func (s *Files) clean(ctx context.Context, f fileEntry) error {
 	}
 	return nil
 }
+
+// OpenFile reads a landing file as it is now, for the quarantine.
+func (s *Files) OpenFile(ctx context.Context, path string) (io.ReadCloser, error) {
+	e, err := s.store.stat(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.open(ctx, e, nil)
+}
+
+// RemoveFile deletes a landing file, for the quarantine.
+func (s *Files) RemoveFile(ctx context.Context, path string) error { return s.store.remove(ctx, path) }
 
 // archivePath is where clean-source archives the landing file p: at its
 // path relative to the landing root, below the archive directory.

@@ -293,3 +293,29 @@ func TestObjectLandingUnreachable(t *testing.T) {
 		t.Fatalf("a wrong secret: %v", err)
 	}
 }
+
+// A bad object is quarantined as a bad file is: its bytes are copied into
+// the checkpoint's quarantine directory and the object deleted, while the
+// good objects of the batch land.
+func TestObjectQuarantine(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	d := newPipelineDir(t)
+	d.land("good.json", "{\"id\": 1}\n{\"id\": 2}\n")
+	d.land("bad.json", "{\"id\": 3}\n{not json\n")
+	d.upload(srv, "quarantine")
+	err := d.run(&config.Pipeline{Source: config.Source{Format: "json"}, Sink: config.Sink{Table: "db.t"}, OnBadFile: "quarantine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := d.rows("db.t"); len(rows) != 2 {
+		t.Fatalf("%d rows landed, want the good object's 2: %v", len(rows), rows)
+	}
+	got, err := os.ReadFile(filepath.Join(d.ckpt, "quarantine", "bad.json"))
+	if err != nil || string(got) != "{\"id\": 3}\n{not json\n" {
+		t.Fatalf("the quarantined copy holds %q, %v", got, err)
+	}
+	if _, err := os.Stat(srv.ObjectPath("quarantine/bad.json")); !os.IsNotExist(err) {
+		t.Fatalf("the bad object is still in the bucket: %v", err)
+	}
+}
