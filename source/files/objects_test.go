@@ -2,6 +2,8 @@ package files_test
 
 import (
 	"errors"
+	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,10 +14,12 @@ import (
 	"time"
 
 	"github.com/twmb/avro/ocf"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/s3test"
 	"github.com/floe-io/floe/source"
+	"github.com/floe-io/floe/source/files"
 )
 
 // upload puts every file of a local landing directory into the server's
@@ -317,5 +321,50 @@ func TestObjectQuarantine(t *testing.T) {
 	}
 	if _, err := os.Stat(srv.ObjectPath("quarantine/bad.json")); !os.IsNotExist(err) {
 		t.Fatalf("the bad object is still in the bucket: %v", err)
+	}
+}
+
+var s3Objects = flag.Int("s3-objects", 2500, "objects in the landing prefix of TestObjectLandingManyObjects (the long run: 100000)")
+
+// A prefix of thousands of objects (many listing pages) lands each object
+// once over batches of up to 1,000, listing incrementally once the keys
+// have shown they sort by arrival; -s3-objects 100000 makes it 100k.
+func TestObjectLandingManyObjects(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	l := newObjectLanding(t, srv, config.Source{Recursive: true})
+	n := *s3Objects
+	g, _ := errgroup.WithContext(t.Context())
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error {
+			return srv.Put(fmt.Sprintf("%s/day=%04d/part-%07d.csv", l.key, i/1000, i), fmt.Appendf(nil, "id\n%d\n", i))
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	start := time.Now()
+	batches := 0
+	for {
+		names := l.names(source.ReadLimit{MaxFiles: 1000})
+		if len(names) == 0 {
+			break
+		}
+		batches++
+		for _, name := range names {
+			if seen[name] {
+				t.Fatalf("%s planned twice", name)
+			}
+			seen[name] = true
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d objects planned", len(seen), n)
+	}
+	t.Logf("%d objects planned in %d batches in %v; the next listing starts after %q", n, batches, time.Since(start), files.NextListing(l.src))
+	if files.NextListing(l.src) == "" {
+		t.Fatal("the listing is still full after the keys came in order")
 	}
 }
