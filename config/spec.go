@@ -243,13 +243,14 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "source.listing", flag: "listing", def: "auto", allowed: []string{"auto", "full"},
-		doc: "How each batch finds new files. `auto` lists the whole landing zone on a run's first batch and once an hour, and otherwise " +
-			"lists only paths that sort after the newest file already handled, as Auto Loader's incremental listing does " +
-			"(on S3 a `StartAfter` listing; on a disk, directories that sort before it are not read): the cost of a batch then grows " +
-			"with the new files, not with every file ever landed. It does so while the paths sort by arrival (dated directories, " +
-			"timestamped or sequenced names, what most producers write); a full listing that finds a new file sorting before one " +
-			"already handled turns it off for the rest of the run, with a warning, and a late file is read by the next full listing. " +
-			"`full` lists everything on every batch, for paths that do not sort by arrival (random names).",
+		doc: "How each batch finds new files. `auto` starts each run with full listings and, once new files have come in the order " +
+			"their paths sort (16 of them, none out of order), lists only paths after the last file handled, as Auto Loader's " +
+			"incremental listing does: on S3 a `StartAfter` listing, on a disk the directories that sort before it unread. " +
+			"A batch then costs what its new files cost, not every file ever landed. Dated directories, timestamped or " +
+			"sequenced names (what most producers write) qualify; random names never do. A full listing still runs once an hour; " +
+			"one that finds a file landed late under a path sorting before files read reads it and turns incremental listing off " +
+			"for the run, with a warning. A landing directory with symbolic or hard links is always listed in full. " +
+			"`full` lists everything on every batch.",
 	},
 	{
 		path: "source.max-files-per-trigger", flag: "max-files-per-trigger", def: "0", defNote: "no limit",
