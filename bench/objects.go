@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/io/gocloud/blobfs"
@@ -15,7 +18,10 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/write"
+	"github.com/floe-io/floe/source"
+	"github.com/floe-io/floe/source/files"
 )
 
 // FloeFrom ingests the Parquet files of a landing zone, a local directory
@@ -89,4 +95,127 @@ func GetObjects(ctx context.Context, prefix string, props map[string]string) (Re
 		return g.Wait()
 	})
 	return Result{Contender: "get", Files: len(keys), Bytes: total.Load(), Cost: cost}, err
+}
+
+// PlanObjectLanding is PlanLanding on a prefix of an object store: n
+// objects put by put (key relative to the prefix, a day's prefix per
+// 1,000 objects when dated), committed in batches of catchUp, then batch
+// more planned and recorded; Listing is one listing of every object.
+func PlanObjectLanding(ctx context.Context, prefix string, props map[string]string, put func(key string, body []byte) error,
+	work string, layout LandingLayout, n, catchUp, batch int) (LandingPlanning, error) {
+	out := LandingPlanning{Layout: layout, Files: n, Batch: batch}
+	land := func(from, to int) error {
+		g, _ := errgroup.WithContext(ctx)
+		g.SetLimit(16)
+		for i := from; i < to; i++ {
+			key := fmt.Sprintf("part-%07d.csv", i)
+			if layout == LandingDated {
+				key = fmt.Sprintf("day=%04d/%s", i/1000, key)
+			}
+			g.Go(func() error { return put(key, fmt.Appendf(nil, "id\n%d\n", i)) })
+		}
+		return g.Wait()
+	}
+	if err := land(0, n); err != nil {
+		return out, err
+	}
+	cfg := config.Source{Type: "files", Path: prefix, Format: "csv", Recursive: layout == LandingDated, MaxFilesPerTrigger: catchUp}
+	state := filepath.Join(work, "state")
+	src, err := source.New(cfg, source.Env{StateDir: state, Properties: props})
+	if err != nil {
+		return out, err
+	}
+	defer src.Close()
+	plan, record, err := planAfter(ctx, src.(*files.Files), catchUp, batch, func() error { return land(n, n+batch) })
+	if err != nil {
+		return out, err
+	}
+	out.Plan, out.Record = plan, record
+	if out.StateBytes, err = dirBytes(state); err != nil {
+		return out, err
+	}
+	fsys, err := icebergio.LoadFS(ctx, props, prefix)
+	if err != nil {
+		return out, err
+	}
+	bfs, ok := fsys.(*blobfs.FileIO)
+	if !ok {
+		return out, fmt.Errorf("%s is not an object store", prefix)
+	}
+	defer bfs.Close()
+	u, err := url.Parse(prefix)
+	if err != nil {
+		return out, err
+	}
+	t := time.Now()
+	it := bfs.List(&blob.ListOptions{Prefix: strings.TrimPrefix(u.Path, "/") + "/"})
+	for {
+		if _, err := it.Next(ctx); err == io.EOF {
+			break
+		} else if err != nil {
+			return out, err
+		}
+	}
+	out.Listing = time.Since(t)
+	return out, nil
+}
+
+// planAfter commits every file src finds in batches of catchUp, as a
+// stream with max-files-per-trigger would, calls more to land new files,
+// and measures planning and recording the batch of up to batch of them.
+func planAfter(ctx context.Context, src *files.Files, catchUp, batch int, more func() error) (plan, record time.Duration, err error) {
+	start := src.InitialOffset()
+	var input map[string]string
+	limit := source.ReadLimit{MaxFiles: catchUp}
+	step := func() (bool, time.Duration, time.Duration, error) {
+		t := time.Now()
+		end, err := src.LatestOffset(ctx, start, limit)
+		if err != nil || string(end) == string(start) {
+			return false, 0, 0, err
+		}
+		plan := time.Since(t)
+		t = time.Now()
+		if input, err = src.BatchInput(input, start, end); err != nil {
+			return false, 0, 0, err
+		}
+		if err := src.Commit(ctx, end); err != nil {
+			return false, 0, 0, err
+		}
+		start = end
+		return true, plan, time.Since(t), nil
+	}
+	for {
+		ran, _, _, err := step()
+		if err != nil {
+			return 0, 0, err
+		}
+		if !ran {
+			break
+		}
+	}
+	if err := more(); err != nil {
+		return 0, 0, err
+	}
+	limit.MaxFiles = batch
+	ran, plan, record, err := step()
+	if err == nil && !ran {
+		err = fmt.Errorf("the batch of %d new files was not planned", batch)
+	}
+	return plan, record, err
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	return n, err
 }

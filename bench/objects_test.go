@@ -1,9 +1,11 @@
 package bench_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -76,6 +78,36 @@ func BenchmarkLandingFromS3(b *testing.B) {
 		ratio := median(wall["s3-"+mode]).Seconds() / median(wall["local-"+mode]).Seconds()
 		b.ReportMetric(ratio, "s3/local-"+mode)
 		b.Logf("%s: S3 %v, local %v (%.2f×), %d runs each", mode, median(wall["s3-"+mode]), median(wall["local-"+mode]), ratio, b.N)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkLandingPlanningS3 is BenchmarkLandingPlanning on a prefix of a
+// local S3 server (versitygw): FLOE_BENCH_S3_OBJECTS objects (default
+// 100,000; putting them takes minutes), laid out by date, committed in
+// batches of 10,000, then a batch of 100 more planned.
+func BenchmarkLandingPlanningS3(b *testing.B) {
+	n := 100_000
+	if v := os.Getenv("FLOE_BENCH_S3_OBJECTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("FLOE_BENCH_S3_OBJECTS=%q: %v", v, err)
+		}
+	}
+	srv := s3test.Start(b)
+	for range b.N {
+		prefix := fmt.Sprintf("landing-%d", time.Now().UnixNano())
+		r, err := bench.PlanObjectLanding(b.Context(), srv.URL(prefix), srv.Properties(),
+			func(key string, body []byte) error { return srv.Put(prefix+"/"+key, body) }, b.TempDir(), bench.LandingDated, n, 10_000, 100)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(r.Plan.Microseconds())/1e3, "plan-ms")
+		b.ReportMetric(float64(r.Record.Microseconds())/1e3, "record-ms")
+		b.ReportMetric(float64(r.Listing.Microseconds())/1e3, "list-ms")
+		b.ReportMetric(float64(r.StateBytes)/(1<<20), "state-MiB")
+		b.Logf("S3, dated, %d objects committed: a batch of 100 new objects planned in %v, recorded in %v; source state %d bytes; a bare listing %v",
+			n, r.Plan, r.Record, r.StateBytes, r.Listing)
 	}
 	b.ReportMetric(0, "ns/op")
 }
