@@ -201,7 +201,7 @@ func (s *Files) PrepareForAvailableNow(ctx context.Context) error {
 	// (a file of a failed batch's plan has not been ingested, so it has not
 	// "changed after it was ingested"), and without giving them twice.
 	warns, told := s.warns, maps.Clone(s.told)
-	cands, held, _, err := s.list(ctx, "")
+	cands, held, _, err := s.list(ctx, "", nil)
 	s.warns, s.told = warns, told
 	if err != nil {
 		return err
@@ -265,7 +265,17 @@ func (s *Files) LatestOffset(ctx context.Context, start source.Offset, limit sou
 		return nil, err
 	}
 	now := s.now()
-	cands, held, l, err := s.list(ctx, s.startAfter(now))
+	var found int
+	var foundBytes int64
+	enough := func(e fileEntry) bool {
+		if _, ok := s.cap[e.Path]; s.cap != nil && !ok {
+			return false
+		}
+		found++
+		foundBytes += e.Size
+		return limit.MaxFiles > 0 && found >= limit.MaxFiles || limit.MaxBytes > 0 && foundBytes >= limit.MaxBytes
+	}
+	cands, held, l, err := s.list(ctx, s.startAfter(now), enough)
 	if err != nil {
 		return nil, err
 	}

@@ -25,8 +25,10 @@ type heldFiles struct {
 
 // list returns the files eligible for the next batch, in planning order,
 // and the files it held back; it lists only paths after `after` (relative
-// to the root, see incremental), or everything when after is "".
-func (s *Files) list(ctx context.Context, after string) ([]fileEntry, heldFiles, listing, error) {
+// to the root, see incremental), or everything when after is "". An
+// incremental listing of an object store, whose keys come in order, ends
+// once enough says the files found fill a batch: the rest come later.
+func (s *Files) list(ctx context.Context, after string, enough func(fileEntry) bool) ([]fileEntry, heldFiles, listing, error) {
 	now := s.now()
 	var cands []fileEntry
 	var held heldFiles
@@ -43,7 +45,7 @@ func (s *Files) list(ctx context.Context, after string) ([]fileEntry, heldFiles,
 		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
 	l := listing{full: after == ""}
-	visit := func(e fileEntry, rel string) {
+	visit := func(e fileEntry, rel string) error {
 		p := e.Path
 		if old, ok := s.log.seen[p]; ok {
 			if !sameVersion(old, e) {
@@ -51,7 +53,7 @@ func (s *Files) list(ctx context.Context, after string) ([]fileEntry, heldFiles,
 			}
 			l.handled = append(l.handled, rel)
 			l.lastRead = max(l.lastRead, rel)
-			return
+			return nil
 		}
 		age := now.Sub(time.UnixMilli(e.ModTime))
 		switch {
@@ -66,7 +68,11 @@ func (s *Files) list(ctx context.Context, after string) ([]fileEntry, heldFiles,
 			l.held = append(l.held, rel)
 		default:
 			cands = append(cands, e)
+			if after != "" && enough != nil && enough(e) {
+				return errEnough
+			}
 		}
+		return nil
 	}
 	var nested int
 	if o, ok := s.store.(*objectStore); ok {
@@ -80,14 +86,14 @@ func (s *Files) list(ctx context.Context, after string) ([]fileEntry, heldFiles,
 	} else {
 		w := &walk{s: s, ctx: ctx, after: after, read: map[string]string{}, listed: map[fileID]string{}}
 		w.file = func(p, rel string, info fs.FileInfo) {
-			visit(fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()}, rel)
+			_ = visit(fileEntry{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixMilli()}, rel)
 		}
 		err := w.run()
 		if errors.Is(err, errLinked) || err == nil && w.linked {
 			// The walk met a link: this run lists in full (see errLinked).
 			s.inc.off = true
 			s.tell(fmt.Sprintf("listing the whole of %s on every batch: it holds linked files, which only a full listing reads once", s.dir))
-			return s.list(ctx, "")
+			return s.list(ctx, "", nil)
 		}
 		if err != nil {
 			return nil, held, l, fmt.Errorf("list landing directory %s: %w", s.dir, err)
@@ -311,6 +317,9 @@ func (w *walk) own(p, real string) bool {
 	return false
 }
 
+// errEnough ends an incremental listing that found a batch's files.
+var errEnough = errors.New("enough files for a batch")
+
 // errLinked ends a walk after a path that only a full listing reads
 // right: a symbolic link, or a file with several hard links, may name a
 // file read before under a path that sorts before the walk's start, and
@@ -395,7 +404,7 @@ func (s *Files) hasParquetFooter(p string, size int64) bool {
 // key below the prefix) and the prefixes floe writes are skipped, and the
 // glob filter applies to the object's name. It returns how many prefixes
 // a listing without recursion left unread.
-func (s *Files) listObjects(ctx context.Context, o *objectStore, after string, visit func(e fileEntry, rel string)) (int, error) {
+func (s *Files) listObjects(ctx context.Context, o *objectStore, after string, visit func(e fileEntry, rel string) error) (int, error) {
 	nested := 0
 	err := o.list(ctx, s.cfg.Recursive, after, func(e fileEntry, isDir bool) error {
 		rel, err := o.rel(e.Path)
@@ -421,8 +430,13 @@ func (s *Files) listObjects(ctx context.Context, o *objectStore, after string, v
 				return nil
 			}
 		}
-		visit(e, rel)
+		if err := visit(e, rel); err != nil {
+			return err
+		}
 		return ctx.Err()
 	})
+	if errors.Is(err, errEnough) {
+		err = nil
+	}
 	return nested, err
 }

@@ -250,7 +250,7 @@ func (s *Files) RebuildInput(ctx context.Context, input map[string]string, end s
 	if s.log.last >= 0 {
 		return fmt.Errorf("the file source log %s is not empty; rebuild starts from an empty log", s.log.dir)
 	}
-	cands, _, _, err := s.list(ctx, "")
+	cands, _, _, err := s.list(ctx, "", nil)
 	s.warns = nil
 	if err != nil {
 		return err
