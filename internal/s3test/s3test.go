@@ -173,18 +173,7 @@ func (s *Server) URL(key string) string {
 }
 
 // CreateBucket creates a bucket with a signed PUT request.
-func (s *Server) CreateBucket(name string) error {
-	resp, err := s.Do(http.MethodPut, "/"+name, nil)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT bucket %s: %s: %s", name, resp.Status, body)
-	}
-	return nil
-}
+func (s *Server) CreateBucket(name string) error { return s.put("/"+name, nil) }
 
 // Do sends a path-style request signed with the root credentials (AWS
 // Signature Version 4). It is hand-written on the standard library so that
@@ -318,14 +307,19 @@ func (s *Server) Properties() map[string]string {
 
 // Put uploads an object to the server's bucket, as a producer would.
 func (s *Server) Put(key string, body []byte) error {
-	resp, err := s.Do(http.MethodPut, "/"+s.Bucket+"/"+escapeKey(key), body)
+	return s.put("/"+s.Bucket+"/"+escapeKey(key), body)
+}
+
+// put sends a signed PUT of body to path and fails unless it succeeds.
+func (s *Server) put(path string, body []byte) error {
+	resp, err := s.Do(http.MethodPut, path, body)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT %s: %s: %s", key, resp.Status, msg)
+		return fmt.Errorf("PUT %s: %s: %s", path, resp.Status, msg)
 	}
 	return nil
 }
