@@ -155,6 +155,12 @@ func TestObjectLandingListingOptions(t *testing.T) {
 		if got := l.names(source.ReadLimit{MaxFiles: 2}); !slices.Equal(got, []string{"c.csv"}) {
 			t.Fatalf("the rest: %v", got)
 		}
+		for i, n := range []string{"d.csv", "e.csv", "f.csv"} {
+			l.writeAt(n, "id\n12345\n", time.Now().Add(time.Duration(i-5)*time.Minute))
+		}
+		if got := l.names(source.ReadLimit{MaxBytes: 18}); !slices.Equal(got, []string{"d.csv", "e.csv"}) {
+			t.Fatalf("max 18 bytes of 9-byte objects: %v, want the two that reach it", got)
+		}
 	})
 }
 
