@@ -58,7 +58,7 @@ func openObjects(root string, props map[string]string) (*objectStore, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: source path %s: the %s:// store cannot be listed; use a local path or an s3://, gs://, abfs:// or abfss:// prefix", source.ErrConfig, root, u.Scheme)
 	}
-	o := &objectStore{bucket: bfs.Bucket, base: u.Scheme + "://" + u.Host + "/", root: root}
+	o := &objectStore{bucket: bfs.Bucket, base: objectBase(u.Scheme, root), root: root}
 	var client *s3.Client
 	o.s3 = o.bucket.As(&client)
 	ok, err = o.bucket.IsAccessible(ctx)
@@ -71,6 +71,14 @@ func openObjects(root string, props map[string]string) (*objectStore, error) {
 		return nil, fmt.Errorf("%w: source path %s: bucket %s does not exist; create it or fix source.path", source.ErrConfig, root, u.Host)
 	}
 	return o, nil
+}
+
+// objectBase is the URL of key "" of the store holding root: its scheme
+// and authority, the bucket or, on Azure, container@account (which
+// url.URL keeps apart as user information and host).
+func objectBase(scheme, root string) string {
+	authority, _, _ := strings.Cut(strings.TrimPrefix(root, scheme+"://"), "/")
+	return scheme + "://" + authority + "/"
 }
 
 // key is the object key of a landing URL.
