@@ -307,6 +307,10 @@ type objectReader struct {
 	entry fileEntry
 	tail  *tailCache
 	pos   int64
+
+	mu    sync.Mutex   // guards the stream of reads at offsets
+	seq   *blob.Reader // that stream, now at seqAt
+	seqAt int64
 	body  *blob.Reader // the front-to-back read, from the position it was opened at
 }
 
@@ -337,12 +341,52 @@ func (r *objectReader) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return int(want), nil
 	}
-	n, err := r.fetchRange(p[:want], off)
+	var (
+		n   int
+		err error
+	)
+	if want >= streamFrom && off+want < r.entry.Size {
+		n, err = r.stream(p[:want], off)
+	} else {
+		n, err = r.fetchRange(p[:want], off)
+	}
 	if err == nil && off+want == r.entry.Size {
 		r.tail.put(p[:want], off)
 	}
 	if err == nil && int64(n) < int64(len(p)) {
 		err = io.EOF
+	}
+	return n, err
+}
+
+// streamFrom is the size from which reads at offsets go through one
+// stream: the Parquet readers and the column-chunk copy read a file's
+// chunks one after the other, and one request per chunk leaves the
+// connection idle between them.
+const streamFrom = 64 << 10
+
+// stream reads len(p) bytes at off from the stream the read before left
+// there, or from a new one to the object's end; a stream dropped early
+// has carried at most its buffers' worth more than was read.
+func (r *objectReader) stream(p []byte, off int64) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seq != nil && r.seqAt != off {
+		_ = r.seq.Close()
+		r.seq = nil
+	}
+	if r.seq == nil {
+		b, err := r.store.rangeReader(r.ctx, r.entry, off, -1)
+		if err != nil {
+			return 0, err
+		}
+		r.seq, r.seqAt = b, off
+	}
+	n, err := io.ReadFull(r.seq, p)
+	r.seqAt += int64(n)
+	if err != nil {
+		_ = r.seq.Close()
+		r.seq = nil
 	}
 	return n, err
 }
@@ -380,10 +424,16 @@ func (r *objectReader) Seek(offset int64, whence int) (int64, error) {
 }
 
 func (r *objectReader) Close() error {
-	if r.body == nil {
-		return nil
+	var err error
+	if r.body != nil {
+		err = r.body.Close()
+		r.body = nil
 	}
-	err := r.body.Close()
-	r.body = nil
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seq != nil {
+		err = errors.Join(err, r.seq.Close())
+		r.seq = nil
+	}
 	return err
 }
