@@ -505,8 +505,8 @@ func TestPendingBatchWithoutItsPlanIsRebuilt(t *testing.T) {
 func TestDeletedCommitAfterLogCompactionIsRebuilt(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.streamFiles(0, 10) // batch 9's commit folds the log into 9.compact
-	if _, err := os.Stat(filepath.Join(e.Ckpt, "sources", "0", "9.compact")); err != nil {
+	e.streamFiles(0, 10) // batch 9's commit folds the log into a segment
+	if _, err := os.Stat(filepath.Join(e.Ckpt, "sources", "0", "0-9.seg")); err != nil {
 		t.Fatalf("the log was not compacted: %v", err)
 	}
 	if err := os.Remove(filepath.Join(e.Ckpt, "commits", "9")); err != nil {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -239,7 +240,7 @@ func (s *Files) Backlog() (source.Backlog, bool) {
 	}
 	b := source.Backlog{TotalFiles: len(s.cap)}
 	for p, size := range s.cap {
-		if _, ok := s.log.seen[p]; !ok {
+		if _, ok := s.log.lookup(p); !ok {
 			b.RemainingFiles++
 			b.RemainingBytes += size
 		}
@@ -422,22 +423,13 @@ func (s *Files) Commit(ctx context.Context, end source.Offset) error {
 	}
 	cleaned := en.LogOffset
 	s.cleaned = &cleaned
-	// The newest file seen is looked for only when the log is compacted:
-	// a scan of every file seen on every commit would grow with the stream.
-	maxSeen := int64(-1)
-	keep := func(f fileEntry) bool {
-		if s.cfg.MaxFileAge <= 0 {
-			return true
-		}
-		if maxSeen < 0 {
-			maxSeen = 0
-			for _, f := range s.log.seen {
-				maxSeen = max(maxSeen, f.ModTime)
-			}
-		}
-		return f.ModTime >= maxSeen-time.Duration(s.cfg.MaxFileAge).Milliseconds()
+	// max-file-age lets the log forget files older than the newest seen by
+	// more than it: a listing ignores them anyway.
+	oldest := int64(math.MinInt64)
+	if newest, ok := s.log.maxModTime(); ok && s.cfg.MaxFileAge > 0 {
+		oldest = newest - time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
-	return s.log.compactThrough(en.LogOffset, keep)
+	return s.log.compactThrough(en.LogOffset, oldest)
 }
 
 // clean archives or deletes one committed file. Files already gone were

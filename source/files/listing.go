@@ -32,22 +32,19 @@ func (s *Files) list(ctx context.Context, after string, enough func(fileEntry) b
 	now := s.now()
 	var cands []fileEntry
 	var held heldFiles
-	var maxSeen int64
-	for _, f := range s.log.seen {
-		maxSeen = max(maxSeen, f.ModTime)
-	}
+	maxSeen, anySeen := s.log.maxModTime()
 	ageLimit := int64(0)
 	// As Spark does, the age limit is off when the newest files are taken
 	// first under a file limit: the first batch would push the window past
 	// the rest of the backlog, which would then never be read.
 	ageOff := s.cfg.LatestFirst && s.cfg.MaxFilesPerTrigger > 0
-	if s.cfg.MaxFileAge > 0 && len(s.log.seen) > 0 && !ageOff {
+	if s.cfg.MaxFileAge > 0 && anySeen && !ageOff {
 		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
 	l := listing{full: after == ""}
 	visit := func(e fileEntry, rel string) error {
 		p := e.Path
-		if old, ok := s.log.seen[p]; ok {
+		if old, ok := s.log.lookup(p); ok {
 			if !sameVersion(old, e) {
 				s.warnOnce("changed:"+p, fmt.Sprintf("file %s changed after it was ingested in batch %d (size %d -> %d); files are read once, so the change is not ingested", p, old.Batch, old.Size, e.Size))
 			}

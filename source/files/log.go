@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -13,9 +14,14 @@ import (
 	"github.com/floe-io/floe/source"
 )
 
-// compactEvery is how many log entries accumulate before they are folded
-// into one compact file, as Spark's file source log does every 10 batches.
-const compactEvery = 10
+// Committed log batches are folded into a segment once compactEvery of
+// them have accumulated, as Spark's file source log compacts every 10
+// batches, or sooner once they hold compactEntries files, so that a large
+// batch does not linger in the plain form.
+const (
+	compactEvery   = 10
+	compactEntries = 10_000
+)
 
 // fileEntry records one file handed to a batch: what was seen, so that a
 // later change can be reported rather than re-read.
@@ -30,19 +36,30 @@ type fileEntry struct {
 }
 
 // sourceLog is the file source's record of every file it has planned,
-// stored under <checkpoint>/sources/0: one file per log batch N holding the
-// files of that batch, plus N.compact files that fold all earlier ones in.
+// stored under <checkpoint>/sources/0 (docs/format/checkpoint.md): one
+// JSON file per log batch N holding the files of that batch, until it is
+// committed and folded into a segment, the sorted, encoded form of the
+// entries of a range of log batches (segment.go). Segments merge as they
+// grow, so each entry is written again a logarithmic number of times, and
+// what a batch costs grows with its files, not with all those seen.
 type sourceLog struct {
-	fs      source.FS
-	dir     string
-	seen    map[string]fileEntry
-	batches map[int64][]fileEntry // entries not yet folded into a compact file
-	last    int64                 // highest log batch id, -1 when empty
-	compact int64                 // id of the newest compact file, -1 when none
+	fs   source.FS
+	dir  string
+	segs []*segment // by log batch range, oldest first
+	// batches are the entries not yet folded into a segment, by log batch,
+	// and recent the same by path.
+	batches map[int64][]fileEntry
+	recent  map[string]fileEntry
+	last    int64 // highest log batch id, -1 when empty
+	compact int64 // highest log batch folded into a segment, -1 when none
+	// stale are files of the log directory that newer ones supersede (a
+	// crash left them, or their removal failed); the next compaction
+	// removes them.
+	stale []string
 }
 
 func openLog(fsys source.FS, dir string) (*sourceLog, error) {
-	l := &sourceLog{fs: fsys, dir: dir, seen: map[string]fileEntry{}, batches: map[int64][]fileEntry{}, last: -1, compact: -1}
+	l := &sourceLog{fs: fsys, dir: dir, batches: map[int64][]fileEntry{}, recent: map[string]fileEntry{}, last: -1, compact: -1}
 	entries, err := fsys.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
@@ -50,12 +67,24 @@ func openLog(fsys source.FS, dir string) (*sourceLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read source log %s: %w", dir, err)
 	}
+	type span struct {
+		lo, hi int64
+		name   string
+	}
 	var plain []int64
+	var segs []span
+	legacy := int64(-1) // the newest JSON compact file
+	var legacyNames []string
 	for _, e := range entries {
 		name := e.Name()
+		if lo, hi, ok := parseSegmentName(name); ok {
+			segs = append(segs, span{lo, hi, name})
+			continue
+		}
 		if id, ok := strings.CutSuffix(name, ".compact"); ok {
-			if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > l.compact {
-				l.compact = n
+			if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+				legacyNames = append(legacyNames, name)
+				legacy = max(legacy, n)
 			}
 			continue
 		}
@@ -63,37 +92,84 @@ func openLog(fsys source.FS, dir string) (*sourceLog, error) {
 			plain = append(plain, n)
 		}
 	}
-	if l.compact >= 0 {
+	// The newest JSON compact file of an earlier version holds every entry
+	// up to its log batch, unless it was written as a segment already.
+	newest := int64(-1)
+	for _, sp := range segs {
+		newest = max(newest, sp.hi)
+	}
+	for _, name := range legacyNames {
+		if n, _ := strconv.ParseInt(strings.TrimSuffix(name, ".compact"), 10, 64); n != legacy || legacy <= newest {
+			l.stale = append(l.stale, name)
+			continue
+		}
 		var files []fileEntry
-		if err := l.readJSON(filepath.Join(dir, strconv.FormatInt(l.compact, 10)+".compact"), &files); err != nil {
+		if err := l.readJSON(name, &files); err != nil {
 			return nil, err
 		}
+		lo := legacy
 		for _, f := range files {
-			l.seen[f.Path] = f
+			if f.Batch < 0 || f.Batch > legacy {
+				return nil, fmt.Errorf("source log %s is corrupt (%s holds %s of log batch %d); restore the checkpoint from a backup", dir, name, f.Path, f.Batch)
+			}
+			lo = min(lo, f.Batch)
 		}
-		l.last = l.compact
+		s := segmentFromEntries(lo, legacy, sortedUnique(files))
+		s.legacy = name
+		l.segs = append(l.segs, s)
+		l.compact = legacy
+	}
+	// A merge writes the merged segment before it removes the two it
+	// replaces: a segment within another's range is one of those.
+	sort.Slice(segs, func(i, j int) bool {
+		if segs[i].lo != segs[j].lo {
+			return segs[i].lo < segs[j].lo
+		}
+		return segs[i].hi > segs[j].hi
+	})
+	for _, sp := range segs {
+		switch {
+		case sp.hi <= l.compact:
+			l.stale = append(l.stale, sp.name)
+			continue
+		case sp.lo <= l.compact:
+			return nil, fmt.Errorf("source log %s is corrupt (segment %s overlaps %s); restore the checkpoint from a backup", dir, sp.name, l.segs[len(l.segs)-1].name())
+		}
+		s, err := l.readSegment(sp.name)
+		if err != nil {
+			return nil, err
+		}
+		if s.lo != sp.lo || s.hi != sp.hi {
+			return nil, fmt.Errorf("source log %s is corrupt (segment %s holds log batches %d to %d); restore the checkpoint from a backup", dir, sp.name, s.lo, s.hi)
+		}
+		l.segs = append(l.segs, s)
+		l.compact = s.hi
 	}
 	sort.Slice(plain, func(i, j int) bool { return plain[i] < plain[j] })
 	for _, n := range plain {
 		if n <= l.compact {
-			continue // folded already; left over from a crash during compaction
+			// Folded already; left over from a crash during compaction.
+			l.stale = append(l.stale, strconv.FormatInt(n, 10))
+			continue
 		}
 		var files []fileEntry
-		if err := l.readJSON(filepath.Join(dir, strconv.FormatInt(n, 10)), &files); err != nil {
+		if err := l.readJSON(strconv.FormatInt(n, 10), &files); err != nil {
 			return nil, err
 		}
 		l.batches[n] = files
 		for _, f := range files {
-			l.seen[f.Path] = f
+			l.recent[f.Path] = f
 		}
-		if n > l.last {
-			l.last = n
-		}
+	}
+	l.last = l.compact
+	if len(plain) > 0 {
+		l.last = max(l.last, plain[len(plain)-1])
 	}
 	return l, nil
 }
 
-func (l *sourceLog) readJSON(path string, v any) error {
+func (l *sourceLog) readJSON(name string, v any) error {
+	path := filepath.Join(l.dir, name)
 	data, err := l.fs.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read source log: %w", err)
@@ -102,6 +178,37 @@ func (l *sourceLog) readJSON(path string, v any) error {
 		return fmt.Errorf("source log %s is corrupt (%v); restore the checkpoint from a backup", path, err)
 	}
 	return nil
+}
+
+func (l *sourceLog) readSegment(name string) (*segment, error) {
+	path := filepath.Join(l.dir, name)
+	data, err := l.fs.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read source log: %w", err)
+	}
+	s, err := decodeSegment(data)
+	if err != nil {
+		return nil, fmt.Errorf("source log %s is corrupt (%v); restore the checkpoint from a backup", path, err)
+	}
+	return s, nil
+}
+
+// sortedUnique sorts entries by path, keeping the newest log batch's entry
+// of a path.
+func sortedUnique(entries []fileEntry) []fileEntry {
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].Path != entries[j].Path {
+			return entries[i].Path < entries[j].Path
+		}
+		return entries[i].Batch > entries[j].Batch
+	})
+	out := entries[:0]
+	for i, f := range entries {
+		if i == 0 || f.Path != entries[i-1].Path {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // add writes log batch n with files.
@@ -116,31 +223,37 @@ func (l *sourceLog) add(n int64, files []fileEntry) error {
 	if err := l.fs.WriteFile(filepath.Join(l.dir, strconv.FormatInt(n, 10)), data); err != nil {
 		return fmt.Errorf("write source log batch %d: %w", n, err)
 	}
+	l.forget(n)
 	l.batches[n] = files
 	for _, f := range files {
-		l.seen[f.Path] = f
+		l.recent[f.Path] = f
 	}
-	if n > l.last {
-		l.last = n
-	}
+	l.last = max(l.last, n)
 	return nil
+}
+
+// forget drops the entries of plain log batch n from memory.
+func (l *sourceLog) forget(n int64) {
+	for _, f := range l.batches[n] {
+		if l.recent[f.Path].Batch == n {
+			delete(l.recent, f.Path)
+		}
+	}
+	delete(l.batches, n)
 }
 
 // discardAfter drops log batches beyond n. They were planned by a run that
 // stopped before recording the batch in the offsets log, so nothing read
 // them and their files become new again.
 func (l *sourceLog) discardAfter(n int64) error {
-	for id, files := range l.batches {
+	for id := range l.batches {
 		if id <= n {
 			continue
 		}
 		if err := l.fs.Remove(filepath.Join(l.dir, strconv.FormatInt(id, 10))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("discard source log batch %d: %w", id, err)
 		}
-		for _, f := range files {
-			delete(l.seen, f.Path)
-		}
-		delete(l.batches, id)
+		l.forget(id)
 	}
 	if l.last > n {
 		l.last = n
@@ -162,83 +275,199 @@ func (l *sourceLog) files(start, end int64) ([]fileEntry, error) {
 }
 
 // rewrite replaces the content of an uncommitted log batch.
-func (l *sourceLog) rewrite(n int64, files []fileEntry) error {
-	for _, f := range l.batches[n] {
-		delete(l.seen, f.Path)
+func (l *sourceLog) rewrite(n int64, files []fileEntry) error { return l.add(n, files) }
+
+// lookup finds the entry of a file planned before, by path: in the plain
+// batches, then in the segments, newest first.
+func (l *sourceLog) lookup(path string) (fileEntry, bool) {
+	if f, ok := l.recent[path]; ok {
+		return f, true
 	}
-	return l.add(n, files)
+	for i := len(l.segs) - 1; i >= 0; i-- {
+		if f, ok := l.segs[i].lookup(path); ok {
+			return f, true
+		}
+	}
+	return fileEntry{}, false
 }
 
-// compactThrough folds log batches up to committed into one compact file
-// once enough have accumulated. keep filters the entries worth remembering
-// (max-file-age lets old ones go, since such files are ignored anyway).
-func (l *sourceLog) compactThrough(committed int64, keep func(fileEntry) bool) error {
-	pending := 0
-	for id := range l.batches {
-		if id <= committed {
-			pending++
+// maxModTime is the newest modification time of a file in the log; false
+// when the log holds none.
+func (l *sourceLog) maxModTime() (int64, bool) {
+	newest, any := int64(math.MinInt64), false
+	for _, s := range l.segs {
+		if s.acct.total > 0 {
+			newest, any = max(newest, s.acct.wm.ms), true
 		}
 	}
-	if pending < compactEvery {
+	for _, files := range l.batches {
+		for _, f := range files {
+			newest, any = max(newest, f.ModTime), true
+		}
+	}
+	return newest, any
+}
+
+// greatestPath is the greatest path in the log, "" when it holds none: a
+// listing in path order need not look at the paths before it again.
+func (l *sourceLog) greatestPath() string {
+	var p string
+	for _, s := range l.segs {
+		p = max(p, s.last)
+	}
+	for q := range l.recent {
+		p = max(p, q)
+	}
+	return p
+}
+
+// account is the count, digest and watermark of the log's entries of log
+// batches up to n: the segments' headers combined, and the plain batches.
+func (l *sourceLog) account(n int64) account {
+	a := account{wm: watermark{ms: math.MinInt64}}
+	for _, s := range l.segs {
+		a.addAll(s.accountThrough(n))
+	}
+	for id, files := range l.batches {
+		if id <= n {
+			for _, f := range files {
+				a.add(f)
+			}
+		}
+	}
+	return a
+}
+
+func (d *digest) xor(o digest) {
+	for i := range d {
+		d[i] ^= o[i]
+	}
+}
+
+// addAll adds the files of another account, of other files.
+func (a *account) addAll(o account) {
+	if o.total == 0 {
+		return
+	}
+	a.total += o.total
+	a.digest.xor(o.digest)
+	if a.wm.less(fileEntry{Path: o.wm.path, ModTime: o.wm.ms}) {
+		a.wm = o.wm
+	}
+}
+
+// compactThrough folds log batches up to committed into a segment once
+// enough have accumulated, and merges segments as they grow: the newest
+// into the one before it while it is at least half that one's size. Files
+// modified before oldest are let go (max-file-age: a listing ignores
+// them). Each file written is durable before the files it replaces are
+// removed, so a crash at any point leaves a log that reads the same.
+func (l *sourceLog) compactThrough(committed, oldest int64) error {
+	var pending []int64
+	n := 0
+	for id, files := range l.batches {
+		if id <= committed {
+			pending = append(pending, id)
+			n += len(files)
+		}
+	}
+	if len(pending) < compactEvery && n < compactEntries {
 		return nil
 	}
+	sort.Slice(pending, func(i, j int) bool { return pending[i] < pending[j] })
+	if len(l.segs) > 0 && l.segs[0].legacy != "" {
+		// A checkpoint of an earlier version: its JSON compact file is
+		// written in the segment form.
+		if err := l.writeSegment(l.segs[0]); err != nil {
+			return err
+		}
+		l.stale = append(l.stale, l.segs[0].legacy)
+		l.segs[0].legacy = ""
+	}
 	var all []fileEntry
-	for _, f := range l.seen {
-		if f.Batch <= committed && keep(f) {
-			all = append(all, f)
+	for _, id := range pending {
+		for _, f := range l.batches[id] {
+			if f.ModTime >= oldest {
+				all = append(all, f)
+			}
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
-	data, err := json.Marshal(all)
-	if err != nil {
+	s := segmentFromEntries(pending[0], pending[len(pending)-1], sortedUnique(all))
+	if err := l.writeSegment(s); err != nil {
 		return err
 	}
-	if err := l.fs.WriteFile(filepath.Join(l.dir, strconv.FormatInt(committed, 10)+".compact"), data); err != nil {
+	l.segs = append(l.segs, s)
+	l.compact = s.hi
+	for _, id := range pending {
+		l.forget(id)
+		l.stale = append(l.stale, strconv.FormatInt(id, 10))
+	}
+	for len(l.segs) >= 2 {
+		older, newer := l.segs[len(l.segs)-2], l.segs[len(l.segs)-1]
+		if 2*newer.acct.total < older.acct.total {
+			break
+		}
+		merged, err := mergeSegments(older, newer, oldest)
+		if err != nil {
+			return fmt.Errorf("merge source log segments %s and %s: %w", older.name(), newer.name(), err)
+		}
+		if err := l.writeSegment(merged); err != nil {
+			return err
+		}
+		l.segs = append(l.segs[:len(l.segs)-2], merged)
+		l.stale = append(l.stale, older.name(), newer.name())
+	}
+	return l.removeStale()
+}
+
+func (l *sourceLog) writeSegment(s *segment) error {
+	if err := l.fs.WriteFile(filepath.Join(l.dir, s.name()), s.encode()); err != nil {
 		return fmt.Errorf("compact source log: %w", err)
 	}
-	// The compact file is durable; older files are now redundant.
-	for id := range l.batches {
-		if id <= committed {
-			_ = l.fs.Remove(filepath.Join(l.dir, strconv.FormatInt(id, 10)))
-			delete(l.batches, id)
+	return nil
+}
+
+// removeStale removes the files newer ones supersede; those it fails to
+// remove wait for the next compaction.
+func (l *sourceLog) removeStale() error {
+	var errs []error
+	kept := l.stale[:0]
+	for _, name := range l.stale {
+		if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			kept = append(kept, name)
 		}
 	}
-	if l.compact >= 0 {
-		_ = l.fs.Remove(filepath.Join(l.dir, strconv.FormatInt(l.compact, 10)+".compact"))
+	l.stale = kept
+	if len(errs) == 0 {
+		errs = append(errs, l.fs.SyncDir(l.dir))
 	}
-	l.compact = committed
-	kept := make(map[string]bool, len(all))
-	for _, f := range all {
-		kept[f.Path] = true
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("compact source log: %w", err)
 	}
-	for p, f := range l.seen {
-		if f.Batch <= committed && !kept[p] {
-			delete(l.seen, p)
-		}
-	}
-	return l.fs.SyncDir(l.dir)
+	return nil
 }
 
 // restore starts an empty log with files, all of log batch n, as one
-// compact entry: the state a rebuilt checkpoint resumes from.
+// segment: the state a rebuilt checkpoint resumes from.
 func (l *sourceLog) restore(n int64, files []fileEntry) error {
-	for i := range files {
-		files[i].Batch = n
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	data, err := json.Marshal(files)
-	if err != nil {
-		return err
-	}
 	if err := l.fs.MkdirAll(l.dir); err != nil {
 		return fmt.Errorf("create source log %s: %w", l.dir, err)
 	}
-	if err := l.fs.WriteFile(filepath.Join(l.dir, strconv.FormatInt(n, 10)+".compact"), data); err != nil {
+	if n < 0 {
+		if len(files) > 0 {
+			return fmt.Errorf("cannot restore %d files into the source log %s before its first log batch", len(files), l.dir)
+		}
+		return nil
+	}
+	for i := range files {
+		files[i].Batch = n
+	}
+	s := segmentFromEntries(n, n, sortedUnique(files))
+	if err := l.fs.WriteFile(filepath.Join(l.dir, s.name()), s.encode()); err != nil {
 		return fmt.Errorf("write source log %s: %w", l.dir, err)
 	}
-	for _, f := range files {
-		l.seen[f.Path] = f
-	}
+	l.segs = []*segment{s}
 	l.compact, l.last = n, n
 	return nil
 }

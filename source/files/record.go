@@ -134,12 +134,7 @@ func (s *Files) BatchInput(prev map[string]string, start, end source.Offset) (ma
 			return nil, err
 		}
 	} else {
-		a.wm.ms = -1 << 63
-		for _, f := range s.log.seen {
-			if f.Batch <= st.LogOffset {
-				a.add(f)
-			}
-		}
+		a = s.log.account(st.LogOffset)
 	}
 	var d digest
 	for _, f := range batch {
@@ -189,13 +184,7 @@ func (s *Files) CheckInput(input map[string]string, start, end source.Offset) er
 	if err != nil {
 		return err
 	}
-	var got account
-	got.wm.ms = -1 << 63
-	for _, f := range s.log.seen {
-		if f.Batch <= en.LogOffset {
-			got.add(f)
-		}
-	}
+	got := s.log.account(en.LogOffset)
 	if got.total != want.total || got.digest != want.digest {
 		return fmt.Errorf("the file source log %s lists %d files up to log batch %d, and the table records %d (digest %s, the log's %s): the log is not the one the table's batches were planned from", s.log.dir, got.total, en.LogOffset, want.total, want.digest, got.digest)
 	}
