@@ -617,7 +617,11 @@ func randomEntry(r *rand.Rand, lo, hi int64) fileEntry {
 	for range 1 + r.IntN(12) {
 		b.WriteString(alphabet[r.IntN(len(alphabet))])
 	}
-	return fileEntry{Path: b.String(), Size: r.Int64N(1<<40) - 1<<20, ModTime: r.Int64() - math.MaxInt64/2, Batch: lo + r.Int64N(hi-lo+1)}
+	f := fileEntry{Path: b.String(), Size: r.Int64N(1<<40) - 1<<20, ModTime: r.Int64() - math.MaxInt64/2, Batch: lo + r.Int64N(hi-lo+1)}
+	if r.IntN(2) == 0 {
+		f.ETag = fmt.Sprintf("%q", fmt.Sprintf("%032x", r.Uint64()))
+	}
+	return f
 }
 
 func checkSegment(t *testing.T, model map[string]fileEntry, lo, hi int64) {
@@ -728,7 +732,11 @@ func TestSourceLogMatchesModel(t *testing.T) {
 				n := l.last + 1
 				var files []fileEntry
 				for range r.IntN(30) {
-					files = append(files, fileEntry{Path: fmt.Sprintf("/in/%d/%x", r.IntN(5), r.Uint32()), Size: r.Int64N(1000), ModTime: int64(next)})
+					f := fileEntry{Path: fmt.Sprintf("/in/%d/%x", r.IntN(5), r.Uint32()), Size: r.Int64N(1000), ModTime: int64(next)}
+					if seed%2 == 1 {
+						f.ETag = fmt.Sprintf(`"%x"`, r.Uint64())
+					}
+					files = append(files, f)
 					next++
 				}
 				if err := l.add(n, slices.Clone(files)); err != nil {

@@ -23,8 +23,8 @@ const restartEvery = 16
 // segment is the committed entries of the log batches lo to hi, sorted by
 // path and kept encoded, in memory as on disk (docs/format/checkpoint.md):
 // each entry is its path's length shared with the previous one and the
-// rest, its size, its modification time less the previous one's, and its
-// log batch less lo. A million entries take tens of megabytes, where a
+// rest, its size, its modification time less the previous one's, its
+// log batch less lo, and its ETag (an object store's; empty on a disk). A million entries take tens of megabytes, where a
 // map of them took more than a hundred. Segments are immutable: merging
 // two writes a third.
 type segment struct {
@@ -78,7 +78,7 @@ func newSegmentWriter(lo, hi int64) *segmentWriter {
 	return &segmentWriter{seg: segment{lo: lo, hi: hi, acct: account{wm: watermark{ms: math.MinInt64}}}}
 }
 
-func (w *segmentWriter) add(path []byte, size, mtime, batch int64) {
+func (w *segmentWriter) add(path []byte, size, mtime, batch int64, etag []byte) {
 	shared := 0
 	if w.seg.acct.total%restartEvery == 0 {
 		w.seg.restarts = append(w.seg.restarts, len(w.seg.data))
@@ -95,6 +95,8 @@ func (w *segmentWriter) add(path []byte, size, mtime, batch int64) {
 	d = binary.AppendVarint(d, size)
 	d = binary.AppendVarint(d, mtime-w.prevMod)
 	d = binary.AppendUvarint(d, uint64(batch-w.seg.lo))
+	d = binary.AppendUvarint(d, uint64(len(etag)))
+	d = append(d, etag...)
 	w.seg.data = d
 	w.prev = append(w.prev[:0], path...)
 	w.prevMod = mtime
@@ -123,7 +125,7 @@ func segmentFromEntries(lo, hi int64, entries []fileEntry) *segment {
 	w := newSegmentWriter(lo, hi)
 	var d digest
 	for _, f := range entries {
-		w.add([]byte(f.Path), f.Size, f.ModTime, f.Batch)
+		w.add([]byte(f.Path), f.Size, f.ModTime, f.Batch, []byte(f.ETag))
 		d.add(f)
 	}
 	s := w.finish()
@@ -139,6 +141,7 @@ type segmentIter struct {
 	i                  int64
 	key                []byte
 	size, mtime, batch int64
+	etag               []byte
 	err                error
 }
 
@@ -168,21 +171,25 @@ func (it *segmentIter) next() bool {
 	size, n3 := binary.Varint(d[off:])
 	dt, n4 := binary.Varint(d[max(off+n3, off):])
 	batch, n5 := binary.Uvarint(d[max(off+n3+n4, off):])
-	if n3 <= 0 || n4 <= 0 || n5 <= 0 {
+	off = max(off+n3+n4+n5, off)
+	etag, n6 := binary.Uvarint(d[off:])
+	if n3 <= 0 || n4 <= 0 || n5 <= 0 || n6 <= 0 || etag > uint64(len(d)-off-n6) {
 		it.err = fmt.Errorf("entry %d is malformed", it.i)
 		return false
 	}
 	if block {
 		it.mtime = 0
 	}
+	off += n6
 	it.size, it.mtime, it.batch = size, it.mtime+dt, it.s.lo+int64(batch)
-	it.off = off + n3 + n4 + n5
+	it.etag = d[off : off+int(etag)]
+	it.off = off + int(etag)
 	it.i++
 	return true
 }
 
 func (it *segmentIter) entry() fileEntry {
-	return fileEntry{Path: string(it.key), Size: it.size, ModTime: it.mtime, Batch: it.batch}
+	return fileEntry{Path: string(it.key), Size: it.size, ModTime: it.mtime, Batch: it.batch, ETag: string(it.etag)}
 }
 
 // blockKey is the first path of block i, stored whole.
@@ -205,7 +212,7 @@ func (s *segment) lookup(path string) (fileEntry, bool) {
 	it := s.iter(b, buf[:0])
 	for n := 0; n < restartEvery && it.next(); n++ {
 		if string(it.key) == path {
-			return fileEntry{Path: path, Size: it.size, ModTime: it.mtime, Batch: it.batch}, true
+			return fileEntry{Path: path, Size: it.size, ModTime: it.mtime, Batch: it.batch, ETag: string(it.etag)}, true
 		}
 		if string(it.key) > path {
 			break
@@ -261,7 +268,7 @@ func mergeSegments(older, newer *segment, oldest int64) (*segment, error) {
 		if it.mtime < oldest {
 			d.add(it.entry())
 		} else {
-			w.add(it.key, it.size, it.mtime, it.batch)
+			w.add(it.key, it.size, it.mtime, it.batch, it.etag)
 		}
 		if it == &a {
 			okA = a.next()
