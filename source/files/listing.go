@@ -42,9 +42,10 @@ func (s *Files) list(ctx context.Context, after string, enough func(fileEntry) b
 		ageLimit = maxSeen - time.Duration(s.cfg.MaxFileAge).Milliseconds()
 	}
 	l := listing{full: after == ""}
+	seen := s.log.cursor()
 	visit := func(e fileEntry, rel string) error {
 		p := e.Path
-		if old, ok := s.log.lookup(p); ok {
+		if old, ok := seen.lookup(p); ok {
 			if !sameVersion(old, e) {
 				s.warnOnce("changed:"+p, fmt.Sprintf("file %s changed after it was ingested in batch %d (size %d -> %d); files are read once, so the change is not ingested", p, old.Batch, old.Size, e.Size))
 			}

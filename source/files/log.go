@@ -283,8 +283,47 @@ func (l *sourceLog) lookup(path string) (fileEntry, bool) {
 	if f, ok := l.recent[path]; ok {
 		return f, true
 	}
+	h := hashPath(path)
 	for i := len(l.segs) - 1; i >= 0; i-- {
-		if f, ok := l.segs[i].lookup(path); ok {
+		if f, ok := l.segs[i].lookup(path, h); ok {
+			return f, true
+		}
+	}
+	return fileEntry{}, false
+}
+
+// logCursor looks up the paths of a listing: as lookup does, but cheaper
+// for paths in increasing order (a directory's entries, an object store's
+// keys), where each segment is read forward from the last path found. A
+// path before the previous one starts over. It sees the segments of the
+// log when it was made and the plain batches as they are.
+type logCursor struct {
+	l    *sourceLog
+	segs []segmentCursor
+	last string
+}
+
+func (l *sourceLog) cursor() *logCursor {
+	c := &logCursor{l: l, segs: make([]segmentCursor, len(l.segs))}
+	for i, s := range l.segs {
+		c.segs[i].s = s
+	}
+	return c
+}
+
+func (c *logCursor) lookup(path string) (fileEntry, bool) {
+	if f, ok := c.l.recent[path]; ok {
+		return f, true
+	}
+	if path < c.last {
+		for i := range c.segs {
+			c.segs[i].at = false
+		}
+	}
+	c.last = path
+	h := hashPath(path)
+	for i := len(c.segs) - 1; i >= 0; i-- {
+		if f, ok := c.segs[i].seek(path, h); ok {
 			return f, true
 		}
 	}

@@ -607,6 +607,36 @@ func TestSegmentMatchesMap(t *testing.T) {
 	}
 }
 
+// checkCursor looks up every path of model and some absent ones through
+// a cursor, in increasing order, then in an order that goes back now and
+// then, and wants what the model holds.
+func checkCursor(t *testing.T, l *sourceLog, model map[string]fileEntry) {
+	t.Helper()
+	var paths []string
+	for p := range model {
+		paths = append(paths, p, p+"\x00", p+"z", p[:len(p)-1])
+	}
+	paths = append(paths, "", "\xff")
+	slices.Sort(paths)
+	shuffled := slices.Clone(paths)
+	r := rand.New(rand.NewPCG(uint64(len(paths)), 4))
+	for i := range shuffled {
+		if r.IntN(8) == 0 {
+			j := r.IntN(len(shuffled))
+			shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+		}
+	}
+	for _, order := range [][]string{paths, shuffled} {
+		c := l.cursor()
+		for _, p := range order {
+			want, wantOK := model[p]
+			if got, ok := c.lookup(p); ok != wantOK || got != want {
+				t.Fatalf("cursor lookup(%q) = %+v, %v; want %+v, %v", p, got, ok, want, wantOK)
+			}
+		}
+	}
+}
+
 func crcOf(b []byte) []byte {
 	return binary.BigEndian.AppendUint32(nil, crc32.Checksum(b, castagnoli))
 }
@@ -637,23 +667,24 @@ func checkSegment(t *testing.T, model map[string]fileEntry, lo, hi int64) {
 	}
 	for _, seg := range []*segment{s, back} {
 		for p, want := range model {
-			if got, ok := seg.lookup(p); !ok || got != want {
+			if got, ok := seg.lookup(p, hashPath(p)); !ok || got != want {
 				t.Fatalf("lookup(%q) = %+v, %v; want %+v", p, got, ok, want)
 			}
 			for _, absent := range []string{p + "\x00", p[:len(p)-1], p + "z"} {
 				if _, ok := model[absent]; !ok {
-					if got, ok := seg.lookup(absent); ok {
+					if got, ok := seg.lookup(absent, hashPath(absent)); ok {
 						t.Fatalf("lookup(%q) found %+v, which is not there", absent, got)
 					}
 				}
 			}
 		}
-		if _, ok := seg.lookup(""); ok {
+		if _, ok := seg.lookup("", hashPath("")); ok {
 			t.Fatal(`lookup("") found an entry`)
 		}
 		if got := logEntries(t, &sourceLog{segs: []*segment{seg}}); len(got) != len(model) {
 			t.Fatalf("iteration: %d entries, want %d", len(got), len(model))
 		}
+		checkCursor(t, &sourceLog{segs: []*segment{seg}}, model)
 		for _, n := range []int64{lo - 1, lo, (lo + hi) / 2, hi} {
 			if got, want := seg.accountThrough(n), accountOf(model, n); got != want {
 				t.Fatalf("account through %d: %+v, want %+v", n, got, want)
@@ -783,6 +814,7 @@ func TestSourceLogMatchesModel(t *testing.T) {
 					t.Fatalf("seed %d step %d: lookup(%s) = %+v, %v; want %+v", seed, step, p, got, ok, want)
 				}
 			}
+			checkCursor(t, l, model)
 			if got := logEntries(t, l); len(got) != len(model) {
 				t.Fatalf("seed %d step %d: %d entries, want %d", seed, step, len(got), len(model))
 			}
@@ -828,7 +860,7 @@ func FuzzDecodeSegment(f *testing.F) {
 		}
 		it := s.iter(0, nil)
 		for it.next() {
-			if got, ok := s.lookup(string(it.key)); !ok || got != it.entry() {
+			if got, ok := s.lookup(string(it.key), hashPath(string(it.key))); !ok || got != it.entry() {
 				t.Fatalf("lookup(%q) = %+v, %v; want %+v", it.key, got, ok, it.entry())
 			}
 		}

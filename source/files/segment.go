@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
@@ -31,12 +32,14 @@ type segment struct {
 	lo, hi int64
 	// acct is the count, digest and watermark of the entries, so that the
 	// account of the query's input sums segments without reading them.
-	acct account
-	last string // the greatest path, "" when empty
-	data []byte
+	acct        account
+	first, last string // the least and the greatest path, "" when empty
+	data        []byte
 	// restarts are the offsets in data of each block's first entry, whose
 	// path is stored whole.
 	restarts []int
+	// filter tells the paths the segment cannot hold.
+	filter bloom
 	// legacy names the JSON compact file the segment was read from, which
 	// the next compaction writes again as a segment file.
 	legacy string
@@ -72,6 +75,7 @@ type segmentWriter struct {
 	prev    []byte
 	prevMod int64
 	wmPath  []byte
+	hashes  []uint64
 }
 
 func newSegmentWriter(lo, hi int64) *segmentWriter {
@@ -100,6 +104,7 @@ func (w *segmentWriter) add(path []byte, size, mtime, batch int64, etag []byte) 
 	w.seg.data = d
 	w.prev = append(w.prev[:0], path...)
 	w.prevMod = mtime
+	w.hashes = append(w.hashes, maphash.Bytes(pathSeed, path))
 	w.seg.acct.total++
 	// Paths come in increasing order, so an equal time makes this one the
 	// greater (time, path).
@@ -115,7 +120,11 @@ func (w *segmentWriter) finish() *segment {
 	// Kept for the life of the log: without the room appends left.
 	s.data, s.restarts = slices.Clone(s.data), slices.Clone(s.restarts)
 	s.last = string(w.prev)
+	if len(s.restarts) > 0 {
+		s.first = string(s.blockKey(0))
+	}
 	s.acct.wm.path = string(w.wmPath)
+	s.filter = newBloom(w.hashes)
 	return &s
 }
 
@@ -201,22 +210,90 @@ func (s *segment) blockKey(i int) []byte {
 	return s.data[start : start+int(l)]
 }
 
-// lookup finds the entry of path: a binary search of the blocks, then a
-// read of one.
-func (s *segment) lookup(path string) (fileEntry, bool) {
-	if len(s.restarts) == 0 || path > s.last || path < string(s.blockKey(0)) {
+// block is the last block whose first path is not after path, -1 when
+// there is none.
+func (s *segment) block(path string) int {
+	return sort.Search(len(s.restarts), func(i int) bool { return string(s.blockKey(i)) > path }) - 1
+}
+
+// mayHold tells whether path, of hash h, can be in the segment.
+func (s *segment) mayHold(path string, h uint64) bool {
+	return len(s.restarts) > 0 && s.first <= path && path <= s.last && s.filter.mayHold(h)
+}
+
+// lookup finds the entry of path, of hash h: a binary search of the
+// blocks, then a read of one.
+func (s *segment) lookup(path string, h uint64) (fileEntry, bool) {
+	if !s.mayHold(path, h) {
 		return fileEntry{}, false
 	}
-	b := sort.Search(len(s.restarts), func(i int) bool { return string(s.blockKey(i)) > path }) - 1
+	b := s.block(path)
+	if b < 0 {
+		return fileEntry{}, false
+	}
 	var buf [256]byte
 	it := s.iter(b, buf[:0])
 	for n := 0; n < restartEvery && it.next(); n++ {
 		if string(it.key) == path {
-			return fileEntry{Path: path, Size: it.size, ModTime: it.mtime, Batch: it.batch, ETag: string(it.etag)}, true
+			return it.found(path), true
 		}
 		if string(it.key) > path {
 			break
 		}
+	}
+	return fileEntry{}, false
+}
+
+// found is the entry at the iterator, whose path is path.
+func (it *segmentIter) found(path string) fileEntry {
+	return fileEntry{Path: path, Size: it.size, ModTime: it.mtime, Batch: it.batch, ETag: string(it.etag)}
+}
+
+// segmentCursor looks up paths in one segment in increasing order, from
+// where the last one left it: a listing in path order reads each block of
+// the segment once at most, instead of searching it for every path.
+type segmentCursor struct {
+	s  *segment
+	it segmentIter
+	// at is whether it holds the first entry whose path is not before
+	// the last one sought.
+	at bool
+}
+
+func (c *segmentCursor) seek(path string, h uint64) (fileEntry, bool) {
+	s := c.s
+	if !s.mayHold(path, h) {
+		return fileEntry{}, false
+	}
+	switch {
+	case !c.at:
+		b := s.block(path)
+		if b < 0 {
+			return fileEntry{}, false
+		}
+		c.it = s.iter(b, c.it.key[:0])
+		c.at = c.it.next()
+	case string(c.it.key) < path:
+		// Whole blocks before path are skipped, by galloping over their
+		// first paths.
+		b := int((c.it.i - 1) / restartEvery)
+		if b+1 < len(s.restarts) && string(s.blockKey(b+1)) <= path {
+			lo, step := b+1, 1
+			for lo+step < len(s.restarts) && string(s.blockKey(lo+step)) <= path {
+				lo += step
+				step *= 2
+			}
+			hi := min(lo+step, len(s.restarts))
+			b = lo + sort.Search(hi-lo, func(i int) bool { return string(s.blockKey(lo+i)) > path }) - 1
+			c.it = s.iter(b, c.it.key[:0])
+			c.at = c.it.next()
+		}
+	}
+	for c.at && string(c.it.key) < path {
+		c.at = c.it.next()
+	}
+	if c.at && string(c.it.key) == path {
+		return c.it.found(path), true
 	}
 	return fileEntry{}, false
 }
@@ -392,6 +469,7 @@ func decodeSegment(b []byte) (*segment, error) {
 	it := segmentIter{s: s}
 	wm := watermark{ms: math.MinInt64}
 	var prev []byte
+	hashes := make([]uint64, 0, n)
 	for {
 		if it.i%restartEvery == 0 && it.off < len(data) {
 			s.restarts = append(s.restarts, it.off)
@@ -409,6 +487,7 @@ func decodeSegment(b []byte) (*segment, error) {
 			wm.ms = it.mtime
 		}
 		prev = append(prev[:0], it.key...)
+		hashes = append(hashes, maphash.Bytes(pathSeed, it.key))
 	}
 	switch {
 	case it.err != nil:
@@ -419,6 +498,10 @@ func decodeSegment(b []byte) (*segment, error) {
 		return nil, fmt.Errorf("the greatest path is %q, the header says %q", prev, s.last)
 	case wm.ms != s.acct.wm.ms:
 		return nil, fmt.Errorf("the newest modification time is %d, the header says %d", wm.ms, s.acct.wm.ms)
+	}
+	s.filter = newBloom(hashes)
+	if n > 0 {
+		s.first = string(s.blockKey(0))
 	}
 	return s, nil
 }
