@@ -53,7 +53,7 @@ func accountOf(entries map[string]fileEntry, n int64) account {
 	return a
 }
 
-func mustOpen(t *testing.T, fsys source.FS, dir string) *sourceLog {
+func mustOpen(t testing.TB, fsys source.FS, dir string) *sourceLog {
 	t.Helper()
 	l, err := openLog(fsys, dir)
 	if err != nil {
@@ -865,4 +865,51 @@ func FuzzDecodeSegment(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkSourceLogBatch is the log's share of a batch of 100 new files
+// after n committed, without the listing: looking the new paths up,
+// recording the batch, its account, and the compaction every tenth batch
+// makes (amortised over the ops). It should not grow with n.
+func BenchmarkSourceLogBatch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			dir := b.TempDir()
+			path := func(i int) string { return fmt.Sprintf("/landing/day=%04d/part-%07d.csv", i/1000, i) }
+			entries := make([]fileEntry, n)
+			for i := range entries {
+				entries[i] = fileEntry{Path: path(i), Size: 8, ModTime: 1_700_000_000_000 + int64(i), Batch: 0}
+			}
+			l := mustOpen(b, source.OSFS, dir)
+			if err := l.writeSegment(segmentFromEntries(0, 0, entries)); err != nil {
+				b.Fatal(err)
+			}
+			entries = nil
+			l = mustOpen(b, source.OSFS, dir)
+			next := n
+			b.ResetTimer()
+			for batch := int64(1); batch <= int64(b.N); batch++ {
+				c := l.cursor()
+				var files []fileEntry
+				for range 100 {
+					p := path(next)
+					if _, ok := c.lookup(p); ok {
+						b.Fatalf("%s is new, and the log holds it", p)
+					}
+					files = append(files, fileEntry{Path: p, Size: 8, ModTime: 1_700_000_000_000 + int64(next)})
+					next++
+				}
+				if _, ok := l.maxModTime(); !ok {
+					b.Fatal("no newest time")
+				}
+				if err := l.add(batch, files); err != nil {
+					b.Fatal(err)
+				}
+				l.account(batch - 1)
+				if err := l.compactThrough(batch, keepAll); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
