@@ -460,7 +460,11 @@ func (l *sourceLog) compactThrough(committed, oldest int64) error {
 }
 
 func (l *sourceLog) writeSegment(s *segment) error {
-	if err := l.fs.WriteFile(filepath.Join(l.dir, s.name()), s.encode()); err != nil {
+	data, err := s.encode()
+	if err == nil {
+		err = l.fs.WriteFile(filepath.Join(l.dir, s.name()), data)
+	}
+	if err != nil {
 		return fmt.Errorf("compact source log: %w", err)
 	}
 	return nil
@@ -503,7 +507,11 @@ func (l *sourceLog) restore(n int64, files []fileEntry) error {
 		files[i].Batch = n
 	}
 	s := segmentFromEntries(n, n, sortedUnique(files))
-	if err := l.fs.WriteFile(filepath.Join(l.dir, s.name()), s.encode()); err != nil {
+	data, err := s.encode()
+	if err == nil {
+		err = l.fs.WriteFile(filepath.Join(l.dir, s.name()), data)
+	}
+	if err != nil {
 		return fmt.Errorf("write source log %s: %w", l.dir, err)
 	}
 	l.segs = []*segment{s}

@@ -24,9 +24,10 @@ const restartEvery = 16
 // segment is the committed entries of the log batches lo to hi, sorted by
 // path and kept encoded, in memory as on disk (docs/format/checkpoint.md):
 // each entry is its path's length shared with the previous one and the
-// rest, its size, its modification time less the previous one's, its
-// log batch less lo, and its ETag (an object store's; empty on a disk). A million entries take tens of megabytes, where a
-// map of them took more than a hundred. Segments are immutable: merging
+// rest, its size, its modification time less the previous one's, its log
+// batch less lo, and its ETag (an object store's; empty on a disk). A
+// million entries of a landing directory take about 16 MB of memory,
+// where a map of them took more than 200. Segments are immutable: merging
 // two writes a third.
 type segment struct {
 	lo, hi int64
@@ -367,21 +368,19 @@ func mergeSegments(older, newer *segment, oldest int64) (*segment, error) {
 // that.
 const segmentMagic = "floeseg\x01"
 
-var segmentCodec = sync.OnceValues(func() (*zstd.Encoder, *zstd.Decoder) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		panic(err) // only for invalid options
-	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		panic(err)
-	}
-	return enc, dec
-})
+// The codecs are made once; EncodeAll and DecodeAll may run concurrently.
+var (
+	segmentEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	})
+	segmentDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	})
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func (s *segment) encode() []byte {
+func (s *segment) encode() ([]byte, error) {
 	b := []byte(segmentMagic)
 	b = binary.AppendVarint(b, s.lo)
 	b = binary.AppendVarint(b, s.hi)
@@ -393,9 +392,12 @@ func (s *segment) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(s.last)))
 	b = append(b, s.last...)
 	b = binary.AppendUvarint(b, uint64(len(s.data)))
-	enc, _ := segmentCodec()
+	enc, err := segmentEncoder()
+	if err != nil {
+		return nil, fmt.Errorf("zstd encoder: %w", err)
+	}
 	b = enc.EncodeAll(s.data, b)
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
 
 // decodeSegment reads a segment file and checks every entry: the paths in
@@ -453,7 +455,10 @@ func decodeSegment(b []byte) (*segment, error) {
 	if bad {
 		return nil, errors.New("malformed header")
 	}
-	_, dec := segmentCodec()
+	dec, err := segmentDecoder()
+	if err != nil {
+		return nil, fmt.Errorf("zstd decoder: %w", err)
+	}
 	// The header's length is trusted only as far as a generous ratio to
 	// the compressed bytes: a damaged one must not allocate gigabytes.
 	data, err := dec.DecodeAll(r, make([]byte, 0, min(raw, 64*uint64(len(r))+1<<16)))
