@@ -204,22 +204,31 @@ func TestObjectBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newObjectLanding(t, srv, config.Source{Format: "parquet"})
-	p := l.write("cut.parquet", string(b[:len(b)-8]))
-	parts := l.plan(source.ReadLimit{})
-	if len(parts) != 1 {
-		t.Fatalf("a footer-less Parquet object: %d parts planned, want 1 at once", len(parts))
-	}
-	_, err = readPart(t, parts[0])
-	badFile(t, err, p)
-
-	l = newObjectLanding(t, srv, config.Source{Format: "json"})
-	p = l.write("bad.json", "{\"id\": 1}\n{not json\n")
-	parts = l.plan(source.ReadLimit{})
-	_, err = readPart(t, parts[0])
-	if bf := badFile(t, err, p); !strings.Contains(bf.Error(), "line 2") {
-		t.Fatalf("a malformed JSON object: %v", err)
-	}
+	// Each in a prefix of its own (the subtest's name): in one, the JSON
+	// source would plan the Parquet object too, first when it landed a
+	// second earlier.
+	t.Run("parquet", func(t *testing.T) {
+		l := newObjectLanding(t, srv, config.Source{Format: "parquet"})
+		p := l.write("cut.parquet", string(b[:len(b)-8]))
+		parts := l.plan(source.ReadLimit{})
+		if len(parts) != 1 {
+			t.Fatalf("a footer-less Parquet object: %d parts planned, want 1 at once", len(parts))
+		}
+		_, err := readPart(t, parts[0])
+		badFile(t, err, p)
+	})
+	t.Run("json", func(t *testing.T) {
+		l := newObjectLanding(t, srv, config.Source{Format: "json"})
+		p := l.write("bad.json", "{\"id\": 1}\n{not json\n")
+		parts := l.plan(source.ReadLimit{})
+		if len(parts) != 1 {
+			t.Fatalf("a malformed JSON object: %d parts planned, want 1", len(parts))
+		}
+		_, err := readPart(t, parts[0])
+		if bf := badFile(t, err, p); !strings.Contains(bf.Error(), "line 2") {
+			t.Fatalf("a malformed JSON object: %v", err)
+		}
+	})
 }
 
 // clean-source deletes committed objects, or archives them by a copy
