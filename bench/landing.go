@@ -117,40 +117,15 @@ func PlanLanding(ctx context.Context, work, landing string, layout LandingLayout
 		return out, err
 	}
 	defer src.Close()
-	start := src.InitialOffset()
-	var input map[string]string
-	limit := source.ReadLimit{MaxFiles: catchUp}
-	step := func() (bool, time.Duration, time.Duration, error) {
-		t := time.Now()
-		end, err := src.LatestOffset(ctx, start, limit)
-		if err != nil || string(end) == string(start) {
-			return false, 0, 0, err
-		}
-		plan := time.Since(t)
-		t = time.Now()
-		if input, err = src.BatchInput(input, start, end); err != nil {
-			return false, 0, 0, err
-		}
-		if err := src.Commit(ctx, end); err != nil {
-			return false, 0, 0, err
-		}
-		start = end
-		return true, plan, time.Since(t), nil
-	}
-	for {
-		ran, _, _, err := step()
-		if err != nil {
-			return out, err
-		}
-		if !ran {
-			break
-		}
+	st := &stepper{src: src, start: src.InitialOffset(), limit: source.ReadLimit{MaxFiles: catchUp}}
+	if err := st.catchUp(ctx); err != nil {
+		return out, err
 	}
 	if err := Land(landing, layout, n, batch, landingBase); err != nil {
 		return out, err
 	}
-	limit.MaxFiles = batch
-	ran, plan, record, err := step()
+	st.limit.MaxFiles = batch
+	ran, plan, record, err := st.step(ctx)
 	if err != nil || !ran {
 		return out, fmt.Errorf("the batch of %d new files was not planned: %v", batch, err)
 	}
@@ -159,23 +134,13 @@ func PlanLanding(ctx context.Context, work, landing string, layout LandingLayout
 		if err := Land(landing, layout, n+i*batch, batch, landingBase); err != nil {
 			return out, err
 		}
-		ran, _, record, err := step()
+		ran, _, record, err := st.step(ctx)
 		if err != nil || !ran {
 			return out, fmt.Errorf("later batch %d of %d new files was not planned: %v", i, batch, err)
 		}
 		out.RecordMax = max(out.RecordMax, record)
 	}
-	err = filepath.WalkDir(state, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err == nil {
-			out.StateBytes += info.Size()
-		}
-		return err
-	})
-	if err != nil {
+	if out.StateBytes, err = dirBytes(state); err != nil {
 		return out, err
 	}
 	if out.LogHeap, err = openedHeap(cfg, state); err != nil {
@@ -223,4 +188,59 @@ func removeLanded(dir string, layout LandingLayout, n, landed int) {
 			defer os.Remove(sub) // once emptied; a directory of the first n stays
 		}
 	}
+}
+
+// stepper runs a file source's batches as a stream does, measuring each.
+type stepper struct {
+	src   *files.Files
+	start source.Offset
+	input map[string]string
+	limit source.ReadLimit
+}
+
+// step plans, records and commits the next batch: false when there was
+// none; the times are planning (LatestOffset) and recording (BatchInput
+// and Commit).
+func (st *stepper) step(ctx context.Context) (ran bool, plan, record time.Duration, err error) {
+	t := time.Now()
+	end, err := st.src.LatestOffset(ctx, st.start, st.limit)
+	if err != nil || string(end) == string(st.start) {
+		return false, 0, 0, err
+	}
+	plan = time.Since(t)
+	t = time.Now()
+	if st.input, err = st.src.BatchInput(st.input, st.start, end); err != nil {
+		return false, 0, 0, err
+	}
+	if err := st.src.Commit(ctx, end); err != nil {
+		return false, 0, 0, err
+	}
+	st.start = end
+	return true, plan, time.Since(t), nil
+}
+
+// catchUp steps until no batch is left.
+func (st *stepper) catchUp(ctx context.Context) error {
+	for {
+		ran, _, _, err := st.step(ctx)
+		if err != nil || !ran {
+			return err
+		}
+	}
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	return n, err
 }

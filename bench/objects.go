@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -126,9 +125,17 @@ func PlanObjectLanding(ctx context.Context, prefix string, props map[string]stri
 		return out, err
 	}
 	defer src.Close()
-	plan, record, err := planAfter(ctx, src.(*files.Files), catchUp, batch, func() error { return land(n, n+batch) })
-	if err != nil {
+	st := &stepper{src: src.(*files.Files), start: src.InitialOffset(), limit: source.ReadLimit{MaxFiles: catchUp}}
+	if err := st.catchUp(ctx); err != nil {
 		return out, err
+	}
+	if err := land(n, n+batch); err != nil {
+		return out, err
+	}
+	st.limit.MaxFiles = batch
+	ran, plan, record, err := st.step(ctx)
+	if err != nil || !ran {
+		return out, fmt.Errorf("the batch of %d new objects was not planned: %v", batch, err)
 	}
 	out.Plan, out.Record = plan, record
 	if out.StateBytes, err = dirBytes(state); err != nil {
@@ -158,64 +165,4 @@ func PlanObjectLanding(ctx context.Context, prefix string, props map[string]stri
 	}
 	out.Listing = time.Since(t)
 	return out, nil
-}
-
-// planAfter commits every file src finds in batches of catchUp, as a
-// stream with max-files-per-trigger would, calls more to land new files,
-// and measures planning and recording the batch of up to batch of them.
-func planAfter(ctx context.Context, src *files.Files, catchUp, batch int, more func() error) (plan, record time.Duration, err error) {
-	start := src.InitialOffset()
-	var input map[string]string
-	limit := source.ReadLimit{MaxFiles: catchUp}
-	step := func() (bool, time.Duration, time.Duration, error) {
-		t := time.Now()
-		end, err := src.LatestOffset(ctx, start, limit)
-		if err != nil || string(end) == string(start) {
-			return false, 0, 0, err
-		}
-		plan := time.Since(t)
-		t = time.Now()
-		if input, err = src.BatchInput(input, start, end); err != nil {
-			return false, 0, 0, err
-		}
-		if err := src.Commit(ctx, end); err != nil {
-			return false, 0, 0, err
-		}
-		start = end
-		return true, plan, time.Since(t), nil
-	}
-	for {
-		ran, _, _, err := step()
-		if err != nil {
-			return 0, 0, err
-		}
-		if !ran {
-			break
-		}
-	}
-	if err := more(); err != nil {
-		return 0, 0, err
-	}
-	limit.MaxFiles = batch
-	ran, plan, record, err := step()
-	if err == nil && !ran {
-		err = fmt.Errorf("the batch of %d new files was not planned", batch)
-	}
-	return plan, record, err
-}
-
-// dirBytes is the size of the files under dir.
-func dirBytes(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err == nil {
-			n += info.Size()
-		}
-		return err
-	})
-	return n, err
 }
