@@ -347,19 +347,6 @@ func (l *sourceLog) maxModTime() (int64, bool) {
 	return newest, any
 }
 
-// greatestPath is the greatest path in the log, "" when it holds none: a
-// listing in path order need not look at the paths before it again.
-func (l *sourceLog) greatestPath() string {
-	var p string
-	for _, s := range l.segs {
-		p = max(p, s.last)
-	}
-	for q := range l.recent {
-		p = max(p, q)
-	}
-	return p
-}
-
 // account is the count, digest and watermark of the log's entries of log
 // batches up to n: the segments' headers combined, and the plain batches.
 func (l *sourceLog) account(n int64) account {
