@@ -788,6 +788,12 @@ func TestSourceLogMatchesModel(t *testing.T) {
 					if err := l.compactThrough(committed, keepAll); err != nil {
 						t.Fatal(err)
 					}
+					for p, f := range model {
+						if f.Batch <= l.compact { // folded: its ETag is let go
+							f.ETag = ""
+							model[p] = f
+						}
+					}
 				}
 			case op < 6: // drop what was planned beyond the commit
 				if err := l.discardAfter(committed); err != nil {
