@@ -328,6 +328,7 @@ func (s *Files) Read(ctx context.Context, start, end source.Offset) ([]source.Pa
 		return nil, err
 	}
 	parts := make([]source.Part, len(entries))
+	fps := make([]*filePart, len(entries))
 	for i, e := range entries {
 		p := &filePart{entry: e, cfg: s.cfg, table: s.table, store: s.store, ctx: ctx}
 		if s.cfg.Format == "parquet" {
@@ -335,6 +336,10 @@ func (s *Files) Read(ctx context.Context, start, end source.Offset) ([]source.Pa
 		} else {
 			parts[i] = p
 		}
+		fps[i] = p
+	}
+	if o, ok := s.store.(*objectStore); ok && s.cfg.Format == "parquet" {
+		go prefetchTails(ctx, o, fps)
 	}
 	return parts, nil
 }

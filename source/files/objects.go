@@ -20,6 +20,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/floe-io/floe/source"
 )
@@ -220,39 +221,48 @@ func (o *objectStore) open(ctx context.Context, e fileEntry, tail *tailCache) (o
 	return &objectReader{store: o, ctx: ctx, entry: e, tail: tail}, nil
 }
 
-// tailCache keeps the last read of an object's end: the Parquet reader
-// reads the last 64 KiB for the footer, and the column-chunk copy reads
-// the footer again; on an object store each read is a request.
+// tailWindow is how much of an object's end is fetched at once for its
+// footer: the Parquet reader reads the footer's length, then the footer,
+// and the column-chunk copy reads both again; on an object store each read
+// is a request.
+const tailWindow = 64 << 10
+
+// tailCache holds an object's last tailWindow bytes, fetched once for all
+// the readers of one part.
 type tailCache struct {
 	mu  sync.Mutex
 	off int64
 	b   []byte
 }
 
-// get copies p's bytes at off from the cache, if it holds them all.
-func (c *tailCache) get(p []byte, off int64) bool {
-	if c == nil {
-		return false
-	}
+// fill fetches e's tail unless it is held already.
+func (c *tailCache) fill(ctx context.Context, o *objectStore, e fileEntry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.b == nil || off < c.off || off+int64(len(p)) > c.off+int64(len(c.b)) {
-		return false
+	if c.b != nil {
+		return nil
 	}
-	copy(p, c.b[off-c.off:])
-	return true
+	off := max(0, e.Size-tailWindow)
+	b := make([]byte, e.Size-off)
+	if _, err := (&objectReader{store: o, ctx: ctx, entry: e}).fetchRange(b, off); err != nil {
+		return err
+	}
+	c.b, c.off = b, off
+	return nil
 }
 
-// put keeps a read of the object's end, the longest one.
-func (c *tailCache) put(p []byte, off int64) {
-	if c == nil {
-		return
+// prefetchTails fetches the tails of the parts a batch will read, a few at
+// a time, while the writers read the parts before them.
+func prefetchTails(ctx context.Context, o *objectStore, parts []*filePart) {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, p := range parts {
+		g.Go(func() error {
+			_ = p.tail.fill(ctx, o, p.entry) // a failure is met again, and reported, by the read
+			return nil
+		})
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.b == nil || off < c.off {
-		c.b, c.off = append([]byte(nil), p...), off
-	}
+	_ = g.Wait()
 }
 
 func (o *objectStore) remove(ctx context.Context, p string) error {
@@ -335,7 +345,11 @@ func (r *objectReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	want := min(int64(len(p)), r.entry.Size-off)
-	if r.tail.get(p[:want], off) {
+	if r.tail != nil && off >= r.entry.Size-tailWindow {
+		if err := r.tail.fill(r.ctx, r.store, r.entry); err != nil {
+			return 0, err
+		}
+		copy(p[:want], r.tail.b[off-r.tail.off:])
 		if want < int64(len(p)) {
 			return int(want), io.EOF
 		}
@@ -349,9 +363,6 @@ func (r *objectReader) ReadAt(p []byte, off int64) (int, error) {
 		n, err = r.stream(p[:want], off)
 	} else {
 		n, err = r.fetchRange(p[:want], off)
-	}
-	if err == nil && off+want == r.entry.Size {
-		r.tail.put(p[:want], off)
 	}
 	if err == nil && int64(n) < int64(len(p)) {
 		err = io.EOF
