@@ -250,6 +250,7 @@ var specs = []fieldSpec{
 			"sequenced names (what most producers write) qualify; random names never do. A full listing still runs once an hour; " +
 			"one that finds a file landed late under a path sorting before files read reads it and turns incremental listing off " +
 			"for the run, with a warning. A landing directory with symbolic or hard links is always listed in full. " +
+			"Each batch's progress record says which listing it used (`metrics.listing`). " +
 			"`full` lists everything on every batch.",
 	},
 	{

@@ -73,7 +73,7 @@ func TestContract(t *testing.T) {
 					return &landing{cfg: cfg, write: v.write, ext: v.ext}
 				},
 				Limits: sourcetest.Limits{MaxFiles: true, MaxBytes: true},
-				Claims: sourcetest.Capabilities{Excluder: true, Discarder: true, BacklogReporter: true, Recorder: true, Aliased: true, SchemaAware: true},
+				Claims: sourcetest.Capabilities{Excluder: true, Discarder: true, BacklogReporter: true, MetricsReporter: true, Recorder: true, Aliased: true, SchemaAware: true},
 			})
 		})
 	}

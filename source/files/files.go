@@ -58,8 +58,10 @@ type Files struct {
 	table *arrow.Schema
 	// cleaned is the last log batch clean-source handled in this run.
 	cleaned *int64
-	// inc is auto listing's state (source.listing).
-	inc incremental
+	// inc is auto listing's state (source.listing); listed says how the
+	// last batch's listing went, for its progress record.
+	inc    incremental
+	listed string
 	// logger hears how the source lists (see incremental); nil is quiet.
 	logger *slog.Logger
 }
@@ -72,6 +74,7 @@ var (
 	_ source.Aliased         = (*Files)(nil)
 	_ source.SchemaAware     = (*Files)(nil)
 	_ source.RemoteFiles     = (*Files)(nil)
+	_ source.MetricsReporter = (*Files)(nil)
 )
 
 // offset is the file source's position: the last log batch included.
@@ -276,9 +279,14 @@ func (s *Files) LatestOffset(ctx context.Context, start source.Offset, limit sou
 		foundBytes += e.Size
 		return limit.MaxFiles > 0 && found >= limit.MaxFiles || limit.MaxBytes > 0 && foundBytes >= limit.MaxBytes
 	}
-	cands, held, l, err := s.list(ctx, s.startAfter(now), enough)
+	after := s.startAfter(now)
+	cands, held, l, err := s.list(ctx, after, enough)
 	if err != nil {
 		return nil, err
+	}
+	s.listed = "full"
+	if after != "" && !s.inc.off {
+		s.listed = "incremental"
 	}
 	s.warnHeld(held)
 	var picked []fileEntry
@@ -306,6 +314,15 @@ func (s *Files) LatestOffset(ctx context.Context, start source.Offset, limit sou
 	}
 	s.planned(l, cands, picked, now)
 	return encode(offset{LogOffset: n}), nil
+}
+
+// Metrics tells, in a batch's progress record, how its listing went:
+// "full" or "incremental" (source.listing).
+func (s *Files) Metrics(source.Offset) (source.Offset, map[string]string) {
+	if s.listed == "" {
+		return nil, nil
+	}
+	return nil, map[string]string{"listing": s.listed}
 }
 
 // batchFiles lists the files of log batches (start, end].

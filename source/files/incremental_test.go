@@ -64,6 +64,9 @@ func TestAutoListingFollowsArrivalOrder(t *testing.T) {
 			if got := l.names(source.ReadLimit{}); !slices.Equal(got, more) {
 				t.Fatalf("incremental listing planned %v, want %v", got, more)
 			}
+			if _, m := l.src.Metrics(l.start); m["listing"] != "incremental" {
+				t.Fatalf("the batch's progress metrics are %v, want listing incremental", m)
+			}
 			l.writeAt("day=0001/part-00015b.csv", "id\n99\n", base.Add(time.Minute))
 			if got := l.names(source.ReadLimit{}); len(got) != 0 {
 				t.Fatalf("incremental listing planned %v, files sorting before the last one handled", got)
@@ -72,6 +75,9 @@ func TestAutoListingFollowsArrivalOrder(t *testing.T) {
 			files.SetClock(l.src, func() time.Time { return now })
 			if got := l.names(source.ReadLimit{}); !slices.Equal(got, []string{"day=0001/part-00015b.csv"}) {
 				t.Fatalf("the hourly full listing planned %v, want the late file", got)
+			}
+			if _, m := l.src.Metrics(l.start); m["listing"] != "full" {
+				t.Fatalf("the batch's progress metrics are %v, want listing full", m)
 			}
 			if w := strings.Join(l.src.Warnings(), "\n"); !strings.Contains(w, "day=0001/part-00015b.csv arrived after files whose paths sort after it") {
 				t.Fatalf("warnings %q do not name the late file", w)
