@@ -306,8 +306,11 @@ func (s *Server) Properties() map[string]string {
 }
 
 // Put uploads an object to the server's bucket, as a producer would.
-func (s *Server) Put(key string, body []byte) error {
-	return s.put("/"+s.Bucket+"/"+escapeKey(key), body)
+func (s *Server) Put(key string, body []byte) error { return s.PutIn(s.Bucket, key, body) }
+
+// PutIn uploads an object to another bucket of the server.
+func (s *Server) PutIn(bucket, key string, body []byte) error {
+	return s.put("/"+bucket+"/"+escapeKey(key), body)
 }
 
 // put sends a signed PUT of body to path and fails unless it succeeds.
