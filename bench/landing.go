@@ -49,6 +49,8 @@ type LandingPlanning struct {
 	// Listing is one filepath.WalkDir of the landing directory with a
 	// Stat of each file: the least a full listing costs.
 	Listing time.Duration
+	// Mode is how the measured batch listed: "full" or "incremental".
+	Mode string
 }
 
 // landingBase is the modification time of a landing directory's first
@@ -130,6 +132,8 @@ func PlanLanding(ctx context.Context, work, landing string, layout LandingLayout
 		return out, fmt.Errorf("the batch of %d new files was not planned: %v", batch, err)
 	}
 	out.Plan, out.Record = plan, record
+	_, metrics := src.Metrics(nil)
+	out.Mode = metrics["listing"]
 	for i := 1; i <= later; i++ {
 		if err := Land(landing, layout, n+i*batch, batch, landingBase); err != nil {
 			return out, err

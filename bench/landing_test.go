@@ -56,8 +56,8 @@ func BenchmarkLandingPlanning(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					b.Logf("%s, %d files committed: a batch of %d new files planned in %v, recorded in %v (the slowest of the %d after it: %v); source state %d bytes, %d bytes of heap once opened; a bare listing %v",
-						layout, n, batch, last.Plan, last.Record, last.LaterBatches, last.RecordMax, last.StateBytes, last.LogHeap, last.Listing)
+					b.Logf("%s, %d files committed: a batch of %d new files planned in %v (%s listing), recorded in %v (the slowest of the %d after it: %v); source state %d bytes, %d bytes of heap once opened; a bare listing %v",
+						layout, n, batch, last.Plan, last.Mode, last.Record, last.LaterBatches, last.RecordMax, last.StateBytes, last.LogHeap, last.Listing)
 				}
 				b.ReportMetric(float64(last.Plan.Microseconds())/1e3, "plan-ms")
 				b.ReportMetric(float64(last.Record.Microseconds())/1e3, "record-ms")

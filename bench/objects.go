@@ -138,6 +138,8 @@ func PlanObjectLanding(ctx context.Context, prefix string, props map[string]stri
 		return out, fmt.Errorf("the batch of %d new objects was not planned: %v", batch, err)
 	}
 	out.Plan, out.Record = plan, record
+	_, metrics := st.src.Metrics(nil)
+	out.Mode = metrics["listing"]
 	if out.StateBytes, err = dirBytes(state); err != nil {
 		return out, err
 	}

@@ -106,8 +106,8 @@ func BenchmarkLandingPlanningS3(b *testing.B) {
 		b.ReportMetric(float64(r.Record.Microseconds())/1e3, "record-ms")
 		b.ReportMetric(float64(r.Listing.Microseconds())/1e3, "list-ms")
 		b.ReportMetric(float64(r.StateBytes)/(1<<20), "state-MiB")
-		b.Logf("S3, dated, %d objects committed: a batch of 100 new objects planned in %v, recorded in %v; source state %d bytes; a bare listing %v",
-			n, r.Plan, r.Record, r.StateBytes, r.Listing)
+		b.Logf("S3, dated, %d objects committed: a batch of 100 new objects planned in %v (%s listing), recorded in %v; source state %d bytes; a bare listing %v",
+			n, r.Plan, r.Mode, r.Record, r.StateBytes, r.Listing)
 	}
 	b.ReportMetric(0, "ns/op")
 }
