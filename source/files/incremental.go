@@ -155,12 +155,7 @@ func (s *Files) relKey(p string) string {
 }
 
 // relPath is the full path of a relative one, for messages.
-func (s *Files) relPath(rel string) string {
-	if rel == "" || strings.Contains(rel, "://") || strings.HasPrefix(rel, "/") {
-		return rel
-	}
-	return s.store.join(rel)
-}
+func (s *Files) relPath(rel string) string { return s.store.join(rel) }
 
 // descend tells whether a directory at relative path dir can hold a file
 // whose path sorts after `after`: a path below dir starts with dir+"/",
