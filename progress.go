@@ -66,6 +66,10 @@ type ClusterCommit struct {
 	Waiting int `json:"waiting"`
 	// LagMs is how long the oldest committed event waited.
 	LagMs int64 `json:"lagMs"`
+	// NumKeys counts the keys the commit's upserts changed; NumRemovedRows
+	// the table rows their deletion vectors removed (mode upsert).
+	NumKeys        int   `json:"numKeys,omitempty"`
+	NumRemovedRows int64 `json:"numRemovedRows,omitempty"`
 }
 
 // Durations are the phases of a batch, in Spark's names.
@@ -190,13 +194,16 @@ func (p *Pipeline) intervalProgress(iv cluster.Interval) Progress {
 		prog.Cluster.Published = true
 		prog.DurationMs.LatestOffset, prog.DurationMs.AddBatch = b.LatestOffset.Milliseconds(), b.AddBatch.Milliseconds()
 		prog.Sources = []SourceProgress{{Description: p.engine.Source.Description(), StartOffset: b.Start, EndOffset: b.End, NumInputFiles: b.Parts,
-			NumInputRows: b.Rows, LatestOffset: b.SourceLatest, Metrics: b.SourceMetrics}}
+			NumInputRows: b.InputRows, LatestOffset: b.SourceLatest, Metrics: b.SourceMetrics}}
 		prog.Sink.NumOutputRows, prog.Sink.DataFiles = b.Rows, b.DataFiles
 		prog.Deferred, prog.Quarantined = b.Deferred, quarantined(b.Quarantined)
+		if u := b.Upsert; u != nil {
+			prog.Sink.Upsert = &UpsertProgress{NumChanges: u.Changes, NumKeys: u.Keys, NumDeletedKeys: u.DeletedKeys}
+		}
 	}
 	if c := iv.Committed; c != nil {
 		prog.Cluster.Committed = &ClusterCommit{SnapshotID: c.SnapshotID, Events: c.Events, DataFiles: c.Files, Rows: c.Rows,
-			Stale: c.Stale, Waiting: c.Waiting, LagMs: c.LagMs}
+			Stale: c.Stale, Waiting: c.Waiting, LagMs: c.LagMs, NumKeys: c.Keys, NumRemovedRows: c.Deleted}
 		prog.Sink.SnapshotID = c.SnapshotID
 	}
 	prog.Sink.Description = fmt.Sprintf("IcebergSink[%s]", p.cfg.Sink.Table)

@@ -1,14 +1,20 @@
 package cluster
 
-import "github.com/floe-io/floe/internal/ingest"
+import (
+	"slices"
+
+	"github.com/floe-io/floe/internal/ingest"
+)
 
 // Pending is an event read from the control topic and not yet committed.
 type Pending struct {
 	// Offset is the event's place on the control topic.
 	Offset int64
 	Event  Event
-	// files are the event's data files, read once.
+	// files are the event's data files, read once; keys its key set,
+	// once read (upserts).
 	files []ingest.DataFile
+	keys  []byte
 }
 
 // Chain resolves pending events, in control-topic order, against st, where
@@ -22,22 +28,32 @@ type Pending struct {
 // after a stall, or an event committed earlier: it is stale, and never
 // committed. The rest wait for the ranges before them. Since an event
 // commits only where the table's ends are, no message is committed twice
-// and none is skipped, whoever publishes or commits.
-func Chain(st State, pending []Pending) (take, stale, wait []Pending, after Offsets) {
+// and none is skipped, whoever publishes or commits. With once, a
+// partition's ranges join one at a time: the rows of an upsert's next
+// range replace rows of its previous one, which the commit adding both
+// could not delete.
+func Chain(st State, pending []Pending, once bool) (take, stale, wait []Pending, after Offsets) {
 	after = st.Ends.Clone()
+	moved := map[TopicPartition]bool{}
+	again := func(ranges []Range) bool {
+		return once && slices.ContainsFunc(ranges, func(r Range) bool { return moved[r.TopicPartition] })
+	}
 	rest := pending
-	for moved := true; moved; {
-		moved = false
+	for more := true; more; {
+		more = false
 		next := rest[:0:0]
 		for _, p := range rest {
-			switch fits(after, st.Resets, p.Event.Ranges) {
-			case joins:
+			switch f := fits(after, st.Resets, p.Event.Ranges); {
+			case f == joins && again(p.Event.Ranges):
+				next = append(next, p)
+			case f == joins:
 				take = append(take, p)
 				for _, r := range p.Event.Ranges {
 					after.Set(r.TopicPartition, r.Until)
+					moved[r.TopicPartition] = true
 				}
-				moved = true
-			case behind:
+				more = true
+			case f == behind:
 				stale = append(stale, p)
 			default:
 				next = append(next, p)

@@ -73,7 +73,7 @@ func TestChain(t *testing.T) {
 			nil, []int64{1}, nil, offsetsOf(0, 40)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			take, stale, wait, after := cluster.Chain(cluster.State{Ends: c.end, Resets: c.resets}, c.pending)
+			take, stale, wait, after := cluster.Chain(cluster.State{Ends: c.end, Resets: c.resets}, c.pending, false)
 			if g, w := offsets(take), c.take; !equal(g, w) {
 				t.Errorf("take %v, want %v", g, w)
 			}
@@ -87,6 +87,30 @@ func TestChain(t *testing.T) {
 				t.Errorf("after %v, want %v", after, c.after)
 			}
 		})
+	}
+}
+
+// With once (upserts), a partition's second range waits for the next
+// commit, and so does the event holding it, while other partitions'
+// ranges join.
+func TestChainOnce(t *testing.T) {
+	t.Parallel()
+	ps := []cluster.Pending{pending(1, rng(0, 0, 10)), pending(2, rng(0, 10, 20), rng(1, 0, 5)), pending(3, rng(3, 0, 7)), pending(4, rng(2, 0, 3))}
+	take, stale, wait, after := cluster.Chain(cluster.State{Ends: offsetsOf(0, 0, 1, 0)}, ps, true)
+	if !equal(offsets(take), []int64{1, 3, 4}) || !equal(offsets(wait), []int64{2}) || len(stale) != 0 {
+		t.Fatalf("take %v wait %v stale %v, want take [1 3 4], wait [2]", offsets(take), offsets(wait), offsets(stale))
+	}
+	if !equal(flat(after), flat(offsetsOf(0, 10, 1, 0, 2, 3, 3, 7))) {
+		t.Fatalf("after %v", after)
+	}
+	// The next commit takes it.
+	take, _, _, after = cluster.Chain(cluster.State{Ends: after}, wait, true)
+	if !equal(offsets(take), []int64{2}) || !equal(flat(after), flat(offsetsOf(0, 20, 1, 5, 2, 3, 3, 7))) {
+		t.Fatalf("take %v after %v, want [2]", offsets(take), after)
+	}
+	take, _, _, _ = cluster.Chain(cluster.State{Ends: offsetsOf(0, 0, 1, 0)}, ps, false)
+	if !equal(offsets(take), []int64{1, 2, 3, 4}) {
+		t.Fatalf("without once: take %v, want [1 2 3 4]", offsets(take))
 	}
 }
 
@@ -155,7 +179,7 @@ func TestChainRandomWorkersCommitEachOffsetOnce(t *testing.T) {
 					next++
 				}
 			case 4: // a coordinator commits what chains
-				take, _, wait, after := cluster.Chain(cluster.State{Ends: end}, topic)
+				take, _, wait, after := cluster.Chain(cluster.State{Ends: end}, topic, false)
 				for _, p := range take {
 					for _, rg := range p.Event.Ranges {
 						if rg.From != committed[rg.Partition] {

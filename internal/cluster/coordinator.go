@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/upsert"
 )
 
 // Record input keys of a cluster's commits: the group generation of the
@@ -131,10 +133,23 @@ type Coordinator struct {
 	// record's ends are set back to Earliest in the commit's record, and
 	// the ranges planned on their old logs are never committed.
 	Discontinuities Discontinuities
+	// Upsert, when set, makes each commit one row delta that also deletes
+	// the table's rows of the keys the committed events changed.
+	Upsert *Upsert
 
 	loaded  bool
 	read    int64 // the control-topic offset to read from next
 	pending []Pending
+}
+
+// Upsert is how a coordinator in mode upsert finds the rows the events'
+// keys replace.
+type Upsert struct {
+	// Keys are the key columns of the table.
+	Keys func(tbl *table.Table) []string
+	// Index keeps the table's integer keys from commit to commit; nil
+	// reads them each time.
+	Index *upsert.KeyIndex
 }
 
 // Committed is what one step committed.
@@ -145,6 +160,10 @@ type Committed struct {
 	Events     int
 	Files      int
 	Rows       int64
+	// Keys counts the keys the commit's upserts changed and Deleted the
+	// rows they removed (mode upsert).
+	Keys    int
+	Deleted int64
 	// Stale counts events dropped as behind the table's ends.
 	Stale int
 	// Waiting counts events waiting for ranges before them.
@@ -210,7 +229,16 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	}
 	var take, stale, wait []Pending
 	var out Committed
+	var deletes *upsert.Deletes
+	release := func() {
+		if deletes != nil {
+			deletes.Changes.Release()
+			deletes = nil
+		}
+	}
+	defer release()
 	res, req, err := c.Committer.CommitPlanned(ctx, func(tbl *table.Table) (*commit.Request, error) {
+		release()
 		rec, st, err := Recorded(tbl, c.Committer)
 		if err != nil {
 			return nil, err
@@ -229,7 +257,19 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 				live = append(live, p)
 			}
 		}
-		take, stale, wait, out.Ends = Chain(st, live)
+		take, stale, wait, out.Ends = Chain(st, live, c.Upsert != nil)
+		if c.Upsert != nil {
+			for unread := c.readKeys(ctx, tbl, take); len(unread) > 0; unread = c.readKeys(ctx, tbl, take) {
+				// An event whose key set cannot be read is never committed:
+				// its worker reads its ranges again once they stall.
+				live = slices.DeleteFunc(live, func(p Pending) bool { return slices.Contains(unread, p.Offset) })
+				c.pending = slices.DeleteFunc(c.pending, func(p Pending) bool { return slices.Contains(unread, p.Offset) })
+				take, stale, wait, out.Ends = Chain(st, live, true)
+			}
+			if deletes, err = c.Upsert.deletes(ctx, tbl, take); err != nil {
+				return nil, commit.Final(err)
+			}
+		}
 		stale = append(stale, foreign...)
 		var files []ingest.DataFile
 		out.Rows, out.LagMs = 0, 0
@@ -238,7 +278,7 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 			out.Rows += p.Event.Rows
 			out.LagMs = max(out.LagMs, now.UnixMilli()-p.Event.WrittenMs)
 		}
-		if len(files) == 0 {
+		if len(files) == 0 && deletes == nil {
 			// Only a snapshot is pinned: a commit of the record alone could
 			// overwrite a newer record. Ranges without rows wait for a
 			// commit with files. Partitions set back are committed alone,
@@ -273,9 +313,13 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 			}
 			input[inputResets] = string(b)
 		}
-		return &commit.Request{BatchID: batch, Files: files, Record: &commit.Record{
+		req := &commit.Request{BatchID: batch, Files: files, Record: &commit.Record{
 			Batch: batch, Source: c.Committer.Source, Offset: offsets, Branch: c.Committer.Branch, Input: input,
-		}}, nil
+		}}
+		if deletes != nil {
+			req.Deletes = deletes
+		}
+		return req, nil
 	})
 	if err != nil {
 		if errors.Is(err, ErrFenced) {
@@ -285,7 +329,11 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	}
 	c.pending = wait
 	out.Stale, out.Waiting = len(stale), len(wait)
-	if req != nil && len(req.Files) == 0 {
+	if req != nil && deletes != nil {
+		out.Keys, out.Deleted = deletes.Changes.Keys(), deletes.Found
+	}
+	c.removeKeySets(ctx, res.Table, append(stale, take...))
+	if req != nil && len(req.Files) == 0 && req.Deletes == nil {
 		// Partitions set back, and nothing else.
 		out.Batch, out.Table = req.BatchID, res.Table
 		return out, nil
@@ -295,6 +343,67 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	}
 	out.Batch, out.SnapshotID, out.Events, out.Files, out.Table = req.BatchID, res.SnapshotID, len(take), len(req.Files), res.Table
 	return out, nil
+}
+
+// readKeys reads the key sets of events kept in files, once; it returns
+// the control offsets of the events whose key set could not be read.
+func (c *Coordinator) readKeys(ctx context.Context, tbl *table.Table, take []Pending) (unread []int64) {
+	for i := range take {
+		p := &take[i]
+		if p.keys != nil || p.Event.KeySetFile == "" {
+			continue
+		}
+		keys, err := readKeySet(ctx, tbl, p.Event.KeySetFile)
+		if err != nil {
+			c.logger().Warn("skipping a control record", "offset", p.Offset, "worker", p.Event.Worker, "err", err)
+			unread = append(unread, p.Offset)
+			continue
+		}
+		p.keys = keys
+		// The pending copy keeps it for the next attempt.
+		for j := range c.pending {
+			if c.pending[j].Offset == p.Offset {
+				c.pending[j].keys = keys
+			}
+		}
+	}
+	return unread
+}
+
+// deletes are the deletes of the rows the events' keys replace.
+func (u *Upsert) deletes(ctx context.Context, tbl *table.Table, take []Pending) (*upsert.Deletes, error) {
+	keys := u.Keys(tbl)
+	sets := make([]upsert.KeySet, 0, len(take))
+	for _, p := range take {
+		data := p.Event.KeySet
+		if p.Event.KeySetFile != "" {
+			data = p.keys
+		}
+		sets = append(sets, upsert.KeySet{Name: p.Event.describe(), Data: data})
+	}
+	changes, err := upsert.MergeKeys(ctx, sets, keys, upsert.IsIntKey(tbl.Schema(), keys))
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", ingest.JoinIdent(tbl.Identifier()), err)
+	}
+	return &upsert.Deletes{Changes: changes, Keys: keys, Index: u.Index}, nil
+}
+
+// removeKeySets deletes the key set files of events committed or stale,
+// which no commit reads again; one a crash leaves behind is an orphan
+// file of the table.
+func (c *Coordinator) removeKeySets(ctx context.Context, tbl *table.Table, done []Pending) {
+	if tbl == nil {
+		return
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	for _, p := range done {
+		if p.Event.KeySetFile != "" {
+			_ = fs.Remove(p.Event.KeySetFile)
+		}
+	}
 }
 
 // setBack holds st against the brokers (Discontinuities): partitions whose

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -27,6 +28,11 @@ type Event struct {
 	// WrittenMs is when the worker published it, for the commit lag.
 	WrittenMs int64      `json:"written-ms"`
 	Manifests []Manifest `json:"manifests,omitempty"`
+	// KeySet is the keys the event's upserts changed (upsert.EncodeKeys),
+	// or KeySetFile the table file holding them when they are too many
+	// for a control record.
+	KeySet     []byte `json:"key-set,omitempty"`
+	KeySetFile string `json:"key-set-file,omitempty"`
 }
 
 // Manifest carries data files as the entries of an Iceberg manifest: the
@@ -85,6 +91,15 @@ func (ev Event) Files() ([]ingest.DataFile, error) {
 		}
 	}
 	return out, nil
+}
+
+// describe names the event in messages by its worker and partitions.
+func (ev Event) describe() string {
+	parts := make([]string, len(ev.Ranges))
+	for i, r := range ev.Ranges {
+		parts[i] = fmt.Sprintf("%s offsets %d to %d", r.TopicPartition, r.From, r.Until-1)
+	}
+	return fmt.Sprintf("worker %s's changes of %s", ev.Worker, strings.Join(parts, ", "))
 }
 
 // Marshal encodes the event for the control topic.

@@ -19,6 +19,8 @@ type Positions struct {
 	next    Offsets
 	pending map[TopicPartition][]published
 	events  int64
+	// ranges are each waiting event's ranges, of partitions held or not.
+	ranges map[int64][]Range
 }
 
 type published struct {
@@ -36,10 +38,21 @@ type published struct {
 // the start of partitions the record does not name yet.
 func (p *Positions) Sync(held []TopicPartition, recorded, initial Offsets, now time.Time) {
 	if p.next == nil {
-		p.next, p.pending = Offsets{}, map[TopicPartition][]published{}
+		p.next, p.pending, p.ranges = Offsets{}, map[TopicPartition][]published{}, map[int64][]Range{}
 	}
 	keep := Offsets{}
 	dropped := map[int64]bool{}
+	for ev, ranges := range p.ranges {
+		switch staleOrDone(ranges, recorded) {
+		case done:
+			delete(p.ranges, ev)
+		case stale:
+			// The record went past a range of the event on a partition
+			// this worker may no longer hold: it never commits.
+			dropped[ev] = true
+			delete(p.ranges, ev)
+		}
+	}
 	reset := func(tp TopicPartition, to int64) {
 		for _, r := range p.pending[tp] {
 			dropped[r.event] = true
@@ -95,10 +108,26 @@ func (p *Positions) Sync(held []TopicPartition, recorded, initial Offsets, now t
 // Start is where the next interval reads each held partition.
 func (p *Positions) Start() Offsets { return p.next.Clone() }
 
+// Idle is Start for the held partitions with no published range waiting
+// for its commit.
+func (p *Positions) Idle() Offsets {
+	out := Offsets{}
+	// next holds only partitions Sync set, all of them numbers.
+	tps, _ := p.next.Partitions()
+	for _, tp := range tps {
+		if len(p.pending[tp]) == 0 {
+			n, _ := p.next.Get(tp)
+			out.Set(tp, n)
+		}
+	}
+	return out
+}
+
 // Published records the ranges of an event sent at now: the next interval
 // reads on from their ends.
 func (p *Positions) Published(ranges []Range, now time.Time) {
 	p.events++
+	p.ranges[p.events] = ranges
 	for _, r := range ranges {
 		p.pending[r.TopicPartition] = append(p.pending[r.TopicPartition], published{from: r.From, until: r.Until, at: now, event: p.events})
 		p.next.Set(r.TopicPartition, r.Until)
@@ -115,4 +144,37 @@ func (p *Positions) Waiting(now time.Time) (n int, oldest time.Duration) {
 		}
 	}
 	return n, oldest
+}
+
+type eventState int
+
+const (
+	waiting eventState = iota
+	done
+	stale
+)
+
+// staleOrDone tells what the record says of an event's ranges: done when
+// it covers every one (the event, or others with the same messages, was
+// committed), stale when it went past the start of one while another is
+// not covered (another event's range of that partition was committed
+// first, so this one cannot chain), else waiting.
+func staleOrDone(ranges []Range, recorded Offsets) eventState {
+	covered, past := true, false
+	for _, r := range ranges {
+		rec, known := recorded.Get(r.TopicPartition)
+		if !known || rec < r.Until {
+			covered = false
+		}
+		if known && rec > r.From {
+			past = true
+		}
+	}
+	switch {
+	case covered:
+		return done
+	case past:
+		return stale
+	}
+	return waiting
 }

@@ -81,4 +81,37 @@ func TestPositions(t *testing.T) {
 			t.Fatalf("%d ranges still waiting", n)
 		}
 	})
+	t.Run("an event stale on a partition no longer held is read again on the ones held", func(t *testing.T) {
+		p := cluster.Positions{Stall: time.Minute}
+		p.Sync([]cluster.TopicPartition{tp0, tp1}, offsetsOf(0, 10, 1, 50), nil, now)
+		p.Published([]cluster.Range{rng(0, 10, 20), rng(1, 50, 60)}, now)
+		// Partition 1 moved to another worker, and a zombie's (50, 55]
+		// of it was committed first: partition 0's range never commits.
+		p.Sync([]cluster.TopicPartition{tp0}, offsetsOf(0, 10, 1, 55), nil, now)
+		if a := at(&p, tp0); a != 10 {
+			t.Fatalf("next %d, want 10", a)
+		}
+		if n, _ := p.Waiting(now); n != 0 {
+			t.Fatalf("%d ranges still waiting", n)
+		}
+		if _, ok := p.Idle().Get(tp0); !ok {
+			t.Fatal("partition 0 is not planned again")
+		}
+	})
+	t.Run("an event committed on every partition is done", func(t *testing.T) {
+		p := cluster.Positions{Stall: time.Minute}
+		p.Sync([]cluster.TopicPartition{tp0, tp1}, offsetsOf(0, 10, 1, 50), nil, now)
+		p.Published([]cluster.Range{rng(0, 10, 20), rng(1, 50, 60)}, now)
+		p.Sync([]cluster.TopicPartition{tp0}, offsetsOf(0, 10, 1, 50), nil, now)
+		if a := at(&p, tp0); a != 20 {
+			t.Fatalf("waiting for its commit: next %d, want 20", a)
+		}
+		if _, ok := p.Idle().Get(tp0); ok {
+			t.Fatal("partition 0 is planned while its range waits")
+		}
+		p.Sync([]cluster.TopicPartition{tp0}, offsetsOf(0, 20, 1, 60), nil, now)
+		if a := at(&p, tp0); a != 20 {
+			t.Fatalf("after its commit: next %d, want 20", a)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/internal/commit"
 	"github.com/floe-io/floe/internal/engine"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/upsert"
 	"github.com/floe-io/floe/maintenance"
 	"github.com/floe-io/floe/source"
 )
@@ -76,8 +77,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	switch {
 	case e.Fixed == "":
 		return fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) writes one table; dynamic destinations need a single worker: drop kafka.group.id or the template", ingest.ErrConfig)
-	case cfg.Sink.Mode != "append":
-		return fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) appends; mode %s needs a single worker: drop kafka.group.id", ingest.ErrConfig, cfg.Sink.Mode)
+	case cfg.Sink.Mode != "append" && !cfg.Sink.Upserts():
+		return fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) appends or upserts; mode %s needs a single worker: drop kafka.group.id", ingest.ErrConfig, cfg.Sink.Mode)
 	}
 	ident, err := ingest.ParseIdent(e.Fixed)
 	if err != nil {
@@ -86,6 +87,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.c = &commit.Committer{Catalog: w.Catalog, Ident: ident, QueryID: QueryID(w.Member.Group()), Source: e.Source.Description(),
 		SameSource: source.SameSourceOf(e.Source), Logger: e.Hooks.Logger, Branch: cfg.Sink.Branch}
 	w.coord = Coordinator{Committer: w.c, Logger: e.Hooks.Logger, Current: w.Member.Current, Discontinuities: w.Member.Discontinuities}
+	if cfg.Sink.Upserts() {
+		w.coord.Upsert = &Upsert{Keys: e.UpsertKeys, Index: e.KeyIndex()}
+	}
 	w.pos = Positions{Stall: max(10*cfg.Trigger.Interval, stall)}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = cfg.Source.ReadLimits()
 	e.InCluster()
@@ -134,7 +138,13 @@ func (w *Worker) interval(ctx context.Context) (bool, error) {
 		}
 	}
 	w.pos.Sync(a.Held, recorded, initial, began)
-	ranges, err := w.Member.Plan(ctx, w.pos.Start(), st.IDs, w.limit)
+	start = w.pos.Start()
+	if e.Config.Sink.Upserts() {
+		// A partition's next range waits for the commit of its last: the
+		// coordinator commits one range of a partition at a time (Chain).
+		start = w.pos.Idle()
+	}
+	ranges, err := w.Member.Plan(ctx, start, st.IDs, w.limit)
 	if err != nil {
 		return false, err
 	}
@@ -213,8 +223,15 @@ func (w *Worker) publish(ctx context.Context, a Assignment, ranges []Range, b *e
 	}
 	b.AddBatch = time.Since(t)
 	ev := Event{Table: e.Fixed, Ranges: ranges}
+	u := res.Upserts()
+	if u != nil {
+		defer u.Changes.Release()
+	}
 	if tbl := e.Tables.Cached(e.Fixed); tbl != nil {
-		if ev, err = NewEvent(tbl, res.Files, ranges); err != nil {
+		if ev, err = NewEvent(tbl, res.Files, ranges); err == nil && u != nil {
+			err = putKeys(ctx, tbl, &ev, u)
+		}
+		if err != nil {
 			res.Remove(ctx)
 			return err
 		}
@@ -236,6 +253,10 @@ func (w *Worker) publish(ctx context.Context, a Assignment, ranges []Range, b *e
 	w.batch++
 	b.Start, b.End = entry.Start, entry.End
 	b.Rows, b.InputRows, b.Parts, b.DataFiles = res.Rows, res.Rows, res.Parts, len(res.Files)
+	if u != nil {
+		b.InputRows = u.Changes.Rows
+		b.Upsert = &engine.Upsert{Changes: u.Changes.Rows, Keys: int64(u.Changes.Keys()), DeletedKeys: u.Changes.Deletes}
+	}
 	if ms, ok := e.Source.(source.MetricsReporter); ok {
 		b.SourceLatest, b.SourceMetrics = ms.Metrics(entry.End)
 		// Published is not committed: the cluster's commit lag is the
@@ -243,4 +264,20 @@ func (w *Worker) publish(ctx context.Context, a Assignment, ranges []Range, b *e
 		delete(b.SourceMetrics, "commitLagMs")
 	}
 	return nil
+}
+
+// putKeys puts the keys an upsert batch changed into its event.
+func putKeys(ctx context.Context, tbl *table.Table, ev *Event, u *upsert.Deletes) error {
+	recs, err := u.Changes.KeyRecords(ctx)
+	if err != nil {
+		return err
+	}
+	keys, err := upsert.EncodeKeys(recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	if err != nil {
+		return err
+	}
+	return putKeySet(ctx, tbl, ev, keys)
 }

@@ -19,6 +19,7 @@ import (
 // plan error ends the commit. It returns the request that was committed.
 func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Table) (*Request, error)) (Result, *Request, error) {
 	var done *Request
+	snapshot := false // the last attempt made a snapshot
 	out, attempts, err := Retry(ctx, c.load, nil, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 		req, err := plan(tbl)
 		done = req
@@ -36,10 +37,18 @@ func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Tabl
 		if err := txn.AssertRefSnapshotID(""); err != nil {
 			return nil, err
 		}
-		if len(req.Files) == 0 {
-			return txn.Commit(ctx)
+		var out *table.Table
+		switch {
+		case req.Deletes != nil:
+			// Files or the deletes of rows found make a snapshot.
+			out, _, snapshot, err = c.rowDelta(ctx, tbl, txn, *req, icebergFiles(req.Files), props)
+		case len(req.Files) == 0:
+			snapshot = false
+			out, err = txn.Commit(ctx)
+		default:
+			snapshot = true
+			out, _, err = c.stage(ctx, tbl, txn, *req, icebergFiles(req.Files), props)
 		}
-		out, _, err := c.stage(ctx, tbl, txn, *req, icebergFiles(req.Files), props)
 		return out, err
 	})
 	if err != nil {
@@ -55,7 +64,7 @@ func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Tabl
 	if err := catalogs.Intact(c.Catalog); err != nil {
 		return Result{}, nil, fmt.Errorf("table %s: %w", c.Name(), err)
 	}
-	if len(done.Files) > 0 {
+	if snapshot {
 		if s := c.branchHead(out); s != nil {
 			res.SnapshotID = s.SnapshotID
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/upsert"
 )
@@ -17,13 +19,7 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 	if err != nil {
 		return Written{}, err
 	}
-	keys := e.Config.Sink.IdentifierFields
-	if len(keys) == 0 && tbl != nil {
-		for _, id := range tbl.Schema().IdentifierFieldIDs {
-			name, _ := tbl.Schema().FindColumnName(id)
-			keys = append(keys, name)
-		}
-	}
+	keys := e.UpsertKeys(tbl)
 	if len(keys) == 0 {
 		what := "does not exist yet"
 		if tbl != nil {
@@ -72,6 +68,26 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 	w.upserts = &upsert.Deletes{Changes: changes, Keys: keys, Index: e.keys}
 	return w, nil
 }
+
+// UpsertKeys are the key columns of mode upsert: the sink's identifier
+// fields, else those of tbl (nil before it exists).
+func (e *Engine) UpsertKeys(tbl *table.Table) []string {
+	keys := e.Config.Sink.IdentifierFields
+	if len(keys) == 0 && tbl != nil {
+		for _, id := range tbl.Schema().IdentifierFieldIDs {
+			name, _ := tbl.Schema().FindColumnName(id)
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// KeyIndex is the table's key index in mode upsert, nil otherwise.
+func (e *Engine) KeyIndex() *upsert.KeyIndex { return e.keys }
+
+// Upserts are the deletes of a batch written in mode upsert, nil
+// otherwise; the caller that commits them releases their changes.
+func (w Written) Upserts() *upsert.Deletes { return w.upserts }
 
 // upsertOf reports a batch's merge.
 func upsertOf(d *upsert.Deletes) *Upsert {

@@ -40,6 +40,10 @@ type Spec struct {
 	// IntKey reads the key as one int64 (see isIntKey); the caller
 	// decides it from the table's key columns.
 	IntKey bool
+	// Distinct refuses a key changed in two parts: the parts are the key
+	// sets of a cluster's workers, whose changes of one key cannot be
+	// ordered (see MergeKeys).
+	Distinct bool
 }
 
 // The columns source.format debezium-json adds to each row, as
@@ -264,6 +268,9 @@ func (c *Changes) add(part, ri int32, rec arrow.RecordBatch, row int64) error {
 		if !seen {
 			c.wins = append(c.wins, w)
 			continue
+		}
+		if c.spec.Distinct && c.wins[slot].part != part {
+			return &MovedKeyError{Key: keyString(c.spec.Keys, keys, i), Parts: [2]string{c.parts[c.wins[slot].part].name, c.parts[part].name}}
 		}
 		cmp, err := compareOrder(w.order, c.wins[slot].order)
 		if err != nil {
