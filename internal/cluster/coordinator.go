@@ -136,6 +136,10 @@ type Coordinator struct {
 	// Upsert, when set, makes each commit one row delta that also deletes
 	// the table's rows of the keys the committed events changed.
 	Upsert *Upsert
+	// Destinations, set for a template sink, are the tables the events'
+	// files go to; the Committer's table is then the cluster's state
+	// table, which records each commit before the tables get it.
+	Destinations *Destinations
 
 	loaded  bool
 	read    int64 // the control-topic offset to read from next
@@ -174,8 +178,10 @@ type Committed struct {
 	Ends Offsets
 	// SetBack are the partitions the step set back to Earliest.
 	SetBack []Discontinuity
-	// Table is the table after the step, nil when nothing was committed.
-	Table *table.Table
+	// Table is the table after the step, nil when nothing was committed;
+	// Tables are a template sink's tables the step committed to.
+	Table  *table.Table
+	Tables map[string]*table.Table
 }
 
 // Reset forgets the events read, as a worker that stops coordinating
@@ -196,6 +202,9 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 			return Committed{}, err
 		}
 		c.read, c.pending = 0, nil
+		if c.Destinations != nil {
+			c.Destinations.applied = -1
+		}
 		if rec != nil {
 			if n, err := strconv.ParseInt(rec.Input[inputControl], 10, 64); err == nil {
 				c.read = n
@@ -214,18 +223,21 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 			c.logger().Warn("skipping a control record", "offset", r.Offset, "err", err)
 			continue
 		}
-		if ev.Table != c.Committer.Name() {
+		if (c.Destinations == nil) != (ev.Table == c.Committer.Name()) {
 			continue
 		}
 		// Read once, here: an event whose files cannot be read would
 		// otherwise fail every commit it chains into. Its worker reads its
 		// ranges again once they stall.
-		files, err := ev.Files()
+		files, err := eventFiles(ev)
 		if err != nil {
 			c.logger().Warn("skipping a control record", "offset", r.Offset, "worker", ev.Worker, "err", err)
 			continue
 		}
 		c.pending = append(c.pending, Pending{Offset: r.Offset, Event: ev, files: files})
+	}
+	if c.Destinations != nil {
+		return c.stepTemplate(ctx, gen, read, now)
 	}
 	var take, stale, wait []Pending
 	var out Committed
@@ -294,28 +306,11 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 		for _, p := range wait {
 			resolved = min(resolved, p.Offset)
 		}
-		offsets, err := json.Marshal(out.Ends)
+		req, err := c.request(rec, st, out.Ends, gen, resolved)
 		if err != nil {
 			return nil, err
 		}
-		batch := int64(0)
-		if rec != nil {
-			batch = rec.Batch + 1
-		}
-		input := map[string]string{inputEpoch: strconv.Itoa(int(gen)), inputControl: strconv.FormatInt(resolved, 10)}
-		if st.IDs != nil {
-			input[InputTopicIDs] = st.IDs.Of(out.Ends).String()
-		}
-		if len(st.Resets) > 0 {
-			b, err := json.Marshal(st.Resets)
-			if err != nil {
-				return nil, err
-			}
-			input[inputResets] = string(b)
-		}
-		req := &commit.Request{BatchID: batch, Files: files, Record: &commit.Record{
-			Batch: batch, Source: c.Committer.Source, Offset: offsets, Branch: c.Committer.Branch, Input: input,
-		}}
+		req.Files = files
 		if deletes != nil {
 			req.Deletes = deletes
 		}
@@ -343,6 +338,47 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	}
 	out.Batch, out.SnapshotID, out.Events, out.Files, out.Table = req.BatchID, res.SnapshotID, len(take), len(req.Files), res.Table
 	return out, nil
+}
+
+// request is the commit moving the record rec (nil before the first) of
+// state st to ends, by the coordinator of generation gen, with every
+// control record before resolved taken or stale.
+func (c *Coordinator) request(rec *commit.Record, st State, ends Offsets, gen int32, resolved int64) (*commit.Request, error) {
+	offsets, err := json.Marshal(ends)
+	if err != nil {
+		return nil, err
+	}
+	batch := int64(0)
+	if rec != nil {
+		batch = rec.Batch + 1
+	}
+	input := map[string]string{inputEpoch: strconv.Itoa(int(gen)), inputControl: strconv.FormatInt(resolved, 10)}
+	if st.IDs != nil {
+		input[InputTopicIDs] = st.IDs.Of(ends).String()
+	}
+	if len(st.Resets) > 0 {
+		b, err := json.Marshal(st.Resets)
+		if err != nil {
+			return nil, err
+		}
+		input[inputResets] = string(b)
+	}
+	return &commit.Request{BatchID: batch, Record: &commit.Record{
+		Batch: batch, Source: c.Committer.Source, Offset: offsets, Branch: c.Committer.Branch, Input: input,
+	}}, nil
+}
+
+// eventFiles reads the data files of all of an event's outputs.
+func eventFiles(ev Event) ([]ingest.DataFile, error) {
+	var files []ingest.DataFile
+	for _, o := range ev.Outputs() {
+		fs, err := o.Files(ev.Worker)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	return files, nil
 }
 
 // readKeys reads the key sets of events kept in files, once; it returns

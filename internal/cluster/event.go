@@ -15,18 +15,26 @@ import (
 )
 
 // Event is one worker's output of one interval: the data files it wrote
-// for the table and the source ranges they hold, all of them or none.
+// and the source ranges they hold, all of them or none. A fixed table's
+// files are the event's own Output; a template sink's are in Tables, one
+// Output per table the ranges' rows went to.
 type Event struct {
 	Worker     string `json:"worker"`
 	Generation int32  `json:"generation"`
-	Table      string `json:"table"`
+	Output
+	Tables []Output `json:"tables,omitempty"`
+	Ranges []Range  `json:"ranges"`
+	Rows   int64    `json:"rows"`
+	// WrittenMs is when the worker published it, for the commit lag.
+	WrittenMs int64 `json:"written-ms"`
+}
+
+// Output is an event's files for one table.
+type Output struct {
+	Table string `json:"table"`
 	// TableUUID tells the table the files were written for from one
 	// created again under its name, which an old event must not reach.
-	TableUUID string  `json:"table-uuid,omitempty"`
-	Ranges    []Range `json:"ranges"`
-	Rows      int64   `json:"rows"`
-	// WrittenMs is when the worker published it, for the commit lag.
-	WrittenMs int64      `json:"written-ms"`
+	TableUUID string     `json:"table-uuid,omitempty"`
 	Manifests []Manifest `json:"manifests,omitempty"`
 	// KeySet is the keys the event's upserts changed (upsert.EncodeKeys),
 	// or KeySetFile the table file holding them when they are too many
@@ -51,16 +59,53 @@ const eventManifestVersion = 2
 // NewEvent describes files, written for tbl (as it was after the writes,
 // so that it knows their schema and specs), covering ranges.
 func NewEvent(tbl *table.Table, files []ingest.DataFile, ranges []Range) (Event, error) {
-	ev := Event{Table: ingest.JoinIdent(tbl.Identifier()), TableUUID: tbl.Metadata().TableUUID().String(), Ranges: ranges}
+	out, err := newOutput(tbl, files)
+	if err != nil {
+		return Event{}, err
+	}
+	ev := Event{Output: out, Ranges: ranges}
+	for _, f := range files {
+		ev.Rows += f.Rows
+	}
+	return ev, nil
+}
+
+// NewTemplateEvent describes the files of a template sink's interval, each
+// written for its table in tables (as it was after the writes), covering
+// ranges.
+func NewTemplateEvent(tables map[string]*table.Table, files []ingest.DataFile, ranges []Range) (Event, error) {
+	byTable := map[string][]ingest.DataFile{}
+	for _, f := range files {
+		byTable[f.Table] = append(byTable[f.Table], f)
+	}
+	ev := Event{Ranges: ranges, Tables: []Output{}}
+	for _, name := range slices.Sorted(maps.Keys(byTable)) {
+		tbl := tables[name]
+		if tbl == nil {
+			return Event{}, fmt.Errorf("internal: files written for table %s, which the writer did not hand back", name)
+		}
+		out, err := newOutput(tbl, byTable[name])
+		if err != nil {
+			return Event{}, err
+		}
+		ev.Tables = append(ev.Tables, out)
+		for _, f := range byTable[name] {
+			ev.Rows += f.Rows
+		}
+	}
+	return ev, nil
+}
+
+func newOutput(tbl *table.Table, files []ingest.DataFile) (Output, error) {
+	out := Output{Table: ingest.JoinIdent(tbl.Identifier()), TableUUID: tbl.Metadata().TableUUID().String()}
 	bySpec := map[int32][]iceberg.DataFile{}
 	for _, f := range files {
 		bySpec[f.File.SpecID()] = append(bySpec[f.File.SpecID()], f.File)
-		ev.Rows += f.Rows
 	}
 	for _, id := range slices.Sorted(maps.Keys(bySpec)) {
 		spec := tbl.Metadata().PartitionSpecByID(int(id))
 		if spec == nil {
-			return Event{}, fmt.Errorf("table %s has no partition spec %d, which its new files were written with", ev.Table, id)
+			return Output{}, fmt.Errorf("table %s has no partition spec %d, which its new files were written with", out.Table, id)
 		}
 		var snap int64
 		entries := make([]iceberg.ManifestEntry, len(bySpec[id]))
@@ -69,29 +114,42 @@ func NewEvent(tbl *table.Table, files []ingest.DataFile, ranges []Range) (Event,
 		}
 		var buf bytes.Buffer
 		if _, err := iceberg.WriteManifest("event", &buf, eventManifestVersion, *spec, tbl.Schema(), snap, entries); err != nil {
-			return Event{}, fmt.Errorf("describe the files written for %s: %w", ev.Table, err)
+			return Output{}, fmt.Errorf("describe the files written for %s: %w", out.Table, err)
 		}
-		ev.Manifests = append(ev.Manifests, Manifest{SpecID: id, Avro: buf.Bytes()})
+		out.Manifests = append(out.Manifests, Manifest{SpecID: id, Avro: buf.Bytes()})
 	}
-	return ev, nil
+	return out, nil
 }
 
-// Files reads the event's data files back.
-func (ev Event) Files() ([]ingest.DataFile, error) {
+// Outputs are the event's files by table: its own Output for a fixed
+// table, Tables for a template sink.
+func (ev Event) Outputs() []Output {
+	if ev.Table == "" {
+		return ev.Tables
+	}
+	return []Output{ev.Output}
+}
+
+// Files reads the output's data files back; worker names the event's
+// worker in errors.
+func (o Output) Files(worker string) ([]ingest.DataFile, error) {
 	var out []ingest.DataFile
-	for _, m := range ev.Manifests {
+	for _, m := range o.Manifests {
 		mf := iceberg.NewManifestFile(eventManifestVersion, "event", int64(len(m.Avro)), m.SpecID, 0).Build()
 		entries, err := iceberg.ReadManifest(mf, bytes.NewReader(m.Avro), true)
 		if err != nil {
-			return nil, fmt.Errorf("read the files of worker %s's event: %w", ev.Worker, err)
+			return nil, fmt.Errorf("read the files of worker %s's event for %s: %w", worker, o.Table, err)
 		}
 		for _, e := range entries {
 			df := e.DataFile()
-			out = append(out, ingest.DataFile{Table: ev.Table, Path: df.FilePath(), SizeBytes: df.FileSizeBytes(), Rows: df.Count(), File: df})
+			out = append(out, ingest.DataFile{Table: o.Table, Path: df.FilePath(), SizeBytes: df.FileSizeBytes(), Rows: df.Count(), File: df})
 		}
 	}
 	return out, nil
 }
+
+// Files reads a fixed table's event's data files back.
+func (ev Event) Files() ([]ingest.DataFile, error) { return ev.Output.Files(ev.Worker) }
 
 // describe names the event in messages by its worker and partitions.
 func (ev Event) describe() string {

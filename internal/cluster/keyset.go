@@ -17,7 +17,7 @@ const inlineKeySet = 256 << 10
 
 // putKeySet puts an upsert's key set into ev: in the event, or in a file
 // of tbl when it is large.
-func putKeySet(ctx context.Context, tbl *table.Table, ev *Event, keys []byte) error {
+func putKeySet(ctx context.Context, tbl *table.Table, ev *Output, keys []byte) error {
 	if len(keys) <= inlineKeySet {
 		ev.KeySet = keys
 		return nil

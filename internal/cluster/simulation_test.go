@@ -186,7 +186,7 @@ func TestEventOfAnotherTableIsDropped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSimulation(t, 1)
-	ev := cluster.Event{Table: "db.t", TableUUID: "00000000-0000-0000-0000-000000000001", Ranges: []cluster.Range{rng(7, 0, 100)}}
+	ev := cluster.Event{Output: cluster.Output{Table: "db.t", TableUUID: "00000000-0000-0000-0000-000000000001"}, Ranges: []cluster.Range{rng(7, 0, 100)}}
 	v, err := ev.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +221,7 @@ func TestRangesWithoutRowsWaitForFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSimulation(t, 1)
-	s.send(ctx, cluster.Event{Table: "db.t", Ranges: []cluster.Range{rng(5, 0, 10)}})
+	s.send(ctx, cluster.Event{Output: cluster.Output{Table: "db.t"}, Ranges: []cluster.Range{rng(5, 0, 10)}})
 	done := s.step(ctx, 1)
 	if done.Table != nil || done.Waiting != 1 {
 		t.Fatalf("a step of ranges without rows committed %+v", done)
@@ -241,7 +241,7 @@ func TestUnreadableEventIsSkipped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSimulation(t, 1)
-	s.send(ctx, cluster.Event{Table: "db.t", Ranges: []cluster.Range{rng(9, 0, 10)}, Manifests: []cluster.Manifest{{Avro: []byte("not avro")}}})
+	s.send(ctx, cluster.Event{Output: cluster.Output{Table: "db.t", Manifests: []cluster.Manifest{{Avro: []byte("not avro")}}}, Ranges: []cluster.Range{rng(9, 0, 10)}})
 	done := s.interval(ctx, 1)
 	if done.Events != 1 || done.Files != 1 {
 		t.Fatalf("committed %d events, %d files: want the readable one", done.Events, done.Files)

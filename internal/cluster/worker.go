@@ -74,19 +74,30 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer w.Member.Close()
 	e := w.Engine
 	cfg := e.Config
-	switch {
-	case e.Fixed == "":
-		return fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) writes one table; dynamic destinations need a single worker: drop kafka.group.id or the template", ingest.ErrConfig)
-	case cfg.Sink.Mode != "append" && !cfg.Sink.Upserts():
+	if cfg.Sink.Mode != "append" && !cfg.Sink.Upserts() {
 		return fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) appends or upserts; mode %s needs a single worker: drop kafka.group.id", ingest.ErrConfig, cfg.Sink.Mode)
 	}
-	ident, err := ingest.ParseIdent(e.Fixed)
+	home := e.Fixed
+	if home == "" {
+		var err error
+		if home, err = StateTable(cfg.Sink.Table, cfg.Source.Options[OptionStateTable], w.Member.Group()); err != nil {
+			return err
+		}
+	}
+	ident, err := ingest.ParseIdent(home)
 	if err != nil {
 		return err
 	}
 	w.c = &commit.Committer{Catalog: w.Catalog, Ident: ident, QueryID: QueryID(w.Member.Group()), Source: e.Source.Description(),
 		SameSource: source.SameSourceOf(e.Source), Logger: e.Hooks.Logger, Branch: cfg.Sink.Branch}
 	w.coord = Coordinator{Committer: w.c, Logger: e.Hooks.Logger, Current: w.Member.Current, Discontinuities: w.Member.Discontinuities}
+	if e.Fixed == "" {
+		if err := ensureStateTable(ctx, w.c, cfg.Sink.Table); err != nil {
+			return err
+		}
+		w.c.Branch = ""
+		w.coord.Destinations = &Destinations{Catalog: w.Catalog, QueryID: w.c.QueryID, Source: w.c.Source, Branch: cfg.Sink.Branch, Logger: e.Hooks.Logger}
+	}
 	if cfg.Sink.Upserts() {
 		w.coord.Upsert = &Upsert{Keys: e.UpsertKeys, Index: e.KeyIndex()}
 	}
@@ -117,7 +128,7 @@ func (w *Worker) interval(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	recorded := st.Ends
-	if tbl != nil {
+	if tbl != nil && e.Fixed != "" {
 		// The table as it is now, for this interval's writes: another
 		// worker may have evolved it, or it may have been created again.
 		e.Tables.Adopt(map[string]*table.Table{e.Fixed: tbl})
@@ -170,7 +181,15 @@ func (w *Worker) interval(ctx context.Context) (bool, error) {
 			e.Warn(err.Error())
 		case err != nil:
 			return false, err
-		case done.Table != nil && done.Files == 0:
+		case done.Tables != nil:
+			// A template sink's commit.
+			ends = done.Ends
+			iv.Snapshot = len(done.Tables) > 0
+			e.Tables.Adopt(done.Tables)
+			if e.Maintainer != nil && len(done.Tables) > 0 {
+				e.Tables.Adopt(e.Maintainer.AfterBatch(ctx, maintenance.BatchCommitted{BatchID: done.Batch, QueryID: w.c.QueryID, Tables: done.Tables}))
+			}
+		case done.Table != nil && done.Files == 0 && done.Keys == 0:
 			// Partitions set back, no snapshot.
 			ends = done.Ends
 			e.Tables.Adopt(map[string]*table.Table{e.Fixed: done.Table})
@@ -222,19 +241,21 @@ func (w *Worker) publish(ctx context.Context, a Assignment, ranges []Range, b *e
 		return err
 	}
 	b.AddBatch = time.Since(t)
-	ev := Event{Table: e.Fixed, Ranges: ranges}
+	ev := Event{Output: Output{Table: e.Fixed}, Ranges: ranges}
 	u := res.Upserts()
 	if u != nil {
 		defer u.Changes.Release()
 	}
-	if tbl := e.Tables.Cached(e.Fixed); tbl != nil {
+	if e.Fixed == "" {
+		ev, err = NewTemplateEvent(res.Tables, res.Files, ranges)
+	} else if tbl := e.Tables.Cached(e.Fixed); tbl != nil {
 		if ev, err = NewEvent(tbl, res.Files, ranges); err == nil && u != nil {
-			err = putKeys(ctx, tbl, &ev, u)
+			err = putKeys(ctx, tbl, &ev.Output, u)
 		}
-		if err != nil {
-			res.Remove(ctx)
-			return err
-		}
+	}
+	if err != nil {
+		res.Remove(ctx)
+		return err
 	}
 	ev.Worker, ev.Generation, ev.WrittenMs = e.Checkpoint.Metadata.ID, a.Generation, time.Now().UnixMilli()
 	data, err := ev.Marshal()
@@ -267,7 +288,7 @@ func (w *Worker) publish(ctx context.Context, a Assignment, ranges []Range, b *e
 }
 
 // putKeys puts the keys an upsert batch changed into its event.
-func putKeys(ctx context.Context, tbl *table.Table, ev *Event, u *upsert.Deletes) error {
+func putKeys(ctx context.Context, tbl *table.Table, ev *Output, u *upsert.Deletes) error {
 	recs, err := u.Changes.KeyRecords(ctx)
 	if err != nil {
 		return err

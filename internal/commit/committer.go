@@ -64,6 +64,10 @@ type Request struct {
 	// Deletes, when set, stage the batch's row-level deletes: the batch
 	// commits one row delta of its files and those deletes.
 	Deletes Deletes
+	// Marker makes a commit without files a snapshot all the same (one
+	// that deletes nothing), so that it is pinned as any other commit is:
+	// a record alone is no compare-and-swap on every catalog.
+	Marker bool
 }
 
 // Deletes stage a batch's row-level deletes against the table each commit

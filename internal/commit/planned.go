@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/catalogs"
@@ -42,6 +43,12 @@ func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Tabl
 		case req.Deletes != nil:
 			// Files or the deletes of rows found make a snapshot.
 			out, _, snapshot, err = c.rowDelta(ctx, tbl, txn, *req, icebergFiles(req.Files), props)
+		case len(req.Files) == 0 && req.Marker:
+			snapshot = true
+			if err := txn.Delete(ctx, iceberg.AlwaysTrue{}, props); err != nil {
+				return nil, err
+			}
+			out, err = txn.Commit(ctx)
 		case len(req.Files) == 0:
 			snapshot = false
 			out, err = txn.Commit(ctx)
@@ -70,4 +77,18 @@ func (c *Committer) CommitPlanned(ctx context.Context, plan func(tbl *table.Tabl
 		}
 	}
 	return res, done, nil
+}
+
+// TrimSnapshots expires all but the newest keep snapshots of a table that
+// only records state (a cluster's state table): its snapshots hold no
+// files, and one a commit makes is never read again.
+func TrimSnapshots(ctx context.Context, tbl *table.Table, keep int) (*table.Table, error) {
+	if len(tbl.Metadata().Snapshots()) <= keep {
+		return tbl, nil
+	}
+	txn := tbl.NewTransaction()
+	if err := txn.ExpireSnapshots(table.WithRetainLast(keep), table.WithOlderThan(0)); err != nil {
+		return nil, err
+	}
+	return txn.Commit(ctx)
 }
