@@ -160,11 +160,11 @@ func TestHundredWorkersCommitOncePerInterval(t *testing.T) {
 }
 
 // BenchmarkCoordinatorCommit measures the coordinator's step of one
-// interval (reading the events, one commit) at 1 and at 100 workers; the
-// workers' publishing is not timed. Its cost grows with the events it
+// interval (reading the events, one commit) at 1, 100 and 1,000 workers;
+// the workers' publishing is not timed. Its cost grows with the events it
 // reads and the files it commits, not with commits, of which there is one.
 func BenchmarkCoordinatorCommit(b *testing.B) {
-	for _, workers := range []int{1, 100} {
+	for _, workers := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			s := newSimulation(b, workers)
 			ctx := context.Background()

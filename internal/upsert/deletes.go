@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 
@@ -163,18 +164,36 @@ func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (
 		}
 		return nil
 	})
+	// A batch's vectors share one Puffin file, whose footer lists them
+	// all: the earlier vectors are read by Puffin file, each footer once.
+	type earlier struct {
+		data iceberg.DataFile // the data file it deletes from
+		dv   iceberg.DataFile
+	}
+	byPuffin := map[string][]earlier{}
+	for _, h := range found {
+		for _, old := range h.task.DeletionVectorFiles {
+			byPuffin[old.FilePath()] = append(byPuffin[old.FilePath()], earlier{data: h.task.File, dv: old})
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(byPuffin)) {
+		olds := byPuffin[path]
+		dvs := make([]iceberg.DataFile, len(olds))
+		for i, o := range olds {
+			dvs[i] = o.dv
+		}
+		bms, err := dv.ReadDVs(fs, dvs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the deletion vectors in %s: %w", path, err)
+		}
+		for i, o := range olds {
+			w.Load(o.data.FilePath(), bms[i], o.data.SpecID(), o.data.Partition())
+			remove = append(remove, o.dv)
+		}
+	}
 	for _, h := range found {
 		df := h.task.File
-		spec, part := df.SpecID(), df.Partition()
-		for _, old := range h.task.DeletionVectorFiles {
-			bm, err := dv.ReadDV(fs, old)
-			if err != nil {
-				return nil, nil, fmt.Errorf("read the deletion vector of %s: %w", df.FilePath(), err)
-			}
-			w.Load(df.FilePath(), bm, spec, part)
-			remove = append(remove, old)
-		}
-		if err := w.Add(df.FilePath(), h.positions, spec, part); err != nil {
+		if err := w.Add(df.FilePath(), h.positions, df.SpecID(), df.Partition()); err != nil {
 			return nil, nil, err
 		}
 	}
