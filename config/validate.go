@@ -373,6 +373,7 @@ var kafkaOptions = []string{
 	"startingOffsets", "startingTimestamp", "endingOffsets",
 	"maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders",
 	"schema.registry.url", "schema.registry.basic.auth.user.info",
+	"controlTopic", "stateTable", "objectNotifications", "objectNotifications.dedupMessages",
 }
 
 // validateKafka checks a source of type kafka: the brokers, exactly one
@@ -392,12 +393,18 @@ func (s *Source) validateKafka(ps *problems) {
 			ps.add("source."+k.key, 0, "set, but source.type is kafka, which reads the topics source.options names; remove %s%s", k.key, hint)
 		}
 	}
-	switch s.Format {
-	case "", "kafka", "json", "debezium-json", "avro":
+	switch {
+	case strings.TrimSpace(s.Options["objectNotifications"]) != "":
+		switch s.Format {
+		case "parquet", "csv", "json", "debezium-json", "avro":
+		default:
+			ps.add("source.format", 0, "%q is not a file format: with source.options.objectNotifications the messages announce objects, which are read as source.format; use parquet, csv, json, debezium-json or avro", s.Format)
+		}
+	case s.Format == "", s.Format == "kafka", s.Format == "json", s.Format == "debezium-json", s.Format == "avro":
 	default:
-		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json, debezium-json or avro", s.Format)
+		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json, debezium-json or avro (or, for a topic of S3 event notifications announcing %s objects, set source.options.objectNotifications: s3)", s.Format, s.Format)
 	}
-	if s.Format == "avro" {
+	if s.Format == "avro" && strings.TrimSpace(s.Options["objectNotifications"]) == "" {
 		if u := strings.TrimSpace(s.Options["schema.registry.url"]); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			ps.add("source.options.schema.registry.url", 0, "required with source.format avro: the Confluent Schema Registry's address, e.g. \"http://registry:8081\"; got %q", u)
 		}
@@ -443,7 +450,15 @@ func (s *Source) validateKafka(ps *problems) {
 			if !strings.Contains(v, ":") {
 				ps.add(p, 0, "must be user:password, as the registry's basic auth takes it")
 			}
-		case "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets", "schema.registry.url":
+		case "objectNotifications":
+			if v != "s3" {
+				ps.add(p, 0, "%q is not a kind of notification; use s3 (S3 event notifications, as S3 through SQS, SNS or EventBridge, MinIO and Ceph RGW publish them)", v)
+			}
+		case "objectNotifications.dedupMessages":
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+				ps.add(p, 0, "%q is not valid; use a number of messages, e.g. \"100000\"", v)
+			}
+		case "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets", "schema.registry.url", "controlTopic", "stateTable":
 		default:
 			if strings.HasPrefix(k, "kafka.") {
 				continue

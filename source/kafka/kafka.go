@@ -76,6 +76,10 @@ type Source struct {
 	format         string // "kafka", "json", "debezium-json" or "avro"
 	schema         *arrow.Schema
 	registry       *Registry // with format avro
+	// notified is set when the messages are object-store event
+	// notifications (objectNotifications): the batch's rows are those of
+	// the objects they announce.
+	notified *notified
 
 	// capEnd is the end of the backlog fixed by an available-now run;
 	// nil otherwise.
@@ -101,6 +105,7 @@ var (
 	_ source.Source          = (*Source)(nil)
 	_ source.SchemaAware     = (*Source)(nil)
 	_ source.MetricsReporter = (*Source)(nil)
+	_ source.Excluder        = (*Source)(nil)
 )
 
 // New builds the source and its client; brokers are first reached when a
@@ -126,10 +131,13 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 	if s.format == "" {
 		s.format = "kafka"
 	}
+	if s.notified, err = newNotified(cfg, env); err != nil {
+		return nil, err
+	}
 	if s.schema, err = jsonrows.Explicit(cfg.Schema); err != nil {
 		return nil, fmt.Errorf("%w: %v", source.ErrConfig, err)
 	}
-	if s.format == "avro" {
+	if s.format == "avro" && s.notified == nil {
 		if s.registry, err = NewRegistry(o); err != nil {
 			return nil, err
 		}
@@ -222,6 +230,9 @@ func (s *Source) SetTableSchema(schema *iceberg.Schema) {
 	s.mu.Lock()
 	s.table = as
 	s.mu.Unlock()
+	if s.notified != nil {
+		s.notified.objects.SetTableSchema(schema)
+	}
 }
 
 // Warnings returns what planning found since the last call.
@@ -242,6 +253,9 @@ func (s *Source) warn(format string, args ...any) {
 // Close closes the client.
 func (s *Source) Close() error {
 	s.cl.Close()
+	if s.notified != nil {
+		return s.notified.objects.Close()
+	}
 	return nil
 }
 
@@ -627,6 +641,8 @@ func (s *Source) Read(ctx context.Context, start, end source.Offset) ([]source.P
 	tableSchema := s.table
 	s.mu.Unlock()
 	var out []source.Part
+	var ranges []Range
+	starts := map[TopicPartition]int64{}
 	for _, tp := range tps {
 		until, _ := en.Get(tp)
 		if until == earliest {
@@ -659,9 +675,20 @@ func (s *Source) Read(ctx context.Context, start, end source.Offset) ([]source.P
 			}
 			f = p.start
 		}
+		if s.notified != nil {
+			ranges = append(ranges, Range{TopicPartition: tp, From: f, Until: until})
+			starts[tp] = p.start
+			continue
+		}
 		for c := f; c < until; c += chunkOffsets {
 			out = append(out, &part{src: s, tableSchema: tableSchema, r: Range{TopicPartition: tp, From: c, Until: min(c+chunkOffsets, until)}})
 		}
+	}
+	if s.notified != nil {
+		if string(end) != s.notified.excludedEnd {
+			s.notified.excluded, s.notified.excludedEnd = map[string]bool{}, ""
+		}
+		return s.announcedParts(ctx, ranges, starts)
 	}
 	return out, nil
 }
