@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe"
@@ -39,11 +40,22 @@ const clusterInterval = 300 * time.Millisecond
 
 func startClusterWorker(e *env, c *kafkatest.Cluster, name string, extra ...string) *clusterWorker {
 	var stderr syncBuffer
-	cmd := e.startFloe(&stderr, append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + c.Name("events"),
+	return watchWorker(name, &stderr, e.startFloe(&stderr, append(clusterWorkerArgs(e, c, name), extra...)...))
+}
+
+// clusterWorkerArgs are the arguments of worker name of the cluster
+// writing db.events from c's topic events.
+func clusterWorkerArgs(e *env, c *kafkatest.Cluster, name string) []string {
+	return []string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + c.Name("events"),
 		"-o", "kafka.group.id=" + c.Name("landers"), "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500", "-o", "kafka.max.poll.interval.ms=10000",
 		"--format", "json", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "ck-"+name),
-		"--trigger", "processing-time=" + clusterInterval.String(), "--progress", "json"}, extra...)...)
-	w := &clusterWorker{name: name, stderr: &stderr, cmd: cmd, proc: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
+		"--trigger", "processing-time=" + clusterInterval.String(), "--progress", "json"}
+}
+
+// watchWorker is the worker whose started process is cmd, writing its
+// stderr to stderr.
+func watchWorker(name string, stderr *syncBuffer, cmd *exec.Cmd) *clusterWorker {
+	w := &clusterWorker{name: name, stderr: stderr, cmd: cmd, proc: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
 	go func() {
 		_ = cmd.Wait()
 		w.code = cmd.ProcessState.ExitCode()
@@ -68,11 +80,19 @@ func running(workers []*clusterWorker) []*clusterWorker {
 func liveFilesOnce(t *testing.T, e *env) []string {
 	t.Helper()
 	cat, _ := fixture.CatalogAt(t, e.Warehouse)
-	files := fixture.LiveDataFiles(t, e.loadTable(context.Background(), cat, "db.events"))
-	sorted := slices.Clone(files)
-	slices.Sort(sorted)
-	if d := len(sorted) - len(slices.Compact(sorted)); d > 0 {
-		t.Errorf("%d data files referenced twice", d)
+	return filesOnce(t, e.loadTable(context.Background(), cat, "db.events"))
+}
+
+// filesOnce lists tbl's live data files, failing the test when one is
+// referenced twice (committed by two snapshots, or twice by one).
+func filesOnce(t *testing.T, tbl *table.Table) []string {
+	t.Helper()
+	var files []string
+	for f, n := range fixture.DataFileRefs(t, tbl) {
+		if n > 1 {
+			t.Errorf("data file %s referenced %d times", f, n)
+		}
+		files = append(files, f)
 	}
 	return files
 }

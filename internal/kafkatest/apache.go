@@ -6,9 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,12 +22,14 @@ import (
 )
 
 // apache is one Apache Kafka broker, combined broker and controller in
-// KRaft mode, run from the engines' jars/kafka on two ports of 127.0.0.1.
+// KRaft mode, run from the engines' jars/kafka: its clients' listener on
+// host, its controller's on 127.0.0.1.
 // Its state lives in dir: the metadata log in metadata/, the partitions'
 // logs in logs/, so that a restart can lose the one and keep the other.
 type apache struct {
 	classpath string
 	dir       string
+	host      string
 	port      int // the clients' listener
 	cport     int // the controller's
 
@@ -38,12 +42,12 @@ type apache struct {
 // cores takes several seconds.
 const startTimeout = 120 * time.Second
 
-// newApache is a broker keeping its state in dir, on two free ports it
-// keeps across restarts; the test is skipped (failed in CI) without the
-// engines.
-func newApache(t testing.TB, dir string) *apache {
+// newApache is a broker keeping its state in dir, listening for clients
+// on host, on two free ports it keeps across restarts; the test is
+// skipped (failed in CI) without the engines.
+func newApache(t testing.TB, dir, host string) *apache {
 	t.Helper()
-	a := &apache{classpath: fixture.NeedEngines(t).Classpath("kafka"), dir: dir, port: fixture.FreePort(t), cport: fixture.FreePort(t)}
+	a := &apache{classpath: fixture.NeedEngines(t).Classpath("kafka"), dir: dir, host: host, port: fixture.FreePort(t), cport: fixture.FreePort(t)}
 	if err := a.configure(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +56,7 @@ func newApache(t testing.TB, dir string) *apache {
 
 func (a *apache) path(name string) string { return filepath.Join(a.dir, name) }
 
-func (a *apache) addr() string { return fmt.Sprintf("127.0.0.1:%d", a.port) }
+func (a *apache) addr() string { return net.JoinHostPort(a.host, strconv.Itoa(a.port)) }
 
 // configure writes server.properties and the logging set-up. Group
 // offsets and transaction state have one replica and one partition, as a
@@ -64,8 +68,8 @@ func (a *apache) configure() error {
 	props := fmt.Sprintf(`process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:%[2]d
-listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d
-advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d
+listeners=PLAINTEXT://%[5]s:%[1]d,CONTROLLER://127.0.0.1:%[2]d
+advertised.listeners=PLAINTEXT://%[5]s:%[1]d
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
@@ -86,7 +90,7 @@ num.network.threads=2
 num.io.threads=2
 background.threads=2
 log.cleaner.dedupe.buffer.size=2097152
-`, a.port, a.cport, a.path("metadata"), a.path("logs"))
+`, a.port, a.cport, a.path("metadata"), a.path("logs"), a.host)
 	logging := `log4j.rootLogger=INFO, out
 log4j.appender.out=org.apache.log4j.ConsoleAppender
 log4j.appender.out.layout=org.apache.log4j.PatternLayout

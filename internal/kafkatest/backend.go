@@ -82,7 +82,19 @@ func (b Backend) Start(t testing.TB, topic string, partitions int) *Cluster {
 func (b Backend) StartOnDisk(t testing.TB, topic string, partitions int) *Cluster {
 	t.Helper()
 	if b == Apache {
-		return own(t, newApache(t, t.TempDir()), topic, partitions)
+		return own(t, newApache(t, t.TempDir(), "127.0.0.1"), topic, partitions)
 	}
 	return own(t, &kfakeBroker{dataDir: t.TempDir()}, topic, partitions)
+}
+
+// StartOn runs a broker of the test's own on b listening on host, an
+// address of this machine other than 127.0.0.1 (a fixture.NetLab's), so
+// that processes in other network namespaces reach it, and only through
+// the network.
+func (b Backend) StartOn(t testing.TB, host, topic string, partitions int) *Cluster {
+	t.Helper()
+	if b == Apache {
+		return own(t, newApache(t, t.TempDir(), host), topic, partitions)
+	}
+	return own(t, &kfakeBroker{host: host}, topic, partitions)
 }

@@ -1,7 +1,7 @@
-// Package kafkatest runs Kafka on 127.0.0.1 for tests, reachable by the
-// built binary and by kcat, and breaks it as the world outside breaks
-// Kafka: topics deleted and created again, messages deleted by retention,
-// a broker restarted without its log.
+// Package kafkatest runs Kafka on 127.0.0.1 (or an address a test names)
+// for tests, reachable by the built binary and by kcat, and breaks it as
+// the world outside breaks Kafka: topics deleted and created again,
+// messages deleted by retention, a broker restarted without its log.
 //
 // Two brokers serve (backend.go): franz-go's kfake, in the test process,
 // and the Apache Kafka broker itself, a JVM in KRaft mode, whose group

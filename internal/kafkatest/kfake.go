@@ -14,6 +14,7 @@ import (
 // kfakeBroker is franz-go's in-process cluster of one broker.
 type kfakeBroker struct {
 	dataDir string // where an on-disk cluster keeps its state; "" in memory
+	host    string // the address it listens on; "" for kfake's 127.0.0.1
 
 	mu      sync.Mutex
 	c       *kfake.Cluster
@@ -36,6 +37,15 @@ func (k *kfakeBroker) boot(t testing.TB, topics map[string]int) []string {
 	}
 	if k.dataDir != "" {
 		opts = append(opts, kfake.DataDir(k.dataDir))
+	}
+	if k.host != "" {
+		opts = append(opts, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
+			_, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			return net.Listen(network, net.JoinHostPort(k.host, port))
+		}))
 	}
 	kc, err := kfake.NewCluster(opts...)
 	if err != nil {

@@ -57,7 +57,7 @@ func sharedBroker(t testing.TB) (*apache, string) {
 				_ = os.RemoveAll(dir)
 			}
 		}()
-		b := newApache(t, dir)
+		b := newApache(t, dir, "127.0.0.1")
 		if shared.err = b.start(nil); shared.err == nil {
 			shared.b, shared.dir = b, dir
 		}

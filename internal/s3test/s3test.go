@@ -1,5 +1,6 @@
 // Package s3test runs a real S3 server for tests: versitygw (the Versity S3
-// Gateway) over a temporary posix directory, bound to 127.0.0.1.
+// Gateway) over a temporary posix directory, bound to 127.0.0.1 or to an
+// address of the machine a test names.
 //
 // versitygw is used rather than an in-process fake because it checks
 // request signatures and supports conditional writes and range reads, so a
@@ -80,13 +81,21 @@ type Server struct {
 // the test when versitygw is not installed (see [InstallEnv]).
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartOn(t, "127.0.0.1")
+}
+
+// StartOn is Start on host, an address of this machine other than
+// 127.0.0.1 (a fixture.NetLab's), so that processes in other network
+// namespaces reach the server, and only through the network.
+func StartOn(t testing.TB, host string) *Server {
+	t.Helper()
 	bin := findBinary(t)
 	root := t.TempDir()
 	var lastErr error
 	// The free port is found by binding and releasing it, so another process
 	// can take it before versitygw binds it; a few attempts cover that race.
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := start(bin, root)
+		s, err := start(bin, root, host)
 		if err == nil {
 			t.Cleanup(s.Stop)
 			if err := s.CreateBucket("floe-test"); err != nil {
@@ -101,14 +110,14 @@ func Start(t testing.TB) *Server {
 	return nil
 }
 
-// start launches one server and waits until it answers HTTP.
-func start(bin, root string) (*Server, error) {
-	port, err := freePort()
+// start launches one server on host and waits until it answers HTTP.
+func start(bin, root, host string) (*Server, error) {
+	port, err := freePort(host)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		Addr:      "127.0.0.1:" + port,
+		Addr:      net.JoinHostPort(host, port),
 		AccessKey: "FLOETEST" + strings.ToUpper(randomHex(6)),
 		SecretKey: "floe-secret-" + randomHex(14),
 		Region:    Region,
@@ -117,7 +126,7 @@ func start(bin, root string) (*Server, error) {
 		exited:    make(chan struct{}),
 	}
 	s.Endpoint = "http://" + s.Addr
-	// The address is always given with 127.0.0.1: versitygw's default
+	// The address is always given with its host: versitygw's default
 	// listens on every interface, which a test must never do.
 	s.cmd = exec.Command(bin, "--port", s.Addr, "--region", s.Region, "--quiet", "posix", root)
 	// Credentials go through the environment rather than flags so that they
@@ -241,8 +250,8 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func freePort(host string) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return "", err
 	}

@@ -110,7 +110,12 @@ type member struct {
 
 	mu   sync.Mutex
 	held map[TopicPartition]bool
-	gen  int32 // the generation that gave held
+	gen  int32  // the generation that gave held
+	id   string // this worker's member id in it
+	// actingID and acting are id and gen as of the last Assignment: the
+	// membership the worker's interval acts in.
+	actingID string
+	acting   int32
 	// refused is why the group's coordinator last turned this worker
 	// away, until a join succeeds again.
 	refused error
@@ -136,7 +141,7 @@ func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.refused = nil
-	_, m.gen = cl.GroupMetadata()
+	m.id, m.gen = cl.GroupMetadata()
 	for t, ps := range parts {
 		for _, p := range ps {
 			m.held[TopicPartition{Topic: t, Partition: p}] = true
@@ -166,6 +171,7 @@ func (m *member) Assignment(ctx context.Context) (cluster.Assignment, error) {
 		return cluster.Assignment{}, m.refusal(err)
 	}
 	gen := m.gen
+	m.actingID, m.acting = m.id, gen
 	held := make([]TopicPartition, 0, len(m.held))
 	for tp := range m.held {
 		held = append(held, tp)
@@ -237,9 +243,17 @@ func (m *member) Initial(ctx context.Context, tps []TopicPartition, started bool
 }
 
 // Current tells whether this worker is a member of the group as the
-// broker has it now: a worker stopped past the session timeout is not.
+// broker has it now, in the membership of its last Assignment: a worker
+// stopped or cut off past the session timeout is not, nor is one that
+// joined again (under a new member id) while its interval hung, which
+// still acts on the partitions of a membership gone.
 func (m *member) Current(ctx context.Context) (bool, error) {
-	id, _ := m.cl.GroupMetadata()
+	m.mu.Lock()
+	id, gen := m.actingID, m.acting
+	m.mu.Unlock()
+	if nowID, nowGen := m.cl.GroupMetadata(); nowID != id || nowGen != gen {
+		return false, nil
+	}
 	groups, err := m.s.adm.DescribeGroups(ctx, m.s.groupID)
 	if err != nil {
 		return false, fmt.Errorf("kafka source: describe group %s: %w", m.s.groupID, err)
