@@ -191,7 +191,7 @@ var specs = []fieldSpec{
 			"With `type: kafka`, the options of Spark's Kafka source: `kafka.bootstrap.servers`, one of `subscribe`, " +
 			"`subscribePattern` and `assign`, `startingOffsets`, `startingTimestamp`, `endingOffsets`, `maxOffsetsPerTrigger`, " +
 			"`failOnDataLoss`, `includeHeaders`, `kafka.group.id` (with a processing-time trigger, the process becomes a worker " +
-			"of a cluster sharing the partitions; `controlTopic` names its control topic, and with a table template `stateTable` the table recording its commits, by default `floe_cluster_<group>` in the template's namespace) and the client's `kafka.*` settings, and with `format: avro` " +
+			"of a cluster sharing the partitions; `controlTopic` names its control topic, and with a table template `stateTable` the table recording its commits, by default `floe_cluster_<group>` in the template's namespace), `objectNotifications: s3` (the messages are S3 event notifications, and the objects they announce are read as `source.format`; `objectNotifications.dedupMessages`, 100000, is how many earlier messages of a partition a duplicate notification is found among) and the client's `kafka.*` settings, and with `format: avro` " +
 			"`schema.registry.url` and `schema.registry.basic.auth.user.info` (`user:password`) (docs/kafka.md). " +
 			"Not allowed with `type: files`.",
 	},
