@@ -43,20 +43,19 @@ func (p recordPart) Open(context.Context) (array.RecordReader, error) {
 // upsertSimulation is workers in one process, each holding one partition,
 // publishing one event per interval of rows that update half of the keys
 // it wrote before and add as many new ones, and a coordinator merging them
-// into a format-version 3 table: the coordinator's work is what the
-// simulation measures.
+// into a table: the coordinator's work is what the simulation measures.
 type upsertSimulation struct {
 	*simulation
 	rows int // rows per worker and interval
 }
 
-func newUpsertSimulation(t testing.TB, workers, rows int) *upsertSimulation {
+func newUpsertSimulation(t testing.TB, workers, rows, formatVersion int) *upsertSimulation {
 	s := newSimulation(t, workers)
 	ctx := context.Background()
 	cat := s.coord.Committer.Catalog
 	c := &commit.Committer{Catalog: cat, Ident: table.Identifier{"db", "u"}, QueryID: cluster.QueryID("sim-upsert"), Source: "KafkaV2[Subscribe[events]]"}
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	tbl, err := c.Create(ctx, schema, commit.CreateOptions{FormatVersion: 3, IdentifierFields: []string{"id"}})
+	tbl, err := c.Create(ctx, schema, commit.CreateOptions{FormatVersion: formatVersion, IdentifierFields: []string{"id"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +134,7 @@ func TestUpsertSimulation(t *testing.T) {
 			t.Fatalf("-cluster-sim %q: %v", *simWorkers, err)
 		}
 		const rows, intervals = 100, 6
-		s := newUpsertSimulation(t, workers, rows)
+		s := newUpsertSimulation(t, workers, rows, 3)
 		var steps []time.Duration
 		var metaBytes []int64
 		var dvs string
@@ -189,5 +188,57 @@ func TestUpsertSimulation(t *testing.T) {
 		t.Logf("%d workers, %d upserts each per interval: commit step median %v (max %v); %d data files and %s deletion vectors (one Puffin file) per commit; metadata file %d bytes after %d commits (+%d per commit)",
 			workers, rows, sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), workers, dvs,
 			metaBytes[len(metaBytes)-1], intervals, (metaBytes[len(metaBytes)-1]-metaBytes[0])/int64(intervals-1))
+	}
+}
+
+// On a format-version 2 table the coordinator's commit deletes the keys
+// of every worker's changes by equality deletes, written once for all of
+// them: each key is in the table once, with its newest value.
+func TestUpsertSimulationEqualityDeletes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const workers, rows, intervals = 10, 100, 4
+	s := newUpsertSimulation(t, workers, rows, 2)
+	for i := range intervals {
+		s.publish(ctx, i)
+		done, err := s.coord.Step(ctx, 1, s.read, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done.Events != workers || done.Keys != workers*rows/2*min(i+1, 2) {
+			t.Fatalf("interval %d: committed %d events, %d keys", i, done.Events, done.Keys)
+		}
+		if n := done.Table.CurrentSnapshot().Summary.Properties["added-equality-delete-files"]; n != "1" {
+			t.Fatalf("interval %d: %s equality delete files, want one for every worker's keys", i, n)
+		}
+	}
+	tbl, err := s.coord.Committer.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recs, err := tbl.Scan(table.WithSelectedFields("id", "v")).ToArrowRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[int64]string{}
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, vs := rec.Column(0).(*array.Int64), rec.Column(1).(*array.String)
+		for i := range ids.Len() {
+			if _, dup := vals[ids.Value(i)]; dup {
+				t.Fatalf("key %d is in the table twice", ids.Value(i))
+			}
+			vals[ids.Value(i)] = vs.Value(i)
+		}
+		rec.Release()
+	}
+	if want := workers * intervals * rows / 2; len(vals) != want {
+		t.Fatalf("%d keys in the table, want %d", len(vals), want)
+	}
+	// Key j*3 of each worker was last changed in interval 3.
+	if v := vals[3*3]; v != "update 3" {
+		t.Fatalf("key 9 holds %q, want its newest value, update 3", v)
 	}
 }
