@@ -40,7 +40,7 @@ const clusterInterval = 300 * time.Millisecond
 func startClusterWorker(e *env, c *kafkatest.Cluster, name string, extra ...string) *clusterWorker {
 	var stderr syncBuffer
 	cmd := e.startFloe(&stderr, append([]string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + c.Name("events"),
-		"-o", "kafka.group.id=" + c.Name("landers"), "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500", "-o", "kafka.max.poll.interval.ms=10000",
+		"-o", "kafka.group.id=" + c.Name("landers"),
 		"--format", "json", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "ck-"+name),
 		"--trigger", "processing-time=" + clusterInterval.String(), "--progress", "json"}, extra...)...)
 	w := &clusterWorker{name: name, stderr: &stderr, cmd: cmd, proc: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
