@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -267,46 +266,12 @@ func tail(s string, n int) string {
 	return s
 }
 
-// commitWatch records the commit time of every snapshot the table has
-// had while the test ran, polling its metadata faster than snapshot
-// expiry (10 retained) removes them at one commit per interval.
-type commitWatch struct {
-	mu    sync.Mutex
-	times map[int64]time.Time // by snapshot id
-}
-
-func watchCommits(t *testing.T, cat catalog.Catalog) *commitWatch {
-	w := &commitWatch{times: map[int64]time.Time{}}
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			tbl, err := cat.LoadTable(context.Background(), []string{"db", "events"})
-			if err != nil {
-				continue
-			}
-			w.mu.Lock()
-			for _, s := range tbl.Metadata().Snapshots() {
-				w.times[s.SnapshotID] = time.UnixMilli(s.TimestampMs)
-			}
-			w.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() { close(done); <-stopped })
-	return w
-}
-
 // during counts the commits between from and to, and the longest time
 // in that span without one.
 func (w *commitWatch) during(from, to time.Time) (int, time.Duration) {
 	w.mu.Lock()
 	var in []time.Time
-	for _, at := range w.times {
+	for _, at := range w.seen {
 		if at.After(from) && at.Before(to) {
 			in = append(in, at)
 		}
@@ -323,5 +288,5 @@ func (w *commitWatch) during(from, to time.Time) (int, time.Duration) {
 func (w *commitWatch) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.times)
+	return len(w.seen)
 }

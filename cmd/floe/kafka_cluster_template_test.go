@@ -129,7 +129,7 @@ func TestKafkaClusterTemplate(t *testing.T) {
 			snaps = append(snaps, fmt.Sprint(len(batches)))
 		}
 		steps := 0
-		for _, cm := range clusterCommits(workers) {
+		for _, cm := range reportedCommits(workers) {
 			if cm.Events > 0 {
 				steps++
 			}

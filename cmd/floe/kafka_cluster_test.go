@@ -47,7 +47,7 @@ func startClusterWorker(e *env, c *kafkatest.Cluster, name string, extra ...stri
 // writing db.events from c's topic events.
 func clusterWorkerArgs(e *env, c *kafkatest.Cluster, name string) []string {
 	return []string{"stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers=" + c.Addr(), "-o", "subscribe=" + c.Name("events"),
-		"-o", "kafka.group.id=" + c.Name("landers"), "-o", "kafka.session.timeout.ms=6000", "-o", "kafka.heartbeat.interval.ms=500", "-o", "kafka.max.poll.interval.ms=10000",
+		"-o", "kafka.group.id=" + c.Name("landers"),
 		"--format", "json", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "ck-"+name),
 		"--trigger", "processing-time=" + clusterInterval.String(), "--progress", "json"}
 }

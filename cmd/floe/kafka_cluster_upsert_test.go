@@ -227,7 +227,7 @@ func TestKafkaClusterUpsert(t *testing.T) {
 		check.next(t)
 
 		commits := 0
-		for _, cm := range clusterCommits(workers) {
+		for _, cm := range reportedCommits(workers) {
 			if cm.SnapshotID == 0 {
 				continue
 			}
@@ -249,21 +249,21 @@ func TestKafkaClusterUpsert(t *testing.T) {
 	})
 }
 
-// clusterCommit is one commit a worker's progress reports.
-type clusterCommit struct {
+// reportedCommit is one commit a worker's progress reports.
+type reportedCommit struct {
 	worker     string
 	SnapshotID int64 `json:"snapshotId"`
 	Events     int   `json:"events"`
 }
 
-// clusterCommits are the commits the workers' progress records report.
-func clusterCommits(workers []*clusterWorker) []clusterCommit {
-	var out []clusterCommit
+// reportedCommits are the commits the workers' progress records report.
+func reportedCommits(workers []*clusterWorker) []reportedCommit {
+	var out []reportedCommit
 	for _, w := range workers {
 		for _, line := range strings.Split(w.stderr.String(), "\n") {
 			var pr struct {
 				Cluster *struct {
-					Committed *clusterCommit `json:"committed"`
+					Committed *reportedCommit `json:"committed"`
 				} `json:"cluster"`
 			}
 			if json.Unmarshal([]byte(line), &pr) != nil || pr.Cluster == nil || pr.Cluster.Committed == nil {

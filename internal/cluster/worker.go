@@ -69,7 +69,8 @@ type Worker struct {
 
 // Run runs intervals until the query is stopped or fails for good; a
 // worker that cannot go on says so and leaves the group, whose other
-// workers take its partitions (and, from a coordinator, the commits).
+// workers take its partitions (and, from a coordinator, the commits). A
+// stopped coordinator commits once more before it leaves (handOver).
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.Member.Close()
 	e := w.Engine
@@ -104,9 +105,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.pos = Positions{Stall: max(10*cfg.Trigger.Interval, stall)}
 	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = cfg.Source.ReadLimits()
 	e.InCluster()
-	return e.Loop(func() int64 { return w.batch }).Run(ctx, func(ctx context.Context, _ bool) (bool, error) {
+	err = e.Loop(func() int64 { return w.batch }).Run(ctx, func(ctx context.Context, _ bool) (bool, error) {
 		return w.interval(ctx)
 	})
+	if err == nil && ctx.Err() == nil {
+		w.handOver(ctx)
+	}
+	return err
 }
 
 // interval writes the held partitions' new messages and publishes them,

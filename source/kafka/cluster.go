@@ -59,15 +59,16 @@ func (s *Source) JoinCluster(ctx context.Context) (cluster.Member, bool, error) 
 		kgo.OnPartitionsRevoked(m.revoked),
 		kgo.OnPartitionsLost(m.revoked),
 		kgo.WithHooks(groupHook{m}))
-	for k, set := range map[string]func(time.Duration) kgo.GroupOpt{"kafka.session.timeout.ms": kgo.SessionTimeout, "kafka.heartbeat.interval.ms": kgo.HeartbeatInterval,
-		"kafka.max.poll.interval.ms": kgo.RebalanceTimeout} {
-		if v := strings.TrimSpace(s.opts[k]); v != "" {
+	for _, g := range groupTimings {
+		d := g.def
+		if v := strings.TrimSpace(s.opts[g.key]); v != "" {
 			ms, err := strconv.Atoi(v)
 			if err != nil || ms <= 0 {
-				return nil, false, fmt.Errorf("%w: source.options.%s %q is not a number of milliseconds", source.ErrConfig, k, v)
+				return nil, false, fmt.Errorf("%w: source.options.%s %q is not a number of milliseconds", source.ErrConfig, g.key, v)
 			}
-			opts = append(opts, set(time.Duration(ms)*time.Millisecond))
+			d = time.Duration(ms) * time.Millisecond
 		}
+		opts = append(opts, g.set(d))
 	}
 	if s.pattern != nil {
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.pattern.String()))
@@ -98,6 +99,30 @@ func (s *Source) JoinCluster(ctx context.Context) (cluster.Member, bool, error) 
 	}()
 	return m, true, nil
 }
+
+// groupTimings are a worker's timings in the group, with the defaults that
+// apply when the options set none. A consumer's (45 s session, 3 s
+// heartbeat, 60 s rebalance) would stop a cluster's commits for 46 to 48 s
+// after its coordinator dies; these bring the next commit within about
+// 7 s plus one interval (docs/kafka.md, "Failover").
+var groupTimings = []struct {
+	key string
+	def time.Duration
+	set func(time.Duration) kgo.GroupOpt
+}{
+	// The brokers' least by default (group.min.session.timeout.ms): how
+	// long a dead worker holds its partitions, or the coordinator's role.
+	{"kafka.session.timeout.ms", defaultSessionTimeout, kgo.SessionTimeout},
+	// Members hear of a rebalance only in a heartbeat's answer, so a
+	// hand-over waits for one: twelve to a session, at little cost.
+	{"kafka.heartbeat.interval.ms", 500 * time.Millisecond, kgo.HeartbeatInterval},
+	// A worker does nothing slow before it rejoins (its group callbacks
+	// only note the partitions), and a member that died between joining
+	// and syncing holds the whole group up to this long.
+	{"kafka.max.poll.interval.ms", 10 * time.Second, kgo.RebalanceTimeout},
+}
+
+const defaultSessionTimeout = 6 * time.Second
 
 // member is one worker's place in the group.
 type member struct {
@@ -205,9 +230,9 @@ func (m *member) refusal(err error) error {
 	case errors.Is(err, kerr.InvalidSessionTimeout):
 		timeout := strings.TrimSpace(m.s.opts["kafka.session.timeout.ms"])
 		if timeout == "" {
-			timeout = "(not set: 45000)"
+			timeout = fmt.Sprintf("%d (a cluster's default)", defaultSessionTimeout.Milliseconds())
 		}
-		return fmt.Errorf("%w: kafka source: consumer group %s refuses this worker (INVALID_SESSION_TIMEOUT): kafka.session.timeout.ms %s is outside the brokers' group.min.session.timeout.ms to group.max.session.timeout.ms (6000 to 1800000 unless set); set source.options.kafka.session.timeout.ms between them",
+		return fmt.Errorf("%w: kafka source: consumer group %s refuses this worker (INVALID_SESSION_TIMEOUT): kafka.session.timeout.ms %s is outside the brokers' group.min.session.timeout.ms to group.max.session.timeout.ms (6000 to 1800000 unless set); set source.options.kafka.session.timeout.ms between them, for failover within seconds to their minimum",
 			source.ErrConfig, m.s.groupID, timeout)
 	case errors.Is(err, kerr.InconsistentGroupProtocol):
 		return fmt.Errorf("%w: kafka source: consumer group %s refuses this worker (INCONSISTENT_GROUP_PROTOCOL): other consumers of the group assign partitions by another protocol than floe's workers (cooperative-sticky); set source.options.kafka.group.id to a group only this query's workers use",
