@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
-
 	"github.com/floe-io/floe"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/fixture"
