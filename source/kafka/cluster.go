@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -132,6 +133,9 @@ type member struct {
 
 	stopPoll context.CancelFunc
 	polled   sync.WaitGroup
+	// committing is set while a group commit (CommitGroup) is on its way.
+	committing atomic.Bool
+	commits    sync.WaitGroup
 
 	mu   sync.Mutex
 	held map[TopicPartition]bool
@@ -442,19 +446,30 @@ func (m *member) CommitGroup(ctx context.Context, ends Offsets) {
 	if len(commit) == 0 {
 		return
 	}
-	// Asynchronous: a commit waits out a rebalance, which must not hold up
-	// the interval.
-	m.cl.CommitOffsets(context.WithoutCancel(ctx), commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) {
-		if err != nil {
-			m.s.warn("kafka source: commit offsets of group %s (for lag monitoring only): %v", m.s.groupID, err)
-		}
-	})
+	// In the background: CommitOffsets waits out a rebalance before it
+	// sends, which must not hold up the interval (the coordinator's
+	// commits); one still waiting makes the next interval's unneeded.
+	if !m.committing.CompareAndSwap(false, true) {
+		return
+	}
+	m.commits.Add(1)
+	go func() {
+		defer m.commits.Done()
+		defer m.committing.Store(false)
+		m.cl.CommitOffsets(context.WithoutCancel(ctx), commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) {
+			if err != nil {
+				m.s.warn("kafka source: commit offsets of group %s (for lag monitoring only): %v", m.s.groupID, err)
+			}
+		})
+	}()
 }
 
 // Close leaves the group.
 func (m *member) Close() error {
 	m.stopPoll()
 	m.polled.Wait()
+	// Closing the client ends a group commit still waiting.
 	m.cl.Close()
+	m.commits.Wait()
 	return nil
 }
