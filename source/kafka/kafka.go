@@ -41,7 +41,11 @@ import (
 
 func init() {
 	source.Register("kafka", func(cfg config.Source, env source.Env) (source.Source, error) {
-		return New(cfg, env)
+		s, err := New(cfg, env)
+		if err != nil || s.notified == nil {
+			return s, err
+		}
+		return &Notified{s}, nil
 	})
 }
 
@@ -105,7 +109,6 @@ var (
 	_ source.Source          = (*Source)(nil)
 	_ source.SchemaAware     = (*Source)(nil)
 	_ source.MetricsReporter = (*Source)(nil)
-	_ source.Excluder        = (*Source)(nil)
 )
 
 // New builds the source and its client; brokers are first reached when a

@@ -278,13 +278,17 @@ func (s *Source) announcedParts(ctx context.Context, ranges []Range, starts map[
 	return parts, nil
 }
 
+// Notified is the source of a topic of object-store event notifications:
+// its batches are of objects, one of which can be dropped from a batch as
+// a landing file can.
+type Notified struct{ *Source }
+
+var _ source.Excluder = (*Notified)(nil)
+
 // Exclude drops objects from the batch ending at end: replaced while they
 // were read, their announced version is gone.
-func (s *Source) Exclude(_ context.Context, end source.Offset, names []string) error {
+func (s *Notified) Exclude(_ context.Context, end source.Offset, names []string) error {
 	n := s.notified
-	if n == nil {
-		return fmt.Errorf("kafka source: a batch of messages cannot drop %s", strings.Join(names, ", "))
-	}
 	if string(end) != n.excludedEnd {
 		n.excluded, n.excludedEnd = map[string]bool{}, string(end)
 	}
