@@ -3,9 +3,7 @@ package main_test
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,56 +39,19 @@ func TestKafkaClusterTemplate(t *testing.T) {
 		const partitions = 6
 		c := b.Start(t, "events", partitions)
 		var produced atomic.Int64
-		done := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				case <-time.After(50 * time.Millisecond):
-				}
-				produceRegions(t, c, partitions, produced.Load(), 53)
-				produced.Add(53)
-			}
-		}()
+		stop := every(50*time.Millisecond, func() {
+			produceRegions(t, c, partitions, produced.Load(), 53)
+			produced.Add(53)
+		})
 		began := time.Now()
 		var workers []*clusterWorker
 		for i := range 3 {
 			workers = append(workers, startClusterWorker(e, c, fmt.Sprint(i), "--table", "db.events_{region}"))
 		}
-		alive := func() []*clusterWorker { return running(workers) }
 		fixture.WaitFor(t, 60*time.Second, "the first commit", func() bool { return len(e.TableIDs("db.events_r0")) > 0 })
 		time.Sleep(2 * time.Second)
-		var coord *clusterWorker
-		fixture.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
-			for _, w := range alive() {
-				if w.coordinating() {
-					coord = w
-					return true
-				}
-			}
-			return false
-		})
-		t.Logf("killing the coordinator, worker %s", coord.name)
-		_ = coord.proc(syscall.SIGKILL)
-		time.Sleep(2 * time.Second)
-		var zombie *clusterWorker
-		for _, w := range alive() {
-			if w != coord {
-				zombie = w
-				break
-			}
-		}
-		t.Logf("stopping worker %s past the session timeout", zombie.name)
-		_ = zombie.proc(syscall.SIGSTOP)
-		time.Sleep(9 * time.Second)
-		_ = zombie.proc(syscall.SIGCONT)
-		time.Sleep(3 * time.Second)
-		close(done)
-		wg.Wait()
+		churn(t, workers, time.Sleep)
+		stop()
 		total := produced.Load()
 
 		count := func() int {
@@ -102,7 +63,7 @@ func TestKafkaClusterTemplate(t *testing.T) {
 		}
 		fixture.WaitFor(t, 90*time.Second, "every message in the tables", func() bool { return count() >= int(total) })
 		elapsed := time.Since(began)
-		stopWorkers(t, alive()...)
+		stopWorkers(t, running(workers)...)
 
 		all := map[int64]int{}
 		intervals := int(elapsed / clusterInterval)

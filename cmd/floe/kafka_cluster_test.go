@@ -97,35 +97,47 @@ func filesOnce(t *testing.T, tbl *table.Table) []string {
 	return files
 }
 
+// every runs fn every d in the background until the returned stop, which
+// waits for the run in progress.
+func every(d time.Duration, fn func()) (stop func()) {
+	done := make(chan struct{})
+	var running sync.WaitGroup
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(d):
+			}
+			fn()
+		}
+	}()
+	return func() {
+		close(done)
+		running.Wait()
+	}
+}
+
 // producer writes id messages in the background, n at a time.
 type producer struct {
 	produced atomic.Int64
-	done     chan struct{}
-	running  sync.WaitGroup
+	halt     func()
 }
 
-func startProducer(t *testing.T, c *kafkatest.Cluster, partitions int32, every time.Duration, n int64) *producer {
-	p := &producer{done: make(chan struct{})}
-	p.running.Add(1)
-	go func() {
-		defer p.running.Done()
-		for {
-			select {
-			case <-p.done:
-				return
-			case <-time.After(every):
-			}
-			produceIDs(t, c, c.Name("events"), partitions, p.produced.Load(), n)
-			p.produced.Add(n)
-		}
-	}()
+func startProducer(t *testing.T, c *kafkatest.Cluster, partitions int32, d time.Duration, n int64) *producer {
+	p := &producer{}
+	p.halt = every(d, func() {
+		produceIDs(t, c, c.Name("events"), partitions, p.produced.Load(), n)
+		p.produced.Add(n)
+	})
 	return p
 }
 
 // stop ends the production and returns how many messages were produced.
 func (p *producer) stop() int64 {
-	close(p.done)
-	p.running.Wait()
+	p.halt()
 	return p.produced.Load()
 }
 
@@ -159,32 +171,7 @@ func TestKafkaClusterExactlyOnce(t *testing.T) {
 		workers = append(workers, startClusterWorker(e, c, "3"))
 		time.Sleep(3 * time.Second)
 
-		var coord *clusterWorker
-		fixture.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
-			for _, w := range alive() {
-				if w.coordinating() {
-					coord = w
-					return true
-				}
-			}
-			return false
-		})
-		t.Logf("killing the coordinator, worker %s", coord.name)
-		_ = coord.proc(syscall.SIGKILL)
-		time.Sleep(2 * time.Second)
-
-		var zombie *clusterWorker
-		for _, w := range alive() {
-			if w != coord {
-				zombie = w
-				break
-			}
-		}
-		t.Logf("stopping worker %s past the session timeout", zombie.name)
-		_ = zombie.proc(syscall.SIGSTOP)
-		time.Sleep(9 * time.Second)
-		_ = zombie.proc(syscall.SIGCONT)
-		time.Sleep(3 * time.Second)
+		coord := churn(t, workers, time.Sleep)
 
 		total := producer.stop()
 		fixture.WaitFor(t, 90*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
@@ -212,6 +199,40 @@ func TestKafkaClusterExactlyOnce(t *testing.T) {
 		files := liveFilesOnce(t, e)
 		t.Logf("%d messages, %d snapshots in %v (%d intervals), %d data files", total, len(snaps), elapsed.Round(time.Second), intervals, len(files))
 	})
+}
+
+// churn kills the coordinator (SIGKILL), then stops another worker past
+// the group's session timeout and resumes it: a zombie holding data it
+// read before losing its partitions. wait lets the time pass (a test may
+// check the table meanwhile). It returns the killed coordinator.
+func churn(t *testing.T, workers []*clusterWorker, wait func(time.Duration)) *clusterWorker {
+	t.Helper()
+	var coord *clusterWorker
+	fixture.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
+		for _, w := range running(workers) {
+			if w.coordinating() {
+				coord = w
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("killing the coordinator, worker %s", coord.name)
+	_ = coord.proc(syscall.SIGKILL)
+	wait(2 * time.Second)
+	var zombie *clusterWorker
+	for _, w := range running(workers) {
+		if w != coord {
+			zombie = w
+			break
+		}
+	}
+	t.Logf("stopping worker %s past the session timeout", zombie.name)
+	_ = zombie.proc(syscall.SIGSTOP)
+	wait(9 * time.Second)
+	_ = zombie.proc(syscall.SIGCONT)
+	wait(3 * time.Second)
+	return coord
 }
 
 // stopWorkers stops the workers with SIGTERM and checks they exit 0, and

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,25 +39,12 @@ type cdcProducer struct {
 	live    map[int64]string
 	lsn     int64
 	rng     *rand.Rand
-
-	done    chan struct{}
-	running sync.WaitGroup
+	stop    func()
 }
 
-func startCDCProducer(t *testing.T, c *kafkatest.Cluster, partitions int32, keys int64, every time.Duration, n int) *cdcProducer {
-	p := &cdcProducer{changes: map[int32][]cdcChange{}, live: map[int64]string{}, rng: rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano()))), done: make(chan struct{})}
-	p.running.Add(1)
-	go func() {
-		defer p.running.Done()
-		for {
-			select {
-			case <-p.done:
-				return
-			case <-time.After(every):
-			}
-			p.produce(t, c, partitions, keys, n)
-		}
-	}()
+func startCDCProducer(t *testing.T, c *kafkatest.Cluster, partitions int32, keys int64, d time.Duration, n int) *cdcProducer {
+	p := &cdcProducer{changes: map[int32][]cdcChange{}, live: map[int64]string{}, rng: rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))}
+	p.stop = every(d, func() { p.produce(t, c, partitions, keys, n) })
 	return p
 }
 
@@ -93,11 +79,6 @@ func (p *cdcProducer) produce(t *testing.T, c *kafkatest.Cluster, partitions int
 		changes[i].offset = r.Offset
 		p.changes[r.Partition] = append(p.changes[r.Partition], changes[i])
 	}
-}
-
-func (p *cdcProducer) stop() {
-	close(p.done)
-	p.running.Wait()
 }
 
 // at is the table the changes before ends make (all of them when ends is
@@ -172,7 +153,6 @@ func TestKafkaClusterUpsert(t *testing.T) {
 		for i := range 3 {
 			workers = append(workers, startClusterWorker(e, c, fmt.Sprint(i), upserts...))
 		}
-		alive := func() []*clusterWorker { return running(workers) }
 		fixture.WaitFor(t, 60*time.Second, "the first commit", func() bool {
 			r := e.Run("table", "snapshots", "db.events", "--json")
 			return r.Code == 0 && strings.Contains(r.Stdout, "snapshot_id")
@@ -185,31 +165,7 @@ func TestKafkaClusterUpsert(t *testing.T) {
 		}
 		watch(2 * time.Second)
 
-		var coord *clusterWorker
-		fixture.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
-			for _, w := range alive() {
-				if w.coordinating() {
-					coord = w
-					return true
-				}
-			}
-			return false
-		})
-		t.Logf("killing the coordinator, worker %s", coord.name)
-		_ = coord.proc(syscall.SIGKILL)
-		watch(2 * time.Second)
-		var zombie *clusterWorker
-		for _, w := range alive() {
-			if w != coord {
-				zombie = w
-				break
-			}
-		}
-		t.Logf("stopping worker %s past the session timeout", zombie.name)
-		_ = zombie.proc(syscall.SIGSTOP)
-		watch(9 * time.Second)
-		_ = zombie.proc(syscall.SIGCONT)
-		watch(3 * time.Second)
+		churn(t, workers, watch)
 		producer.stop()
 
 		want := producer.at(nil)
@@ -223,7 +179,7 @@ func TestKafkaClusterUpsert(t *testing.T) {
 			}
 		}
 		elapsed := time.Since(began)
-		stopWorkers(t, alive()...)
+		stopWorkers(t, running(workers)...)
 		check.next(t)
 
 		commits := 0

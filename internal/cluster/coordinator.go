@@ -283,31 +283,9 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 			}
 		}
 		stale = append(stale, foreign...)
-		var files []ingest.DataFile
-		out.Rows, out.LagMs = 0, 0
-		for _, p := range take {
-			files = append(files, p.files...)
-			out.Rows += p.Event.Rows
-			out.LagMs = max(out.LagMs, now.UnixMilli()-p.Event.WrittenMs)
-		}
-		if len(files) == 0 && deletes == nil {
-			// Only a snapshot is pinned: a commit of the record alone could
-			// overwrite a newer record. Ranges without rows wait for a
-			// commit with files. Partitions set back are committed alone,
-			// since no range of their new logs can join before: a commit
-			// racing this one sets them back alike.
-			take, wait = nil, append(take, wait...)
-			if len(out.SetBack) == 0 {
-				return nil, nil
-			}
-			out.Ends = st.Ends
-		}
-		resolved := c.read
-		for _, p := range wait {
-			resolved = min(resolved, p.Offset)
-		}
-		req, err := c.request(rec, st, out.Ends, gen, resolved)
-		if err != nil {
+		files := out.tally(take, now)
+		req, err := c.request(rec, st, gen, len(files) > 0 || deletes != nil, &take, &wait, &out)
+		if req == nil || err != nil {
 			return nil, err
 		}
 		req.Files = files
@@ -340,10 +318,41 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 	return out, nil
 }
 
-// request is the commit moving the record rec (nil before the first) of
-// state st to ends, by the coordinator of generation gen, with every
-// control record before resolved taken or stale.
-func (c *Coordinator) request(rec *commit.Record, st State, ends Offsets, gen int32, resolved int64) (*commit.Request, error) {
+// tally counts the rows of the events taken and the age of the oldest,
+// and returns their files.
+func (out *Committed) tally(take []Pending, now time.Time) []ingest.DataFile {
+	var files []ingest.DataFile
+	out.Rows, out.LagMs = 0, 0
+	for _, p := range take {
+		files = append(files, p.files...)
+		out.Rows += p.Event.Rows
+		out.LagMs = max(out.LagMs, now.UnixMilli()-p.Event.WrittenMs)
+	}
+	return files
+}
+
+// request is the commit of the events taken, moving the record rec (nil
+// before the first) of state st to out.Ends, by the coordinator of
+// generation gen; nil when there is nothing to commit. Taken events
+// without content (rows, or deletes) wait for a commit that has some, as
+// only a snapshot is pinned: a commit of the record alone could overwrite
+// a newer record. Partitions set back are committed alone, since no range
+// of their new logs can join before: a commit racing this one sets them
+// back alike. The record resolves every control record before the first
+// event that waits.
+func (c *Coordinator) request(rec *commit.Record, st State, gen int32, content bool, take, wait *[]Pending, out *Committed) (*commit.Request, error) {
+	if !content {
+		*take, *wait = nil, append(*take, *wait...)
+		if len(out.SetBack) == 0 {
+			return nil, nil
+		}
+		out.Ends = st.Ends
+	}
+	resolved := c.read
+	for _, p := range *wait {
+		resolved = min(resolved, p.Offset)
+	}
+	ends := out.Ends
 	offsets, err := json.Marshal(ends)
 	if err != nil {
 		return nil, err

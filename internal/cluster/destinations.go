@@ -176,28 +176,9 @@ func (c *Coordinator) stepTemplate(ctx context.Context, gen int32, read ReadCont
 				return nil, commit.Final(err)
 			}
 			take, stale, wait, out.Ends = Chain(st, c.pending, false)
-			files := 0
-			out.Rows, out.LagMs = 0, 0
-			for _, p := range take {
-				files += len(p.files)
-				out.Rows += p.Event.Rows
-				out.LagMs = max(out.LagMs, now.UnixMilli()-p.Event.WrittenMs)
-			}
-			if files == 0 {
-				// As for a fixed table: ranges without rows wait for a
-				// commit with files, which keeps the commits few.
-				take, wait = nil, append(take, wait...)
-				if len(out.SetBack) == 0 {
-					return nil, nil
-				}
-				out.Ends = st.Ends
-			}
-			resolved := c.read
-			for _, p := range wait {
-				resolved = min(resolved, p.Offset)
-			}
-			req, err := c.request(rec, st, out.Ends, gen, resolved)
-			if err != nil {
+			files := out.tally(take, now)
+			req, err := c.request(rec, st, gen, len(files) > 0, &take, &wait, &out)
+			if req == nil || err != nil {
 				return nil, err
 			}
 			offsets := make([]int64, len(take))
