@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -345,4 +347,41 @@ func (p *paused) resume(t *testing.T) error {
 		t.Fatal(err)
 	}
 	return <-p.exited
+}
+
+// SIGTERM while the pipeline is still opening (a pod stopped as it starts,
+// its catalog slow to answer) stops it before its first batch with exit 0,
+// as a stop between batches does, not by the signal's default death.
+func TestStopWhileOpening(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("first.parquet", 0, 10)
+	// A catalog that takes connections and never answers.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	var stderr syncBuffer
+	cmd := e.startFloe(&stderr, "stream", "--source", e.Landing, "--format", "parquet", "--table", "db.live",
+		"--checkpoint", e.Ckpt, "--trigger", "processing-time=1s", "--catalog-type", "rest", "--catalog-uri", "http://"+ln.Addr().String())
+	defer cmd.Process.Kill()
+	fixture.WaitFor(t, 20*time.Second, "floe to ask the catalog", func() bool { return accepted.Load() > 0 })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(cmd.Wait()); code != 0 || !strings.Contains(stderr.String(), "stopped before the first batch") {
+		t.Fatalf("SIGTERM while opening: exit %d, want 0 saying it stopped before the first batch; stderr:\n%s", code, stderr.String())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/floe-io/floe"
@@ -168,8 +169,51 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 		}
 		defer stop()
 	}
+	// A stop asked for while the pipeline opens (a pod stopped as it
+	// starts) ends the run before its first batch, as cleanly as one
+	// asked for between batches; the first signal after it opens stops it
+	// after the batch in progress, a second abandons that batch.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var (
+		mu    sync.Mutex
+		pipe  *floe.Pipeline // once open
+		early bool           // stopped before it opened
+	)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-sigs:
+				n++
+				mu.Lock()
+				switch {
+				case pipe == nil:
+					early = true
+					cancel()
+				case n == 1:
+					pipe.Stop()
+				default:
+					cancel()
+				}
+				mu.Unlock()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	stoppedEarly := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return early
+	}
 	rb, resumed, err := floe.ResumeFromTable(ctx, cfg, opts)
 	if err != nil {
+		if stoppedEarly() {
+			out.info("stopped before the first batch")
+			return nil
+		}
 		return err
 	}
 	if resumed {
@@ -177,29 +221,20 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 	}
 	p, err := floe.Open(ctx, cfg, opts)
 	if err != nil {
+		if stoppedEarly() {
+			out.info("stopped before the first batch")
+			return nil
+		}
 		return err
 	}
 	defer p.Close()
-
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		n := 0
-		for {
-			select {
-			case <-sigs:
-				n++
-				if n == 1 {
-					p.Stop()
-				} else {
-					cancel()
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	mu.Lock()
+	pipe = p
+	mu.Unlock()
+	if stoppedEarly() {
+		out.info("stopped before the first batch")
+		return nil
+	}
 
 	sum, err := p.Run(ctx)
 	target := cfg.Sink.Table

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -269,5 +270,34 @@ func TestS3LandingServerFaults(t *testing.T) {
 		if _, err := os.Stat(s.srv.ObjectPath(fmt.Sprintf("landing/f-%d.parquet", i))); !os.IsNotExist(err) {
 			t.Errorf("landing/f-%d.parquet is still in the bucket: %v", i, err)
 		}
+	}
+}
+
+// A landing object the server will not serve (500s past every retry) is
+// the store's failure, not a bad file: with on-bad-file: quarantine the
+// run fails naming it and sets nothing aside, and once the server serves
+// again every row lands once.
+func TestS3LandingServerDownIsNotABadFile(t *testing.T) {
+	t.Parallel()
+	s := newS3Env(t)
+	proxy := fixture.NewFaultProxy(t, s.srv.Endpoint)
+	proxy.KeepHost = true
+	s.endpoint = proxy.URL
+	var down atomic.Bool
+	down.Store(true)
+	proxy.Add(&fixture.FaultRule{Match: func(r *http.Request) bool {
+		return down.Load() && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/landing/") && !r.URL.Query().Has("list-type")
+	}, N: 1, Times: 1 << 30, Fault: fixture.Answer500})
+	s.putIDs("landing/f-0.parquet", 0, 200)
+	args := []string{"stream", "--source", s.srv.URL("landing"), "--format", "parquet", "--table", "db.down",
+		"--checkpoint", s.Ckpt, "--trigger", "available-now", "--on-bad-file", "quarantine"}
+	r := s.floeS3(credsProps, s.srv.SecretKey, args...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "the object store failed to serve it, not the file") || strings.Contains(r.Stderr, "quarantine") {
+		t.Fatalf("a landing object the server will not serve: want exit 1 naming the store's failure and nothing quarantined, got %s", r)
+	}
+	down.Store(false)
+	s.ok(credsProps, args...)
+	if ids := s.ids("db.down"); len(ids) != 200 {
+		t.Fatalf("%d rows once the server serves again, want 200", len(ids))
 	}
 }

@@ -201,9 +201,45 @@ func ifMatch(etag string) *blob.ReaderOptions {
 	}}
 }
 
+// readRetries are how many more times a read the store failed to serve
+// (a server error, the connection lost) is sent, after the client's own
+// attempts, waiting readRetryWait, then twice as long each time.
+const (
+	readRetries   = 3
+	readRetryWait = 200 * time.Millisecond
+)
+
+// storeFailure is a read the object store failed to serve, not anything
+// in the object: a batch it fails is tried again, and the object is never
+// taken for a bad file.
+type storeFailure struct{ err error }
+
+func (e *storeFailure) Error() string { return e.err.Error() }
+func (e *storeFailure) Unwrap() error { return e.err }
+
+// serverSide tells a failure of the store or the way to it, which a later
+// attempt may not meet, from an answer about the object.
+func serverSide(err error) bool {
+	switch gcerrors.Code(err) {
+	case gcerrors.Internal, gcerrors.Unknown, gcerrors.DeadlineExceeded, gcerrors.ResourceExhausted:
+		return true
+	}
+	return false
+}
+
 // rangeReader reads length bytes of e from off (length -1: to the end).
 func (o *objectStore) rangeReader(ctx context.Context, e fileEntry, off, length int64) (*blob.Reader, error) {
 	r, err := o.bucket.NewRangeReader(ctx, o.key(e.Path), off, length, ifMatch(e.ETag))
+	for i, wait := 0, readRetryWait; err != nil && serverSide(err) && i < readRetries && ctx.Err() == nil; i, wait = i+1, wait*2 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+			r, err = o.bucket.NewRangeReader(ctx, o.key(e.Path), off, length, ifMatch(e.ETag))
+		}
+	}
+	if err != nil && serverSide(err) {
+		return nil, &storeFailure{objectErr("read", e.Path, err)}
+	}
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
 			return nil, &source.UnstableFileError{Path: e.Path, Reason: "replaced since it was listed (its ETag changed)"}
@@ -228,11 +264,34 @@ func (o *objectStore) open(ctx context.Context, e fileEntry, tail *tailCache) (o
 const tailWindow = 64 << 10
 
 // tailCache holds an object's last tailWindow bytes, fetched once for all
-// the readers of one part.
+// the readers of one part, and the part's last read that the store failed
+// to serve: format readers (Parquet's) keep only the text of the errors
+// they pass on, so the part asks here whether its failure was the
+// store's.
 type tailCache struct {
-	mu  sync.Mutex
-	off int64
-	b   []byte
+	mu     sync.Mutex
+	off    int64
+	b      []byte
+	failed error
+}
+
+// note keeps err when it is a read the store failed to serve, and returns
+// it.
+func (c *tailCache) note(err error) error {
+	var sf *storeFailure
+	if c != nil && errors.As(err, &sf) {
+		c.mu.Lock()
+		c.failed = sf
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// storeFailed is the part's last read the store failed to serve, or nil.
+func (c *tailCache) storeFailed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failed
 }
 
 // fill fetches e's tail unless it is held already.
@@ -245,6 +304,10 @@ func (c *tailCache) fill(ctx context.Context, o *objectStore, e fileEntry) error
 	off := max(0, e.Size-tailWindow)
 	b := make([]byte, e.Size-off)
 	if _, err := (&objectReader{store: o, ctx: ctx, entry: e}).fetchRange(b, off); err != nil {
+		var sf *storeFailure
+		if errors.As(err, &sf) {
+			c.failed = sf
+		}
 		return err
 	}
 	c.b, c.off = b, off
@@ -331,12 +394,17 @@ func (r *objectReader) Read(p []byte) (int, error) {
 	if r.body == nil {
 		b, err := r.store.rangeReader(r.ctx, r.entry, r.pos, -1)
 		if err != nil {
-			return 0, err
+			return 0, r.tail.note(err)
 		}
 		r.body = b
 	}
 	n, err := r.body.Read(p)
 	r.pos += int64(n)
+	if err != nil && err != io.EOF {
+		_ = r.body.Close()
+		r.body = nil
+		err = r.tail.note(&storeFailure{fmt.Errorf("read %s: %w", r.entry.Path, err)})
+	}
 	return n, err
 }
 
@@ -389,7 +457,7 @@ func (r *objectReader) stream(p []byte, off int64) (int, error) {
 	if r.seq == nil {
 		b, err := r.store.rangeReader(r.ctx, r.entry, off, -1)
 		if err != nil {
-			return 0, err
+			return 0, r.tail.note(err)
 		}
 		r.seq, r.seqAt = b, off
 	}
@@ -398,6 +466,9 @@ func (r *objectReader) stream(p []byte, off int64) (int, error) {
 	if err != nil {
 		_ = r.seq.Close()
 		r.seq = nil
+		// The range is within the object's known size: a short body is
+		// the connection's failure.
+		err = r.tail.note(&storeFailure{fmt.Errorf("read %s at offset %d: %w", r.entry.Path, off, err)})
 	}
 	return n, err
 }
@@ -406,11 +477,14 @@ func (r *objectReader) stream(p []byte, off int64) (int, error) {
 func (r *objectReader) fetchRange(p []byte, off int64) (int, error) {
 	b, err := r.store.rangeReader(r.ctx, r.entry, off, int64(len(p)))
 	if err != nil {
-		return 0, err
+		return 0, r.tail.note(err)
 	}
 	n, err := io.ReadFull(b, p)
 	if cerr := b.Close(); err == nil {
 		err = cerr
+	}
+	if err != nil {
+		err = r.tail.note(&storeFailure{fmt.Errorf("read %s at offset %d: %w", r.entry.Path, off, err)})
 	}
 	return n, err
 }

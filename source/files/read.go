@@ -158,9 +158,16 @@ func (p *filePart) fail(err error) error {
 	var (
 		bf *source.BadFileError
 		ue *source.UnstableFileError
+		sf *storeFailure
 	)
 	if errors.As(err, &ue) {
 		return ue // a read found the object replaced (see store.pinned)
+	}
+	if errors.As(err, &sf) {
+		return fmt.Errorf("%w; the object store failed to serve it, not the file: the batch is tried again", sf)
+	}
+	if f := p.tail.storeFailed(); f != nil {
+		return fmt.Errorf("%w; the object store failed to serve it, not the file: the batch is tried again", f)
 	}
 	if errors.As(err, &bf) {
 		return err
