@@ -284,7 +284,7 @@ func (c *Coordinator) Step(ctx context.Context, gen int32, read ReadControl, now
 		}
 		stale = append(stale, foreign...)
 		files := out.tally(take, now)
-		req, err := c.request(rec, st, gen, len(files) > 0 || deletes != nil, &take, &wait, &out)
+		req, err := c.request(rec, st, gen, len(files) > 0 || deletes != nil && deletes.Changes.Keys() > 0, &take, &wait, &out)
 		if req == nil || err != nil {
 			return nil, err
 		}
@@ -415,8 +415,12 @@ func (c *Coordinator) readKeys(ctx context.Context, tbl *table.Table, take []Pen
 	return unread
 }
 
-// deletes are the deletes of the rows the events' keys replace.
+// deletes are the deletes of the rows the events' keys replace; nil when
+// no event is taken.
 func (u *Upsert) deletes(ctx context.Context, tbl *table.Table, take []Pending) (*upsert.Deletes, error) {
+	if len(take) == 0 {
+		return nil, nil
+	}
 	keys := u.Keys(tbl)
 	sets := make([]upsert.KeySet, 0, len(take))
 	for _, p := range take {

@@ -242,3 +242,35 @@ func TestUpsertSimulationEqualityDeletes(t *testing.T) {
 		t.Fatalf("key 9 holds %q, want its newest value, update 3", v)
 	}
 }
+
+// A coordinator in mode upsert with nothing new to commit commits
+// nothing: no record moves, no metadata is written.
+func TestUpsertIdleStepCommitsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newUpsertSimulation(t, 2, 10, 3)
+	s.publish(ctx, 0)
+	if _, err := s.coord.Step(ctx, 1, s.read, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.coord.Committer.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		done, err := s.coord.Step(ctx, 1, s.read, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done.Table != nil {
+			t.Fatalf("an idle step committed %+v", done)
+		}
+	}
+	after, err := s.coord.Committer.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.MetadataLocation() != before.MetadataLocation() {
+		t.Fatalf("idle steps wrote metadata %s after %s", after.MetadataLocation(), before.MetadataLocation())
+	}
+}
