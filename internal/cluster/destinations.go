@@ -55,6 +55,8 @@ type Destinations struct {
 	QueryID, Source, Branch string
 	Logger                  *slog.Logger
 
+	// state names the cluster's state table in messages.
+	state      string
 	committers map[string]*commit.Committer
 	// applied is the newest batch of the state table this coordinator
 	// knows every table holds; -1 when it has not looked.
@@ -110,7 +112,14 @@ func (d *Destinations) apply(ctx context.Context, rec *commit.Record, events []P
 			if err != nil {
 				return nil, err
 			}
-			if own != nil && own.Batch >= rec.Batch {
+			switch {
+			case own != nil && own.Batch > rec.Batch:
+				// The state table is written before any table: a table
+				// ahead of it means the state table was dropped or
+				// replaced, and applying would skip this batch's files.
+				return nil, commit.Final(fmt.Errorf("%w: table %s holds cluster commit %d, but the cluster's state table %s is at commit %d: the state table was dropped or replaced, and its record of what the tables hold is lost; restore the state table (floe table register of its newest metadata file), or give the cluster a new group",
+					ingest.ErrTableLost, name, own.Batch, d.state, rec.Batch))
+			case own != nil && own.Batch == rec.Batch:
 				return nil, nil
 			}
 			if own == nil {

@@ -125,4 +125,21 @@ func TestTemplateBatchFinishedAfterACrash(t *testing.T) {
 			t.Fatalf("%s has %d files; want one of each event", name, n)
 		}
 	}
+
+	// The state table dropped and created again: its record is gone, and
+	// the tables, ahead of it, are not written as if it were new.
+	if err := inner.DropTable(ctx, table.Identifier{"db", "floe_cluster_sim"}); err != nil {
+		t.Fatal(err)
+	}
+	fixture.CreateTable(t, inner, table.Identifier{"db", "floe_cluster_sim"}, schema)
+	publish()
+	third := coordinator()
+	if _, err := third.Step(ctx, 3, s.read, time.Now()); !errors.Is(err, ingest.ErrTableLost) || !strings.Contains(err.Error(), "state table was dropped or replaced") {
+		t.Fatalf("a step after the state table was replaced: %v; want it refused", err)
+	}
+	for _, name := range []string{"db.a", "db.b", "db.c"} {
+		if n := files(name); n != 2 {
+			t.Fatalf("%s has %d files after the refused step; want 2", name, n)
+		}
+	}
 }

@@ -97,7 +97,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return err
 		}
 		w.c.Branch = ""
-		w.coord.Destinations = &Destinations{Catalog: w.Catalog, QueryID: w.c.QueryID, Source: w.c.Source, Branch: cfg.Sink.Branch, Logger: e.Hooks.Logger}
+		w.coord.Destinations = &Destinations{Catalog: w.Catalog, QueryID: w.c.QueryID, Source: w.c.Source, Branch: cfg.Sink.Branch, Logger: e.Hooks.Logger, state: home}
 	}
 	if cfg.Sink.Upserts() {
 		w.coord.Upsert = &Upsert{Keys: e.UpsertKeys, Index: e.KeyIndex()}
