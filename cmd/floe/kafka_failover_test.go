@@ -27,6 +27,23 @@ import (
 // measured between the table's own snapshot timestamps; -kafka=apache
 // measures them on the real broker.
 
+// startFailoverCluster starts three workers (with extra arguments) under
+// a producer, watching the table's commits, and waits for the first.
+func startFailoverCluster(t *testing.T, b kafkatest.Backend, extra ...string) (*env, *kafkatest.Cluster, *commitWatch, *producer, []*clusterWorker) {
+	t.Helper()
+	e := newEnv(t)
+	c := b.Start(t, "events", 6)
+	cat, _ := fixture.CatalogAt(t, e.Warehouse)
+	commits := watchCommits(t, cat)
+	producer := startProducer(t, c, 6, 50*time.Millisecond, 31)
+	var workers []*clusterWorker
+	for range 3 {
+		workers = append(workers, startClusterWorker(e, c, fmt.Sprint(len(workers)), extra...))
+	}
+	commits.wait(t, 1, "the first commit")
+	return e, c, commits, producer, workers
+}
+
 // failoverLimit is the longest a cluster at a short interval goes without
 // a commit when its coordinator is killed, as docs/kafka.md promises.
 const failoverLimit = 10 * time.Second
@@ -141,16 +158,7 @@ var holding = regexp.MustCompile(`"partitions":[1-9]`)
 func TestFaultKafkaClusterCoordinatorKilled(t *testing.T) {
 	t.Parallel()
 	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
-		e := newEnv(t)
-		c := b.Start(t, "events", 6)
-		cat, _ := fixture.CatalogAt(t, e.Warehouse)
-		commits := watchCommits(t, cat)
-		producer := startProducer(t, c, 6, 50*time.Millisecond, 31)
-		var workers []*clusterWorker
-		for range 3 {
-			workers = append(workers, startClusterWorker(e, c, fmt.Sprint(len(workers))))
-		}
-		commits.wait(t, 1, "the first commit")
+		e, c, commits, producer, workers := startFailoverCluster(t, b)
 		var gaps []time.Duration
 		for round := range *faultRounds {
 			// Every worker holds partitions and the coordinator has
@@ -220,16 +228,7 @@ func TestKafkaClusterRollingRestart(t *testing.T) {
 	const interval = 2 * time.Second
 	trigger := []string{"--trigger", "processing-time=" + interval.String()}
 	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
-		e := newEnv(t)
-		c := b.Start(t, "events", 6)
-		cat, _ := fixture.CatalogAt(t, e.Warehouse)
-		commits := watchCommits(t, cat)
-		producer := startProducer(t, c, 6, 50*time.Millisecond, 31)
-		var workers []*clusterWorker
-		for range 3 {
-			workers = append(workers, startClusterWorker(e, c, fmt.Sprint(len(workers)), trigger...))
-		}
-		commits.wait(t, 1, "the first commit")
+		e, c, commits, producer, workers := startFailoverCluster(t, b, trigger...)
 		commits.wait(t, 2, "commits before the restart")
 		began := time.Now()
 		// What the restart did when, for the gaps' report.

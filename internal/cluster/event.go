@@ -148,9 +148,6 @@ func (o Output) Files(worker string) ([]ingest.DataFile, error) {
 	return out, nil
 }
 
-// Files reads a fixed table's event's data files back.
-func (ev Event) Files() ([]ingest.DataFile, error) { return ev.Output.Files(ev.Worker) }
-
 // describe names the event in messages by its worker and partitions.
 func (ev Event) describe() string {
 	parts := make([]string, len(ev.Ranges))
