@@ -29,6 +29,8 @@ type failingCatalog struct {
 	catalog.Catalog
 	table string
 	armed atomic.Bool
+	// lose names a table whose next commit is made and its answer lost.
+	lose atomic.Pointer[string]
 }
 
 func (c *failingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
@@ -40,8 +42,15 @@ func (c *failingCatalog) LoadTable(ctx context.Context, ident table.Identifier) 
 }
 
 func (c *failingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
-	if c.armed.Load() && strings.Join(ident, ".") == c.table {
+	name := strings.Join(ident, ".")
+	if c.armed.Load() && name == c.table {
 		return nil, "", errors.New("injected: the catalog is out of reach")
+	}
+	if l := c.lose.Load(); l != nil && *l == name && c.lose.CompareAndSwap(l, nil) {
+		if _, _, err := c.Catalog.CommitTable(ctx, ident, reqs, updates); err != nil {
+			return nil, "", err
+		}
+		return nil, "", errors.New("injected: the commit's answer is lost")
 	}
 	return c.Catalog.CommitTable(ctx, ident, reqs, updates)
 }
@@ -49,7 +58,9 @@ func (c *failingCatalog) CommitTable(ctx context.Context, ident table.Identifier
 // A template sink's coordinator that fails after committing some of a
 // batch's tables leaves the batch in the state table; the next
 // coordinator commits it to the tables that lack it, and only to those,
-// before it commits anything else.
+// before it commits anything else. A commit whose answer is lost, of the
+// state table or of a table, is found made. A state table dropped and
+// created again stops the coordinator.
 func TestTemplateBatchFinishedAfterACrash(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -126,6 +137,29 @@ func TestTemplateBatchFinishedAfterACrash(t *testing.T) {
 		}
 	}
 
+	// A commit whose answer is lost, of the state table and then of one
+	// of the tables: the steps after it find the commit made, and no
+	// table gets its files twice or misses them.
+	for i, lost := range []string{"db.floe_cluster_sim", "db.b"} {
+		publish()
+		cat.lose.Store(&lost)
+		for step := range 3 {
+			if _, err := next.Step(ctx, 2, s.read, time.Now()); err == nil {
+				break
+			} else if step == 2 {
+				t.Fatalf("after the lost answer of %s: %v", lost, err)
+			}
+		}
+		if cat.lose.Load() != nil {
+			t.Fatalf("no commit of %s was made", lost)
+		}
+		for _, name := range []string{"db.a", "db.b", "db.c"} {
+			if n := files(name); n != 3+i {
+				t.Fatalf("after the lost answer of %s, %s has %d files; want %d, one of each event", lost, name, n, 3+i)
+			}
+		}
+	}
+
 	// The state table dropped and created again: its record is gone, and
 	// the tables, ahead of it, are not written as if it were new.
 	if err := inner.DropTable(ctx, table.Identifier{"db", "floe_cluster_sim"}); err != nil {
@@ -138,8 +172,8 @@ func TestTemplateBatchFinishedAfterACrash(t *testing.T) {
 		t.Fatalf("a step after the state table was replaced: %v; want it refused", err)
 	}
 	for _, name := range []string{"db.a", "db.b", "db.c"} {
-		if n := files(name); n != 2 {
-			t.Fatalf("%s has %d files after the refused step; want 2", name, n)
+		if n := files(name); n != 4 {
+			t.Fatalf("%s has %d files after the refused step; want 4", name, n)
 		}
 	}
 }

@@ -274,3 +274,38 @@ func TestUpsertIdleStepCommitsNothing(t *testing.T) {
 		t.Fatalf("idle steps wrote metadata %s after %s", after.MetadataLocation(), before.MetadataLocation())
 	}
 }
+
+// A merge whose commit answer is lost (the catalog made it) is found made
+// on the attempt after: each key stays once with its newest value.
+func TestUpsertLostCommitAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newUpsertSimulation(t, 3, 10, 3)
+	cat := &failingCatalog{Catalog: s.coord.Committer.Catalog}
+	s.coord.Committer.Catalog = cat
+	lost := "db.u"
+	for i := range 3 {
+		s.publish(ctx, i)
+		if i == 1 {
+			cat.lose.Store(&lost)
+		}
+		if _, err := s.coord.Step(ctx, 1, s.read, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cat.lose.Load() != nil {
+		t.Fatal("no commit's answer was lost")
+	}
+	ids, err := fixture.ReadIDs(ctx, cat.Catalog, "db.u", "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * 3 * 10 / 2; len(ids) != want {
+		t.Fatalf("%d keys, want %d", len(ids), want)
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Fatalf("key %d is in the table %d times", id, n)
+		}
+	}
+}
