@@ -91,8 +91,9 @@ func s3Props(srv *s3test.Server) []string {
 	return out
 }
 
-// A topic of S3 event notifications (duplicates among them, an S3 test
-// event, a removal, a notification of an object since deleted) is read as
+// A topic of S3 event notifications (duplicates among them, one on another
+// partition, an S3 test event, a removal, a notification of an object
+// since deleted) is read as
 // the objects it announces: every object's rows land once, read back by
 // iceberg-go; a second run adds nothing.
 func TestKafkaObjectNotifications(t *testing.T) {
@@ -101,7 +102,10 @@ func TestKafkaObjectNotifications(t *testing.T) {
 	c := kafkatest.Start(t, "notes", 3)
 	topic := c.Name("notes")
 	recs := putAnnounced(t, s.srv, topic, 3, 0, 200)
-	recs = append(recs,
+	// The same notification on another partition, in the same batch.
+	moved := *recs[0]
+	moved.Partition = (moved.Partition + 1) % 3
+	recs = append(recs, &moved,
 		&kgo.Record{Topic: topic, Partition: 0, Value: []byte(`{"Service":"Amazon S3","Event":"s3:TestEvent","Bucket":"b"}`)},
 		&kgo.Record{Topic: topic, Partition: 1, Value: []byte(`{"Records":[{"eventName":"ObjectRemoved:Delete","s3":{"bucket":{"name":"b"},"object":{"key":"landing/00000001.json"}}}]}`)},
 		announce(s.srv, topic, 3, "landing/gone.json", []byte("{}\n"), 999))

@@ -230,11 +230,13 @@ func (s *Source) window(ctx context.Context, tp TopicPartition, from, start int6
 // announcedParts reads the notifications of the ranges and returns parts
 // of the objects they announce, each version once: a notification of an
 // object version that an earlier message of its partition (within the
-// window) announced is a duplicate.
+// window) or another range of the batch announced is a duplicate.
 func (s *Source) announcedParts(ctx context.Context, ranges []Range, starts map[TopicPartition]int64) ([]source.Part, error) {
 	n := s.notified
 	var objs []files.Object
 	dups := 0
+	// A version announced on two partitions of the batch is read once too.
+	batch := map[string]bool{}
 	for _, r := range ranges {
 		w, err := s.window(ctx, r.TopicPartition, r.From, starts[r.TopicPartition])
 		if err != nil {
@@ -254,11 +256,12 @@ func (s *Source) announcedParts(ctx context.Context, ranges []Range, starts map[
 			}
 			for _, a := range as {
 				id := a.id()
-				if w.count[id] > 0 {
+				if w.count[id] > 0 || batch[id] {
 					dups++
 				} else if !n.excluded[a.object.URL] {
 					objs = append(objs, a.object)
 				}
+				batch[id] = true
 				w.add(rec.Offset, id)
 			}
 		}
