@@ -205,7 +205,12 @@ func TestFaultKafkaClusterCoordinatorKilled(t *testing.T) {
 			if gap >= failoverLimit {
 				t.Errorf("round %d: no commit for %v after the coordinator's last one (killed %v after it); want under %v", round, gap, killed.Sub(before.at).Round(time.Millisecond), failoverLimit)
 			}
-			workers = append(workers, startClusterWorker(e, c, fmt.Sprint(len(workers))))
+			// The replacement joins before anything stops it: a signal sent
+			// while a process still starts kills it before floe can stop
+			// cleanly.
+			w := startClusterWorker(e, c, fmt.Sprint(len(workers)))
+			workers = append(workers, w)
+			fixture.WaitFor(t, 60*time.Second, "worker "+w.name+"'s partitions", w.holdsPartitions)
 		}
 		total := producer.stop()
 		fixture.WaitFor(t, 90*time.Second, "every message in the table", func() bool { return len(e.TableIDs("db.events")) >= int(total) })
