@@ -179,10 +179,10 @@ func inferCSV(text textOpener, delim rune, header bool) (*arrow.Schema, error) {
 }
 
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
-// line by number.
-func inferJSON(text textOpener) (*arrow.Schema, error) {
+// line by number, or handing it to aside when that is set.
+func inferJSON(text textOpener, aside func(int, []byte, error)) (*arrow.Schema, error) {
 	root := jsonrows.NewObject()
-	if err := eachLine(text, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
+	if err := eachLine(text, asideLines(aside, true, func(_ int, b []byte) error { return root.ObserveLine(b) })); err != nil {
 		return nil, err
 	}
 	if root.Empty() {

@@ -46,6 +46,11 @@ type filePart struct {
 	footer  *metadata.FileMetaData // Parquet
 	avro    *avrorows.Schema       // Avro: the writer schema and its columns
 	derived int                    // schema derivations; tests hold it at one
+
+	// deadLetters sets bad lines aside (on-bad-record: dead-letter).
+	deadLetters bool
+	asideMu     sync.Mutex
+	aside       ingest.BadRecords
 }
 
 func (p *filePart) Name() string { return p.entry.Path }
@@ -256,7 +261,7 @@ func (p *filePart) deriveJSON() error {
 		return err
 	}
 	if schema == nil {
-		if schema, err = inferJSON(p.text); err != nil {
+		if schema, err = inferJSON(p.text, p.lineAside()); err != nil {
 			return err
 		}
 		schema, p.asText = jsonrows.AsTable(schema, p.table, true)
@@ -550,7 +555,11 @@ func (p *filePart) openJSON() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jsonrows.NewReader(br, f, p.schema, p.asText, nil), nil
+	r := jsonrows.NewReader(br, f, p.schema, p.asText, nil)
+	if aside := p.lineAside(); aside != nil {
+		r.SetAside(aside, p.lineSetAside)
+	}
+	return r, nil
 }
 
 // utf8BOM is the byte order mark that Excel's "CSV UTF-8" and some other

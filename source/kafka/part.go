@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
 	"github.com/floe-io/floe/source"
 )
@@ -31,6 +32,9 @@ type part struct {
 	lines   []byte              // debezium-json: one compact value a line
 	offsets []int64             // the offset of each line
 	avro    []avroMessage
+
+	asideMu sync.Mutex
+	aside   ingest.BadRecords // on-bad-record: dead-letter
 }
 
 func (p *part) Name() string {
@@ -150,11 +154,26 @@ func (p *part) deriveJSON() error {
 func (p *part) appendJSON(rows *jsonrows.Rows) error {
 	rows.Reserve(len(p.records))
 	for _, r := range p.records {
+		if p.setAside(r) {
+			continue
+		}
 		if r.Value == nil {
-			return p.bad(r.Offset, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json"))
+			if err := p.badRecord(r, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json")); err != nil {
+				return err
+			}
+			continue
+		}
+		if p.src.deadLetters && !rows.Fixed() && !json.Valid(r.Value) {
+			// Inferring, a broken object would leave the keys it reached as
+			// columns of the table.
+			p.badRecord(r, syntaxError(r.Value))
+			continue
 		}
 		if err := rows.Append(r.Value); err != nil {
-			return p.bad(r.Offset, err)
+			if err := p.badRecord(r, err); err != nil {
+				return err
+			}
+			rows.SetAside()
 		}
 	}
 	return nil
@@ -165,11 +184,14 @@ func (p *part) appendJSON(rows *jsonrows.Rows) error {
 func (p *part) deriveDebezium() error {
 	var buf bytes.Buffer
 	for _, r := range p.records {
-		if r.Value == nil {
+		if r.Value == nil || p.setAside(r) {
 			continue
 		}
 		if err := json.Compact(&buf, r.Value); err != nil {
-			return p.bad(r.Offset, fmt.Errorf("the value is not valid JSON (%v)", err))
+			if err := p.badRecord(r, fmt.Errorf("the value is not valid JSON (%v)", err)); err != nil {
+				return err
+			}
+			continue
 		}
 		buf.WriteByte('\n')
 		p.offsets = append(p.offsets, r.Offset)
@@ -180,8 +202,13 @@ func (p *part) deriveDebezium() error {
 			if len(line) == 0 {
 				continue
 			}
+			if p.setAsideAt(p.offsets[i]) {
+				continue
+			}
 			if err := fn(p.offsets[i], line); err != nil {
-				return p.bad(p.offsets[i], err)
+				if err := p.badAt(p.offsets[i], err); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -220,7 +247,12 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 	if p.src.format == "json" {
 		return array.NewRecordReader(p.schema, p.rows)
 	}
-	return &offsetReader{Reader: jsonrows.NewReader(bytes.NewReader(p.lines), nil, p.schema, p.asText, jsonrows.DebeziumRow()), p: p}, nil
+	r := jsonrows.NewReader(bytes.NewReader(p.lines), nil, p.schema, p.asText, jsonrows.DebeziumRow())
+	if p.src.deadLetters {
+		r.SetAside(func(line int, _ []byte, err error) { _ = p.badAt(p.offsets[line-1], err) },
+			func(line int) bool { return p.setAsideAt(p.offsets[line-1]) })
+	}
+	return &offsetReader{Reader: r, p: p}, nil
 }
 
 // offsetReader names a bad value by its offset instead of its line.

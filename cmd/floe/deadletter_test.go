@@ -1,0 +1,272 @@
+package main_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/internal/fixture"
+	"github.com/floe-io/floe/internal/kafkatest"
+)
+
+// poisonEvery is how often a message or line is bad: 1 in 100.
+const poisonEvery = 100
+
+// poisonValue is record id's value: a good JSON object, or for one id in
+// poisonEvery a bad one of three kinds, in turn: malformed JSON, a value
+// over its int column's limit, and JSON that is no object.
+func poisonValue(id int64) (value string, bad bool) {
+	if id%poisonEvery != 37 {
+		return fmt.Sprintf(`{"id":%d,"v":"m%d","n":%d}`, id, id, id%1000), false
+	}
+	switch (id / poisonEvery) % 3 {
+	case 0:
+		return fmt.Sprintf(`{"id":%d,"v":"cut short`, id), true
+	case 1:
+		return fmt.Sprintf(`{"id":%d,"v":"too big","n":%d}`, id, int64(1)<<40), true
+	}
+	return fmt.Sprintf(`[%d]`, id), true
+}
+
+// deadLetterPipeline writes a pipeline file reading source (its YAML
+// lines) with the poison values' schema into db.events, bad records into
+// db.events_dead; it returns the file's path.
+func deadLetterPipeline(e *env, onBadRecord, trigger string, source ...string) string {
+	e.T.Helper()
+	deadLetter := ""
+	if onBadRecord == "dead-letter" {
+		deadLetter = "  dead-letter-table: db.events_dead\n"
+	}
+	yaml := fmt.Sprintf(`source:
+%s
+  schema:
+    - {name: id, type: long}
+    - {name: v, type: string}
+    - {name: n, type: int}
+sink:
+  table: db.events
+%son-bad-record: %s
+trigger: %s
+checkpoint: %s
+`, "  "+strings.Join(source, "\n  "), deadLetter, onBadRecord, trigger, e.Ckpt)
+	path := filepath.Join(e.Dir, "pipeline.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		e.T.Fatal(err)
+	}
+	return path
+}
+
+// checkDeadLetters asserts that every good id first..first+n-1 is in
+// db.events once and every bad value in db.events_dead once, read by
+// iceberg-go.
+func checkDeadLetters(t *testing.T, e *env, n int64, where string) {
+	t.Helper()
+	ids := e.TableIDs("db.events")
+	var wantBad []string
+	for id := int64(0); id < n; id++ {
+		v, bad := poisonValue(id)
+		switch {
+		case bad:
+			wantBad = append(wantBad, v)
+			if ids[id] != 0 {
+				t.Fatalf("%s: bad record %d is in the table %d times", where, id, ids[id])
+			}
+		case ids[id] != 1:
+			t.Fatalf("%s: good record %d is in the table %d times, want once", where, id, ids[id])
+		}
+	}
+	if want := n - int64(len(wantBad)); int64(len(ids)) != want {
+		t.Fatalf("%s: %d distinct ids in the table, want %d", where, len(ids), want)
+	}
+	got := dbzRows(t, e, "db.events_dead", "_floe_value")
+	for i, v := range got {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			t.Fatalf("%s: dead letter value %q: %v", where, v, err)
+		}
+		got[i] = string(b)
+	}
+	slices.Sort(got)
+	slices.Sort(wantBad)
+	if !slices.Equal(got, wantBad) {
+		t.Fatalf("%s: dead letters (%d):\n%s\nwant (%d):\n%s", where, len(got), strings.Join(got, "\n"), len(wantBad), strings.Join(wantBad, "\n"))
+	}
+}
+
+// A topic with 1% poison messages (malformed JSON, a value over its
+// column's limit, JSON that is no object), streamed with
+// on-bad-record: dead-letter while a producer writes and floe is killed
+// with SIGKILL 20 times: every good message lands once, every poison one
+// is in the dead-letter table once, with its topic, partition and offset.
+func TestFaultKafkaDeadLetters(t *testing.T) {
+	t.Parallel()
+	kafkatest.Each(t, func(t *testing.T, b kafkatest.Backend) {
+		e := newEnv(t)
+		c := b.Start(t, "events", 4)
+		topic := c.Name("events")
+		produce := func(first, n int64) {
+			recs := make([]*kgo.Record, n)
+			for i := range recs {
+				id := first + int64(i)
+				v, _ := poisonValue(id)
+				recs[i] = &kgo.Record{Topic: topic, Partition: int32(id % 4), Key: fmt.Appendf(nil, "k%d", id), Value: []byte(v)}
+			}
+			c.Produce(t, recs...)
+		}
+		source := []string{"type: kafka", "format: json", "options:", "  kafka.bootstrap.servers: " + c.Addr(), "  subscribe: " + topic, "  maxOffsetsPerTrigger: 500"}
+		streaming := deadLetterPipeline(e, "dead-letter", "processing-time=100ms", source...)
+		rng := rand.New(rand.NewPCG(35, 1))
+		produced, kills := int64(0), 0
+		for tries := 0; kills < 20*max(1, *faultRounds/20); tries++ {
+			if tries > 200 {
+				t.Fatalf("only %d of %d runs were killed while running", kills, tries)
+			}
+			var stderr syncBuffer
+			cmd := e.startFloe(&stderr, "run", streaming)
+			for range 1 + rng.IntN(4) {
+				n := int64(100 + rng.IntN(900))
+				produce(produced, n)
+				produced += n
+				time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+			}
+			for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot") && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != -1 {
+				t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
+			}
+			kills++
+		}
+		r := e.OK("run", deadLetterPipeline(e, "dead-letter", "available-now", source...))
+		if !strings.Contains(r.Stderr, "bad record") {
+			t.Fatalf("the last run reports no bad records set aside:\n%s", r.Stderr)
+		}
+		checkDeadLetters(t, e, produced, fmt.Sprintf("after %d kills and %d messages", kills, produced))
+		// Each dead letter names its message.
+		for _, row := range dbzRows(t, e, "db.events_dead", "_floe_topic", "_floe_partition", "_floe_offset", "_floe_key", "_floe_error") {
+			f := strings.Split(row, "|")
+			if f[0] != topic || f[1] == "null" || f[2] == "null" || f[3] == "null" || f[4] == "" {
+				t.Fatalf("dead letter %q does not name its topic, partition, offset, key and error", row)
+			}
+		}
+	})
+}
+
+// With on-bad-record: fail (the default) the first poison message stops
+// the run, naming its topic, partition and offset, and nothing of the
+// batch is committed.
+func TestKafkaBadRecordFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 1)
+	topic := c.Name("events")
+	var recs []*kgo.Record
+	for id := int64(0); id < 50; id++ {
+		v, _ := poisonValue(id)
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: 0, Value: []byte(v)})
+	}
+	c.Produce(t, recs...)
+	source := []string{"type: kafka", "format: json", "options:", "  kafka.bootstrap.servers: " + c.Addr(), "  subscribe: " + topic}
+	r := e.Run("run", deadLetterPipeline(e, "fail", "available-now", source...))
+	if r.Code != 1 || !strings.Contains(r.Stderr, fmt.Sprintf("kafka topic %s partition 0 offset 37", topic)) {
+		t.Fatalf("want exit 1 naming the poison message's offset, got %s", r)
+	}
+	if ids := e.TableIDs("db.events"); len(ids) != 0 {
+		t.Fatalf("the failed batch left %d ids in the table", len(ids))
+	}
+}
+
+// A landing directory whose JSON-lines files hold 1% bad lines, streamed
+// with on-bad-record: dead-letter while files land and floe is killed 20
+// times: every good line lands once, every bad one is in the dead-letter
+// table once, with its file and line.
+func TestFaultLandingDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	land := func(first, n int64) {
+		var b strings.Builder
+		for id := first; id < first+n; id++ {
+			v, _ := poisonValue(id)
+			b.WriteString(v)
+			b.WriteByte('\n')
+		}
+		if err := fixture.Land(filepath.Join(e.Landing, fmt.Sprintf("part-%08d.json", first)), []byte(b.String())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	source := []string{"path: " + e.Landing, "format: json", "max-files-per-trigger: 3"}
+	streaming := deadLetterPipeline(e, "dead-letter", "processing-time=100ms", source...)
+	rng := rand.New(rand.NewPCG(35, 2))
+	landed, kills := int64(0), 0
+	for tries := 0; kills < 20*max(1, *faultRounds/20); tries++ {
+		if tries > 200 {
+			t.Fatalf("only %d of %d runs were killed while running", kills, tries)
+		}
+		var stderr syncBuffer
+		cmd := e.startFloe(&stderr, "run", streaming)
+		for range 1 + rng.IntN(4) {
+			n := int64(100 + rng.IntN(900))
+			land(landed, n)
+			landed += n
+			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		}
+		for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot") && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != -1 {
+			t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
+		}
+		kills++
+	}
+	e.OK("run", deadLetterPipeline(e, "dead-letter", "available-now", source...))
+	checkDeadLetters(t, e, landed, fmt.Sprintf("after %d kills and %d lines", kills, landed))
+	for _, row := range dbzRows(t, e, "db.events_dead", "_floe_source_file", "_floe_source_row", "_floe_topic") {
+		f := strings.Split(row, "|")
+		if !strings.HasPrefix(f[0], e.Landing) || f[1] == "null" || f[2] != "null" {
+			t.Fatalf("dead letter %q does not name its file and line", row)
+		}
+	}
+}
+
+// floe killed at each phase of each of a batch's two commits, the
+// dead-letter table's and the table's, then run again: every good line is
+// in the table once and every bad one in the dead-letter table once.
+func TestFaultDeadLettersAtCommitPhases(t *testing.T) {
+	t.Parallel()
+	for _, phase := range commitPhases {
+		for nth := 1; nth <= 3; nth++ {
+			t.Run(fmt.Sprintf("%s/%d", phase.name, nth), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				for i := int64(0); i < 3; i++ {
+					var b strings.Builder
+					for id := i * 200; id < (i+1)*200; id++ {
+						v, _ := poisonValue(id)
+						b.WriteString(v + "\n")
+					}
+					if err := fixture.Land(filepath.Join(e.Landing, fmt.Sprintf("part-%d.json", i)), []byte(b.String())); err != nil {
+						t.Fatal(err)
+					}
+				}
+				run := deadLetterPipeline(e, "dead-letter", "available-now", "path: "+e.Landing, "format: json", "max-files-per-trigger: 1")
+				if r := e.RunEnv(floeBin, []string{fmt.Sprintf("%s=%d", phase.env, nth)}, "run", run); r.Code != 137 {
+					t.Fatalf("want the run killed at commit %d, got %s", nth, r)
+				}
+				e.OK("run", run)
+				checkDeadLetters(t, e, 600, fmt.Sprintf("after a kill at %s of commit %d", phase.name, nth))
+			})
+		}
+	}
+}
