@@ -270,3 +270,53 @@ func TestFaultDeadLettersAtCommitPhases(t *testing.T) {
 		}
 	}
 }
+
+// Avro messages with 1% poison (a schema id the registry does not know,
+// a value not in the Confluent wire format, a body cut short) land with
+// on-bad-record: dead-letter: the good ones once, each poison one in the
+// dead-letter table once, with its offset.
+func TestKafkaAvroDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "users", 2)
+	reg := schemaRegistry(t, map[int]string{1: userV1})
+	topic := c.Name("users")
+	var recs []*kgo.Record
+	bad := map[int64]bool{}
+	for id := int64(0); id < 1000; id++ {
+		v := confluentValue(t, 1, userV1, map[string]any{"id": id, "name": fmt.Sprintf("u%d", id)})
+		if id%poisonEvery == 37 {
+			bad[id] = true
+			switch (id / poisonEvery) % 3 {
+			case 0:
+				v = confluentValue(t, 99, userV1, map[string]any{"id": id, "name": "unknown schema id"})
+			case 1:
+				v = append([]byte{1}, v[1:]...)
+			case 2:
+				v = v[:len(v)-2]
+			}
+		}
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(id % 2), Value: v})
+	}
+	c.Produce(t, recs...)
+	e.OK(kafkaAvroStream(e, c, reg.URL, "--on-bad-record", "dead-letter", "--dead-letter-table", "db.users_dead")...)
+	ids := e.TableIDs("db.users")
+	for id := int64(0); id < 1000; id++ {
+		if want := map[bool]int{true: 0, false: 1}[bad[id]]; ids[id] != want {
+			t.Fatalf("id %d is in the table %d times, want %d", id, ids[id], want)
+		}
+	}
+	offsets := map[string]bool{}
+	for _, row := range dbzRows(t, e, "db.users_dead", "_floe_partition", "_floe_offset") {
+		offsets[row] = true
+	}
+	if len(offsets) != len(bad) {
+		t.Fatalf("%d dead letters, want %d: %v", len(offsets), len(bad), offsets)
+	}
+	for id := range bad {
+		// Partition id%2 holds ids id%2, id%2+2, ...: id's offset is id/2.
+		if at := fmt.Sprintf("%d|%d", id%2, id/2); !offsets[at] {
+			t.Fatalf("poison message %d (partition|offset %s) is not in the dead-letter table: %v", id, at, offsets)
+		}
+	}
+}

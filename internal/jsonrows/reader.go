@@ -100,7 +100,12 @@ func (r *Reader) Next() bool {
 			return false
 		}
 		// A chunk of lines all set aside holds no row: read on.
-		if recs := r.rows.Records(r.schema); len(recs) > 0 {
+		recs, err := r.rows.Records(r.schema)
+		if err != nil {
+			r.err = err
+			return false
+		}
+		if len(recs) > 0 {
 			r.cur = recs[0]
 			return true
 		}

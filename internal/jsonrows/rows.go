@@ -117,11 +117,12 @@ func (r *Rows) SetAside() {
 
 // Records hands out the rows appended as records of schema (Schema, or
 // the schema of NewRowsOf, nullability aside) of at most BatchRows rows,
-// and starts again with no rows.
-func (r *Rows) Records(schema *arrow.Schema) []arrow.RecordBatch {
+// without the rows set aside, and starts again with no rows.
+func (r *Rows) Records(schema *arrow.Schema) ([]arrow.RecordBatch, error) {
 	n := r.root.n
 	var out []arrow.RecordBatch
-	for lo := 0; lo < n; lo += BatchRows {
+	var err error
+	for lo := 0; lo < n && err == nil; lo += BatchRows {
 		hi := min(lo+BatchRows, n)
 		cols := make([]arrow.Array, len(r.root.kids))
 		for i, k := range r.root.kids {
@@ -131,20 +132,28 @@ func (r *Rows) Records(schema *arrow.Schema) []arrow.RecordBatch {
 		for _, c := range cols {
 			c.Release()
 		}
-		out = append(out, withoutRows(rec, r.dead, lo, hi))
+		if rec, err = withoutRows(rec, r.dead, lo, hi); err == nil {
+			out = append(out, rec)
+		}
 	}
 	r.root.reset()
 	r.dead, r.before = r.dead[:0], 0
-	return out
+	if err != nil {
+		for _, rec := range out {
+			rec.Release()
+		}
+		return nil, err
+	}
+	return out, nil
 }
 
 // withoutRows is rec, the rows [lo, hi), without those of dead (sorted)
 // that fall in it.
-func withoutRows(rec arrow.RecordBatch, dead []int, lo, hi int) arrow.RecordBatch {
+func withoutRows(rec arrow.RecordBatch, dead []int, lo, hi int) (arrow.RecordBatch, error) {
 	i, _ := slices.BinarySearch(dead, lo)
 	j, _ := slices.BinarySearch(dead, hi)
 	if i == j {
-		return rec
+		return rec, nil
 	}
 	defer rec.Release()
 	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
@@ -162,19 +171,9 @@ func withoutRows(rec arrow.RecordBatch, dead []int, lo, hi int) arrow.RecordBatc
 	defer mask.Release()
 	kept, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
 	if err != nil {
-		// Filtering a record by a mask of its own length cannot fail but
-		// for memory; an empty record keeps the reader going.
-		return array.NewRecordBatch(rec.Schema(), emptyColumns(rec.Schema()), 0)
+		return nil, fmt.Errorf("leave the rows set aside out: %w", err)
 	}
-	return kept
-}
-
-func emptyColumns(schema *arrow.Schema) []arrow.Array {
-	cols := make([]arrow.Array, schema.NumFields())
-	for i, f := range schema.Fields() {
-		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
-	}
-	return cols
+	return kept, nil
 }
 
 // syntaxError is encoding/json's account of a line that is not one JSON

@@ -2,10 +2,15 @@ package kafka
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/ingest"
@@ -64,4 +69,55 @@ func syntaxError(v []byte) error {
 		return fmt.Errorf("the value is not valid JSON (%v)", err)
 	}
 	return fmt.Errorf("the value is not a JSON object")
+}
+
+// completeRow completes row n of b, which a failed append left half
+// written, with nulls, and reports whether the row exists: a message
+// whose body did not decode appended nothing.
+func completeRow(b *array.RecordBuilder, n int) bool {
+	started := false
+	for _, f := range b.Fields() {
+		started = started || f.Len() > n
+	}
+	if !started {
+		return false
+	}
+	for _, f := range b.Fields() {
+		completeBuilder(f, n+1)
+	}
+	return true
+}
+
+// completeBuilder pads b to want entries with nulls, and a struct's
+// fields to the struct's entries, so that the columns agree.
+func completeBuilder(b array.Builder, want int) {
+	for b.Len() < want {
+		b.AppendNull()
+	}
+	if sb, ok := b.(*array.StructBuilder); ok {
+		for i := 0; i < sb.NumField(); i++ {
+			completeBuilder(sb.FieldBuilder(i), sb.Len())
+		}
+	}
+}
+
+// withoutRows is rec without its rows dead (sorted).
+func withoutRows(rec arrow.RecordBatch, dead []int) (arrow.RecordBatch, error) {
+	if len(dead) == 0 {
+		return rec, nil
+	}
+	defer rec.Release()
+	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer keep.Release()
+	for row := 0; row < int(rec.NumRows()); row++ {
+		_, out := slices.BinarySearch(dead, row)
+		keep.Append(!out)
+	}
+	mask := keep.NewBooleanArray()
+	defer mask.Release()
+	kept, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, fmt.Errorf("kafka source: leave the messages set aside out: %w", err)
+	}
+	return kept, nil
 }

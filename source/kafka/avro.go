@@ -162,15 +162,26 @@ func (r *avroReader) Next() bool {
 	s := r.msgs[0].schema
 	b := array.NewRecordBuilder(memory.DefaultAllocator, s.Arrow())
 	defer b.Release()
+	var dead []int // rows of messages set aside, completed with nulls
 	for n := 0; r.sameRun(s, n); n++ {
 		m := r.msgs[0]
 		if err := s.Append(b, m.body); err != nil {
-			r.err = r.p.bad(m.offset, err)
-			return false
+			if !r.p.src.deadLetters {
+				r.err = r.p.bad(m.offset, err)
+				return false
+			}
+			_ = r.p.badAt(m.offset, err)
+			if completeRow(b, n) {
+				dead = append(dead, n)
+			} else {
+				n--
+			}
 		}
 		r.msgs = r.msgs[1:]
 	}
-	r.cur = b.NewRecordBatch()
+	if r.cur, r.err = withoutRows(b.NewRecordBatch(), dead); r.err != nil {
+		return false
+	}
 	return true
 }
 
@@ -184,13 +195,22 @@ func (p *part) deriveAvro(ctx context.Context) error {
 		if r.Value == nil {
 			continue
 		}
+		if p.setAside(r) {
+			continue
+		}
 		id, body, err := splitConfluent(r.Value)
 		if err != nil {
-			return p.bad(r.Offset, err)
+			if err := p.badRecord(r, err); err != nil {
+				return err
+			}
+			continue
 		}
 		s, err := p.src.registry.Schema(ctx, id)
 		if errors.Is(err, errUnknownSchema) || errors.Is(err, source.ErrBadInput) {
-			return p.bad(r.Offset, err)
+			if err := p.badRecord(r, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err

@@ -147,8 +147,9 @@ func (p *part) deriveJSON() error {
 			}
 		}
 	}
-	p.rows = rows.Records(p.schema)
-	return nil
+	var err error
+	p.rows, err = rows.Records(p.schema)
+	return err
 }
 
 func (p *part) appendJSON(rows *jsonrows.Rows) error {
