@@ -320,3 +320,91 @@ func TestKafkaAvroDeadLetters(t *testing.T) {
 		}
 	}
 }
+
+// csvPoisonLine is record id as a CSV line of id,v,n: good, or for one id
+// in poisonEvery bad in turn: too few columns, a value n's column cannot
+// hold (over, a value over an int column's limit, or text in a long
+// column), broken quoting.
+func csvPoisonLine(id int64, over string) (line string, bad bool) {
+	if id%poisonEvery != 37 {
+		return fmt.Sprintf("%d,m%d,%d", id, id, id%1000), false
+	}
+	switch (id / poisonEvery) % 3 {
+	case 0:
+		return fmt.Sprintf("%d,cut short", id), true
+	case 1:
+		return fmt.Sprintf("%d,too big,%s", id, over), true
+	}
+	return fmt.Sprintf(`%d,"broken"quote,1`, id), true
+}
+
+// CSV files with 1% bad rows land with on-bad-record: dead-letter, with
+// source.schema and with the types inferred (the table's types then
+// decide): every good row once, every bad one in the dead-letter table
+// once, as written, with its file and line.
+func TestLandingCSVDeadLetters(t *testing.T) {
+	t.Parallel()
+	for _, schema := range []bool{true, false} {
+		t.Run(fmt.Sprintf("schema=%v", schema), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			over := fmt.Sprint(int64(1) << 40)
+			if !schema {
+				over = "n/a"
+			}
+			land := func(dir string, first, n int64) {
+				b := strings.Builder{}
+				b.WriteString("id,v,n\n")
+				for id := first; id < first+n; id++ {
+					l, _ := csvPoisonLine(id, over)
+					b.WriteString(l + "\n")
+				}
+				if err := fixture.Land(filepath.Join(dir, fmt.Sprintf("part-%08d.csv", first)), []byte(b.String())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			source := []string{"path: " + e.Landing, "format: csv"}
+			run := deadLetterPipeline(e, "dead-letter", "available-now", source...)
+			if !schema {
+				// Without source.schema the first file makes the table: its
+				// rows are all good, so n is an int column from there on.
+				yaml, _ := os.ReadFile(run)
+				yaml = []byte(strings.Replace(string(yaml), "    - {name: n, type: int}\n", "", 1))
+				yaml = []byte(strings.Replace(string(yaml), "  schema:\n    - {name: id, type: long}\n    - {name: v, type: string}\n", "", 1))
+				if err := os.WriteFile(run, yaml, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				first := filepath.Join(e.Dir, "first")
+				land(first, 2000, 30)
+				e.OK("stream", "--source", first, "--format", "csv", "--table", "db.events", "--checkpoint", filepath.Join(e.Dir, "first-ckpt"))
+			}
+			land(e.Landing, 0, 500)
+			land(e.Landing, 500, 500)
+			e.OK("run", run)
+			ids := e.TableIDs("db.events")
+			lines := map[string]bool{}
+			for _, row := range dbzRows(t, e, "db.events_dead", "_floe_value", "_floe_source_row") {
+				v, at, _ := strings.Cut(row, "|")
+				b, err := base64.StdEncoding.DecodeString(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines[string(b)+"@"+at] = true
+			}
+			for id := int64(0); id < 1000; id++ {
+				l, bad := csvPoisonLine(id, over)
+				// Line 1 is the header: id's line is 2 + its place in its file.
+				at := fmt.Sprintf("%s@%d", l, id%500+2)
+				switch {
+				case bad && (ids[id] != 0 || !lines[at]):
+					t.Fatalf("bad row %q: %d times in the table, in the dead-letter table as %q: %v; dead letters %v", l, ids[id], at, lines[at], lines)
+				case !bad && ids[id] != 1:
+					t.Fatalf("good row %q is in the table %d times", l, ids[id])
+				}
+			}
+			if len(lines) != 10 {
+				t.Fatalf("%d dead letters, want 10: %v", len(lines), lines)
+			}
+		})
+	}
+}

@@ -42,6 +42,7 @@ type filePart struct {
 	mu      sync.Mutex
 	schema  *arrow.Schema          // what Open's reader reports
 	csvCols *arrow.Schema          // CSV: the file's columns in file order
+	csvSkip []span                 // CSV: the records set aside (on-bad-record: dead-letter)
 	asText  []string               // JSON, Debezium: columns whose values are read as their JSON text
 	footer  *metadata.FileMetaData // Parquet
 	avro    *avrorows.Schema       // Avro: the writer schema and its columns
@@ -238,8 +239,24 @@ func (p *filePart) deriveCSV() error {
 	}
 	// cols is the file's columns in file order; out is what the reader
 	// returns.
-	cols := out
+	cols, explicit := out, out != nil
 	switch {
+	case out == nil && p.deadLetters:
+		inferred := csvColumns{header: header}
+		if p.csvSkip, err = p.scanCSV(delim, header, nil, inferred.observe); err != nil {
+			return err
+		}
+		if cols, err = inferred.schema(); err != nil {
+			return err
+		}
+		typed := tableTyped(cols, p.table)
+		if !typed.Equal(cols) {
+			// The table's types may not read every value inferred otherwise.
+			if p.csvSkip, err = p.scanCSV(delim, header, typed, nil); err != nil {
+				return err
+			}
+		}
+		cols, out = typed, typed
 	case out == nil:
 		if cols, err = inferCSV(p.text, delim, header); err != nil {
 			return err
@@ -248,6 +265,11 @@ func (p *filePart) deriveCSV() error {
 		out = cols
 	case header:
 		if cols, err = csvHeaderSchema(p.text, delim, out); err != nil {
+			return err
+		}
+	}
+	if p.deadLetters && explicit {
+		if p.csvSkip, err = p.scanCSV(delim, header, cols, nil); err != nil {
 			return err
 		}
 	}
@@ -370,7 +392,11 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(br, csvReadSchema(p.csvCols),
+	var text io.Reader = br
+	if len(p.csvSkip) > 0 {
+		text = &skipSpans{r: br, spans: p.csvSkip}
+	}
+	r := csv.NewReader(text, csvReadSchema(p.csvCols),
 		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(jsonrows.BatchRows),
 		csv.WithNullReader(true, ""))
 	return &closingReader{RecordReader: newCSVConvReader(r, p.csvCols, p.schema), close: f.Close}, nil
