@@ -408,3 +408,14 @@ func TestLandingCSVDeadLetters(t *testing.T) {
 		})
 	}
 }
+
+// A cluster worker with on-bad-record: dead-letter is refused with exit 2
+// naming the option and kafka.group.id, before it reads anything.
+func TestKafkaClusterDeadLettersRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 2)
+	produceIDs(t, c, c.Name("events"), 2, 0, 10)
+	w := startClusterWorker(e, c, "a", "--on-bad-record", "dead-letter", "--dead-letter-table", "db.events_dead")
+	wantRefused(t, e, w, "on-bad-record: dead-letter", "kafka.group.id")
+}

@@ -78,6 +78,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	if cfg.Sink.Mode != "append" && !cfg.Sink.Upserts() {
 		return fmt.Errorf("%w: a cluster (kafka.group.id with a processing-time trigger) appends or upserts; mode %s needs a single worker: drop kafka.group.id", ingest.ErrConfig, cfg.Sink.Mode)
 	}
+	if cfg.OnBadRecord == "dead-letter" {
+		// A commit of two tables needs the state table's two phases, which
+		// only template sinks have in a cluster so far.
+		return fmt.Errorf("%w: on-bad-record: dead-letter runs in a single process: its dead letters and rows are two tables' commits; drop kafka.group.id, or use on-bad-record: fail", ingest.ErrConfig)
+	}
 	home := e.Fixed
 	if home == "" {
 		var err error

@@ -176,6 +176,9 @@ func withoutRows(rec arrow.RecordBatch, dead []int, lo, hi int) (arrow.RecordBat
 	return kept, nil
 }
 
+// Malformed is why b is not one JSON object, in encoding/json's words.
+func Malformed(b []byte) error { return syntaxError(b) }
+
 // syntaxError is encoding/json's account of a line that is not one JSON
 // object, in the words the earlier readers used.
 func syntaxError(b []byte) error {

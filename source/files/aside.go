@@ -2,9 +2,9 @@ package files
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/jsonrows"
 )
 
 var _ ingest.BadRecorder = (*filePart)(nil)
@@ -47,7 +47,7 @@ func asideLines(aside func(int, []byte, error), inferring bool, fn func(line int
 	}
 	return func(line int, b []byte) error {
 		if inferring && !json.Valid(b) {
-			aside(line, b, errors.New("malformed JSON"))
+			aside(line, b, jsonrows.Malformed(b))
 			return nil
 		}
 		if err := fn(line, b); err != nil {

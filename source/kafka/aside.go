@@ -3,7 +3,6 @@ package kafka
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -60,15 +59,6 @@ func (p *part) BadRecords() []ingest.BadRecord {
 	p.asideMu.Lock()
 	defer p.asideMu.Unlock()
 	return p.aside.List()
-}
-
-// syntaxError describes a value that is not JSON.
-func syntaxError(v []byte) error {
-	var x any
-	if err := json.Unmarshal(v, &x); err != nil {
-		return fmt.Errorf("the value is not valid JSON (%v)", err)
-	}
-	return fmt.Errorf("the value is not a JSON object")
 }
 
 // completeRow completes row n of b, which a failed append left half

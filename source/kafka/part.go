@@ -167,7 +167,7 @@ func (p *part) appendJSON(rows *jsonrows.Rows) error {
 		if p.src.deadLetters && !rows.Fixed() && !json.Valid(r.Value) {
 			// Inferring, a broken object would leave the keys it reached as
 			// columns of the table.
-			p.badRecord(r, syntaxError(r.Value))
+			p.badRecord(r, jsonrows.Malformed(r.Value))
 			continue
 		}
 		if err := rows.Append(r.Value); err != nil {
