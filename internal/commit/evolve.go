@@ -44,6 +44,9 @@ func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in
 		if len(changes) == 0 {
 			return tbl, nil
 		}
+		if err := checkAdded(name, changes, tbl.Metadata().Version()); err != nil {
+			return nil, Final(err)
+		}
 		txn := tbl.NewTransaction()
 		us := txn.UpdateSchema(true, false)
 		for _, c := range changes {
@@ -72,6 +75,21 @@ func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in
 		return nil, err
 	}
 	return nil, fmt.Errorf("%w: schema change of table %s after %d attempts: %w", ingest.ErrCommit, name, attempts, err)
+}
+
+// checkAdded refuses to add a column of a format-version 3 type to an
+// older table.
+func checkAdded(tableName string, changes []schemaChange, version int) error {
+	for _, c := range changes {
+		if c.add == nil {
+			continue
+		}
+		f := iceberg.NestedField{ID: 1, Name: strings.Join(c.path, "."), Type: c.add}
+		if err := checkFormatVersion(tableName, iceberg.NewSchema(0, f), version, "upgrade the table to format-version 3 (in Spark: ALTER TABLE ... SET TBLPROPERTIES ('format-version'='3'))"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loader loads a table afresh for each attempt of the commit loop.
