@@ -179,9 +179,9 @@ func inferCSV(text textOpener, delim rune, header bool) (*arrow.Schema, error) {
 }
 
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
-// line by number.
-func inferJSON(text textOpener) (*arrow.Schema, error) {
-	root := jsonrows.NewObject()
+// line by number. Columns of given take any value as their type.
+func inferJSON(text textOpener, given *arrow.Schema) (*arrow.Schema, error) {
+	root := jsonrows.NewObjectWith(given)
 	if err := eachLine(text, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
 		return nil, err
 	}

@@ -256,7 +256,7 @@ func (p *filePart) deriveJSON() error {
 		return err
 	}
 	if schema == nil {
-		if schema, err = inferJSON(p.text); err != nil {
+		if schema, err = inferJSON(p.text, jsonrows.Variants(p.table)); err != nil {
 			return err
 		}
 		schema, p.asText = jsonrows.AsTable(schema, p.table, true)
