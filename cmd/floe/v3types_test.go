@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,4 +149,89 @@ func TestV3VariantParquet(t *testing.T) {
 		want = append(want, v.String())
 	}
 	e.wantValues("db.v", "v", want)
+}
+
+// JSON values of any kind into a variant column: one declared in
+// source.schema makes the table's, and a file read without a schema takes
+// the table's variant column as it is, objects in one line and numbers in
+// the next, where inference alone would refuse the mix. A JSON null is a
+// variant null, an absent key a null row. timestamp_ns in
+// source.schema keeps a JSON timestamp's nanoseconds.
+func TestV3VariantJSON(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	pipeline := filepath.Join(e.Dir, "p.yaml")
+	writeFile(t, pipeline, []byte(`source:
+  path: ./landing
+  format: json
+  schema:
+    - {name: id, type: long}
+    - {name: doc, type: variant}
+    - {name: at, type: timestamp_ns}
+sink:
+  table: db.j
+  format-version: 3
+trigger: available-now
+checkpoint: ./ckpt
+`))
+	landLines(t, filepath.Join(e.Landing, "a.json"),
+		`{"id": 0, "doc": {"a": 1, "b": [true, null, "x"], "c": {"d": 1.5}}, "at": "2024-01-02T03:04:05.123456789"}`,
+		`{"id": 1, "doc": [1, 2, 3]}`,
+		`{"id": 2, "doc": "text", "at": null}`,
+		`{"id": 3, "doc": null}`,
+		`{"id": 4}`)
+	e.OK("run", pipeline)
+	other := filepath.Join(e.Dir, "other")
+	landLines(t, filepath.Join(other, "b.json"), `{"id": 5, "doc": {"z": "new"}}`, `{"id": 6, "doc": 42}`)
+	e.OK("stream", "--source", other, "--format", "json", "--table", "db.j", "--checkpoint", e.Ckpt+"-other")
+	want := []string{`{"a":1,"b":[true,null,"x"],"c":{"d":1.5}}`, `[1,2,3]`, `"text"`, "null", "(null)", `{"z":"new"}`, `42`}
+	e.wantValues("db.j", "doc", want)
+	if at := e.TableKeyed("db.j", "id", "at")[0]; len(at) != 1 || at[0] != tsStrings(arrow.Nanosecond, 1704164645123456789)[0] {
+		t.Errorf("at of id 0 is %q, want its nanoseconds", at)
+	}
+}
+
+// sink.column-defaults: schema evolution adds a column with its default as
+// write-default and initial-default. Rows of files written before read the
+// initial-default, an input without the column is written with the
+// write-default, and a null that an input holds stays null. Defaults need
+// format-version 3: asked of a v2 table they are refused, naming the fix.
+func TestV3ColumnDefaults(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dirs := make([]string, 4)
+	for i := range dirs {
+		dirs[i] = filepath.Join(e.Dir, fmt.Sprintf("in%d", i))
+	}
+	run := func(i int, extra ...string) fixture.Result {
+		return e.Run(append([]string{"stream", "--source", dirs[i], "--format", "json", "--table", "db.d",
+			"--checkpoint", fmt.Sprintf("%s-%d", e.Ckpt, i), "--schema-evolution", "add-columns",
+			"--column-default", "region=eu", "--column-default", "score=5"}, extra...)...)
+	}
+	landLines(t, filepath.Join(dirs[0], "a.json"), `{"id": 0, "name": "a"}`)
+	if r := run(0, "--format-version", "2"); r.Code != 2 || !strings.Contains(r.Stderr, "sink.column-defaults") || !strings.Contains(r.Stderr, "format-version 3") {
+		t.Fatalf("want defaults refused for format-version 2 (exit 2): %s", r)
+	}
+	if r := run(0, "--format-version", "3"); r.Code != 0 {
+		t.Fatal(r)
+	}
+	landLines(t, filepath.Join(dirs[1], "b.json"), `{"id": 1, "name": "b", "region": "us", "score": 7}`)
+	landLines(t, filepath.Join(dirs[2], "c.json"), `{"id": 2, "name": "c"}`)
+	landLines(t, filepath.Join(dirs[3], "d.json"), `{"id": 3, "name": "d", "region": null}`)
+	for i := 1; i < 4; i++ {
+		if r := run(i); r.Code != 0 {
+			t.Fatal(r)
+		}
+	}
+	e.wantValues("db.d", "region", []string{"eu", "us", "eu", ""})
+	e.wantValues("db.d", "score", []string{"5", "7", "5", "5"})
+
+	ctx := context.Background()
+	sc := e.loadTable(ctx, e.catalog(ctx), "db.d").Schema()
+	for name, want := range map[string]any{"region": "eu", "score": float64(5)} {
+		f, ok := sc.FindFieldByName(name)
+		if !ok || f.InitialDefault != want || f.WriteDefault != want {
+			t.Errorf("column %s: initial-default %v, write-default %v, want %v", name, f.InitialDefault, f.WriteDefault, want)
+		}
+	}
 }

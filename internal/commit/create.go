@@ -34,6 +34,9 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts Creat
 	if err := checkFormatVersion(c.Name(), sc, opts.formatVersion(), "set sink.format-version: 3 (--format-version 3) for the new table"); err != nil {
 		return nil, err
 	}
+	if sc, err = withDefaults(c.Name(), sc, opts.Defaults, opts.formatVersion()); err != nil {
+		return nil, err
+	}
 	// A table the batch's own rows cannot be written to would be left
 	// behind, refusing every later run of the same input.
 	if err := fitsCreated(c.Name(), schema, sc); err != nil {
@@ -169,6 +172,10 @@ type CreateOptions struct {
 	IdentifierFields []string
 	// FormatVersion defaults to 2.
 	FormatVersion int
+	// Defaults are default values of columns by name, as text
+	// (sink.column-defaults): a column created or added by schema
+	// evolution gets its value as write-default and initial-default.
+	Defaults map[string]string
 }
 
 func (o CreateOptions) formatVersion() int {

@@ -26,14 +26,15 @@ type schemaChange struct {
 
 // EvolveSchema changes tbl's schema so that records of schema in can be
 // written: input columns and struct fields the table lacks are added as
-// optional (their nested fields too, so later inputs may lack them), and
-// int, float and decimal columns are widened to long, double and a wider
-// precision. Top-level columns are added at their place in the input, so
+// optional (their nested fields too, so later inputs may lack them; a
+// top-level one with its value in defaults as its write-default and
+// initial-default), and int, float and decimal columns are widened to
+// long, double and a wider precision. Top-level columns are added at their place in the input, so
 // that check-ordering accepts it; nested fields go last in their struct
 // (iceberg-go v0.7.0 cannot move a field added to a nested struct). When
 // the table already accepts in, tbl is returned as it is, without a
 // commit. The change is planned again on every attempt of the commit loop.
-func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in *arrow.Schema) (*table.Table, error) {
+func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in *arrow.Schema, defaults map[string]string) (*table.Table, error) {
 	ident := tbl.Identifier()
 	name := ingest.JoinIdent(ident)
 	out, attempts, err := Retry(ctx, loader(cat, ident), tbl, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
@@ -52,7 +53,13 @@ func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in
 		for _, c := range changes {
 			switch {
 			case c.add != nil:
-				us.AddColumn(c.path, c.add, "", false, nil)
+				var def iceberg.Literal
+				if v, ok := defaults[c.path[0]]; ok && len(c.path) == 1 {
+					if def, err = defaultLiteral(name, c.path[0], v, c.add, tbl.Metadata().Version()); err != nil {
+						return nil, Final(err)
+					}
+				}
+				us.AddColumn(c.path, c.add, "", false, def)
 				switch {
 				case c.first:
 					us.MoveFirst(c.path)

@@ -2,6 +2,7 @@ package commit
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -73,4 +74,60 @@ func fitsCreated(tableName string, in *arrow.Schema, sc *iceberg.Schema) error {
 		return fmt.Errorf("create table %s: %w", tableName, err)
 	}
 	return nil
+}
+
+// withDefaults gives the top-level columns of sc that defaults name
+// (sink.column-defaults) their value as write-default and initial-default.
+func withDefaults(tableName string, sc *iceberg.Schema, defaults map[string]string, version int) (*iceberg.Schema, error) {
+	if len(defaults) == 0 {
+		return sc, nil
+	}
+	fields := slices.Clone(sc.Fields())
+	changed := false
+	for i, f := range fields {
+		v, ok := defaults[f.Name]
+		if !ok {
+			continue
+		}
+		lit, err := defaultLiteral(tableName, f.Name, v, f.Type, version)
+		if err != nil {
+			return nil, err
+		}
+		fields[i].InitialDefault, fields[i].WriteDefault = lit.Any(), lit.Any()
+		changed = true
+	}
+	if !changed {
+		return sc, nil
+	}
+	return iceberg.NewSchemaWithIdentifiers(sc.ID, sc.IdentifierFieldIDs, fields...), nil
+}
+
+// defaultLiteral reads a column's configured default as its type. Default
+// values are a format-version 3 feature.
+func defaultLiteral(tableName, column, value string, t iceberg.Type, version int) (iceberg.Literal, error) {
+	if version < 3 {
+		return nil, fmt.Errorf("%w: sink.column-defaults gives column %q of table %s a default, but default values need a format-version 3 table and it is format-version %d; set sink.format-version: 3 for a new table, or upgrade this one", ingest.ErrConfig, column, tableName, version)
+	}
+	switch t.(type) {
+	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type, iceberg.Float64Type, iceberg.StringType:
+	default:
+		// iceberg-go v0.7.0 writes other types' defaults in a JSON form
+		// that Iceberg's Java readers refuse (a date as a number).
+		return nil, fmt.Errorf("%w: sink.column-defaults gives column %q of table %s a default, but it is %s; floe sets defaults of boolean, int, long, float, double and string columns; remove it", ingest.ErrConfig, column, tableName, t)
+	}
+	lit, err := iceberg.NewLiteral(value).To(t)
+	if err != nil {
+		return nil, fmt.Errorf("%w: sink.column-defaults: %q is no %s for column %q of table %s (%v); write it as Iceberg writes such a value as text, e.g. %s", ingest.ErrConfig, value, t, column, tableName, err, defaultExample(t))
+	}
+	return lit, nil
+}
+
+func defaultExample(t iceberg.Type) string {
+	switch t.(type) {
+	case iceberg.BooleanType:
+		return "true"
+	case iceberg.Int32Type, iceberg.Int64Type:
+		return "0"
+	}
+	return "0.5"
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/ingest"
@@ -27,8 +28,9 @@ type conformCol struct {
 	in       int // input column index, -1 when the input lacks the column
 	cast     bool
 	retype   bool
-	nested   bool // struct or list conformed field by field (conformData)
-	variant  bool // a variant of another layout, rebuilt in the table's (variantArray)
+	nested   bool                 // struct or list conformed field by field (conformData)
+	variant  bool                 // a variant of another layout, rebuilt in the table's (variantArray)
+	def      *iceberg.NestedField // the write-default of a column the input lacks
 	required bool
 	// nestedRequired marks a struct column with required fields below it,
 	// whose nulls are checked per record.
@@ -48,6 +50,10 @@ type Options struct {
 	// (check-ordering: false); otherwise those the table has must come in
 	// the table's relative order.
 	AllowReorder bool
+	// Defaults are the table's columns with a write-default
+	// (WriteDefaults): an input without one gets the default instead of
+	// null, and may lack it though it is required.
+	Defaults map[string]iceberg.NestedField
 }
 
 // conformOptionsFor turns a sink's check-nullability and check-ordering
@@ -95,6 +101,8 @@ func NewConformer(tableName string, in, out *arrow.Schema, opts Options) (*Confo
 			if err := checkNested(f.Name, inType, f.Type, opts, tableName); err != nil {
 				return nil, err
 			}
+		} else if def, ok := opts.Defaults[f.Name]; ok {
+			col.def = &def
 		} else if col.required {
 			return nil, fmt.Errorf("%w: required column %q of table %s is missing from the input", ingest.ErrSchemaMismatch, f.Name, tableName)
 		}
@@ -241,6 +249,13 @@ func (c *Conformer) Conform(ctx context.Context, rec arrow.RecordBatch, firstRow
 		dt := c.out.Field(i).Type
 		var arr arrow.Array
 		switch {
+		case col.in < 0 && col.def != nil:
+			out, err := defaultArray(ctx, *col.def, dt, n)
+			if err != nil {
+				release()
+				return nil, fmt.Errorf("%w: column %q of table %s: %v", ingest.ErrSchemaMismatch, col.name, c.table, err)
+			}
+			arr = out
 		case col.in < 0:
 			arr = array.MakeArrayOfNull(memory.DefaultAllocator, dt, int(n))
 		case col.cast:
