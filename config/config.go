@@ -205,6 +205,10 @@ type Sink struct {
 	// FormatVersion is the Iceberg format version of a created table; 0
 	// means 2, or 3 in mode upsert.
 	FormatVersion int `yaml:"format-version"`
+	// ColumnDefaults are default values of columns, by name, as text in
+	// the column's type: the write-default (and initial-default) of a
+	// column floe creates or adds by schema evolution.
+	ColumnDefaults map[string]string `yaml:"column-defaults,omitempty"`
 	// WriteFormat is the data file format; only "parquet" is supported.
 	WriteFormat string `yaml:"write-format"`
 	// FanoutEnabled keeps one open file per partition; off, rows are

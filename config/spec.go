@@ -326,8 +326,10 @@ var specs = []fieldSpec{
 	{
 		path: "source.schema[].type", typ: "Iceberg type",
 		required: `the column's Iceberg type, e.g. "long" or "decimal(10,2)"`,
-		allowed:  []string{"boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz", "string", "uuid", "binary", "decimal(P,S)"},
-		doc:      "Iceberg primitive type of the column. For `decimal(P,S)`, precision P is 1 to 38 and scale S is 0 to P.",
+		allowed:  []string{"boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary", "variant", "decimal(P,S)"},
+		doc: "Iceberg primitive type of the column. For `decimal(P,S)`, precision P is 1 to 38 and scale S is 0 to P. " +
+			"`timestamp_ns`, `timestamptz_ns` and `variant` (any JSON value, objects and arrays too; `json` only) " +
+			"need a format-version 3 table.",
 	},
 	{
 		path: "source.schema[].required", def: "false",
@@ -435,6 +437,13 @@ var specs = []fieldSpec{
 	{
 		path: "sink.format-version", flag: "format-version", defNote: "2; 3 in mode `upsert`", allowed: []string{"1", "2", "3"},
 		doc: "Iceberg format version of a table floe creates. In mode `upsert`, 3 writes deletion vectors and 2 equality deletes.",
+	},
+	{
+		path: "sink.column-defaults", flag: "column-default", flagArg: "COLUMN=VALUE", typ: "map of string to string",
+		doc: "Default values of top-level columns, written as text in the column's type (`eu`, `0`, `true`, `2024-01-01`), " +
+			"for a format-version 3 table: when floe creates the table or schema evolution adds the column, the column gets the value " +
+			"as its Iceberg `write-default` and `initial-default`. Rows of input without the column are then written with it " +
+			"(floe honours any table's `write-default`), and every reader gives it for rows of files written before the column was added.",
 	},
 	{
 		path: "sink.write-format", flag: "write-format", def: "parquet", allowed: []string{"parquet"},

@@ -165,6 +165,10 @@ func (s *Sink) validate(ps *problems, badRecords bool) {
 		ps.add("sink."+set[1], 0, "%s and %s are mutually exclusive; keep one of them", strings.Join(set[:len(set)-1], ", "), set[len(set)-1])
 	}
 	ps.oneOf("sink.schema-evolution", s.SchemaEvolution)
+	if v := s.FormatVersion; len(s.ColumnDefaults) > 0 && v != 0 && v < 3 {
+		ps.add("sink.column-defaults", 0, "default values need format-version 3 tables (Iceberg's write-default and initial-default), but sink.format-version is %d; set it to 3, or remove the defaults", v)
+	}
+	ps.propertyKeys("sink.column-defaults", s.ColumnDefaults)
 	if b := s.Branch; b != "" {
 		switch {
 		case strings.TrimSpace(b) != b || strings.ContainsAny(b, "/\n"):
@@ -334,6 +338,9 @@ func (s *Source) validate(ps *problems) {
 			if err := checkIcebergType(c.Type); err != nil {
 				ps.add(p+".type", 0, "%v", err)
 			}
+		}
+		if c.Type == "variant" && s.Format == "csv" {
+			ps.add(p+".type", 0, "variant is read from JSON values, not CSV fields; use string, or format json")
 		}
 	}
 
@@ -592,7 +599,7 @@ func (ps *problems) propertyKeys(path string, m map[string]string) {
 
 var icebergPrimitives = []string{
 	"boolean", "int", "long", "float", "double", "date", "time",
-	"timestamp", "timestamptz", "string", "uuid", "binary",
+	"timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary", "variant",
 }
 
 // typeAliases maps names from SQL, Spark, Arrow and Go that people reach for

@@ -31,6 +31,17 @@ func (c *Committer) Create(ctx context.Context, schema *arrow.Schema, opts Creat
 	if sc, err = withIdentifiers(sc, opts.IdentifierFields); err != nil {
 		return nil, fmt.Errorf("create table %s: %w", c.Name(), err)
 	}
+	if err := checkFormatVersion(c.Name(), sc, opts.formatVersion(), "set sink.format-version: 3 (--format-version 3) for the new table"); err != nil {
+		return nil, err
+	}
+	if sc, err = withDefaults(c.Name(), sc, opts.Defaults, opts.formatVersion()); err != nil {
+		return nil, err
+	}
+	// A table the batch's own rows cannot be written to would be left
+	// behind, refusing every later run of the same input.
+	if err := fitsCreated(c.Name(), schema, sc); err != nil {
+		return nil, err
+	}
 	// A property the writer would then refuse must not leave a table behind.
 	if err := config.CheckTablePropertyColumns(opts.Properties, sc); err != nil {
 		return nil, fmt.Errorf("create table %s: %w: %v", c.Name(), ingest.ErrConfig, err)
@@ -106,7 +117,7 @@ func icebergSchema(s *arrow.Schema) (*iceberg.Schema, error) {
 		f.Metadata = arrow.Metadata{}
 		fields[i] = f
 	}
-	return table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), true)
+	return table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), false)
 }
 
 func tableType(t arrow.DataType) arrow.DataType {
@@ -120,11 +131,17 @@ func tableType(t arrow.DataType) arrow.DataType {
 	case arrow.FLOAT16:
 		return arrow.PrimitiveTypes.Float32
 	case arrow.TIMESTAMP:
+		// Nanoseconds make timestamp_ns (format-version 3); every coarser
+		// unit fits Iceberg's microseconds.
 		ts := t.(*arrow.TimestampType)
-		if ts.TimeZone != "" {
-			return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+		unit := arrow.Microsecond
+		if ts.Unit == arrow.Nanosecond {
+			unit = arrow.Nanosecond
 		}
-		return &arrow.TimestampType{Unit: arrow.Microsecond}
+		if ts.TimeZone != "" {
+			return &arrow.TimestampType{Unit: unit, TimeZone: "UTC"}
+		}
+		return &arrow.TimestampType{Unit: unit}
 	case arrow.DATE64:
 		return arrow.FixedWidthTypes.Date32
 	case arrow.TIME32:
@@ -155,14 +172,24 @@ type CreateOptions struct {
 	IdentifierFields []string
 	// FormatVersion defaults to 2.
 	FormatVersion int
+	// Defaults are default values of columns by name, as text
+	// (sink.column-defaults): a column created or added by schema
+	// evolution gets its value as write-default and initial-default.
+	Defaults map[string]string
+}
+
+func (o CreateOptions) formatVersion() int {
+	if v, err := strconv.Atoi(o.Properties["format-version"]); err == nil {
+		return v
+	}
+	if o.FormatVersion == 0 {
+		return 2
+	}
+	return o.FormatVersion
 }
 
 func (o CreateOptions) properties() iceberg.Properties {
-	v := o.FormatVersion
-	if v == 0 {
-		v = 2
-	}
-	tp := iceberg.Properties{"format-version": strconv.Itoa(v)}
+	tp := iceberg.Properties{"format-version": strconv.Itoa(o.formatVersion())}
 	maps.Copy(tp, metadataRetention)
 	maps.Copy(tp, o.Properties)
 	return tp

@@ -26,14 +26,15 @@ type schemaChange struct {
 
 // EvolveSchema changes tbl's schema so that records of schema in can be
 // written: input columns and struct fields the table lacks are added as
-// optional (their nested fields too, so later inputs may lack them), and
-// int, float and decimal columns are widened to long, double and a wider
-// precision. Top-level columns are added at their place in the input, so
+// optional (their nested fields too, so later inputs may lack them; a
+// top-level one with its value in defaults as its write-default and
+// initial-default), and int, float and decimal columns are widened to
+// long, double and a wider precision. Top-level columns are added at their place in the input, so
 // that check-ordering accepts it; nested fields go last in their struct
 // (iceberg-go v0.7.0 cannot move a field added to a nested struct). When
 // the table already accepts in, tbl is returned as it is, without a
 // commit. The change is planned again on every attempt of the commit loop.
-func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in *arrow.Schema) (*table.Table, error) {
+func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in *arrow.Schema, defaults map[string]string) (*table.Table, error) {
 	ident := tbl.Identifier()
 	name := ingest.JoinIdent(ident)
 	out, attempts, err := Retry(ctx, loader(cat, ident), tbl, func(ctx context.Context, tbl *table.Table) (*table.Table, error) {
@@ -44,12 +45,21 @@ func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in
 		if len(changes) == 0 {
 			return tbl, nil
 		}
+		if err := checkAdded(name, changes, tbl.Metadata().Version()); err != nil {
+			return nil, Final(err)
+		}
 		txn := tbl.NewTransaction()
 		us := txn.UpdateSchema(true, false)
 		for _, c := range changes {
 			switch {
 			case c.add != nil:
-				us.AddColumn(c.path, c.add, "", false, nil)
+				var def iceberg.Literal
+				if v, ok := defaults[c.path[0]]; ok && len(c.path) == 1 {
+					if def, err = defaultLiteral(name, c.path[0], v, c.add, tbl.Metadata().Version()); err != nil {
+						return nil, Final(err)
+					}
+				}
+				us.AddColumn(c.path, c.add, "", false, def)
 				switch {
 				case c.first:
 					us.MoveFirst(c.path)
@@ -72,6 +82,21 @@ func EvolveSchema(ctx context.Context, cat catalog.Catalog, tbl *table.Table, in
 		return nil, err
 	}
 	return nil, fmt.Errorf("%w: schema change of table %s after %d attempts: %w", ingest.ErrCommit, name, attempts, err)
+}
+
+// checkAdded refuses to add a column of a format-version 3 type to an
+// older table.
+func checkAdded(tableName string, changes []schemaChange, version int) error {
+	for _, c := range changes {
+		if c.add == nil {
+			continue
+		}
+		f := iceberg.NestedField{ID: 1, Name: strings.Join(c.path, "."), Type: c.add}
+		if err := checkFormatVersion(tableName, iceberg.NewSchema(0, f), version, "upgrade the table to format-version 3 (in Spark: ALTER TABLE ... SET TBLPROPERTIES ('format-version'='3'))"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loader loads a table afresh for each attempt of the commit loop.

@@ -66,7 +66,7 @@ func TestEvolveAddColumns(t *testing.T) {
 		field("meta", arrow.StructOf(field("region", str, true), field("zone", str, true)), true),
 		field("tags", arrow.ListOf(arrow.StructOf(field("k", str, false))), true),
 	}, nil)
-	out, err := commit.EvolveSchema(ctx, cat, tbl, in)
+	out, err := commit.EvolveSchema(ctx, cat, tbl, in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestEvolveAddColumns(t *testing.T) {
 		t.Fatalf("conformer after evolution: %v", err)
 	}
 	// Evolving again is a no-op.
-	again, err := commit.EvolveSchema(ctx, cat, out, in)
+	again, err := commit.EvolveSchema(ctx, cat, out, in, nil)
 	if err != nil || again != out {
 		t.Fatalf("second evolution: %v, same table %v", err, again == out)
 	}
@@ -107,7 +107,7 @@ func TestEvolveAddNestedInList(t *testing.T) {
 		field("tags", arrow.ListOf(arrow.StructOf(field("k", str, true), field("v", str, true))), true),
 		field("m", arrow.MapOf(str, arrow.StructOf(field("a", i64, true), field("b", str, true))), true),
 	}, nil)
-	out, err := commit.EvolveSchema(ctx, cat, tbl, in)
+	out, err := commit.EvolveSchema(ctx, cat, tbl, in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestEvolveWidens(t *testing.T) {
 		field("d", &arrow.Decimal128Type{Precision: 12, Scale: 2}, true),
 		field("s", arrow.StructOf(field("n", i64, true)), true),
 	}, nil)
-	out, err := commit.EvolveSchema(ctx, cat, tbl, in)
+	out, err := commit.EvolveSchema(ctx, cat, tbl, in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestEvolveUnchanged(t *testing.T) {
 		field("x", i64, true),
 		field("name", arrow.Null, true),
 	}, nil)
-	out, err := commit.EvolveSchema(ctx, cat, tbl, in)
+	out, err := commit.EvolveSchema(ctx, cat, tbl, in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestEvolveRefuses(t *testing.T) {
 		{"decimal scale", field("d", &arrow.Decimal128Type{Precision: 12, Scale: 3}, true), []string{`column "d"`, "decimal(10, 2) in table"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := commit.EvolveSchema(ctx, cat, tbl, arrow.NewSchema([]arrow.Field{tc.in}, nil))
+			_, err := commit.EvolveSchema(ctx, cat, tbl, arrow.NewSchema([]arrow.Field{tc.in}, nil), nil)
 			fixture.WantError(t, err, ingest.ErrSchemaMismatch, tc.want...)
 			if after := reload(t, cat, tbl); after.MetadataLocation() != tbl.MetadataLocation() {
 				t.Fatal("a refused evolution changed the table")
@@ -228,10 +228,10 @@ func TestEvolveConflictRetry(t *testing.T) {
 	ctx := context.Background()
 	cat := fixture.Catalog(t)
 	stale := createEvolveTable(t, cat, arrow.NewSchema([]arrow.Field{field("id", i64, true)}, nil))
-	if _, err := commit.EvolveSchema(ctx, cat, stale, arrow.NewSchema([]arrow.Field{field("id", i64, true), field("a", str, true)}, nil)); err != nil {
+	if _, err := commit.EvolveSchema(ctx, cat, stale, arrow.NewSchema([]arrow.Field{field("id", i64, true), field("a", str, true)}, nil), nil); err != nil {
 		t.Fatal(err)
 	}
-	out, err := commit.EvolveSchema(ctx, cat, stale, arrow.NewSchema([]arrow.Field{field("id", i64, true), field("b", str, true)}, nil))
+	out, err := commit.EvolveSchema(ctx, cat, stale, arrow.NewSchema([]arrow.Field{field("id", i64, true), field("b", str, true)}, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestEvolveThenWrite(t *testing.T) {
 		field("name", str, true),
 		field("meta", arrow.StructOf(field("region", str, true), field("zone", str, true)), true),
 	}, nil)
-	tbl, err := commit.EvolveSchema(ctx, cat, tbl, in)
+	tbl, err := commit.EvolveSchema(ctx, cat, tbl, in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

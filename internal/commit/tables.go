@@ -214,7 +214,7 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 		t.tables[name] = tbl
 	}
 	if t.opts.SchemaEvolution && !t.evolved[name] {
-		if tbl, err = EvolveSchema(ctx, t.cat, tbl, in); err != nil {
+		if tbl, err = EvolveSchema(ctx, t.cat, tbl, in, t.opts.CreateOptions.Defaults); err != nil {
 			return nil, fmt.Errorf("table %s: %w", name, err)
 		}
 		t.tables[name] = tbl

@@ -2,6 +2,7 @@ package conform
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -144,7 +145,7 @@ func TestConformOptionsFor(t *testing.T) {
 		{config.Sink{CheckNullability: &off}, Options{AllowNullable: true}},
 		{config.Sink{CheckOrdering: &off}, Options{AllowReorder: true}},
 	} {
-		if got := OptionsFor(&tc.sink); got != tc.want {
+		if got := OptionsFor(&tc.sink); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("conformOptionsFor(%+v) = %+v, want %+v", tc.sink, got, tc.want)
 		}
 	}

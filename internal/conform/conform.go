@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/ingest"
@@ -27,7 +28,9 @@ type conformCol struct {
 	in       int // input column index, -1 when the input lacks the column
 	cast     bool
 	retype   bool
-	nested   bool // struct or list conformed field by field (conformData)
+	nested   bool                 // struct or list conformed field by field (conformData)
+	variant  bool                 // a variant of another layout, rebuilt in the table's (variantArray)
+	def      *iceberg.NestedField // the write-default of a column the input lacks
 	required bool
 	// nestedRequired marks a struct column with required fields below it,
 	// whose nulls are checked per record.
@@ -47,6 +50,10 @@ type Options struct {
 	// (check-ordering: false); otherwise those the table has must come in
 	// the table's relative order.
 	AllowReorder bool
+	// Defaults are the table's columns with a write-default
+	// (WriteDefaults): an input without one gets the default instead of
+	// null, and may lack it though it is required.
+	Defaults map[string]iceberg.NestedField
 }
 
 // conformOptionsFor turns a sink's check-nullability and check-ordering
@@ -72,6 +79,8 @@ func NewConformer(tableName string, in, out *arrow.Schema, opts Options) (*Confo
 			case arrow.TypeEqual(inType, f.Type, arrow.CheckMetadata()):
 			case arrow.TypeEqual(inType, f.Type) || SameShape(inType, f.Type):
 				col.retype = true
+			case IsVariant(inType) && IsVariant(f.Type):
+				col.variant = true
 			case CanCast(inType, f.Type):
 				col.cast = true
 			case nestedFits(inType, f.Type):
@@ -92,6 +101,8 @@ func NewConformer(tableName string, in, out *arrow.Schema, opts Options) (*Confo
 			if err := checkNested(f.Name, inType, f.Type, opts, tableName); err != nil {
 				return nil, err
 			}
+		} else if def, ok := opts.Defaults[f.Name]; ok {
+			col.def = &def
 		} else if col.required {
 			return nil, fmt.Errorf("%w: required column %q of table %s is missing from the input", ingest.ErrSchemaMismatch, f.Name, tableName)
 		}
@@ -104,6 +115,18 @@ func NewConformer(tableName string, in, out *arrow.Schema, opts Options) (*Confo
 		}
 	}
 	return c, nil
+}
+
+// castError explains a conversion that the values refused. Nanoseconds
+// into a microsecond column lose precision, which floe never does
+// silently: the fix is a timestamp_ns column or a truncation upstream.
+func castError(tableName, name string, from, to arrow.DataType, err error) error {
+	if ft, ok := from.(*arrow.TimestampType); ok && ft.Unit == arrow.Nanosecond {
+		if tt, ok := to.(*arrow.TimestampType); ok && tt.Unit != arrow.Nanosecond {
+			return fmt.Errorf("%w: column %q holds nanosecond timestamps with digits below the microsecond, but is %s (microseconds) in table %s (%v); write it to a %s_ns column of a format-version 3 table, or truncate the values to microseconds before floe reads them", ingest.ErrSchemaMismatch, name, TypeName(to), tableName, err, TypeName(to))
+		}
+	}
+	return fmt.Errorf("%w: column %q: cannot convert %s to %s (%v)", ingest.ErrSchemaMismatch, name, TypeName(from), TypeName(to), err)
 }
 
 func nullabilityError(name, tableName string) error {
@@ -226,13 +249,27 @@ func (c *Conformer) Conform(ctx context.Context, rec arrow.RecordBatch, firstRow
 		dt := c.out.Field(i).Type
 		var arr arrow.Array
 		switch {
+		case col.in < 0 && col.def != nil:
+			out, err := defaultArray(ctx, *col.def, dt, n)
+			if err != nil {
+				release()
+				return nil, fmt.Errorf("%w: column %q of table %s: %v", ingest.ErrSchemaMismatch, col.name, c.table, err)
+			}
+			arr = out
 		case col.in < 0:
 			arr = array.MakeArrayOfNull(memory.DefaultAllocator, dt, int(n))
 		case col.cast:
 			out, err := compute.CastArray(ctx, rec.Column(col.in), compute.SafeCastOptions(dt))
 			if err != nil {
 				release()
-				return nil, fmt.Errorf("%w: column %q: cannot convert %s to %s (%v)", ingest.ErrSchemaMismatch, col.name, TypeName(rec.Column(col.in).DataType()), TypeName(dt), err)
+				return nil, castError(c.table, col.name, rec.Column(col.in).DataType(), dt, err)
+			}
+			arr = out
+		case col.variant:
+			out, err := variantArray(rec.Column(col.in), dt)
+			if err != nil {
+				release()
+				return nil, fmt.Errorf("%w: column %q: %v", ingest.ErrSchemaMismatch, col.name, err)
 			}
 			arr = out
 		case col.retype:
@@ -505,10 +542,19 @@ func TypeName(t arrow.DataType) string {
 	case arrow.DATE32, arrow.DATE64:
 		return "date"
 	case arrow.TIMESTAMP:
-		if t.(*arrow.TimestampType).TimeZone != "" {
-			return "timestamptz"
+		ts := t.(*arrow.TimestampType)
+		name := "timestamp"
+		if ts.TimeZone != "" {
+			name = "timestamptz"
 		}
-		return "timestamp"
+		if ts.Unit == arrow.Nanosecond {
+			name += "_ns"
+		}
+		return name
+	case arrow.EXTENSION:
+		if IsVariant(t) {
+			return "variant"
+		}
 	case arrow.NULL:
 		return "null"
 	}

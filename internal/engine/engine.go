@@ -129,6 +129,7 @@ func (e *Engine) Open(cat catalog.Catalog, src source.Source, ck *checkpoint.Che
 			PartitionFields:  e.partitionFields,
 			IdentifierFields: cfg.Sink.IdentifierFields,
 			FormatVersion:    formatVersion(&cfg.Sink),
+			Defaults:         cfg.Sink.ColumnDefaults,
 		},
 		SpecEvolution:   cfg.Sink.PartitionSpecEvolution,
 		SchemaEvolution: cfg.Sink.SchemaEvolution == "add-columns",

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 )
 
 // Kind is the columns inferred from JSON lines, one object a line: Rows
@@ -21,6 +22,21 @@ func NewObject() *Kind {
 	r := NewRows()
 	r.discard = true
 	return &Kind{rows: r}
+}
+
+// NewObjectWith is NewObject for files whose columns of given (by name)
+// take any JSON value as that type, a variant column of the table: they
+// are not inferred, so objects in one line and numbers in the next do not
+// conflict. They keep their place among the keys as first seen.
+func NewObjectWith(given *arrow.Schema) *Kind {
+	k := NewObject()
+	if given != nil && given.NumFields() > 0 {
+		k.rows.given = map[string]arrow.DataType{}
+		for _, f := range given.Fields() {
+			k.rows.given[f.Name] = f.Type
+		}
+	}
+	return k
 }
 
 // ObserveLine widens the columns by one line's JSON object.
@@ -74,6 +90,13 @@ func ColumnType(name string) (arrow.DataType, error) {
 		return &arrow.TimestampType{Unit: arrow.Microsecond}, nil
 	case "timestamptz":
 		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, nil
+	case "timestamp_ns":
+		return &arrow.TimestampType{Unit: arrow.Nanosecond}, nil
+	case "timestamptz_ns":
+		return &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, nil
+	case "variant":
+		// Any JSON value, kept as it is: objects, arrays and scalars alike.
+		return extensions.NewDefaultVariantType(), nil
 	case "string", "uuid":
 		return arrow.BinaryTypes.String, nil
 	case "binary":
@@ -83,5 +106,5 @@ func ColumnType(name string) (arrow.DataType, error) {
 	if _, err := fmt.Sscanf(strings.ReplaceAll(name, " ", ""), "decimal(%d,%d)", &p, &s); err == nil {
 		return &arrow.Decimal128Type{Precision: p, Scale: s}, nil
 	}
-	return nil, fmt.Errorf("type %q is not supported; use boolean, int, long, float, double, date, time, timestamp, timestamptz, string, uuid, binary or decimal(P,S)", name)
+	return nil, fmt.Errorf("type %q is not supported; use boolean, int, long, float, double, date, time, timestamp, timestamptz, timestamp_ns, timestamptz_ns, string, uuid, binary, variant or decimal(P,S)", name)
 }

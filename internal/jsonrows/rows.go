@@ -31,8 +31,11 @@ type Rows struct {
 	root    *column
 	fixed   bool
 	discard bool // for Kind: only the columns are wanted, not the values
-	gen     uint64
-	hint    int
+	// given are top-level columns of a type given for inference
+	// (NewObjectWith): their values are skipped, never inferred.
+	given map[string]arrow.DataType
+	gen   uint64
+	hint  int
 	// before is the row count before the last Append; dead are the rows
 	// set aside (SetAside), which Records leaves out.
 	before int
@@ -656,6 +659,9 @@ func (p *parser) newField(c *column, key []byte, root bool) *column {
 	} else {
 		f.path = c.path + "." + name
 	}
+	if dt, ok := p.rows.given[name]; ok && root {
+		f.typ, f.kind = dt, "given"
+	}
 	f.valid = make([]bool, 0, max(c.n, f.hint))
 	f.appendNulls(c.n - 1)
 	c.fields[name] = f
@@ -885,6 +891,14 @@ func (p *parser) value(c *column) error {
 	}
 	if p.rows.fixed {
 		return p.fixedValue(c)
+	}
+	if c.kind == "given" {
+		if err := p.skip(); err != nil {
+			return err
+		}
+		c.n++
+		c.valid = append(c.valid, true)
+		return nil
 	}
 	switch ch := p.b[p.i]; {
 	case ch == 'n':

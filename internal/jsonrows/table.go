@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 
 	"github.com/floe-io/floe/config"
 )
@@ -21,7 +22,8 @@ import (
 //   - float and decimal columns take numbers (a JSON decimal also a
 //     string), which would otherwise be inferred as double or long;
 //   - date, time and timestamp columns take JSON strings, which inference
-//     never reads as dates.
+//     never reads as dates;
+//   - a variant column takes any JSON value, objects and arrays too.
 //
 // A column matches the table's by name, exactly or else ignoring case, as
 // the table's columns are matched.
@@ -55,12 +57,35 @@ func AsTable(inferred, table *arrow.Schema, json bool) (*arrow.Schema, []string)
 			ok = number || (json && from == arrow.STRING)
 		case arrow.DATE32, arrow.TIMESTAMP, arrow.TIME64:
 			ok = json && from == arrow.STRING
+		case arrow.EXTENSION:
+			// A variant column takes any JSON value as it is.
+			ok = json && isVariant(want)
 		}
 		if ok {
 			fields[i].Type = want
 		}
 	}
 	return arrow.NewSchema(fields, nil), asText
+}
+
+// Variants are the variant columns of a table's schema (nil for none),
+// which JSON values of any kind are read into as they are.
+func Variants(table *arrow.Schema) *arrow.Schema {
+	if table == nil {
+		return nil
+	}
+	var fields []arrow.Field
+	for _, f := range table.Fields() {
+		if isVariant(f.Type) {
+			fields = append(fields, f)
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+func isVariant(t arrow.DataType) bool {
+	et, ok := t.(arrow.ExtensionType)
+	return ok && extensions.IsVariantExtensionName(et.ExtensionName())
 }
 
 // FieldIndex finds a column by name, exactly or else ignoring case, as the

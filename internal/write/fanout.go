@@ -55,6 +55,9 @@ type dest struct {
 	wfs    icebergio.WriteFileIO
 	locs   table.LocationProvider
 	part   *partitioner // nil when unpartitioned
+	// defaults are the table's columns with a write-default, which an
+	// input without them is written with.
+	defaults map[string]iceberg.NestedField
 
 	maxOpen     int
 	bufferLimit int64
@@ -135,7 +138,7 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 	if b.w.TargetFileSize > 0 {
 		opts.target = b.w.TargetFileSize
 	}
-	d := &dest{name: name, tbl: tbl, schema: schema, opts: opts, wfs: wfs, locs: locs, slots: map[any]*slot{}}
+	d := &dest{name: name, tbl: tbl, schema: schema, opts: opts, wfs: wfs, locs: locs, slots: map[any]*slot{}, defaults: conform.WriteDefaults(tbl.Schema())}
 	maxOpen, err := intProp(tbl.Properties(), MaxOpenFilesKey, maxOpenFilesDefault)
 	if err != nil {
 		return nil, err
@@ -192,6 +195,7 @@ func (d *dest) conformer(s *arrow.Schema, opts conform.Options) (*conform.Confor
 			return c, nil
 		}
 	}
+	opts.Defaults = d.defaults
 	c, err := conform.NewConformer(d.name, s, d.schema, opts)
 	if err != nil {
 		return nil, err

@@ -194,9 +194,10 @@ func (c *csvColumns) schema() (*arrow.Schema, error) {
 }
 
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
-// line by number, or handing it to aside when that is set.
-func inferJSON(text textOpener, aside func(int, []byte, error)) (*arrow.Schema, error) {
-	root := jsonrows.NewObject()
+// line by number, or handing it to aside when that is set. Columns of
+// given take any value as their type.
+func inferJSON(text textOpener, given *arrow.Schema, aside func(int, []byte, error)) (*arrow.Schema, error) {
+	root := jsonrows.NewObjectWith(given)
 	if err := eachLine(text, asideLines(aside, true, func(_ int, b []byte) error { return root.ObserveLine(b) })); err != nil {
 		return nil, err
 	}

@@ -283,7 +283,7 @@ func (p *filePart) deriveJSON() error {
 		return err
 	}
 	if schema == nil {
-		if schema, err = inferJSON(p.text, p.lineAside()); err != nil {
+		if schema, err = inferJSON(p.text, jsonrows.Variants(p.table), p.lineAside()); err != nil {
 			return err
 		}
 		schema, p.asText = jsonrows.AsTable(schema, p.table, true)
