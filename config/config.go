@@ -112,6 +112,9 @@ type Source struct {
 	Filter string   `yaml:"filter,omitempty"`
 	Keep   []string `yaml:"keep,omitempty"`
 	Drop   []string `yaml:"drop,omitempty"`
+	// Changelog makes the iceberg source read the table's row-level
+	// changes, snapshot by snapshot, instead of its appends.
+	Changelog bool `yaml:"changelog,omitempty"`
 	// Path is the directory or object-store prefix to read.
 	Path string `yaml:"path"`
 	// Format is "parquet", "csv", "json" (newline-delimited) or

@@ -209,6 +209,14 @@ var specs = []fieldSpec{
 			"matching rows are read. Row groups whose statistics rule the filter out are skipped.",
 	},
 	{
+		path: "source.changelog", flag: "changelog", def: "false",
+		doc: "With `type: iceberg`, read the table's row-level changes instead of its appends: every snapshot's inserted, deleted " +
+			"and updated rows, whatever wrote them (appends, deletion vectors, equality or position deletes, overwrites), each with " +
+			"`_change_type` (`INSERT`, `DELETE`, `UPDATE_BEFORE`, `UPDATE_AFTER`), `_change_ordinal` (the snapshot's sequence number) " +
+			"and `_commit_snapshot_id`, as Spark's changelog view gives them; compactions make no changes. A delete and an insert of one " +
+			"key in a snapshot are an update by the table's identifier fields. Each snapshot is read once (docs/reads.md).",
+	},
+	{
 		path: "source.keep", typ: "list of column names",
 		doc: "Columns of `type: iceberg` to read, nested as `a.b`; the others are not read at all. Exclusive with `drop`.",
 	},

@@ -257,7 +257,7 @@ func (s *Source) validate(ps *problems) {
 	for _, k := range []struct {
 		key string
 		set bool
-	}{{"filter", s.Filter != ""}, {"keep", len(s.Keep) > 0}, {"drop", len(s.Drop) > 0}} {
+	}{{"filter", s.Filter != ""}, {"keep", len(s.Keep) > 0}, {"drop", len(s.Drop) > 0}, {"changelog", s.Changelog}} {
 		if k.set {
 			ps.add("source."+k.key, 0, "set, but source.type is %q; %s is only read by type: iceberg; shape the rows written with sink.keep, sink.drop or sink.only instead", s.typeName(), k.key)
 		}
@@ -415,7 +415,7 @@ func (s *Source) validateKafka(ps *problems) {
 	for _, k := range []struct {
 		key string
 		set bool
-	}{{"path", s.Path != ""}, {"table", s.Table != ""}, {"filter", s.Filter != ""}, {"keep", len(s.Keep) > 0}, {"drop", len(s.Drop) > 0},
+	}{{"path", s.Path != ""}, {"table", s.Table != ""}, {"filter", s.Filter != ""}, {"keep", len(s.Keep) > 0}, {"drop", len(s.Drop) > 0}, {"changelog", s.Changelog},
 		{"max-files-per-trigger", s.MaxFilesPerTrigger != 0}, {"max-bytes-per-trigger", s.MaxBytesPerTrigger != 0}} {
 		if k.set {
 			hint := ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ func init() {
 			{"The first ten rows as JSON lines.", "floe scan db.events --output-format jsonl --limit 10"},
 			{"What a filter prunes, as JSON.", "floe scan db.events --filter \"id > 5 AND status = 'ACTIVE'\" --explain --json"},
 			{"Time travel: the table as it was.", "floe scan db.events --as-of-timestamp 2026-11-02T00:00:00Z --count"},
+			{"The changes of an upsert table since a snapshot.", "floe scan db.users --changelog --from-snapshot 4120934717023591283"},
 			{"Two columns to a Parquet file.", "floe scan db.events --keep id,ts --output-format parquet --output events.parquet"},
 			{"A copy of a table whose metadata names its old location.", "floe scan ./copy-of-table --path-prefix s3a://bucket/table=./copy-of-table"},
 		},
@@ -62,6 +64,13 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	asJSON := fs.Bool("json", false, "With --explain: print the plan as JSON.")
 	fs.StringVar(&keep, "keep", "", "Read only these comma-separated `COLUMNS`, nested as a.b.")
 	fs.StringVar(&drop, "drop", "", "Leave out these comma-separated `COLUMNS`, nested as a.b.")
+	changelog := fs.Bool("changelog", false, "Print the row-level changes of the snapshots after --from-snapshot up to --to-snapshot, "+
+		"as Spark's changelog view: each row with _change_type (INSERT, DELETE, UPDATE_BEFORE, UPDATE_AFTER), _change_ordinal and _commit_snapshot_id.")
+	var co scan.ChangelogOptions
+	var ident string
+	fs.Int64Var(&co.FromSnapshot, "from-snapshot", 0, "With --changelog: start after the snapshot with this `ID` (exclusive; default: the table's first).")
+	fs.Int64Var(&co.ToSnapshot, "to-snapshot", 0, "With --changelog: end with the snapshot with this `ID` (inclusive; default: the current one).")
+	fs.StringVar(&ident, "identifier-columns", "", "With --changelog: the comma-separated `COLUMNS` that identify a row, pairing a delete and an insert into an update (default: the table's identifier fields).")
 	fs.alias("format", "output-format", "--output-format", nil)
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -95,6 +104,12 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	default:
 		return usagef("--output-format %q is not known; use table, csv, jsonl or parquet", *format)
+	}
+	if !*changelog && (co.FromSnapshot != 0 || co.ToSnapshot != 0 || ident != "") {
+		return usagef("--from-snapshot, --to-snapshot and --identifier-columns go with --changelog")
+	}
+	if *changelog && (o.SnapshotID != 0 || o.AsOfMs != nil || o.Branch != "" || o.Tag != "" || *explain || *count) {
+		return usagef("--changelog reads a range of snapshots (--from-snapshot, --to-snapshot); it goes with no --snapshot-id, --as-of-timestamp, --branch, --tag, --explain or --count")
 	}
 	var tbl *table.Table
 	if isConfigFile(pos[0]) {
@@ -141,8 +156,16 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// tables: partition values of absent columns, initial defaults. Every
 	// writer below copies what it keeps of a record, so the read may reuse
 	// its memory once it is released.
-	o.Allocator = arrowpool.New()
-	schema, recs, err := scan.Table(ctx, tbl, o)
+	var schema *arrow.Schema
+	var recs iter.Seq2[arrow.RecordBatch, error]
+	if *changelog {
+		co.Read, co.Identifier = o, config.SplitList(ident)
+		co.Read.Limit = 0
+		schema, recs, err = scan.Changelog(ctx, tbl, co)
+	} else {
+		o.Allocator = arrowpool.New()
+		schema, recs, err = scan.Table(ctx, tbl, o)
+	}
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", pos[0], err)
 	}
