@@ -49,9 +49,16 @@ type avroField struct {
 // Parse maps an Avro schema onto Arrow as Spark's from_avro does: a
 // record's fields become columns, any other schema one column "value".
 func Parse(schema string) (*Schema, error) {
-	s, err := avro.Parse(schema, SchemaOpts()...)
+	return ParseWithReferences(schema, nil)
+}
+
+// ParseWithReferences is Parse of a schema whose named types may be
+// defined in refs, the schemas a registry holds as its references, each
+// after the ones it uses in turn.
+func ParseWithReferences(schema string, refs []string) (*Schema, error) {
+	s, err := parseAvro(schema, refs)
 	if err != nil {
-		return nil, fmt.Errorf("the Avro schema does not parse: %w", err)
+		return nil, err
 	}
 	root := s.Root()
 	m := avroMapper{named: map[string]*avro.SchemaNode{}}
@@ -65,6 +72,21 @@ func Parse(schema string) (*Schema, error) {
 	}
 	st := t.arrow.(*arrow.StructType)
 	return &Schema{avro: s, arrow: arrow.NewSchema(st.Fields(), nil), root: t}, nil
+}
+
+// parseAvro parses schema after refs, whose named types it may use.
+func parseAvro(schema string, refs []string) (*avro.Schema, error) {
+	var cache avro.SchemaCache
+	for i, r := range refs {
+		if _, err := cache.Parse(r, SchemaOpts()...); err != nil {
+			return nil, fmt.Errorf("referenced Avro schema %d of %d does not parse: %w", i+1, len(refs), err)
+		}
+	}
+	s, err := cache.Parse(schema, SchemaOpts()...)
+	if err != nil {
+		return nil, fmt.Errorf("the Avro schema does not parse: %w", err)
+	}
+	return s, nil
 }
 
 type avroMapper struct {
