@@ -322,6 +322,22 @@ func TestKafkaTombstones(t *testing.T) {
 		t.Fatalf("a plain key: %s", msg)
 	}
 
+	// The topic's own op column: its tombstones fill it with d.
+	c.CreateTopic(t, c.Name("ops"), 1)
+	ops := func(key, value string) *kgo.Record {
+		r := js(key, value)
+		r.Topic = c.Name("ops")
+		return r
+	}
+	c.Produce(t, ops(`{"id":1}`, `{"id":1,"v":"a","op":"c"}`), ops(`{"id":2}`, `{"id":2,"v":"b","op":"c"}`), ops(`{"id":1}`, ""),
+		ops(`{"id":3}`, `{"id":3,"v":"c","op":"c"}`), ops(`{"id":3}`, `{"id":3,"op":"d"}`))
+	e.OK("stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers="+c.Addr(), "-o", "subscribe="+c.Name("ops"),
+		"--format", "json", "--table", "db.ops", "--checkpoint", e.Ckpt+"-ops", "--trigger", "available-now",
+		"--mode", "upsert", "--identifier-fields", "id", "--op-column", "op")
+	if msg := fixture.DiffOracle(e.TableKeyed("db.ops", "id", "v"), map[int64]string{2: "b"}); msg != "" {
+		t.Fatalf("the topic's op column: %s", msg)
+	}
+
 	av := func(id int64, name string) *kgo.Record {
 		r := &kgo.Record{Topic: c.Name("av"), Key: confluentValue(t, 2, `{"type":"record","name":"UserKey","namespace":"ex","fields":[{"name":"id","type":"long"}]}`, map[string]any{"id": id})}
 		if name != "" {
@@ -342,5 +358,27 @@ func TestKafkaTombstones(t *testing.T) {
 	e.OK(avroArgs("db.appended")...)
 	if got, want := dbzRows(t, e, "db.appended", "id", "name"), []string{"1|ann", "2|bob", "2|bob2", "3|cid"}; !slices.Equal(got, want) {
 		t.Fatalf("appended: rows %v, want %v (tombstones skipped)", got, want)
+	}
+}
+
+// Two versions of a JSON Schema in one batch, and one partition's range:
+// with schema evolution the second version's property becomes a column,
+// null in the first version's rows.
+func TestKafkaJSONSchemaVersions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "users", 1)
+	reg := fixture.NewRegistry(t)
+	v1 := reg.Register("users-value", sr.Schema{Type: sr.TypeJSON, Schema: `{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}},"required":["id"]}`})
+	v2 := reg.Register("users-value", sr.Schema{Type: sr.TypeJSON, Schema: `{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"},"email":{"type":["null","string"]}},"required":["id"]}`})
+	c.Produce(t,
+		&kgo.Record{Topic: c.Name("users"), Value: fixture.Wire(v1, nil, []byte(`{"id":1,"name":"ann"}`))},
+		&kgo.Record{Topic: c.Name("users"), Value: fixture.Wire(v2, nil, []byte(`{"id":2,"name":"bob","email":"bob@example.com"}`))},
+		&kgo.Record{Topic: c.Name("users"), Value: fixture.Wire(v1, nil, []byte(`{"id":3,"name":"cid"}`))})
+	e.OK("stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers="+c.Addr(), "-o", "subscribe="+c.Name("users"),
+		"-o", "schema.registry.url="+reg.URL, "-o", "schema.registry.basic.auth.user.info=ann:secret",
+		"--format", "json-schema", "--schema-evolution", "add-columns", "--table", "db.users", "--checkpoint", e.Ckpt, "--trigger", "available-now")
+	if got, want := dbzRows(t, e, "db.users", "id", "name", "email"), []string{"1|ann|null", "2|bob|bob@example.com", "3|cid|null"}; !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
 	}
 }

@@ -14,7 +14,8 @@ import (
 
 // The registry is asked once per schema id, with basic auth; an id it does
 // not know is bad input, refused credentials a configuration error, and a
-// registry that fails neither: the same id is fetched once it answers.
+// registry that fails or cannot be reached neither: the same id is
+// fetched once it answers.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
 	srv := fixture.NewRegistry(t)
@@ -49,6 +50,10 @@ func TestRegistry(t *testing.T) {
 	bad, _ := kafka.NewRegistry(map[string]string{"schema.registry.url": srv.URL, "schema.registry.basic.auth.user.info": "ann:wrong"})
 	if _, err := bad.Schema(t.Context(), uint32(id)); !errors.Is(err, source.ErrConfig) || !strings.Contains(err.Error(), "basic.auth.user.info") {
 		t.Fatalf("wrong password: got %v", err)
+	}
+	gone, _ := kafka.NewRegistry(map[string]string{"schema.registry.url": "http://127.0.0.1:1"})
+	if _, err := gone.Schema(t.Context(), uint32(id)); err == nil || errors.Is(err, source.ErrBadInput) || errors.Is(err, source.ErrConfig) || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("registry unreachable: got %v, want an error that is neither bad input nor configuration", err)
 	}
 	for _, opts := range []map[string]string{{}, {"schema.registry.url": "registry:8081"},
 		{"schema.registry.url": "http://r", "schema.registry.basic.auth.user.info": "nocolon"}} {
