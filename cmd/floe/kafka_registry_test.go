@@ -338,6 +338,16 @@ func TestKafkaTombstones(t *testing.T) {
 		t.Fatalf("the topic's op column: %s", msg)
 	}
 
+	// A value holding __op itself, which floe would add: refused, naming
+	// the option that says it is the op column.
+	c.Produce(t, ops(`{"id":5}`, `{"id":5,"v":"e","__op":"x"}`))
+	r := e.Run("stream", "--source-type", "kafka", "-o", "kafka.bootstrap.servers="+c.Addr(), "-o", "subscribe="+c.Name("ops"),
+		"--format", "json", "--table", "db.clash", "--checkpoint", e.Ckpt+"-clash", "--trigger", "available-now",
+		"--mode", "upsert", "--identifier-fields", "id")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "offset 5") || !strings.Contains(r.Stderr, "sink.cdc.op-column") {
+		t.Fatalf("a value with __op: want bad input naming offset 5 and sink.cdc.op-column, got %s", r)
+	}
+
 	av := func(id int64, name string) *kgo.Record {
 		r := &kgo.Record{Topic: c.Name("av"), Key: confluentValue(t, 2, `{"type":"record","name":"UserKey","namespace":"ex","fields":[{"name":"id","type":"long"}]}`, map[string]any{"id": id})}
 		if name != "" {

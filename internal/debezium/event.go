@@ -3,8 +3,8 @@
 // wrapper, into flat rows: the row image's columns and the three columns
 // Debezium's ExtractNewRecordState transform adds with
 // add.fields=op,source.lsn,ts_ms. It serves every source of such events
-// (files now, Kafka later), so it knows nothing of where the bytes come
-// from.
+// (files, Kafka's debezium-json; its op and row image rules also Kafka's
+// debezium-avro), so it knows nothing of where the bytes come from.
 package debezium
 
 import (

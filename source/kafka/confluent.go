@@ -136,6 +136,9 @@ func (p *part) deriveRegistry(ctx context.Context) error {
 		}
 		if !seen[d] {
 			seen[d] = true
+			if p.tomb != nil && p.tomb.up.AddOp && len(d.Arrow().FieldIndices(p.tomb.up.OpColumn)) > 0 {
+				return p.bad(r.Offset, p.tomb.clash())
+			}
 			schemas = append(schemas, d.Arrow())
 		}
 		p.wire = append(p.wire, wireMessage{offset: r.Offset, dec: d, body: body})

@@ -175,7 +175,10 @@ func (p *part) appendJSON(ctx context.Context, rows *jsonrows.Rows) error {
 			return p.bad(r.Offset, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json, "+
 				"and in sink.mode upsert a tombstone with a key deletes the key"))
 		case p.tomb != nil:
-			v = p.tomb.withOp(v)
+			var err error
+			if v, err = p.tomb.withOp(v); err != nil {
+				return p.bad(r.Offset, err)
+			}
 		}
 		if err := rows.Append(v); err != nil {
 			return p.bad(r.Offset, err)

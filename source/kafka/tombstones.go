@@ -184,18 +184,30 @@ func (t *tombstones) row(key []byte) []byte {
 	return append(out, key[1:]...)
 }
 
+// clash is the error of a value holding the op column the source adds.
+func (t *tombstones) clash() error {
+	return badValue{fmt.Errorf("the value has a column %q, which floe adds in mode upsert to say which rows delete; "+
+		"if it holds the operation, name it in sink.cdc.op-column, else rename it at the source", t.up.OpColumn)}
+}
+
 // withOp is a value's JSON object with the op column's upsert code
 // first, when the source adds the op column.
-func (t *tombstones) withOp(value []byte) []byte {
+func (t *tombstones) withOp(value []byte) ([]byte, error) {
 	v := bytes.TrimSpace(value)
 	if !t.up.AddOp || len(v) == 0 || v[0] != '{' {
-		return value
+		return value, nil
+	}
+	if bytes.Contains(v, []byte(strconv.Quote(t.up.OpColumn))) {
+		var cols map[string]json.RawMessage
+		if json.Unmarshal(v, &cols) == nil && cols[t.up.OpColumn] != nil {
+			return nil, t.clash()
+		}
 	}
 	out := fmt.Appendf(nil, "{%s:%s", strconv.Quote(t.up.OpColumn), strconv.Quote(t.up.Upsert))
 	if rest := bytes.TrimSpace(v[1:]); len(rest) > 0 && rest[0] != '}' {
 		out = append(out, ',')
 	}
-	return append(out, v[1:]...)
+	return append(out, v[1:]...), nil
 }
 
 // append reads a tombstone into b, a builder of t.schema.
