@@ -25,6 +25,9 @@ type Progress struct {
 	Sink                   SinkProgress     `json:"sink"`
 	// Quarantined lists input files moved aside by --on-bad-file quarantine.
 	Quarantined []QuarantinedFile `json:"quarantined,omitempty"`
+	// NumDeadLetters counts the records on-bad-record: dead-letter set
+	// aside into the dead-letter table.
+	NumDeadLetters int64 `json:"numDeadLetters,omitempty"`
 	// Deferred lists files left for a later batch because they were still
 	// being written.
 	Deferred []string `json:"deferred,omitempty"`
@@ -159,7 +162,7 @@ func (p *Pipeline) batchProgress(b engine.Batch) Progress {
 	prog := Progress{ID: md.ID, RunID: p.runID, BatchID: b.ID, Timestamp: progressTime(b.Began), NumInputRows: b.InputRows,
 		DurationMs: Durations{LatestOffset: b.LatestOffset.Milliseconds(), AddBatch: b.AddBatch.Milliseconds(), Commit: b.Commit.Milliseconds(),
 			WalCommit: b.WalCommit.Milliseconds(), TriggerExecution: b.Total.Milliseconds()},
-		Deferred: b.Deferred, Quarantined: quarantined(b.Quarantined), Backlog: b.Backlog}
+		Deferred: b.Deferred, Quarantined: quarantined(b.Quarantined), Backlog: b.Backlog, NumDeadLetters: b.DeadLetters}
 	if secs := b.Total.Seconds(); secs > 0 {
 		prog.ProcessedRowsPerSecond = float64(b.Rows) / secs
 		prog.InputRowsPerSecond = prog.ProcessedRowsPerSecond

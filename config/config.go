@@ -41,6 +41,9 @@ type Pipeline struct {
 	Checkpoint string `yaml:"checkpoint"`
 	// OnBadFile is "fail" or "quarantine".
 	OnBadFile string `yaml:"on-bad-file"`
+	// OnBadRecord is "fail" or "dead-letter": what becomes of one record
+	// (a message, a line) that cannot be read as a row.
+	OnBadRecord string `yaml:"on-bad-record"`
 	// AllowNewQuery permits a new checkpoint against a table that already
 	// holds another query's output from the same source.
 	AllowNewQuery bool `yaml:"allow-new-query"`
@@ -225,7 +228,8 @@ type Sink struct {
 	CheckOrdering *bool `yaml:"check-ordering"`
 	// SchemaEvolution is "none" or "add-columns".
 	SchemaEvolution string `yaml:"schema-evolution"`
-	// DeadLetterTable receives rows whose table template value is null or
+	// DeadLetterTable receives the records on-bad-record: dead-letter sets
+	// aside, or else rows whose table template value is null or
 	// not a valid name; empty fails the batch instead.
 	DeadLetterTable string `yaml:"dead-letter-table,omitempty"`
 	// Branch is the branch batches commit to (Spark's branch write

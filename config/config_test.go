@@ -113,7 +113,7 @@ func TestGoodFixtureValues(t *testing.T) {
 					FanoutEnabled: ptr(true), CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
 				Trigger:    config.Trigger{Kind: config.TriggerAvailableNow},
 				Checkpoint: "./checkpoints/events",
-				OnBadFile:  "fail",
+				OnBadFile:  "fail", OnBadRecord: "fail",
 				Maintenance: config.Maintenance{
 					Enabled: ptr(true), Budget: config.Duration(10 * time.Second),
 					ExpireSnapshots:   config.ExpireMaintenance{Enabled: ptr(true), MaxSnapshots: 25, RetainLast: 10},

@@ -193,7 +193,7 @@ func TestManagedFixtures(t *testing.T) {
 				Keep: []string{"id", "ts", "payload.kind"}, CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
 			Trigger:    config.Trigger{Kind: config.TriggerProcessingTime, Interval: time.Minute},
 			Checkpoint: "/var/lib/floe/events",
-			OnBadFile:  "fail",
+			OnBadFile:  "fail", OnBadRecord: "fail",
 		}, []string{
 			`line 8: catalog_properties["io-impl"]: ignored: iceberg-go chooses the file IO from the warehouse's scheme (s3://, gs://, abfs://, local)`,
 			`line 16: config_properties["fs.s3a.fast.upload"]: ignored Hadoop property fs.s3a.fast.upload: floe has no Hadoop configuration and maps only fs.s3a.access.key, fs.s3a.endpoint, fs.s3a.endpoint.region, fs.s3a.path.style.access, fs.s3a.secret.key, fs.s3a.session.token`,
@@ -206,7 +206,7 @@ func TestManagedFixtures(t *testing.T) {
 				CheckNullability: ptr(true), CheckOrdering: ptr(true), SchemaEvolution: "none"},
 			Trigger:    config.Trigger{Kind: config.TriggerProcessingTime, Interval: 30 * time.Second},
 			Checkpoint: "checkpoints/db.orders",
-			OnBadFile:  "fail",
+			OnBadFile:  "fail", OnBadRecord: "fail",
 		}, []string{"ignored the pipeline's other transforms: floe writes the source's rows as they are, shaped only by keep, drop and only"}},
 	}
 	for _, tt := range tests {

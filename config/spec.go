@@ -93,6 +93,14 @@ var specs = []fieldSpec{
 			"and carries on with the rest; not with `source.type: iceberg`, whose files are the source table's.",
 	},
 	{
+		path: "on-bad-record", flag: "on-bad-record", def: "fail", allowed: []string{"fail", "dead-letter"},
+		doc: "What to do with one record that cannot be read as a row: a Kafka message that is not valid JSON, whose schema id the registry " +
+			"does not know or whose value does not fit its column, a line of a CSV or JSON-lines file that is malformed or does not fit. " +
+			"`fail` stops the batch naming the record, so nothing of it is committed. `dead-letter` writes the record to " +
+			"`sink.dead-letter-table` instead, in the same batch and exactly once: its raw bytes, key, topic/partition/offset or file/line, " +
+			"the error and the time, while the batch's good records go on. A file that cannot be read at all stays `on-bad-file`'s.",
+	},
+	{
 		path: "allow-new-query", flag: "allow-new-query", def: "false",
 		doc: "Allow a new checkpoint to write a table that already holds snapshots of another floe query reading the same source. " +
 			"Off by default because the new query has no record of what the old one ingested and would ingest the same files again, " +
@@ -477,8 +485,9 @@ var specs = []fieldSpec{
 	},
 	{
 		path: "sink.dead-letter-table", flag: "dead-letter-table", flagArg: "TABLE",
-		doc: "With a table template, the table that receives rows whose template value is null or not a valid name, " +
-			"with the reason and the row's source file and position. Without it, such a row fails the batch.",
+		doc: "The table that receives the records `on-bad-record: dead-letter` sets aside (created when missing, with floe's dead-letter columns). " +
+			"With a table template and no `on-bad-record: dead-letter`, the table that receives rows whose template value is null or not a valid name, " +
+			"with the reason and the row's source file and position; without it, such a row fails the batch.",
 	},
 	{
 		path: "sink.branch", flag: "branch", flagArg: "BRANCH",

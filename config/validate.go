@@ -42,7 +42,7 @@ func (p *Pipeline) validate() problems {
 
 	p.Source.validate(&ps)
 
-	p.Sink.validate(&ps)
+	p.Sink.validate(&ps, p.OnBadRecord == "dead-letter")
 	p.Maintenance.validate(&ps)
 	if p.Source.Type == "iceberg" && p.Source.Table != "" && p.Source.Table == p.Sink.Table && !p.Sink.Console() {
 		ps.add("sink.table", 0, "%q is also source.table, so each batch would read back the rows the batch before appended and write them again, "+
@@ -79,6 +79,20 @@ func (p *Pipeline) validate() problems {
 			"stops the batch naming its topic, partition and offset; use on-bad-file: fail, and fix or skip the message at the producer "+
 			"(or start past it with source.options.startingOffsets on a new checkpoint)")
 	}
+	ps.oneOf("on-bad-record", p.OnBadRecord)
+	if p.OnBadRecord == "dead-letter" {
+		switch {
+		case p.Sink.Console():
+			ps.add("on-bad-record", 0, "dead-letter writes bad records to sink.dead-letter-table, but the sink is the console; use on-bad-record: fail")
+		case p.Sink.DeadLetterTable == "":
+			ps.add("on-bad-record", 0, "dead-letter needs sink.dead-letter-table (--dead-letter-table), the table bad records go to, e.g. %s", deadLetterExample(p.Sink.Table))
+		case p.Sink.IsTemplate():
+			ps.add("on-bad-record", 0, "dead-letter does not work with a table template yet: sink.dead-letter-table %s would hold both bad records and rows the template cannot route, "+
+				"whose columns differ; use on-bad-record: fail, or a fixed sink.table", p.Sink.DeadLetterTable)
+		case p.Source.Type == "iceberg":
+			ps.add("on-bad-record", 0, "dead-letter sets aside records a source cannot read, but source.type iceberg reads the rows of table %s, which are all readable; use on-bad-record: fail", p.Source.Table)
+		}
+	}
 	if p.OnBadFile == "quarantine" && p.Source.Type == "iceberg" {
 		// The bad file would be a data file of the source table.
 		ps.add("on-bad-file", 0, "quarantine moves a bad input file aside, but source.type iceberg reads the data files of table %s, "+
@@ -87,7 +101,7 @@ func (p *Pipeline) validate() problems {
 	return ps
 }
 
-func (s *Sink) validate(ps *problems) {
+func (s *Sink) validate(ps *problems, badRecords bool) {
 	ps.oneOf("sink.type", s.Type)
 	if s.Console() {
 		if s.Mode == "complete" {
@@ -160,14 +174,25 @@ func (s *Sink) validate(ps *problems) {
 		}
 	}
 	if d := s.DeadLetterTable; d != "" {
-		if !s.IsTemplate() {
-			ps.add("sink.dead-letter-table", 0, "set, but sink.table %q is not a template, so no row can lack a destination; remove it, or use a template such as db.events_{region}", s.Table)
+		if !s.IsTemplate() && !badRecords {
+			ps.add("sink.dead-letter-table", 0, "set, but sink.table %q is not a template, so no row can lack a destination, and on-bad-record is not dead-letter; remove it, set on-bad-record: dead-letter, or use a template such as db.events_{region}", s.Table)
 		} else if strings.Contains(d, "{") {
 			ps.add("sink.dead-letter-table", 0, "%q is a template; the dead-letter table needs a fixed name such as db.events_dead_letter", d)
 		} else {
 			checkTableName(ps, "sink.dead-letter-table", d)
+			if d == s.Table {
+				ps.add("sink.dead-letter-table", 0, "%q is the sink's own table; name another, e.g. %s_dead_letters", d, d)
+			}
 		}
 	}
+}
+
+// deadLetterExample suggests a dead-letter table beside table.
+func deadLetterExample(table string) string {
+	if table == "" || strings.Contains(table, "{") {
+		return "db.dead_letters"
+	}
+	return table + "_dead_letters"
 }
 
 func checkTableName(ps *problems, key, t string) {

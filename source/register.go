@@ -29,6 +29,10 @@ type Env struct {
 	Properties map[string]string
 	// Catalog is the pipeline's catalog, for sources that read tables.
 	Catalog catalog.Catalog
+	// DeadLetters makes the source's parts set a record they cannot read
+	// as a row aside (ingest.BadRecorder) instead of failing the batch:
+	// on-bad-record: dead-letter.
+	DeadLetters bool
 	// Logger receives what a source does in the background (a planner's
 	// failed poll); warnings about the data go through Warnings.
 	Logger *slog.Logger

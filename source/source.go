@@ -67,6 +67,12 @@ type Part = ingest.Part
 // engine reads every part's schema before it writes.
 type SchemaPart = ingest.SchemaPart
 
+// BadRecord is a record a part set aside (Env.DeadLetters).
+type BadRecord = ingest.BadRecord
+
+// BadRecorder is implemented by parts that set bad records aside.
+type BadRecorder = ingest.BadRecorder
+
 // EncodeOffset is a source's offset as JSON, the form the checkpoint keeps.
 // Offsets are plain structs of numbers and strings, which always encode.
 func EncodeOffset(v any) Offset {

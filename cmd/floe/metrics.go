@@ -61,6 +61,7 @@ func serveMetrics(addr string, cfg *config.Pipeline, opts *floe.Options, announc
 func metricsBatch(p floe.Progress, cfg *config.Pipeline) metrics.Batch {
 	b := metrics.Batch{
 		InputRows:    p.NumInputRows,
+		DeadLetters:  p.NumDeadLetters,
 		Duration:     time.Duration(p.DurationMs.TriggerExecution) * time.Millisecond,
 		Commit:       time.Duration(p.DurationMs.Commit) * time.Millisecond,
 		BacklogFiles: -1,

@@ -344,6 +344,9 @@ func (s *summaryProgress) progress(p floe.Progress) {
 	if len(p.Quarantined) > 0 {
 		extra = fmt.Sprintf(", %d quarantined", len(p.Quarantined))
 	}
+	if p.NumDeadLetters > 0 {
+		extra += fmt.Sprintf(", %s set aside", plural(p.NumDeadLetters, "bad record"))
+	}
 	rows := plural(p.NumInputRows, "row")
 	if u := p.Sink.Upsert; u != nil {
 		rows = fmt.Sprintf("%s to %s (%d deleting), %s written", plural(u.NumChanges, "change"), plural(u.NumKeys, "key"), u.NumDeletedKeys, plural(p.Sink.NumOutputRows, "row"))

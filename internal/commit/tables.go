@@ -46,6 +46,10 @@ type TablesOptions struct {
 	// DeadLetter is the table of rows a template cannot route; it keeps
 	// the input's columns as they are, so it is not evolved to the batch.
 	DeadLetter string
+	// BadRecords is set when DeadLetter takes the records sources set
+	// aside (on-bad-record: dead-letter): columns of floe's own, so it is
+	// made without the sink's partitioning and keys, and never emptied.
+	BadRecords bool
 	// Overwrite replaces a table's contents with each batch (complete
 	// mode): Table's, the query's one destination, even with a batch that
 	// wrote no rows, which leaves it empty. Properties go into every
@@ -172,11 +176,16 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 	if err != nil {
 		return nil, err
 	}
+	plain := t.opts.BadRecords && name == t.opts.DeadLetter
 	if tbl == nil {
 		if !t.opts.Create {
 			return nil, fmt.Errorf("table %s does not exist; create it first, or enable sink.create-table (--create-table)", name)
 		}
-		if tbl, err = c.Create(ctx, in, t.opts.CreateOptions); err != nil {
+		opts := t.opts.CreateOptions
+		if plain {
+			opts.PartitionFields, opts.IdentifierFields = nil, nil
+		}
+		if tbl, err = c.Create(ctx, in, opts); err != nil {
 			return nil, err
 		}
 		t.tables[name] = tbl
@@ -195,7 +204,7 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 		t.tables[name] = tbl
 		t.overridden[name] = true
 	}
-	if fields := t.opts.CreateOptions.PartitionFields; len(fields) > 0 && !partition.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
+	if fields := t.opts.CreateOptions.PartitionFields; len(fields) > 0 && !plain && !partition.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
 		if !t.opts.SpecEvolution {
 			return nil, fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)", ingest.ErrConfig, name, partition.DescribeSpec(tbl.Spec(), tbl.Schema()), partition.JoinExprs(fields))
 		}
@@ -265,7 +274,10 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 	for _, f := range files {
 		byTable[f.Table] = append(byTable[f.Table], f)
 	}
-	if (t.opts.Overwrite || deletes != nil) && t.opts.Table != "" {
+	// The query's table takes the batch even without files of its own
+	// when it is emptied, has rows deleted, or must record a batch whose
+	// records all went to the dead-letter table.
+	if (t.opts.Overwrite || deletes != nil || t.opts.BadRecords && rec != nil) && t.opts.Table != "" {
 		if _, ok := byTable[t.opts.Table]; !ok {
 			tbl, err := t.Load(ctx, t.opts.Table)
 			if err != nil {
@@ -282,6 +294,12 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 		}
 	}
 	names := slices.Sorted(maps.Keys(byTable))
+	if i := slices.Index(names, t.opts.DeadLetter); i > 0 {
+		// Dead letters first: a re-run batch is looked up in the query's
+		// table before anything is read, so a table that holds the batch
+		// must mean its dead letters are held too.
+		names = append(append([]string{t.opts.DeadLetter}, names[:i]...), names[i+1:]...)
+	}
 	abandon := func(rest []string) {
 		for _, name := range rest {
 			if tbl := bases[name]; tbl != nil {
@@ -299,7 +317,11 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 			abandon(names[i:])
 			return out, err
 		}
-		cr, err := c.Commit(ctx, Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Record: rec, Base: bases[name], Deletes: deletes})
+		req := Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Record: rec, Base: bases[name], Deletes: deletes}
+		if t.opts.BadRecords && name == t.opts.DeadLetter {
+			req.Overwrite, req.Deletes = false, nil
+		}
+		cr, err := c.Commit(ctx, req)
 		if err != nil {
 			abandon(names[i+1:])
 			return out, err

@@ -47,6 +47,9 @@ type Batch struct {
 	Upsert      *Upsert
 	Deferred    []string
 	Quarantined []Quarantined
+	// DeadLetters counts the records set aside into the dead-letter table
+	// (on-bad-record: dead-letter).
+	DeadLetters int64
 	// SourceLatest and SourceMetrics come from a source.MetricsReporter.
 	SourceLatest  json.RawMessage
 	SourceMetrics map[string]string
@@ -159,17 +162,23 @@ func (e *Engine) RunBatch(ctx context.Context, entry checkpoint.OffsetEntry, beg
 				done.Snapshots[tc.Table] = tc.SnapshotID
 			}
 			done.MetadataFiles[tc.Table] = tc.MetadataFile
-			res.Rows += tc.Rows
 			b.CommitRetries += tc.Retries
 			if !tc.Existing && tc.SnapshotID != 0 {
 				b.Snapshots++
+			}
+			if w.deadLetters > 0 && tc.Table == e.Config.Sink.DeadLetterTable {
+				continue
+			}
+			res.Rows += tc.Rows
+			if tc.Table == e.Fixed {
+				b.SnapshotID = tc.SnapshotID
 			}
 		}
 		done.Rows = res.Rows
 		if len(tcs) == 1 {
 			b.SnapshotID = tcs[0].SnapshotID
 		}
-		if e.route != nil {
+		if e.route != nil || w.deadLetters > 0 {
 			b.Tables = tcs
 		}
 	case e.Fixed != "" && input != nil:
@@ -211,6 +220,7 @@ func (e *Engine) RunBatch(ctx context.Context, entry checkpoint.OffsetEntry, beg
 		}
 	}
 	b.Recovered = w.held.ok
+	b.DeadLetters = w.deadLetters
 	if e.Hooks.OnBatch != nil {
 		e.Hooks.OnBatch(b)
 	}

@@ -133,6 +133,7 @@ func (e *Engine) Open(cat catalog.Catalog, src source.Source, ck *checkpoint.Che
 		SpecEvolution:   cfg.Sink.PartitionSpecEvolution,
 		SchemaEvolution: cfg.Sink.SchemaEvolution == "add-columns",
 		DeadLetter:      cfg.Sink.DeadLetterTable,
+		BadRecords:      cfg.OnBadRecord == "dead-letter",
 		Overwrite:       cfg.Sink.Mode == "complete",
 		Table:           e.Fixed,
 		Properties:      cfg.Sink.SnapshotProperties,

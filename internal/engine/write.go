@@ -27,6 +27,8 @@ type Written struct {
 	// upserts are the deletes of a batch in mode upsert, which its commit
 	// stages.
 	upserts *upsert.Deletes
+	// deadLetters counts the records set aside into the dead-letter table.
+	deadLetters int64
 }
 
 // heldBatch is a batch the fixed table holds already; snap is nil when its
@@ -98,6 +100,13 @@ func (e *Engine) WriteBatch(ctx context.Context, entry checkpoint.OffsetEntry, b
 					w.Result, err = e.writer(entry.BatchID).Write(ctx, parts)
 				}
 				if err == nil {
+					if err = e.writeDeadLetters(ctx, entry.BatchID, parts, &w); err != nil {
+						w.Remove(ctx)
+						if w.upserts != nil {
+							w.upserts.Changes.Release()
+						}
+						return Written{}, fmt.Errorf("batch %d: %w", entry.BatchID, err)
+					}
 					return w, nil
 				}
 			}

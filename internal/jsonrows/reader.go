@@ -40,6 +40,19 @@ type Reader struct {
 	// row, when set, turns a line into the JSON object of its row, or nil
 	// for a line that holds none.
 	row func(line []byte) ([]byte, error)
+	// aside, when set, takes the lines that are no row, and reading goes
+	// on (on-bad-record: dead-letter).
+	aside func(line int, raw []byte, err error)
+	// skip tells the lines set aside before reading (inferring), which
+	// the reader leaves out even where it could read them.
+	skip func(line int) bool
+}
+
+// SetAside makes the reader hand each line it cannot read as a row to fn,
+// with its number and why, and go on with the next, where it would stop;
+// it leaves out the lines skip reports, set aside by an earlier pass.
+func (r *Reader) SetAside(fn func(line int, raw []byte, err error), skip func(line int) bool) {
+	r.aside, r.skip = fn, skip
 }
 
 // NewReader reads the lines of r with schema, closing closer (if not nil)
@@ -81,42 +94,66 @@ func (r *Reader) Next() bool {
 		r.cur.Release()
 		r.cur = nil
 	}
-	if r.done || r.err != nil {
-		return false
+	for !r.done && r.err == nil {
+		r.fill()
+		if r.err != nil {
+			return false
+		}
+		// A chunk of lines all set aside holds no row: read on.
+		recs, err := r.rows.Records(r.schema)
+		if err != nil {
+			r.err = err
+			return false
+		}
+		if len(recs) > 0 {
+			r.cur = recs[0]
+			return true
+		}
 	}
-	n := 0
-	for n < BatchRows {
+	return false
+}
+
+// fill appends up to BatchRows lines to the rows.
+func (r *Reader) fill() {
+	for n := 0; n < BatchRows; {
 		b, err := r.br.ReadBytes('\n')
 		if len(b) > 0 {
 			r.line++
-			b = bytes.TrimSpace(b)
+			raw := bytes.TrimSpace(b)
+			b = raw
+			if r.skip != nil && r.skip(r.line) {
+				b = nil
+			}
 			if r.row != nil && len(b) > 0 {
 				var rerr error
 				if b, rerr = r.row(b); rerr != nil {
-					r.err = &LineError{Line: r.line, Err: rerr}
-					return false
+					if r.aside == nil {
+						r.err = &LineError{Line: r.line, Err: rerr}
+						return
+					}
+					r.aside(r.line, raw, rerr)
+					b = nil
 				}
 			}
 			if len(b) > 0 {
 				if err := r.rows.Append(b); err != nil {
-					r.err = &LineError{Line: r.line, Err: err}
-					return false
+					if r.aside == nil {
+						r.err = &LineError{Line: r.line, Err: err}
+						return
+					}
+					r.rows.SetAside()
+					r.aside(r.line, raw, err)
 				}
 				n++
 			}
 		}
 		if errors.Is(err, io.EOF) {
 			r.done = true
-			break
+			return
 		}
 		if err != nil {
 			r.err = err
-			return false
+			return
 		}
 	}
-	if n == 0 {
-		return false
-	}
-	r.cur = r.rows.Records(r.schema)[0]
-	return true
 }

@@ -2,6 +2,7 @@ package jsonrows
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -31,6 +33,10 @@ type Rows struct {
 	discard bool // for Kind: only the columns are wanted, not the values
 	gen     uint64
 	hint    int
+	// before is the row count before the last Append; dead are the rows
+	// set aside (SetAside), which Records leaves out.
+	before int
+	dead   []int
 }
 
 // NewRows returns rows that infer their columns from the objects.
@@ -51,6 +57,10 @@ func NewRowsOf(schema *arrow.Schema, asText []string) *Rows {
 	}
 	return r
 }
+
+// Fixed reports whether the rows are read as a schema's columns
+// (NewRowsOf) rather than inferred.
+func (r *Rows) Fixed() bool { return r.fixed }
 
 // Reserve makes room for n rows, the columns' bytes estimated from the
 // first rows: growing the columns row by row copies them over and over.
@@ -77,6 +87,7 @@ func (r *Rows) Append(b []byte) error {
 	if r.discard {
 		r.root.truncate()
 	}
+	r.before = r.root.n
 	p := parser{b: b, rows: r}
 	p.ws()
 	if p.i >= len(b) || b[p.i] != '{' {
@@ -91,25 +102,78 @@ func (r *Rows) Append(b []byte) error {
 	return nil
 }
 
+// SetAside drops the row a failed Append left half appended, so that
+// the rows stay usable: the row is completed with nulls, for the columns'
+// lengths to agree, and left out of Records. The bad record then costs
+// one filter of its chunk, where undoing every column's values would cost
+// the columns arrow-go builds (decimals, dates) a copy each.
+func (r *Rows) SetAside() {
+	if r.discard || r.root.n == r.before {
+		return
+	}
+	r.root.complete(r.root.n)
+	r.dead = append(r.dead, r.before)
+}
+
 // Records hands out the rows appended as records of schema (Schema, or
 // the schema of NewRowsOf, nullability aside) of at most BatchRows rows,
-// and starts again with no rows.
-func (r *Rows) Records(schema *arrow.Schema) []arrow.RecordBatch {
+// without the rows set aside, and starts again with no rows.
+func (r *Rows) Records(schema *arrow.Schema) ([]arrow.RecordBatch, error) {
 	n := r.root.n
 	var out []arrow.RecordBatch
-	for lo := 0; lo < n; lo += BatchRows {
+	var err error
+	for lo := 0; lo < n && err == nil; lo += BatchRows {
 		hi := min(lo+BatchRows, n)
 		cols := make([]arrow.Array, len(r.root.kids))
 		for i, k := range r.root.kids {
 			cols[i] = k.array(lo, hi)
 		}
-		out = append(out, array.NewRecordBatch(schema, cols, int64(hi-lo)))
+		rec := array.NewRecordBatch(schema, cols, int64(hi-lo))
 		for _, c := range cols {
 			c.Release()
 		}
+		if rec, err = withoutRows(rec, r.dead, lo, hi); err == nil {
+			out = append(out, rec)
+		}
 	}
 	r.root.reset()
-	return out
+	r.dead, r.before = r.dead[:0], 0
+	if err != nil {
+		for _, rec := range out {
+			rec.Release()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// withoutRows is rec, the rows [lo, hi), without those of dead (sorted)
+// that fall in it.
+func withoutRows(rec arrow.RecordBatch, dead []int, lo, hi int) (arrow.RecordBatch, error) {
+	i, _ := slices.BinarySearch(dead, lo)
+	j, _ := slices.BinarySearch(dead, hi)
+	if i == j {
+		return rec, nil
+	}
+	defer rec.Release()
+	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer keep.Release()
+	keep.Reserve(hi - lo)
+	next := i
+	for row := lo; row < hi; row++ {
+		out := next < j && dead[next] == row
+		if out {
+			next++
+		}
+		keep.UnsafeAppend(!out)
+	}
+	mask := keep.NewBooleanArray()
+	defer mask.Release()
+	kept, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, fmt.Errorf("leave the rows set aside out: %w", err)
+	}
+	return kept, nil
 }
 
 // syntaxError is encoding/json's account of a line that is not one JSON
@@ -283,6 +347,51 @@ func (c *column) fill(k int) {
 	case "object":
 		for _, kid := range c.kids {
 			kid.appendNulls(k)
+		}
+	}
+}
+
+// complete brings c to want entries after a failed row: a value the row
+// did not reach becomes a null, a nested object's fields and an array's
+// elements are completed as their parents' entries need.
+func (c *column) complete(want int) {
+	if c.other != nil {
+		f := c.other.Field(0)
+		for f.Len() < want {
+			f.AppendNull()
+		}
+		c.n = f.Len()
+		return
+	}
+	switch c.kind {
+	case "object":
+		if c.n < want {
+			c.appendNull()
+		}
+		for _, k := range c.kids {
+			k.complete(c.n)
+		}
+		for _, name := range c.pending {
+			c.fields[name].complete(c.n)
+		}
+	case "array":
+		if c.elem != nil {
+			c.elem.complete(c.elem.n)
+		}
+		if c.n < want {
+			// The elements the row got so far make its (dropped) array, so
+			// that the next entry starts after them.
+			c.n++
+			c.valid = append(c.valid, true)
+			end := 0
+			if c.elem != nil {
+				end = c.elem.n
+			}
+			c.ends = append(c.ends, end)
+		}
+	default:
+		if c.n < want {
+			c.appendNull()
 		}
 	}
 }

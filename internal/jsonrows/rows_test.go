@@ -84,7 +84,8 @@ func onePass(lines []string) (*arrow.Schema, []arrow.RecordBatch, error) {
 		}
 	}
 	schema := rows.Schema()
-	return schema, rows.Records(schema), nil
+	recs, err := rows.Records(schema)
+	return schema, recs, err
 }
 
 func sameRows(t *testing.T, name string, want, got []arrow.RecordBatch) {
@@ -133,7 +134,11 @@ func differential(t *testing.T, name string, lines []string) {
 			t.Fatalf("%s: with the inferred schema: %v", name, err)
 		}
 	}
-	sameRows(t, name+" with the inferred schema", wr, fixed.Records(ws))
+	fr, err := fixed.Records(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, name+" with the inferred schema", wr, fr)
 	kind := jsonrows.NewObject()
 	for _, l := range lines {
 		if err := kind.ObserveLine([]byte(l)); err != nil {
@@ -303,7 +308,11 @@ func TestRowsOfSchemaAsReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sameRows(t, "schema", want, rows.Records(schema))
+	recs, err := rows.Records(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "schema", want, recs)
 
 	for _, bad := range []string{`{"id":1.5}`, `{"id":"x"}`, `{"s":1}`, `{"ts":"yesterday"}`, `{"i":1e20}`, `{"tn":"2026-01-01T00:00:00Z"}`, `{"ts":"2026-01-01T00:00:00"}`} {
 		if _, err := readAll(schema, nil, []string{bad}); err == nil {

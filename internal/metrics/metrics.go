@@ -19,6 +19,8 @@ import (
 // Batch is what one committed batch tells the metrics.
 type Batch struct {
 	InputRows int64
+	// DeadLetters counts the records set aside into the dead-letter table.
+	DeadLetters int64
 	// Duration is the whole batch, Commit its commit phase.
 	Duration, Commit time.Duration
 	Tables           []Table
@@ -53,6 +55,7 @@ type Query struct {
 	batches  prometheus.Counter
 	failures prometheus.Counter
 	rowsIn   prometheus.Counter
+	dead     prometheus.Counter
 	rowsOut  *prometheus.CounterVec
 	files    *prometheus.CounterVec
 	snaps    *prometheus.CounterVec
@@ -91,6 +94,7 @@ func New(staleAfter time.Duration) *Query {
 	q.batches = counter("floe_batches_total", "Batches run to their end, with or without rows.")
 	q.failures = counter("floe_batch_failures_total", "Batches that failed and were retried (a stream outlives transient failures).")
 	q.rowsIn = counter("floe_input_rows_total", "Rows read from the source by committed batches.")
+	q.dead = counter("floe_dead_letters_total", "Records the source could not read as rows, set aside into the dead-letter table (on-bad-record: dead-letter).")
 	q.rowsOut = perTable("floe_output_rows_total", "Rows committed to each table.")
 	q.files = perTable("floe_data_files_written_total", "Data files committed to each table.")
 	q.snaps = perTable("floe_snapshots_committed_total", "Snapshots committed to each table, one per batch that wrote to it.")
@@ -112,6 +116,7 @@ func New(staleAfter time.Duration) *Query {
 func (q *Query) Committed(b Batch) {
 	q.batches.Inc()
 	q.rowsIn.Add(float64(b.InputRows))
+	q.dead.Add(float64(b.DeadLetters))
 	q.batchDur.Observe(b.Duration.Seconds())
 	if len(b.Tables) > 0 {
 		q.commit.Observe(b.Commit.Seconds())

@@ -22,8 +22,9 @@ import (
 // object is read as a landing file of the same format is, pinned to the
 // version the notification announced.
 type Announced struct {
-	cfg   config.Source
-	props map[string]string
+	cfg         config.Source
+	props       map[string]string
+	deadLetters bool
 
 	mu     sync.Mutex
 	stores map[string]*objectStore // by bucket URL
@@ -47,6 +48,10 @@ func NewAnnounced(cfg config.Source, props map[string]string) (*Announced, error
 	}
 	return &Announced{cfg: cfg, props: props, stores: map[string]*objectStore{}}, nil
 }
+
+// SetAsideBadLines makes the objects' parts set the lines they cannot
+// read as rows aside (on-bad-record: dead-letter).
+func (a *Announced) SetAsideBadLines(on bool) { a.deadLetters = on }
 
 // SetTableSchema is Files.SetTableSchema for announced objects.
 func (a *Announced) SetTableSchema(schema *iceberg.Schema) {
@@ -99,7 +104,7 @@ func (a *Announced) Parts(ctx context.Context, objs []Object) (parts []source.Pa
 			skipped = append(skipped, why[i])
 			continue
 		}
-		p := &filePart{entry: entries[i], cfg: a.cfg, table: table, store: stores[i], ctx: ctx}
+		p := &filePart{entry: entries[i], cfg: a.cfg, table: table, store: stores[i], ctx: ctx, deadLetters: a.deadLetters}
 		if a.cfg.Format == "parquet" {
 			parts = append(parts, &parquetPart{p})
 			fps[stores[i]] = append(fps[stores[i]], p)

@@ -10,7 +10,7 @@ import (
 // columns (jsonrows.DebeziumSchema).
 func (p *filePart) deriveDebezium() error {
 	events := func(fn func(at int64, b []byte) error) error {
-		return eachLine(p.text, func(line int, b []byte) error { return fn(int64(line), b) })
+		return eachLine(p.text, asideLines(p.lineAside(), false, func(line int, b []byte) error { return fn(int64(line), b) }))
 	}
 	schema, asText, err := jsonrows.DebeziumSchema(events, p.table, "line")
 	if err != nil {
@@ -27,5 +27,9 @@ func (p *filePart) openDebezium() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jsonrows.NewReader(br, f, p.schema, p.asText, jsonrows.DebeziumRow()), nil
+	r := jsonrows.NewReader(br, f, p.schema, p.asText, jsonrows.DebeziumRow())
+	if aside := p.lineAside(); aside != nil {
+		r.SetAside(aside, p.lineSetAside)
+	}
+	return r, nil
 }

@@ -39,13 +39,15 @@ const freshWindow = time.Minute
 // Files reads a landing directory. Files are identified by path: a file
 // planned once is never read again by the same query.
 type Files struct {
-	cfg   config.Source
-	dir   string
-	log   *sourceLog
-	now   func() time.Time
-	cap   map[string]int64 // the backlog fixed by an available-now run: path to size
-	warns []string
-	told  map[string]bool // warnings already given this run, by kind and path
+	cfg config.Source
+	// deadLetters makes parts set bad lines aside (on-bad-record).
+	deadLetters bool
+	dir         string
+	log         *sourceLog
+	now         func() time.Time
+	cap         map[string]int64 // the backlog fixed by an available-now run: path to size
+	warns       []string
+	told        map[string]bool // warnings already given this run, by kind and path
 	// store holds the files: the local directory or the object-store
 	// prefix dir names.
 	store store
@@ -144,7 +146,7 @@ func openOn(cfg config.Source, env source.Env, dir string, st store) (*Files, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Files{cfg: cfg, dir: dir, store: st, log: log, now: time.Now, told: map[string]bool{}, logger: env.Logger}
+	s := &Files{cfg: cfg, dir: dir, store: st, log: log, now: time.Now, told: map[string]bool{}, logger: env.Logger, deadLetters: env.DeadLetters}
 	own := env.OwnDirs
 	if cfg.ArchiveDir != "" {
 		own = append(own, cfg.ArchiveDir)
@@ -347,7 +349,7 @@ func (s *Files) Read(ctx context.Context, start, end source.Offset) ([]source.Pa
 	parts := make([]source.Part, len(entries))
 	fps := make([]*filePart, len(entries))
 	for i, e := range entries {
-		p := &filePart{entry: e, cfg: s.cfg, table: s.table, store: s.store, ctx: ctx}
+		p := &filePart{entry: e, cfg: s.cfg, table: s.table, store: s.store, ctx: ctx, deadLetters: s.deadLetters}
 		if s.cfg.Format == "parquet" {
 			parts[i] = &parquetPart{p}
 		} else {

@@ -134,8 +134,7 @@ func inferCSV(text textOpener, delim rune, header bool) (*arrow.Schema, error) {
 	r := csv.NewReader(br)
 	r.Comma = delim
 	r.ReuseRecord = true
-	var names []string
-	var kinds []csvKind
+	cols := csvColumns{header: header}
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -144,45 +143,61 @@ func inferCSV(text textOpener, delim rune, header bool) (*arrow.Schema, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-				return nil, fmt.Errorf("line %d has %d columns, the header has %d; fix the row or remove it", pe.Line, len(rec), len(names))
+				return nil, fmt.Errorf("line %d has %d columns, the header has %d; fix the row or remove it", pe.Line, len(rec), len(cols.names))
 			}
 			return nil, fmt.Errorf("malformed CSV: %w", err)
 		}
-		if names == nil {
-			names = make([]string, len(rec))
-			kinds = make([]csvKind, len(rec))
-			for i, v := range rec {
-				if header {
-					names[i] = strings.TrimSpace(v)
-				} else {
-					names[i] = fmt.Sprintf("f%d", i)
-					kinds[i].observe(v)
-				}
-			}
-			continue
-		}
-		for i, v := range rec {
-			kinds[i].observe(v)
-		}
+		cols.observe(rec)
 	}
-	if names == nil {
+	return cols.schema()
+}
+
+// csvColumns infers a CSV file's columns from its records, the header
+// (or the first record of a file without one) first.
+type csvColumns struct {
+	header bool
+	names  []string
+	kinds  []csvKind
+}
+
+func (c *csvColumns) observe(rec []string) {
+	if c.names == nil {
+		c.names = make([]string, len(rec))
+		c.kinds = make([]csvKind, len(rec))
+		for i, v := range rec {
+			if c.header {
+				c.names[i] = strings.TrimSpace(v)
+			} else {
+				c.names[i] = fmt.Sprintf("f%d", i)
+				c.kinds[i].observe(v)
+			}
+		}
+		return
+	}
+	for i, v := range rec {
+		c.kinds[i].observe(v)
+	}
+}
+
+func (c *csvColumns) schema() (*arrow.Schema, error) {
+	if c.names == nil {
 		return nil, errors.New("the CSV file has no header row")
 	}
-	fields := make([]arrow.Field, len(names))
-	for i, n := range names {
+	fields := make([]arrow.Field, len(c.names))
+	for i, n := range c.names {
 		if n == "" {
 			return nil, fmt.Errorf("column %d of the header has no name; name every column", i+1)
 		}
-		fields[i] = arrow.Field{Name: n, Type: kinds[i].arrowType(), Nullable: true}
+		fields[i] = arrow.Field{Name: n, Type: c.kinds[i].arrowType(), Nullable: true}
 	}
 	return arrow.NewSchema(fields, nil), nil
 }
 
 // inferJSON reads every line of a JSON-lines file, reporting a malformed
-// line by number.
-func inferJSON(text textOpener) (*arrow.Schema, error) {
+// line by number, or handing it to aside when that is set.
+func inferJSON(text textOpener, aside func(int, []byte, error)) (*arrow.Schema, error) {
 	root := jsonrows.NewObject()
-	if err := eachLine(text, func(_ int, b []byte) error { return root.ObserveLine(b) }); err != nil {
+	if err := eachLine(text, asideLines(aside, true, func(_ int, b []byte) error { return root.ObserveLine(b) })); err != nil {
 		return nil, err
 	}
 	if root.Empty() {

@@ -42,10 +42,16 @@ type filePart struct {
 	mu      sync.Mutex
 	schema  *arrow.Schema          // what Open's reader reports
 	csvCols *arrow.Schema          // CSV: the file's columns in file order
+	csvSkip []span                 // CSV: the records set aside (on-bad-record: dead-letter)
 	asText  []string               // JSON, Debezium: columns whose values are read as their JSON text
 	footer  *metadata.FileMetaData // Parquet
 	avro    *avrorows.Schema       // Avro: the writer schema and its columns
 	derived int                    // schema derivations; tests hold it at one
+
+	// deadLetters sets bad lines aside (on-bad-record: dead-letter).
+	deadLetters bool
+	asideMu     sync.Mutex
+	aside       ingest.BadRecords
 }
 
 func (p *filePart) Name() string { return p.entry.Path }
@@ -233,8 +239,24 @@ func (p *filePart) deriveCSV() error {
 	}
 	// cols is the file's columns in file order; out is what the reader
 	// returns.
-	cols := out
+	cols, explicit := out, out != nil
 	switch {
+	case out == nil && p.deadLetters:
+		inferred := csvColumns{header: header}
+		if p.csvSkip, err = p.scanCSV(delim, header, nil, inferred.observe); err != nil {
+			return err
+		}
+		if cols, err = inferred.schema(); err != nil {
+			return err
+		}
+		typed := tableTyped(cols, p.table)
+		if !typed.Equal(cols) {
+			// The table's types may not read every value inferred otherwise.
+			if p.csvSkip, err = p.scanCSV(delim, header, typed, nil); err != nil {
+				return err
+			}
+		}
+		cols, out = typed, typed
 	case out == nil:
 		if cols, err = inferCSV(p.text, delim, header); err != nil {
 			return err
@@ -243,6 +265,11 @@ func (p *filePart) deriveCSV() error {
 		out = cols
 	case header:
 		if cols, err = csvHeaderSchema(p.text, delim, out); err != nil {
+			return err
+		}
+	}
+	if p.deadLetters && explicit {
+		if p.csvSkip, err = p.scanCSV(delim, header, cols, nil); err != nil {
 			return err
 		}
 	}
@@ -256,7 +283,7 @@ func (p *filePart) deriveJSON() error {
 		return err
 	}
 	if schema == nil {
-		if schema, err = inferJSON(p.text); err != nil {
+		if schema, err = inferJSON(p.text, p.lineAside()); err != nil {
 			return err
 		}
 		schema, p.asText = jsonrows.AsTable(schema, p.table, true)
@@ -365,7 +392,11 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(br, csvReadSchema(p.csvCols),
+	var text io.Reader = br
+	if len(p.csvSkip) > 0 {
+		text = &skipSpans{r: br, spans: p.csvSkip}
+	}
+	r := csv.NewReader(text, csvReadSchema(p.csvCols),
 		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(jsonrows.BatchRows),
 		csv.WithNullReader(true, ""))
 	return &closingReader{RecordReader: newCSVConvReader(r, p.csvCols, p.schema), close: f.Close}, nil
@@ -550,7 +581,11 @@ func (p *filePart) openJSON() (array.RecordReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jsonrows.NewReader(br, f, p.schema, p.asText, nil), nil
+	r := jsonrows.NewReader(br, f, p.schema, p.asText, nil)
+	if aside := p.lineAside(); aside != nil {
+		r.SetAside(aside, p.lineSetAside)
+	}
+	return r, nil
 }
 
 // utf8BOM is the byte order mark that Excel's "CSV UTF-8" and some other

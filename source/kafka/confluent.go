@@ -117,31 +117,37 @@ func (p *part) deriveRegistry(ctx context.Context) error {
 	var schemas []*arrow.Schema
 	seen := map[rowDecoder]bool{}
 	for _, r := range p.records {
-		if r.Value == nil {
-			key, err := p.tombstoneKey(ctx, r)
-			if err != nil {
-				return err
-			}
-			if key != nil {
-				p.wire = append(p.wire, wireMessage{offset: r.Offset, key: key})
-			}
+		if p.setAside(r) {
 			continue
 		}
-		d, body, err := p.src.decoder(ctx, r.Value)
+		var m wireMessage
+		var err error
+		if r.Value == nil {
+			m.key, err = p.tombstoneKey(ctx, r)
+		} else {
+			m.dec, m.body, err = p.src.decoder(ctx, r.Value)
+			if err == nil && p.tomb != nil && p.tomb.up.AddOp && len(m.dec.Arrow().FieldIndices(p.tomb.up.OpColumn)) > 0 {
+				err = p.tomb.clash()
+			}
+		}
 		if isBad(err) {
-			return p.bad(r.Offset, err)
+			if err := p.badRecord(r, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err
 		}
-		if !seen[d] {
-			seen[d] = true
-			if p.tomb != nil && p.tomb.up.AddOp && len(d.Arrow().FieldIndices(p.tomb.up.OpColumn)) > 0 {
-				return p.bad(r.Offset, p.tomb.clash())
-			}
-			schemas = append(schemas, d.Arrow())
+		if m.dec == nil && m.key == nil {
+			continue // a tombstone that deletes nothing
 		}
-		p.wire = append(p.wire, wireMessage{offset: r.Offset, dec: d, body: body})
+		if m.dec != nil && !seen[m.dec] {
+			seen[m.dec] = true
+			schemas = append(schemas, m.dec.Arrow())
+		}
+		m.offset = r.Offset
+		p.wire = append(p.wire, m)
 	}
 	if p.tomb != nil {
 		schemas = append(schemas, p.tombSchema(schemas))
@@ -207,8 +213,8 @@ func (r *wireReader) Next() bool {
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
-	n := 0
-	for ; r.sameRun(d, n); n++ {
+	var dead []int // rows of messages set aside, completed with nulls
+	for n := 0; r.sameRun(d, n); n++ {
 		m := r.msgs[0]
 		var err error
 		if d == nil {
@@ -217,12 +223,22 @@ func (r *wireReader) Next() bool {
 			err = d.Append(b, m.body)
 		}
 		if err != nil {
-			r.err = r.p.bad(m.offset, err)
-			return false
+			if !r.p.src.deadLetters {
+				r.err = r.p.bad(m.offset, err)
+				return false
+			}
+			_ = r.p.badAt(m.offset, err)
+			if completeRow(b, n) {
+				dead = append(dead, n)
+			} else {
+				n--
+			}
 		}
 		r.msgs = r.msgs[1:]
 	}
-	r.cur = b.NewRecordBatch()
+	if r.cur, r.err = withoutRows(b.NewRecordBatch(), dead); r.err != nil {
+		return false
+	}
 	if d != nil && r.p.tomb != nil {
 		r.cur = r.p.tomb.withUpsertOp(r.cur)
 	}

@@ -76,6 +76,7 @@ type Source struct {
 	ending         string // "latest" or JSON, for available-now
 	failOnDataLoss bool
 	includeHeaders bool
+	deadLetters    bool // on-bad-record: dead-letter
 	groupID        string
 	format         string // "kafka", "json", "debezium-json", "avro", "debezium-avro", "protobuf" or "json-schema"
 	schema         *arrow.Schema
@@ -133,7 +134,7 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 		starting: strings.TrimSpace(o["startingOffsets"]), ending: strings.TrimSpace(o["endingOffsets"]),
 		failOnDataLoss: !strings.EqualFold(strings.TrimSpace(o["failOnDataLoss"]), "false"),
 		includeHeaders: strings.EqualFold(strings.TrimSpace(o["includeHeaders"]), "true"),
-		groupID:        strings.TrimSpace(o["kafka.group.id"]), format: cfg.Format}
+		groupID:        strings.TrimSpace(o["kafka.group.id"]), format: cfg.Format, deadLetters: env.DeadLetters}
 	if len(unknown) > 0 {
 		s.warnings = append(s.warnings, fmt.Sprintf("kafka source: options %s have no equivalent in floe's Kafka client and are ignored", strings.Join(unknown, ", ")))
 	}

@@ -58,7 +58,10 @@ func newNotified(cfg config.Source, env source.Env) (*notified, error) {
 		n.window = w
 	}
 	var err error
-	if n.objects, err = files.NewAnnounced(cfg, env.Properties); err != nil {
+	if n.objects, err = files.NewAnnounced(cfg, env.Properties); err == nil {
+		n.objects.SetAsideBadLines(env.DeadLetters)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return n, nil

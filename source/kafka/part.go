@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
 	"github.com/floe-io/floe/source"
 )
@@ -32,6 +33,9 @@ type part struct {
 	offsets []int64             // the offset of each line
 	wire    []wireMessage       // registry formats: the messages' schemas and bodies
 	tomb    *tombstones         // mode upsert of a topic of rows: its deletes
+
+	asideMu sync.Mutex
+	aside   ingest.BadRecords // on-bad-record: dead-letter
 }
 
 func (p *part) Name() string {
@@ -151,8 +155,9 @@ func (p *part) deriveJSON(ctx context.Context) error {
 			}
 		}
 	}
-	p.rows = rows.Records(p.schema)
-	return nil
+	var err error
+	p.rows, err = rows.Records(p.schema)
+	return err
 }
 
 // appendJSON appends every value; in mode upsert, a tombstone's row
@@ -163,25 +168,48 @@ func (p *part) appendJSON(ctx context.Context, rows *jsonrows.Rows) error {
 		p.tomb.keys = p.tomb.keys[:0]
 	}
 	for _, r := range p.records {
+		if p.setAside(r) {
+			continue
+		}
 		v := r.Value
 		switch {
 		case v == nil && p.tomb != nil && r.Key != nil:
 			key, err := p.tombstoneKey(ctx, r)
+			if isBad(err) {
+				if err := p.badRecord(r, err); err != nil {
+					return err
+				}
+				continue
+			}
 			if err != nil {
 				return err
 			}
 			v = p.tomb.row(key)
 		case v == nil:
-			return p.bad(r.Offset, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json, "+
-				"and in sink.mode upsert a tombstone with a key deletes the key"))
+			if err := p.badRecord(r, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json, "+
+				"and in sink.mode upsert a tombstone with a key deletes the key")); err != nil {
+				return err
+			}
+			continue
+		case p.src.deadLetters && !rows.Fixed() && !json.Valid(v):
+			// Inferring, a broken object would leave the keys it reached as
+			// columns of the table.
+			p.badRecord(r, syntaxError(v))
+			continue
 		case p.tomb != nil:
 			var err error
 			if v, err = p.tomb.withOp(v); err != nil {
-				return p.bad(r.Offset, err)
+				if err := p.badRecord(r, err); err != nil {
+					return err
+				}
+				continue
 			}
 		}
 		if err := rows.Append(v); err != nil {
-			return p.bad(r.Offset, err)
+			if err := p.badRecord(r, err); err != nil {
+				return err
+			}
+			rows.SetAside()
 		}
 	}
 	return nil
@@ -192,11 +220,14 @@ func (p *part) appendJSON(ctx context.Context, rows *jsonrows.Rows) error {
 func (p *part) deriveDebezium() error {
 	var buf bytes.Buffer
 	for _, r := range p.records {
-		if r.Value == nil {
+		if r.Value == nil || p.setAside(r) {
 			continue
 		}
 		if err := json.Compact(&buf, r.Value); err != nil {
-			return p.bad(r.Offset, fmt.Errorf("the value is not valid JSON (%v)", err))
+			if err := p.badRecord(r, fmt.Errorf("the value is not valid JSON (%v)", err)); err != nil {
+				return err
+			}
+			continue
 		}
 		buf.WriteByte('\n')
 		p.offsets = append(p.offsets, r.Offset)
@@ -207,8 +238,13 @@ func (p *part) deriveDebezium() error {
 			if len(line) == 0 {
 				continue
 			}
+			if p.setAsideAt(p.offsets[i]) {
+				continue
+			}
 			if err := fn(p.offsets[i], line); err != nil {
-				return p.bad(p.offsets[i], err)
+				if err := p.badAt(p.offsets[i], err); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -248,7 +284,12 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 	if p.src.format == "json" {
 		return array.NewRecordReader(p.schema, p.rows)
 	}
-	return &offsetReader{Reader: jsonrows.NewReader(bytes.NewReader(p.lines), nil, p.schema, p.asText, jsonrows.DebeziumRow()), p: p}, nil
+	r := jsonrows.NewReader(bytes.NewReader(p.lines), nil, p.schema, p.asText, jsonrows.DebeziumRow())
+	if p.src.deadLetters {
+		r.SetAside(func(line int, _ []byte, err error) { _ = p.badAt(p.offsets[line-1], err) },
+			func(line int) bool { return p.setAsideAt(p.offsets[line-1]) })
+	}
+	return &offsetReader{Reader: r, p: p}, nil
 }
 
 // offsetReader names a bad value by its offset instead of its line.

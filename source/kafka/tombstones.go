@@ -34,14 +34,15 @@ type tombstones struct {
 // tombstoneKey is the key of a tombstone r as a JSON object of the key
 // columns, or nil when r deletes nothing: outside mode upsert, or
 // without a key (a tombstone is then skipped, as Debezium's after its
-// delete event always are).
+// delete event always are). A key that cannot be read is bad input
+// (isBad), for the caller to name or set aside.
 func (p *part) tombstoneKey(ctx context.Context, r *kgo.Record) ([]byte, error) {
 	if p.tomb == nil || r.Key == nil {
 		return nil, nil
 	}
 	key, err := p.src.keyObject(ctx, r.Key)
 	if isBad(err) {
-		return nil, p.bad(r.Offset, fmt.Errorf("a tombstone (null value) deletes its key in mode upsert, but %w", err))
+		return nil, badValue{fmt.Errorf("a tombstone (null value) deletes its key in mode upsert, but %w", err)}
 	}
 	if err != nil {
 		return nil, err
