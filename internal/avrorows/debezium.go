@@ -23,14 +23,17 @@ type Envelope struct {
 
 // ParseDebezium maps an envelope's schema, whose named types may be
 // defined in refs (as ParseWithReferences). Every row column is nullable:
-// a delete's before image may hold only the key.
+// a delete's before image may hold only the key. Debezium's time types,
+// which the converter names in connect.name, are mapped as debezium-json
+// maps them: Date a date, Time and MicroTime a time, Timestamp and
+// MicroTimestamp a timestamp, ZonedTimestamp a timestamptz.
 func ParseDebezium(schema string, refs []string) (*Envelope, error) {
 	s, err := parseAvro(schema, refs)
 	if err != nil {
 		return nil, err
 	}
 	root := s.Root()
-	m := avroMapper{named: map[string]*avro.SchemaNode{}}
+	m := avroMapper{named: map[string]*avro.SchemaNode{}, connect: true}
 	env, err := m.typeOf(root, "")
 	if err != nil {
 		return nil, err
