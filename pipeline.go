@@ -25,6 +25,7 @@ import (
 	"github.com/floe-io/floe/internal/cluster"
 	"github.com/floe-io/floe/internal/engine"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/upsert"
 	"github.com/floe-io/floe/maintenance"
 	"github.com/floe-io/floe/source"
 )
@@ -134,7 +135,7 @@ func open(ctx context.Context, cfg *config.Pipeline, opts Options, fsys checkpoi
 	// source's state lives in the checkpoint: open the source against the
 	// path where that state will be.
 	src, err := source.New(cfg.Source, source.Env{StateDir: checkpoint.SourceDir(ckptDir), FS: fsys, OwnDirs: slices.Collect(maps.Values(own)), Properties: cfg.Catalog.Properties,
-		Catalog: cat, Logger: p.opts.Logger, DeadLetters: cfg.OnBadRecord == "dead-letter"})
+		Catalog: cat, Logger: p.opts.Logger, DeadLetters: cfg.OnBadRecord == "dead-letter", Upsert: upsert.SourceUpsert(cfg)})
 	if err != nil {
 		p.closeCatalog()
 		return nil, err

@@ -199,7 +199,7 @@ var specs = []fieldSpec{
 			"With `type: kafka`, the options of Spark's Kafka source: `kafka.bootstrap.servers`, one of `subscribe`, " +
 			"`subscribePattern` and `assign`, `startingOffsets`, `startingTimestamp`, `endingOffsets`, `maxOffsetsPerTrigger`, " +
 			"`failOnDataLoss`, `includeHeaders`, `kafka.group.id` (with a processing-time trigger, the process becomes a worker " +
-			"of a cluster sharing the partitions; `controlTopic` names its control topic, and with a table template `stateTable` the table recording its commits, by default `floe_cluster_<group>` in the template's namespace), `objectNotifications: s3` (the messages are S3 event notifications, and the objects they announce are read as `source.format`; `objectNotifications.dedupMessages`, 100000, is how many earlier messages of a partition a duplicate notification is found among) and the client's `kafka.*` settings, and with `format: avro` " +
+			"of a cluster sharing the partitions; `controlTopic` names its control topic, and with a table template `stateTable` the table recording its commits, by default `floe_cluster_<group>` in the template's namespace), `objectNotifications: s3` (the messages are S3 event notifications, and the objects they announce are read as `source.format`; `objectNotifications.dedupMessages`, 100000, is how many earlier messages of a partition a duplicate notification is found among) and the client's `kafka.*` settings, and with `format` avro, debezium-avro, protobuf or json-schema " +
 			"`schema.registry.url` and `schema.registry.basic.auth.user.info` (`user:password`) (docs/kafka.md). " +
 			"Not allowed with `type: files`.",
 	},
@@ -247,7 +247,9 @@ var specs = []fieldSpec{
 			"its types mapped as for Kafka's Avro values. See docs/formats.md. " +
 			"With `type: kafka` it is the format of the message values: absent or `kafka` for Spark's columns (`key`, `value`, `topic`, " +
 			"`partition`, `offset`, `timestamp`, `timestampType`), `json` for one object a message, `debezium-json` for change events, `avro` for Avro in the Confluent wire format with its " +
-			"schema from `options.schema.registry.url` (docs/kafka.md).",
+			"schema from `options.schema.registry.url`, `debezium-avro` for change events in that format, `protobuf` and `json-schema` for " +
+			"Protobuf and JSON Schema in the Confluent wire format (docs/kafka.md). In `sink.mode: upsert` a tombstone (a null value) " +
+			"of json, avro, protobuf and json-schema topics deletes its key; Debezium's own tombstones are skipped.",
 	},
 	{
 		path: "source.recursive", flag: "recursive", def: "false",
@@ -376,7 +378,7 @@ var specs = []fieldSpec{
 		path: "sink.upsert.order-by", flag: "order-by", flagArg: "COLUMN,...", typ: "list of strings",
 		doc: "Columns that order the changes to one key within a batch, such as a source LSN or `ts_ms`, compared in turn; " +
 			"the greatest wins, and input order (files in planned order, rows in file order) breaks ties. " +
-			"Empty: the last change in input order wins, except with `source.format: debezium-json`, which orders by `__source_lsn`, then `__ts_ms`. A null sorts first.",
+			"Empty: the last change in input order wins, except with `source.format` debezium-json or debezium-avro, which order by `__source_lsn`, then `__ts_ms`. A null sorts first.",
 	},
 	{
 		path: "sink.upsert.key-index-bytes", flag: "key-index-bytes", defNote: "0: 256 MiB", flagArg: "BYTES",
@@ -389,7 +391,8 @@ var specs = []fieldSpec{
 		path: "sink.cdc.op-column", flag: "op-column", flagArg: "COLUMN",
 		doc: "Column holding each row's operation code. Debezium's `c`, `r`, `u` and AWS DMS's `I`, `U` upsert the row; " +
 			"`d` and `D` delete its key (a delete of an absent key changes nothing). Empty: every row is an upsert, " +
-			"except with `source.format: debezium-json`, whose events carry their operation in `__op`.",
+			"except with `source.format` debezium-json or debezium-avro, whose events carry their operation in `__op`, " +
+			"and Kafka topics of rows (json, avro, protobuf, json-schema), to whose rows floe adds `__op` so that tombstones delete their keys.",
 	},
 	{
 		path: "sink.cdc.ops", flag: "cdc-op", flagArg: "CODE=OPERATION", typ: "map of string to string",

@@ -432,18 +432,18 @@ func (s *Source) validateKafka(ps *problems) {
 		default:
 			ps.add("source.format", 0, "%q is not a file format: with source.options.objectNotifications the messages announce objects, which are read as source.format; use parquet, csv, json, debezium-json or avro", s.Format)
 		}
-	case s.Format == "", s.Format == "kafka", s.Format == "json", s.Format == "debezium-json", s.Format == "avro":
+	case s.Format == "", s.Format == "kafka", s.Format == "json", s.Format == "debezium-json", registryFormat(s.Format):
 	default:
-		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json, debezium-json or avro (or, for a topic of S3 event notifications announcing %s objects, set source.options.objectNotifications: s3)", s.Format, s.Format)
+		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json, debezium-json, avro, debezium-avro, protobuf or json-schema (or, for a topic of S3 event notifications announcing %s objects, set source.options.objectNotifications: s3)", s.Format, s.Format)
 	}
-	if s.Format == "avro" && strings.TrimSpace(s.Options["objectNotifications"]) == "" {
+	if registryFormat(s.Format) && strings.TrimSpace(s.Options["objectNotifications"]) == "" {
 		if u := strings.TrimSpace(s.Options["schema.registry.url"]); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			ps.add("source.options.schema.registry.url", 0, "required with source.format avro: the Confluent Schema Registry's address, e.g. \"http://registry:8081\"; got %q", u)
+			ps.add("source.options.schema.registry.url", 0, "required with source.format %s: the Confluent Schema Registry's address, e.g. \"http://registry:8081\"; got %q", s.Format, u)
 		}
 	} else {
 		for _, k := range []string{"schema.registry.url", "schema.registry.basic.auth.user.info"} {
 			if _, ok := s.Options[k]; ok {
-				ps.add("source.options."+k, 0, "only read with source.format avro; remove it")
+				ps.add("source.options."+k, 0, "only read with source.format avro, debezium-avro, protobuf or json-schema; remove it")
 			}
 		}
 	}
@@ -703,4 +703,10 @@ func (s *Sink) checkUpsert(ps *problems) {
 	if s.CDC.OpColumn != "" && slices.Contains(s.IdentifierFields, s.CDC.OpColumn) {
 		ps.add("sink.cdc.op-column", 0, "%s is also a key column; name the column that holds the operation code", s.CDC.OpColumn)
 	}
+}
+
+// registryFormat tells the Kafka formats whose values are in the
+// Confluent wire format, their schemas in a schema registry.
+func registryFormat(f string) bool {
+	return f == "avro" || f == "debezium-avro" || f == "protobuf" || f == "json-schema"
 }

@@ -36,6 +36,24 @@ type Env struct {
 	// Logger receives what a source does in the background (a planner's
 	// failed poll); warnings about the data go through Warnings.
 	Logger *slog.Logger
+	// Upsert is set when the pipeline merges its rows by key (sink.mode
+	// upsert), nil otherwise.
+	Upsert *Upsert
+}
+
+// Upsert tells a source whose input deletes a key without a row (a Kafka
+// tombstone: a null value under the key) how to hand such a delete over:
+// as a row of the key's columns whose OpColumn holds Delete.
+type Upsert struct {
+	// Keys are the key columns the sink names (sink.identifier-fields);
+	// nil when the table's identifier fields are the key.
+	Keys []string
+	// OpColumn is the column whose code says each row's operation; Delete
+	// and Upsert are codes that delete and upsert.
+	OpColumn, Delete, Upsert string
+	// AddOp says the rows have no OpColumn of their own: the source adds
+	// it to every row, Upsert to those of values.
+	AddOp bool
 }
 
 // StateFS is the file system a source keeps StateDir through: FS, or the

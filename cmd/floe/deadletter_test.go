@@ -279,7 +279,7 @@ func TestKafkaAvroDeadLetters(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "users", 2)
-	reg := schemaRegistry(t, map[int]string{1: userV1})
+	reg := schemaRegistry(t, userV1)
 	topic := c.Name("users")
 	var recs []*kgo.Record
 	bad := map[int64]bool{}

@@ -2,16 +2,14 @@ package main_test
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/avro"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/floe-io/floe/internal/fixture"
 	"github.com/floe-io/floe/internal/kafkatest"
@@ -26,27 +24,15 @@ const (
 		{"name":"email","type":["null","string"],"default":null}]}`
 )
 
-// schemaRegistry serves GET /schemas/ids/{id} as Confluent's registry does,
-// for the schemas given by id, behind basic auth ann:secret.
-func schemaRegistry(t *testing.T, schemas map[int]string) *httptest.Server {
+// schemaRegistry serves the schemas in order, as ids 1, 2, ..., of
+// subject users-value.
+func schemaRegistry(t *testing.T, schemas ...string) *fixture.Registry {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != "ann" || p != "secret" {
-			http.Error(w, `{"error_code":401,"message":"Unauthorized"}`, http.StatusUnauthorized)
-			return
-		}
-		var id int
-		if _, err := fmt.Sscanf(r.URL.Path, "/schemas/ids/%d", &id); err != nil || schemas[id] == "" {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error_code":40403,"message":"Schema not found"}`))
-			return
-		}
-		js, _ := json.Marshal(map[string]string{"schema": schemas[id]})
-		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-		_, _ = w.Write(js)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	reg := fixture.NewRegistry(t)
+	for _, s := range schemas {
+		reg.Register("users-value", sr.Schema{Schema: s})
+	}
+	return reg
 }
 
 // confluentValue is v encoded with schema in Confluent's wire format under
@@ -93,7 +79,7 @@ func TestKafkaAvroSchemaVersions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "users", 2)
-	reg := schemaRegistry(t, map[int]string{1: userV1, 2: userV2})
+	reg := schemaRegistry(t, userV1, userV2)
 	produceUsers(t, c, 2, 0, 50, 1000)
 	e.OK(kafkaAvroStream(e, c, reg.URL, "--schema-evolution", "add-columns")...)
 	if msg := fixture.Exact(e.TableIDs("db.users"), 0, 50); msg != "" {
@@ -143,7 +129,7 @@ func TestKafkaAvroBadValues(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			c := kafkatest.Start(t, "users", 1)
-			reg := schemaRegistry(t, map[int]string{1: userV1})
+			reg := schemaRegistry(t, userV1)
 			produceUsers(t, c, 1, 0, 2, 1000)
 			c.Produce(t, &kgo.Record{Topic: c.Name("users"), Partition: 0, Value: bad.value})
 			produceUsers(t, c, 1, 3, 2, 1000)
@@ -179,7 +165,7 @@ func TestKafkaAvroRegistryCredentials(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := kafkatest.Start(t, "users", 1)
-	reg := schemaRegistry(t, map[int]string{1: userV1})
+	reg := schemaRegistry(t, userV1)
 	produceUsers(t, c, 1, 0, 3, 1000)
 	r := e.Run(kafkaAvroStream(e, c, reg.URL, "-o", "schema.registry.basic.auth.user.info=ann:wrong")...)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "schema.registry.basic.auth.user.info") {

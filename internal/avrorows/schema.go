@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -49,9 +50,16 @@ type avroField struct {
 // Parse maps an Avro schema onto Arrow as Spark's from_avro does: a
 // record's fields become columns, any other schema one column "value".
 func Parse(schema string) (*Schema, error) {
-	s, err := avro.Parse(schema, SchemaOpts()...)
+	return ParseWithReferences(schema, nil)
+}
+
+// ParseWithReferences is Parse of a schema whose named types may be
+// defined in refs, the schemas a registry holds as its references, each
+// after the ones it uses in turn.
+func ParseWithReferences(schema string, refs []string) (*Schema, error) {
+	s, err := parseAvro(schema, refs)
 	if err != nil {
-		return nil, fmt.Errorf("the Avro schema does not parse: %w", err)
+		return nil, err
 	}
 	root := s.Root()
 	m := avroMapper{named: map[string]*avro.SchemaNode{}}
@@ -67,9 +75,49 @@ func Parse(schema string) (*Schema, error) {
 	return &Schema{avro: s, arrow: arrow.NewSchema(st.Fields(), nil), root: t}, nil
 }
 
+// parseAvro parses schema after refs, whose named types it may use.
+func parseAvro(schema string, refs []string) (*avro.Schema, error) {
+	var cache avro.SchemaCache
+	for i, r := range refs {
+		if _, err := cache.Parse(r, SchemaOpts()...); err != nil {
+			return nil, fmt.Errorf("referenced Avro schema %d of %d does not parse: %w", i+1, len(refs), err)
+		}
+	}
+	s, err := cache.Parse(schema, SchemaOpts()...)
+	if err != nil {
+		return nil, fmt.Errorf("the Avro schema does not parse: %w", err)
+	}
+	return s, nil
+}
+
 type avroMapper struct {
 	named    map[string]*avro.SchemaNode
 	visiting []string
+	// connect maps the time types Kafka Connect's Avro converter names in
+	// connect.name (Debezium's), as debezium-json maps them.
+	connect bool
+}
+
+// connectType maps a Debezium time type, named by connect.name, onto the
+// kind and Arrow type debezium-json gives it; nil for other schemas. The
+// nanosecond types stay their long, as timestamp-nanos does.
+func connectType(n *avro.SchemaNode) *avroType {
+	name, _ := n.Props["connect.name"].(string)
+	switch {
+	case name == "io.debezium.time.Date" && n.Type == "int":
+		return &avroType{kind: "date", arrow: arrow.FixedWidthTypes.Date32}
+	case name == "io.debezium.time.Time" && n.Type == "int":
+		return &avroType{kind: "time-millis", arrow: arrow.FixedWidthTypes.Time64us}
+	case name == "io.debezium.time.MicroTime" && n.Type == "long":
+		return &avroType{kind: "time-micros", arrow: arrow.FixedWidthTypes.Time64us}
+	case name == "io.debezium.time.Timestamp" && n.Type == "long":
+		return &avroType{kind: "timestamp-millis", arrow: &arrow.TimestampType{Unit: arrow.Microsecond}}
+	case name == "io.debezium.time.MicroTimestamp" && n.Type == "long":
+		return &avroType{kind: "timestamp-micros", arrow: &arrow.TimestampType{Unit: arrow.Microsecond}}
+	case name == "io.debezium.time.ZonedTimestamp" && n.Type == "string":
+		return &avroType{kind: "zoned-timestamp", arrow: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}}
+	}
+	return nil
 }
 
 func fullName(n *avro.SchemaNode) string {
@@ -89,6 +137,11 @@ func (m *avroMapper) typeOf(n *avro.SchemaNode, path string) (*avroType, error) 
 	case "record", "error", "enum", "fixed":
 		m.named[fullName(n)] = n
 		m.named[n.Name] = n
+	}
+	if m.connect {
+		if t := connectType(n); t != nil {
+			return t, nil
+		}
 	}
 	switch n.LogicalType {
 	case "date":
@@ -305,6 +358,19 @@ func appendAvro(b array.Builder, t *avroType, v any) error {
 			x *= 1000
 		}
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(x))
+	case "zoned-timestamp":
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		ts, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return fmt.Errorf("%q is not a ZonedTimestamp (ISO-8601 text with an offset)", x)
+		}
+		if ts.Nanosecond()%1000 != 0 {
+			return fmt.Errorf("%q is finer than the microseconds an Iceberg timestamptz holds", x)
+		}
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
 	case "time-millis", "time-micros":
 		var x int64
 		switch n := v.(type) {

@@ -3,8 +3,8 @@
 // wrapper, into flat rows: the row image's columns and the three columns
 // Debezium's ExtractNewRecordState transform adds with
 // add.fields=op,source.lsn,ts_ms. It serves every source of such events
-// (files now, Kafka later), so it knows nothing of where the bytes come
-// from.
+// (files, Kafka's debezium-json; its op and row image rules also Kafka's
+// debezium-avro), so it knows nothing of where the bytes come from.
 package debezium
 
 import (
@@ -123,19 +123,11 @@ func (d *Decoder) Decode(b []byte) (Event, error) {
 		return Event{}, err
 	}
 	ev := Event{Op: op}
-	image := "after"
-	if op == "d" {
-		image = "before"
-	}
+	image := Image(op)
 	row := bytes.TrimSpace(top[image])
 	switch {
-	case isNull(row) && op == "d":
-		return Event{}, errors.New(`op "d" has no "before" row image, so the deleted row is unknown; ` +
-			"give the source table a replica identity that includes its key (PostgreSQL: REPLICA IDENTITY DEFAULT or FULL), " +
-			"then remove the line or quarantine the file (on-bad-file: quarantine)")
 	case isNull(row):
-		return Event{}, fmt.Errorf(`op %q has no "after" row image, which every create, read and update event has; `+
-			"fix or remove the line, or quarantine the file (on-bad-file: quarantine)", op)
+		return Event{}, NoImage(op)
 	case row[0] != '{':
 		return Event{}, fmt.Errorf("%q is %s, not an object holding the row's columns; fix or remove the line", image, row)
 	}
@@ -214,14 +206,40 @@ func opOf(top map[string]json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &op); err != nil {
 		return "", fmt.Errorf("op %s is not a string; %s", raw, validOps)
 	}
+	return op, CheckOp(op)
+}
+
+// CheckOp refuses an op floe does not apply: a truncate, or an unknown
+// one. Its error says how to go on, for any serialization of the events.
+func CheckOp(op string) error {
 	switch op {
 	case "c", "r", "u", "d":
-		return op, nil
+		return nil
 	case "t":
-		return "", errors.New(`op "t" truncates the source table, and floe does not apply truncates; ` +
+		return errors.New(`op "t" truncates the source table, and floe does not apply truncates; ` +
 			"empty the Iceberg table yourself if that is meant, then remove the line or quarantine the file (on-bad-file: quarantine)")
 	}
-	return "", fmt.Errorf("unknown op %q; %s", op, validOps)
+	return fmt.Errorf("unknown op %q; %s", op, validOps)
+}
+
+// Image is the envelope field holding the row of an event of op: before
+// for a delete, after for the others.
+func Image(op string) string {
+	if op == "d" {
+		return "before"
+	}
+	return "after"
+}
+
+// NoImage is the error of an event of op whose row image (Image) is null.
+func NoImage(op string) error {
+	if op == "d" {
+		return errors.New(`op "d" has no "before" row image, so the deleted row is unknown; ` +
+			"give the source table a replica identity that includes its key (PostgreSQL: REPLICA IDENTITY DEFAULT or FULL), " +
+			"then remove the line or quarantine the file (on-bad-file: quarantine)")
+	}
+	return fmt.Errorf(`op %q has no "after" row image, which every create, read and update event has; `+
+		"fix or remove the line, or quarantine the file (on-bad-file: quarantine)", op)
 }
 
 const validOps = "a Debezium change event's op is c (create), r (read), u (update), d (delete) or t (truncate, which floe refuses); " +

@@ -23,6 +23,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/conform"
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/source"
 )
 
 // Spec says how a batch's rows change the table.
@@ -61,15 +62,64 @@ func SpecFor(p *config.Pipeline, keys []string, intKey bool) Spec {
 	s := &p.Sink
 	spec := Spec{Keys: keys, OrderBy: s.Upsert.OrderBy, OpColumn: s.CDC.OpColumn, Ops: s.CDC.OpCodes(),
 		WriteOp: s.CDC.WriteOpColumn, IntKey: intKey}
-	if p.Source.Format == "debezium-json" {
+	switch {
+	case p.Source.Format == "debezium-json" || p.Source.Format == "debezium-avro":
 		if spec.OpColumn == "" {
 			spec.OpColumn = DebeziumOp
 		}
 		if len(spec.OrderBy) == 0 {
 			spec.OrderBy = []string{DebeziumLSN, DebeziumTs}
 		}
+	case spec.OpColumn == "" && tombstones(&p.Source):
+		spec.OpColumn = DebeziumOp
 	}
 	return spec
+}
+
+// tombstones tells whether src's input may delete keys without a row:
+// Kafka values of rows (not Debezium's events, whose tombstones follow
+// their delete event and are skipped), whose null values are the deletes
+// of their keys.
+func tombstones(src *config.Source) bool {
+	if src.Type != "kafka" || strings.TrimSpace(src.Options["objectNotifications"]) != "" {
+		return false
+	}
+	switch src.Format {
+	case "json", "avro", "protobuf", "json-schema":
+		return true
+	}
+	return false
+}
+
+// SourceUpsert is what a source of pipeline p hands its deletes over
+// with (source.Env.Upsert): nil unless p upserts rows of a Kafka topic.
+// Without an op column of
+// the sink's, a Kafka source of rows adds __op, so that its tombstones
+// can delete.
+func SourceUpsert(p *config.Pipeline) *source.Upsert {
+	if !p.Sink.Upserts() || !tombstones(&p.Source) {
+		return nil
+	}
+	spec := SpecFor(p, nil, false)
+	u := &source.Upsert{Keys: p.Sink.IdentifierFields, OpColumn: spec.OpColumn, AddOp: p.Sink.CDC.OpColumn == "" && tombstones(&p.Source)}
+	codes := slices.Sorted(maps.Keys(spec.Ops))
+	for _, pref := range []string{"d", "u"} {
+		if spec.Ops[pref] == config.OpDelete && u.Delete == "" {
+			u.Delete = pref
+		}
+		if spec.Ops[pref] == config.OpUpsert && u.Upsert == "" {
+			u.Upsert = pref
+		}
+	}
+	for _, c := range codes {
+		if spec.Ops[c] == config.OpDelete && u.Delete == "" {
+			u.Delete = c
+		}
+		if spec.Ops[c] == config.OpUpsert && u.Upsert == "" {
+			u.Upsert = c
+		}
+	}
+	return u
 }
 
 // Written is the schema of the rows a batch with input schema in writes:

@@ -78,9 +78,12 @@ type Source struct {
 	includeHeaders bool
 	deadLetters    bool // on-bad-record: dead-letter
 	groupID        string
-	format         string // "kafka", "json", "debezium-json" or "avro"
+	format         string // "kafka", "json", "debezium-json", "avro", "debezium-avro", "protobuf" or "json-schema"
 	schema         *arrow.Schema
-	registry       *Registry // with format avro
+	registry       *Registry // with the registry formats
+	// upsert is set in mode upsert for a topic of rows, whose tombstones
+	// delete their keys (tombstones.go).
+	upsert *source.Upsert
 	// notified is set when the messages are object-store event
 	// notifications (objectNotifications): the batch's rows are those of
 	// the objects they announce.
@@ -90,9 +93,12 @@ type Source struct {
 	// nil otherwise.
 	capEnd Offsets
 
-	mu       sync.Mutex
-	table    *arrow.Schema
-	warnings []string
+	mu    sync.Mutex
+	table *arrow.Schema
+	// tableKeys are the table's identifier fields, the key of a plain
+	// Kafka key when the sink names none.
+	tableKeys []string
+	warnings  []string
 	// latest are the partitions' logs as the last plan listed them, for
 	// the lag the progress records report (metrics.go).
 	latest map[TopicPartition]listed
@@ -141,9 +147,16 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 	if s.schema, err = jsonrows.Explicit(cfg.Schema); err != nil {
 		return nil, fmt.Errorf("%w: %v", source.ErrConfig, err)
 	}
-	if s.format == "avro" && s.notified == nil {
-		if s.registry, err = NewRegistry(o); err != nil {
-			return nil, err
+	if s.notified == nil {
+		switch s.format {
+		case "avro", "debezium-avro", "protobuf", "json-schema":
+			if s.registry, err = NewRegistry(o); err != nil {
+				return nil, err
+			}
+		}
+		switch s.format {
+		case "json", "avro", "protobuf", "json-schema":
+			s.upsert = env.Upsert
 		}
 	}
 	set := 0
@@ -228,11 +241,17 @@ func (s *Source) InitialOffset() source.Offset { return source.EncodeOffset(Offs
 // are read as where they allow.
 func (s *Source) SetTableSchema(schema *iceberg.Schema) {
 	var as *arrow.Schema
+	var keys []string
 	if schema != nil {
 		as, _ = table.SchemaToArrowSchema(schema, nil, true, false)
+		for _, id := range schema.IdentifierFieldIDs {
+			if name, ok := schema.FindColumnName(id); ok {
+				keys = append(keys, name)
+			}
+		}
 	}
 	s.mu.Lock()
-	s.table = as
+	s.table, s.tableKeys = as, keys
 	s.mu.Unlock()
 	if s.notified != nil {
 		s.notified.objects.SetTableSchema(schema)

@@ -31,7 +31,8 @@ type part struct {
 	rows    []arrow.RecordBatch // json: the rows, built once
 	lines   []byte              // debezium-json: one compact value a line
 	offsets []int64             // the offset of each line
-	avro    []avroMessage
+	wire    []wireMessage       // registry formats: the messages' schemas and bodies
+	tomb    *tombstones         // mode upsert of a topic of rows: its deletes
 
 	asideMu sync.Mutex
 	aside   ingest.BadRecords // on-bad-record: dead-letter
@@ -104,33 +105,40 @@ func (p *part) derive(ctx context.Context) error {
 	if n := len(p.records); n > 0 {
 		p.src.sawTimestamp(p.records[n-1].Timestamp.UnixMilli())
 	}
+	if p.src.upsert != nil {
+		p.tomb = &tombstones{up: p.src.upsert}
+	}
 	switch p.src.format {
 	case "kafka":
 		p.schema = rawSchema(p.src.includeHeaders)
 		return nil
 	case "json":
-		return p.deriveJSON()
+		return p.deriveJSON(ctx)
 	case "debezium-json":
 		return p.deriveDebezium()
-	case "avro":
-		return p.deriveAvro(ctx)
+	case "avro", "debezium-avro", "protobuf", "json-schema":
+		return p.deriveRegistry(ctx)
 	}
-	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json, debezium-json or avro", source.ErrConfig, p.src.format)
+	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json, debezium-json, avro, debezium-avro, protobuf or json-schema", source.ErrConfig, p.src.format)
 }
 
 // deriveJSON reads every value as one JSON object, in one pass that also
 // infers the columns unless source.schema gives them.
-func (p *part) deriveJSON() error {
-	rows := jsonrows.NewRows()
-	if p.src.schema != nil {
-		rows = jsonrows.NewRowsOf(p.src.schema, nil)
+func (p *part) deriveJSON(ctx context.Context) error {
+	given := p.src.schema
+	if given != nil && p.tomb != nil && len(given.FieldIndices(p.tomb.up.OpColumn)) == 0 {
+		given = arrow.NewSchema(append(given.Fields(), arrow.Field{Name: p.tomb.up.OpColumn, Type: arrow.BinaryTypes.String, Nullable: true}), nil)
 	}
-	if err := p.appendJSON(rows); err != nil {
+	rows := jsonrows.NewRows()
+	if given != nil {
+		rows = jsonrows.NewRowsOf(given, nil)
+	}
+	if err := p.appendJSON(ctx, rows); err != nil {
 		return err
 	}
 	switch {
-	case p.src.schema != nil:
-		p.schema = p.src.schema
+	case given != nil:
+		p.schema = given
 	case rows.Empty():
 		// Objects without keys hold nothing to write.
 		p.schema = arrow.NewSchema(nil, nil)
@@ -142,7 +150,7 @@ func (p *part) deriveJSON() error {
 			// The table's types are not the inferred ones (a long column
 			// read as string, say): the values are read again as those.
 			rows = jsonrows.NewRowsOf(p.schema, p.asText)
-			if err := p.appendJSON(rows); err != nil {
+			if err := p.appendJSON(ctx, rows); err != nil {
 				return err
 			}
 		}
@@ -152,25 +160,52 @@ func (p *part) deriveJSON() error {
 	return err
 }
 
-func (p *part) appendJSON(rows *jsonrows.Rows) error {
+// appendJSON appends every value; in mode upsert, a tombstone's row
+// deletes its key, and every value upserts.
+func (p *part) appendJSON(ctx context.Context, rows *jsonrows.Rows) error {
 	rows.Reserve(len(p.records))
+	if p.tomb != nil {
+		p.tomb.keys = p.tomb.keys[:0]
+	}
 	for _, r := range p.records {
 		if p.setAside(r) {
 			continue
 		}
-		if r.Value == nil {
-			if err := p.badRecord(r, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json")); err != nil {
+		v := r.Value
+		switch {
+		case v == nil && p.tomb != nil && r.Key != nil:
+			key, err := p.tombstoneKey(ctx, r)
+			if isBad(err) {
+				if err := p.badRecord(r, err); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			v = p.tomb.row(key)
+		case v == nil:
+			if err := p.badRecord(r, errors.New("the value is null (a tombstone), not a JSON object; a topic of change events with tombstones is read with format debezium-json, "+
+				"and in sink.mode upsert a tombstone with a key deletes the key")); err != nil {
 				return err
 			}
 			continue
-		}
-		if p.src.deadLetters && !rows.Fixed() && !json.Valid(r.Value) {
+		case p.src.deadLetters && !rows.Fixed() && !json.Valid(v):
 			// Inferring, a broken object would leave the keys it reached as
 			// columns of the table.
-			p.badRecord(r, jsonrows.Malformed(r.Value))
+			p.badRecord(r, jsonrows.Malformed(v))
 			continue
+		case p.tomb != nil:
+			var err error
+			if v, err = p.tomb.withOp(v); err != nil {
+				if err := p.badRecord(r, err); err != nil {
+					return err
+				}
+				continue
+			}
 		}
-		if err := rows.Append(r.Value); err != nil {
+		if err := rows.Append(v); err != nil {
 			if err := p.badRecord(r, err); err != nil {
 				return err
 			}
@@ -240,8 +275,9 @@ func (p *part) Open(ctx context.Context) (array.RecordReader, error) {
 	if p.src.format == "kafka" {
 		return rawReader(p.records, p.schema, p.src.includeHeaders)
 	}
-	if p.src.format == "avro" {
-		r := &avroReader{p: p, msgs: p.avro, schema: p.schema}
+	switch p.src.format {
+	case "avro", "debezium-avro", "protobuf", "json-schema":
+		r := &wireReader{p: p, msgs: p.wire, schema: p.schema}
 		r.refs.Store(1)
 		return r, nil
 	}
