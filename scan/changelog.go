@@ -86,7 +86,7 @@ func Changelog(ctx context.Context, tbl *table.Table, o ChangelogOptions) (*arro
 
 // changelogSnapshots are the snapshots of the main history after from
 // (exclusive, 0 for all) up to to (inclusive, 0 for the current one),
-// oldest first.
+// oldest first, without replace snapshots.
 func changelogSnapshots(tbl *table.Table, from, to int64) ([]*table.Snapshot, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	end := tbl.CurrentSnapshot()
@@ -118,7 +118,9 @@ func changelogSnapshots(tbl *table.Table, from, to int64) ([]*table.Snapshot, er
 		snap = parent
 	}
 	slices.Reverse(chain)
-	return chain, nil
+	// Compactions change no row, and Spark's changelog leaves them out of
+	// the ordinals too.
+	return slices.DeleteFunc(chain, func(s *table.Snapshot) bool { return s.Summary != nil && s.Summary.Operation == table.OpReplace }), nil
 }
 
 // ChangeReader reads the changes of one snapshot at a time, in the

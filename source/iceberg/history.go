@@ -12,7 +12,8 @@ import (
 	"github.com/floe-io/floe/source"
 )
 
-// unit is one added data file of an append snapshot.
+// unit is one added data file of an append snapshot, or in a changelog
+// one snapshot (file nil).
 type unit struct {
 	snapshot    int64
 	timestampMs int64
@@ -48,6 +49,16 @@ func (s *Source) walk(ctx context.Context, tbl *table.Table, st offset, f func(u
 	}
 	var fio icebergio.IO
 	for _, snap := range snaps {
+		if s.changelog {
+			// A snapshot is one unit, read once it is wholly read; a
+			// compaction changes no row.
+			done := snap.SnapshotID == st.SnapshotID && st.Position > 0
+			replace := snap.Summary != nil && snap.Summary.Operation == table.OpReplace
+			if !done && !replace && !f(unit{snapshot: snap.SnapshotID, timestampMs: snap.TimestampMs, pos: 1}) {
+				return nil
+			}
+			continue
+		}
 		files, ok := s.cached(snap.SnapshotID)
 		if !ok {
 			if fio == nil {

@@ -72,6 +72,10 @@ type Source struct {
 	// Drop).
 	read scan.Options
 
+	// changelog reads each snapshot's row-level changes (source.changelog)
+	// instead of its appended files: one unit a snapshot.
+	changelog bool
+
 	fromTimestamp int64 // epoch ms; 0 means from the first snapshot
 	skipOverwrite bool
 	skipDelete    bool
@@ -98,7 +102,8 @@ type Source struct {
 	// batch.
 	added    map[int64]addedFiles
 	reader   *scan.FileReader
-	readerAt string // the schema and specs reader was built for
+	changes  *scan.ChangeReader
+	readerAt string // the schema and specs reader (or changes) was built for
 	warnings []string
 	warned   map[int64]bool // expired start snapshots already reported
 }
@@ -138,7 +143,7 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 	s := &Source{
 		name: cfg.Table, ident: ident, cat: env.Catalog, log: log,
 		read:  scan.Options{Filter: cfg.Filter, Columns: cfg.Keep, Drop: cfg.Drop},
-		added: map[int64]addedFiles{}, warned: map[int64]bool{}, registered: noSnapshot,
+		added: map[int64]addedFiles{}, warned: map[int64]bool{}, registered: noSnapshot, changelog: cfg.Changelog,
 	}
 	num := func(k string, def int64) (int64, error) {
 		v, ok := cfg.Options[k]
@@ -176,7 +181,14 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 
 // Description names the table: two queries reading one table read the
 // same data.
-func (s *Source) Description() string { return "iceberg:" + s.name }
+func (s *Source) Description() string {
+	if s.changelog {
+		// Another reading of the table: a checkpoint of its appends is not
+		// one of its changes.
+		return "iceberg-changelog:" + s.name
+	}
+	return "iceberg:" + s.name
+}
 
 // InitialOffset is before the first snapshot to read.
 func (s *Source) InitialOffset() source.Offset { return encode(offset{SnapshotID: noSnapshot}) }
@@ -250,6 +262,11 @@ func (s *Source) LatestOffset(ctx context.Context, start source.Offset, limit so
 		if limit.MaxFiles > 0 && len(picked) >= limit.MaxFiles {
 			return false
 		}
+		if u.file == nil {
+			// A changelog's snapshot: only the unit count limits it.
+			picked = append(picked, u)
+			return true
+		}
 		if len(picked) > 0 && ((limit.MaxRows > 0 && (rows >= limit.MaxRows || u.file.Count() > limit.MaxRows)) ||
 			(limit.MaxBytes > 0 && bytes >= limit.MaxBytes)) {
 			return false // a file larger than the row limit is a batch alone
@@ -312,6 +329,17 @@ func (s *Source) Read(ctx context.Context, start, end source.Offset) ([]source.P
 		// that it did not.
 		return nil, fmt.Errorf("%w: iceberg source: table %s: batch end %s is not after %s in the table's history (was the table rolled back?); "+
 			"the batch cannot be re-run exactly once (start a new checkpoint)", source.ErrCannotContinue, s.name, end, start)
+	}
+	if s.changelog {
+		cr, err := s.changeReader(ctx, tbl)
+		if err != nil {
+			return nil, err
+		}
+		parts := make([]source.Part, len(units))
+		for i, u := range units {
+			parts[i] = &changesPart{reader: cr, snap: tbl.SnapshotByID(u.snapshot)}
+		}
+		return parts, nil
 	}
 	rd, err := s.fileReader(ctx, tbl)
 	if err != nil {
