@@ -84,13 +84,25 @@ func (p *Pipeline) validate() problems {
 		switch {
 		case p.Sink.Console():
 			ps.add("on-bad-record", 0, "dead-letter writes bad records to sink.dead-letter-table, but the sink is the console; use on-bad-record: fail")
-		case p.Sink.DeadLetterTable == "":
-			ps.add("on-bad-record", 0, "dead-letter needs sink.dead-letter-table (--dead-letter-table), the table bad records go to, e.g. %s", deadLetterExample(p.Sink.Table))
+		case p.Sink.DeadLetterTable == "" && (p.Source.Type != "kafka" || p.Source.Options["deadLetterTopic"] == ""):
+			ps.add("on-bad-record", 0, "dead-letter needs sink.dead-letter-table (--dead-letter-table), the table bad records go to, e.g. %s, "+
+				"or with source.type kafka source.options.deadLetterTopic, a topic", deadLetterExample(p.Sink.Table))
+		case p.Sink.DeadLetterTable != "" && p.Source.Options["deadLetterTopic"] != "":
+			ps.add("on-bad-record", 0, "dead-letter sends bad records to one place: sink.dead-letter-table %s or source.options.deadLetterTopic %s; remove one",
+				p.Sink.DeadLetterTable, p.Source.Options["deadLetterTopic"])
 		case p.Sink.IsTemplate():
 			ps.add("on-bad-record", 0, "dead-letter does not work with a table template yet: sink.dead-letter-table %s would hold both bad records and rows the template cannot route, "+
 				"whose columns differ; use on-bad-record: fail, or a fixed sink.table", p.Sink.DeadLetterTable)
 		case p.Source.Type == "iceberg":
 			ps.add("on-bad-record", 0, "dead-letter sets aside records a source cannot read, but source.type iceberg reads the rows of table %s, which are all readable; use on-bad-record: fail", p.Source.Table)
+		}
+	}
+	if dlt := p.Source.Options["deadLetterTopic"]; dlt != "" && p.Source.Type == "kafka" {
+		switch {
+		case p.OnBadRecord != "dead-letter":
+			ps.add("source.options", 0, "deadLetterTopic is set, but on-bad-record is not dead-letter, so no record goes there; set on-bad-record: dead-letter, or remove it")
+		case slices.Contains(SplitList(p.Source.Options["subscribe"]), dlt):
+			ps.add("source.options", 0, "deadLetterTopic %s is also a topic the source subscribes to, so the query would read its own dead letters; name another topic", dlt)
 		}
 	}
 	if p.OnBadFile == "quarantine" && p.Source.Type == "iceberg" {
@@ -405,7 +417,7 @@ var kafkaOptions = []string{
 	"startingOffsets", "startingTimestamp", "endingOffsets",
 	"maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders",
 	"schema.registry.url", "schema.registry.basic.auth.user.info",
-	"controlTopic", "stateTable", "objectNotifications", "objectNotifications.dedupMessages",
+	"controlTopic", "stateTable", "objectNotifications", "objectNotifications.dedupMessages", "deadLetterTopic",
 }
 
 // validateKafka checks a source of type kafka: the brokers, exactly one
@@ -490,7 +502,7 @@ func (s *Source) validateKafka(ps *problems) {
 			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 				ps.add(p, 0, "%q is not valid; use a number of messages, e.g. \"100000\"", v)
 			}
-		case "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets", "schema.registry.url", "controlTopic", "stateTable":
+		case "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets", "schema.registry.url", "controlTopic", "stateTable", "deadLetterTopic":
 		default:
 			if strings.HasPrefix(k, "kafka.") {
 				continue

@@ -129,3 +129,15 @@ type Backlog struct {
 type BacklogReporter interface {
 	Backlog() (b Backlog, ok bool)
 }
+
+// DeadLetterWriter is a source that sends the records its parts set aside
+// (on-bad-record: dead-letter) somewhere of its own, such as the Kafka
+// source's deadLetterTopic, instead of the dead-letter table. The engine
+// sends a batch's records before its table commit; SendDeadLetters must
+// skip the records of batchID that a run which stopped before that commit
+// already sent (planned at plannedMs), so that each is sent once.
+type DeadLetterWriter interface {
+	// SendsDeadLetters tells whether the source is set to send them.
+	SendsDeadLetters() bool
+	SendDeadLetters(ctx context.Context, query string, batchID, plannedMs int64, records []BadRecord) error
+}

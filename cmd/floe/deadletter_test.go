@@ -419,3 +419,66 @@ func TestKafkaClusterDeadLettersRefused(t *testing.T) {
 	w := startClusterWorker(e, c, "a", "--on-bad-record", "dead-letter", "--dead-letter-table", "db.events_dead")
 	wantRefused(t, e, w, "on-bad-record: dead-letter", "kafka.group.id")
 }
+
+// With source.options.deadLetterTopic the poison messages go to a topic
+// instead, each with its key and value and Kafka Connect's error headers;
+// a run killed after sending them and before the table commit is finished
+// by the next, which sends none twice.
+func TestKafkaDeadLetterTopic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 2)
+	topic, dlq := c.Name("events"), c.Name("events-dlq")
+	c.CreateTopic(t, dlq, 1)
+	var recs []*kgo.Record
+	for id := int64(0); id < 600; id++ {
+		v, _ := poisonValue(id)
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(id % 2), Key: fmt.Appendf(nil, "k%d", id), Value: []byte(v)})
+	}
+	c.Produce(t, recs...)
+	args := kafkaStream(e, c, "--on-bad-record", "dead-letter", "-o", "deadLetterTopic="+dlq, "-o", "maxOffsetsPerTrigger=200")
+	// The first catalog commit, batch 0's, dies before the catalog sees it:
+	// its dead letters are sent.
+	if r := e.RunEnv(floeBin, []string{"FLOE_TEST_CRASH_IN_CATALOG_COMMIT=1"}, args...); r.Code != 137 {
+		t.Fatalf("want the run killed in its first commit, got %s", r)
+	}
+	if n := len(c.Consume(t, dlq)); n == 0 {
+		t.Fatal("the killed run sent no dead letters before its commit")
+	}
+	r := e.OK(args...)
+	if !strings.Contains(r.Stderr, "bad record") {
+		t.Fatalf("no bad records reported:\n%s", r.Stderr)
+	}
+	ids := e.TableIDs("db.events")
+	want := map[string]bool{}
+	for id := int64(0); id < 600; id++ {
+		v, bad := poisonValue(id)
+		// Without source.schema n is a long column, which holds 2^40.
+		bad = bad && (id/poisonEvery)%3 != 1
+		if bad {
+			want[v] = true
+		}
+		if n := ids[id]; bad && n != 0 || !bad && n != 1 {
+			t.Fatalf("id %d is in the table %d times", id, n)
+		}
+	}
+	got := map[string]int{}
+	for _, m := range c.Consume(t, dlq) {
+		got[string(m.Value)]++
+		h := map[string]string{}
+		for _, x := range m.Headers {
+			h[x.Key] = string(x.Value)
+		}
+		if h["__connect.errors.topic"] != topic || h["__connect.errors.offset"] == "" || h["__connect.errors.exception.message"] == "" || !strings.HasPrefix(string(m.Key), "k") {
+			t.Fatalf("dead letter %q lacks its key or headers: %v", m.Value, h)
+		}
+	}
+	for v := range want {
+		if got[v] != 1 {
+			t.Fatalf("poison message %q is in the dead-letter topic %d times", v, got[v])
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d distinct dead letters, want %d", len(got), len(want))
+	}
+}

@@ -11,8 +11,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/internal/checkpoint"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/write"
+	"github.com/floe-io/floe/source"
 )
 
 // The dead-letter table's columns (docs/writes.md, "Bad records"): where
@@ -47,13 +49,23 @@ func badRecords(parts []ingest.Part) []ingest.BadRecord {
 // writeDeadLetters writes the records the batch's parts set aside into
 // the dead-letter table, adding its files to w: the batch commits them
 // with its rows, the dead-letter table first (commit.Tables.Commit), so
-// that a table holding the batch means its dead letters are held too.
-func (e *Engine) writeDeadLetters(ctx context.Context, batchID int64, parts []ingest.Part, w *Written) error {
+// that a table holding the batch means its dead letters are held too. A
+// source that sends dead letters itself (a Kafka dead-letter topic) gets
+// them instead, before the table commit.
+func (e *Engine) writeDeadLetters(ctx context.Context, entry checkpoint.OffsetEntry, parts []ingest.Part, w *Written) error {
 	if e.Config.OnBadRecord != "dead-letter" {
 		return nil
 	}
 	bad := badRecords(parts)
 	if len(bad) == 0 {
+		return nil
+	}
+	batchID := entry.BatchID
+	if dw, ok := e.Source.(source.DeadLetterWriter); ok && dw.SendsDeadLetters() {
+		if err := dw.SendDeadLetters(ctx, e.Checkpoint.Metadata.ID, batchID, entry.TimestampMs, bad); err != nil {
+			return err
+		}
+		w.deadLetters = int64(len(bad))
 		return nil
 	}
 	rec := deadLetterRecord(bad, batchID, time.Now())

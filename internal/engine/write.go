@@ -100,7 +100,7 @@ func (e *Engine) WriteBatch(ctx context.Context, entry checkpoint.OffsetEntry, b
 					w.Result, err = e.writer(entry.BatchID).Write(ctx, parts)
 				}
 				if err == nil {
-					if err = e.writeDeadLetters(ctx, entry.BatchID, parts, &w); err != nil {
+					if err = e.writeDeadLetters(ctx, entry, parts, &w); err != nil {
 						w.Remove(ctx)
 						if w.upserts != nil {
 							w.upserts.Changes.Release()

@@ -165,6 +165,50 @@ func (c *Cluster) Produce(t testing.TB, recs ...*kgo.Record) {
 	}
 }
 
+// Consume reads every message of topic, from each partition's start to
+// its end as it is now.
+func (c *Cluster) Consume(t testing.TB, topic string) []*kgo.Record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := c.client(t)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, left := map[int32]kgo.Offset{}, map[int32]int64{}
+	starts.Each(func(o kadm.ListedOffset) {
+		if end, ok := ends.Lookup(topic, o.Partition); ok && end.Offset > o.Offset {
+			from[o.Partition], left[o.Partition] = kgo.NewOffset().At(o.Offset), end.Offset
+		}
+	})
+	if len(from) == 0 {
+		return nil
+	}
+	rd := c.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}))
+	defer rd.Close()
+	var out []*kgo.Record
+	for len(left) > 0 {
+		fs := rd.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consume %s: %v", topic, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			out = append(out, r)
+			if r.Offset+1 >= left[r.Partition] {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return out
+}
+
 // settle is how long a broker may take to show a topic created or
 // deleted in its metadata: a real broker applies the controller's record
 // a moment after it answers.
