@@ -90,9 +90,6 @@ func (p *Pipeline) validate() problems {
 		case p.Sink.DeadLetterTable != "" && p.Source.Options["deadLetterTopic"] != "":
 			ps.add("on-bad-record", 0, "dead-letter sends bad records to one place: sink.dead-letter-table %s or source.options.deadLetterTopic %s; remove one",
 				p.Sink.DeadLetterTable, p.Source.Options["deadLetterTopic"])
-		case p.Sink.IsTemplate():
-			ps.add("on-bad-record", 0, "dead-letter does not work with a table template yet: sink.dead-letter-table %s would hold both bad records and rows the template cannot route, "+
-				"whose columns differ; use on-bad-record: fail, or a fixed sink.table", p.Sink.DeadLetterTable)
 		case p.Source.Type == "iceberg":
 			ps.add("on-bad-record", 0, "dead-letter sets aside records a source cannot read, but source.type iceberg reads the rows of table %s, which are all readable; use on-bad-record: fail", p.Source.Table)
 		}

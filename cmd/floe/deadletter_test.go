@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -480,5 +481,46 @@ func TestKafkaDeadLetterTopic(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d distinct dead letters, want %d", len(got), len(want))
+	}
+}
+
+// With a table template, bad lines and rows the template cannot route
+// (a null region) share the dead-letter table as bad records, the rows
+// as JSON; the routed rows land in their tables.
+func TestTemplateDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	lines := []string{
+		`{"id":1,"region":"eu","v":"a"}`,
+		`{"id":2,"region":"us","v":"b"}`,
+		`{"id":3,"region":null,"v":"c"}`,
+		`{"id":4,"region":"eu","v":"d`,
+		`{"id":5,"region":"us","v":"e"}`,
+	}
+	landLines(t, filepath.Join(e.Landing, "a.json"), lines...)
+	e.OK("stream", "--source", e.Landing, "--format", "json", "--table", "db.events_{region}", "--checkpoint", e.Ckpt,
+		"--on-bad-record", "dead-letter", "--dead-letter-table", "db.events_dead")
+	for table, want := range map[string][]string{"db.events_eu": {"1|a"}, "db.events_us": {"2|b", "5|e"}} {
+		if got := dbzRows(t, e, table, "id", "v"); !slices.Equal(got, want) {
+			t.Fatalf("%s: %v, want %v", table, got, want)
+		}
+	}
+	got := dbzRows(t, e, "db.events_dead", "_floe_source_row", "_floe_value", "_floe_error")
+	if len(got) != 2 {
+		t.Fatalf("dead letters %v, want lines 3 and 4", got)
+	}
+	for i, line := range []int{3, 4} {
+		f := strings.SplitN(got[i], "|", 3)
+		v, _ := base64.StdEncoding.DecodeString(f[1])
+		if f[0] != fmt.Sprint(line) || f[2] == "" {
+			t.Fatalf("dead letter %q: want line %d with an error", got[i], line)
+		}
+		var row map[string]any
+		if line == 3 && (json.Unmarshal(v, &row) != nil || row["id"] != float64(3) || row["region"] != nil) {
+			t.Fatalf("the unroutable row is held as %s, want its row as JSON", v)
+		}
+		if line == 4 && string(v) != lines[3] {
+			t.Fatalf("the bad line is held as %s, want it as written", v)
+		}
 	}
 }

@@ -166,7 +166,10 @@ func (e *Engine) RunBatch(ctx context.Context, entry checkpoint.OffsetEntry, beg
 			if !tc.Existing && tc.SnapshotID != 0 {
 				b.Snapshots++
 			}
-			if w.deadLetters > 0 && tc.Table == e.Config.Sink.DeadLetterTable {
+			if e.Config.OnBadRecord == "dead-letter" && tc.Table == e.Config.Sink.DeadLetterTable {
+				// Bad records, whether a source set them aside or a template
+				// found no table for them, are no rows of the sink's.
+				b.DeadLetters += tc.Rows
 				continue
 			}
 			res.Rows += tc.Rows
@@ -178,7 +181,7 @@ func (e *Engine) RunBatch(ctx context.Context, entry checkpoint.OffsetEntry, beg
 		if len(tcs) == 1 {
 			b.SnapshotID = tcs[0].SnapshotID
 		}
-		if e.route != nil || w.deadLetters > 0 {
+		if e.route != nil || b.DeadLetters > 0 {
 			b.Tables = tcs
 		}
 	case e.Fixed != "" && input != nil:
@@ -220,7 +223,10 @@ func (e *Engine) RunBatch(ctx context.Context, entry checkpoint.OffsetEntry, beg
 		}
 	}
 	b.Recovered = w.held.ok
-	b.DeadLetters = w.deadLetters
+	if b.DeadLetters == 0 {
+		// Sent to a source's own dead-letter destination, not a table.
+		b.DeadLetters = w.deadLetters
+	}
 	if e.Hooks.OnBatch != nil {
 		e.Hooks.OnBatch(b)
 	}

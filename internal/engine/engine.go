@@ -99,7 +99,7 @@ func New(cfg *config.Pipeline, h Hooks) (*Engine, error) {
 	}
 	var err error
 	if cfg.Sink.IsTemplate() {
-		e.route, err = write.NewRouter(cfg.Sink.Table, cfg.Sink.DeadLetterTable)
+		e.route, err = write.NewRouter(cfg.Sink.Table, cfg.Sink.DeadLetterTable, cfg.OnBadRecord == "dead-letter")
 	} else if _, err = ingest.ParseIdent(cfg.Sink.Table); err == nil {
 		e.Fixed = cfg.Sink.Table
 	}

@@ -177,6 +177,7 @@ func (e *Engine) writer(batchID int64) *write.Writer {
 		Name:           e.Fixed,
 		Route:          e.route,
 		FilePrefix:     fmt.Sprintf("%s-%05d", e.Checkpoint.Metadata.ID[:8], batchID),
+		Batch:          batchID,
 		Project:        e.project,
 		Conform:        e.conform,
 		TargetFileSize: e.Config.Sink.TargetFileSizeBytes,

@@ -279,7 +279,7 @@ func (b *batch) writeRecord(ctx context.Context, worker int, file string, rec ar
 		}
 		return b.writeTo(ctx, worker, d, rec, firstRow)
 	}
-	groups, err := b.w.Route.route(ctx, rec, file, firstRow)
+	groups, err := b.w.Route.route(ctx, rec, file, firstRow, b.w.Batch)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,12 @@ package write
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -82,12 +84,16 @@ func validNamePart(s string) bool {
 type Router struct {
 	tmpl       *template
 	deadLetter string // table for rows without a valid name; "" fails them
+	// badRecords writes such rows as bad records (BadRecordSchema, the row
+	// as JSON), which the dead-letter table holds under on-bad-record:
+	// dead-letter, rather than as the input's columns.
+	badRecords bool
 }
 
 // NewRouter parses a table template such as "db.events_{region}"; rows
 // whose values name no valid table go to deadLetter, or fail the batch
-// when it is "".
-func NewRouter(tmpl, deadLetter string) (*Router, error) {
+// when it is "". With badRecords they go there as bad records.
+func NewRouter(tmpl, deadLetter string, badRecords bool) (*Router, error) {
 	t, err := parseTemplate(tmpl)
 	if err != nil {
 		return nil, err
@@ -97,7 +103,7 @@ func NewRouter(tmpl, deadLetter string) (*Router, error) {
 			return nil, err
 		}
 	}
-	return &Router{tmpl: t, deadLetter: deadLetter}, nil
+	return &Router{tmpl: t, deadLetter: deadLetter, badRecords: badRecords}, nil
 }
 
 // routed is the rows of one record bound for one table.
@@ -185,8 +191,9 @@ func valueString(col arrow.Array, i int) (string, bool) {
 }
 
 // route splits rec by destination table. file and firstRow locate the
-// record's rows in their input file, for dead letters and errors.
-func (r *Router) route(ctx context.Context, rec arrow.RecordBatch, file string, firstRow int64) ([]routed, error) {
+// record's rows in their input file, for dead letters and errors; batch
+// is the batch's id, which bad records carry.
+func (r *Router) route(ctx context.Context, rec arrow.RecordBatch, file string, firstRow, batch int64) ([]routed, error) {
 	cols := make([]arrow.Array, len(r.tmpl.holes))
 	for i, h := range r.tmpl.holes {
 		c, err := r.holeColumn(rec, h)
@@ -268,7 +275,13 @@ func (r *Router) route(ctx context.Context, rec arrow.RecordBatch, file string, 
 		out = append(out, routed{table: name, rec: sub})
 	}
 	if len(bad) > 0 {
-		dl, err := deadLetters(ctx, rec, bad, why, file, firstRow)
+		var dl arrow.RecordBatch
+		var err error
+		if r.badRecords {
+			dl, err = badRecordsOf(rec, bad, why, file, firstRow, batch)
+		} else {
+			dl, err = deadLetters(ctx, rec, bad, why, file, firstRow)
+		}
 		if err != nil {
 			release()
 			return nil, err
@@ -293,6 +306,22 @@ func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int64) (arrow.R
 		return nil, fmt.Errorf("gather rows: %w", err)
 	}
 	return out.(*compute.RecordDatum).Value, nil
+}
+
+// badRecordsOf are the rows of rec that name no table, as bad records:
+// each row as JSON, the reason, its file and 1-based row.
+func badRecordsOf(rec arrow.RecordBatch, rows []int64, why []string, file string, firstRow, batch int64) (arrow.RecordBatch, error) {
+	st := array.RecordToStructArray(rec)
+	defer st.Release()
+	bad := make([]ingest.BadRecord, len(rows))
+	for i, row := range rows {
+		v, err := json.Marshal(st.GetOneForMarshal(int(row)))
+		if err != nil {
+			return nil, fmt.Errorf("row %d as JSON: %w", firstRow+row+1, err)
+		}
+		bad[i] = ingest.BadRecord{File: file, Line: firstRow + row + 1, Value: v, Err: why[i]}
+	}
+	return BadRecordRows(bad, batch, time.Now()), nil
 }
 
 // deadLetters builds the dead-letter rows: the input's columns plus the

@@ -63,6 +63,9 @@ type Writer struct {
 	// FilePrefix makes file names unique per query and batch, which keeps
 	// retried batches from overwriting files another attempt committed.
 	FilePrefix string
+	// Batch is the batch's id, which the bad records a Route sets aside
+	// carry.
+	Batch int64
 	// Project selects the input fields written (keep, drop, only).
 	Project *conform.Projection
 	Conform conform.Options
