@@ -198,7 +198,16 @@ func (c *csvColumns) schema() (*arrow.Schema, error) {
 // given take any value as their type.
 func inferJSON(text textOpener, given *arrow.Schema, aside func(int, []byte, error)) (*arrow.Schema, error) {
 	root := jsonrows.NewObjectWith(given)
-	if err := eachLine(text, asideLines(aside, true, func(_ int, b []byte) error { return root.ObserveLine(b) })); err != nil {
+	observe := func(_ int, b []byte) error { return root.ObserveLine(b) }
+	err := eachLine(text, observe)
+	if err != nil && aside != nil {
+		// A broken line may have left the keys it reached as columns: the
+		// columns are inferred again, each line checked to be whole JSON
+		// first. A file without bad lines never pays for that.
+		root = jsonrows.NewObjectWith(given)
+		err = eachLine(text, asideLines(aside, true, observe))
+	}
+	if err != nil {
 		return nil, err
 	}
 	if root.Empty() {

@@ -36,6 +36,9 @@ type part struct {
 
 	asideMu sync.Mutex
 	aside   ingest.BadRecords // on-bad-record: dead-letter
+	// checkJSON checks each value is whole JSON before it is inferred
+	// from, once a value failed the inference (errInferAgain).
+	checkJSON bool
 }
 
 func (p *part) Name() string {
@@ -122,6 +125,10 @@ func (p *part) derive(ctx context.Context) error {
 	return fmt.Errorf("%w: kafka source: format %q is not supported; use kafka, json, debezium-json, avro, debezium-avro, protobuf or json-schema", source.ErrConfig, p.src.format)
 }
 
+// errInferAgain stops a pass that infers the columns at the first value
+// that fails, under on-bad-record: dead-letter.
+var errInferAgain = errors.New("infer the columns again, values checked")
+
 // deriveJSON reads every value as one JSON object, in one pass that also
 // infers the columns unless source.schema gives them.
 func (p *part) deriveJSON(ctx context.Context) error {
@@ -133,7 +140,16 @@ func (p *part) deriveJSON(ctx context.Context) error {
 	if given != nil {
 		rows = jsonrows.NewRowsOf(given, nil)
 	}
-	if err := p.appendJSON(ctx, rows); err != nil {
+	err := p.appendJSON(ctx, rows)
+	if errors.Is(err, errInferAgain) {
+		// A value failed while the columns were inferred: it may have left
+		// keys it reached as columns. Inferred again, every value is
+		// checked to be whole JSON first; most batches never pay for that.
+		p.checkJSON = true
+		rows = jsonrows.NewRows()
+		err = p.appendJSON(ctx, rows)
+	}
+	if err != nil {
 		return err
 	}
 	switch {
@@ -155,7 +171,6 @@ func (p *part) deriveJSON(ctx context.Context) error {
 			}
 		}
 	}
-	var err error
 	p.rows, err = rows.Records(p.schema)
 	return err
 }
@@ -191,9 +206,7 @@ func (p *part) appendJSON(ctx context.Context, rows *jsonrows.Rows) error {
 				return err
 			}
 			continue
-		case p.src.deadLetters && !rows.Fixed() && !json.Valid(v):
-			// Inferring, a broken object would leave the keys it reached as
-			// columns of the table.
+		case p.checkJSON && !rows.Fixed() && !json.Valid(v):
 			p.badRecord(r, jsonrows.Malformed(v))
 			continue
 		case p.tomb != nil:
@@ -206,6 +219,9 @@ func (p *part) appendJSON(ctx context.Context, rows *jsonrows.Rows) error {
 			}
 		}
 		if err := rows.Append(v); err != nil {
+			if p.src.deadLetters && !rows.Fixed() && !p.checkJSON {
+				return errInferAgain
+			}
 			if err := p.badRecord(r, err); err != nil {
 				return err
 			}
