@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -441,7 +442,20 @@ func (c *ChangeReader) changeRecords(old, cur arrow.RecordBatch, changes []chang
 			return fail(fmt.Errorf("gather the changed rows: %w", err))
 		}
 		rows := taken.(*compute.RecordDatum).Value
-		cols := append(slices.Clone(rows.Columns()), ka, constInt32(ordinal, n), constInt64(snapshot, n))
+		ord, err := scalar.MakeArrayFromScalar(scalar.NewInt32Scalar(ordinal), n, memory.DefaultAllocator)
+		if err != nil {
+			rows.Release()
+			ka.Release()
+			return fail(err)
+		}
+		snap, err := scalar.MakeArrayFromScalar(scalar.NewInt64Scalar(snapshot), n, memory.DefaultAllocator)
+		if err != nil {
+			rows.Release()
+			ka.Release()
+			ord.Release()
+			return fail(err)
+		}
+		cols := append(slices.Clone(rows.Columns()), ka, ord, snap)
 		out = append(out, array.NewRecordBatch(c.schema, cols, int64(n)))
 		rows.Release()
 		for _, a := range cols[len(cols)-3:] {
@@ -472,22 +486,4 @@ func concatRecords(a, b arrow.RecordBatch) (arrow.RecordBatch, error) {
 		x.Release()
 	}
 	return rec, nil
-}
-
-func constInt32(v int32, n int) arrow.Array {
-	b := array.NewInt32Builder(memory.DefaultAllocator)
-	defer b.Release()
-	for range n {
-		b.Append(v)
-	}
-	return b.NewArray()
-}
-
-func constInt64(v int64, n int) arrow.Array {
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	defer b.Release()
-	for range n {
-		b.Append(v)
-	}
-	return b.NewArray()
 }

@@ -65,6 +65,38 @@ checkpoint: %s
 	return path
 }
 
+// killWhileFeeding runs floe with args and kills it with SIGKILL at
+// random, 20 times (or -fault-rounds), while feed adds records 0, 1, ...
+// in chunks of 100 to 999; every fifth run lives until it committed a
+// batch, so that the runs make progress on a loaded machine. It returns
+// how many records it fed and the kills.
+func killWhileFeeding(t *testing.T, e *env, rng *rand.Rand, feed func(first, n int64), args ...string) (fed int64, kills int) {
+	t.Helper()
+	for tries := 0; kills < 20*max(1, *faultRounds/20); tries++ {
+		if tries > 200 {
+			t.Fatalf("only %d of %d runs were killed while running", kills, tries)
+		}
+		var stderr syncBuffer
+		cmd := e.startFloe(&stderr, args...)
+		for range 1 + rng.IntN(4) {
+			n := int64(100 + rng.IntN(900))
+			feed(fed, n)
+			fed += n
+			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		}
+		for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot") && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != -1 {
+			t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
+		}
+		kills++
+	}
+	return fed, kills
+}
+
 // checkDeadLetters asserts that every good id first..first+n-1 is in
 // db.events once and every bad value in db.events_dead once, read by
 // iceberg-go.
@@ -124,30 +156,7 @@ func TestFaultKafkaDeadLetters(t *testing.T) {
 		}
 		source := []string{"type: kafka", "format: json", "options:", "  kafka.bootstrap.servers: " + c.Addr(), "  subscribe: " + topic, "  maxOffsetsPerTrigger: 500"}
 		streaming := deadLetterPipeline(e, "dead-letter", "processing-time=100ms", source...)
-		rng := rand.New(rand.NewPCG(35, 1))
-		produced, kills := int64(0), 0
-		for tries := 0; kills < 20*max(1, *faultRounds/20); tries++ {
-			if tries > 200 {
-				t.Fatalf("only %d of %d runs were killed while running", kills, tries)
-			}
-			var stderr syncBuffer
-			cmd := e.startFloe(&stderr, "run", streaming)
-			for range 1 + rng.IntN(4) {
-				n := int64(100 + rng.IntN(900))
-				produce(produced, n)
-				produced += n
-				time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
-			}
-			for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot") && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
-			}
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if code := cmd.ProcessState.ExitCode(); code != -1 {
-				t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
-			}
-			kills++
-		}
+		produced, kills := killWhileFeeding(t, e, rand.New(rand.NewPCG(35, 1)), produce, "run", streaming)
 		r := e.OK("run", deadLetterPipeline(e, "dead-letter", "available-now", source...))
 		if !strings.Contains(r.Stderr, "bad record") {
 			t.Fatalf("the last run reports no bad records set aside:\n%s", r.Stderr)
@@ -207,30 +216,7 @@ func TestFaultLandingDeadLetters(t *testing.T) {
 	}
 	source := []string{"path: " + e.Landing, "format: json", "max-files-per-trigger: 3"}
 	streaming := deadLetterPipeline(e, "dead-letter", "processing-time=100ms", source...)
-	rng := rand.New(rand.NewPCG(35, 2))
-	landed, kills := int64(0), 0
-	for tries := 0; kills < 20*max(1, *faultRounds/20); tries++ {
-		if tries > 200 {
-			t.Fatalf("only %d of %d runs were killed while running", kills, tries)
-		}
-		var stderr syncBuffer
-		cmd := e.startFloe(&stderr, "run", streaming)
-		for range 1 + rng.IntN(4) {
-			n := int64(100 + rng.IntN(900))
-			land(landed, n)
-			landed += n
-			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
-		}
-		for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot") && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != -1 {
-			t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
-		}
-		kills++
-	}
+	landed, kills := killWhileFeeding(t, e, rand.New(rand.NewPCG(35, 2)), land, "run", streaming)
 	e.OK("run", deadLetterPipeline(e, "dead-letter", "available-now", source...))
 	checkDeadLetters(t, e, landed, fmt.Sprintf("after %d kills and %d lines", kills, landed))
 	for _, row := range dbzRows(t, e, "db.events_dead", "_floe_source_file", "_floe_source_row", "_floe_topic") {

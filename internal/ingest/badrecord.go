@@ -1,6 +1,16 @@
 package ingest
 
-import "time"
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
 
 // BadRecord is one input record a source could not read as a row, set
 // aside by on-bad-record: dead-letter instead of failing the batch. A
@@ -53,3 +63,27 @@ func (b *BadRecords) Has(at int64) bool { return b.seen[at] }
 
 // List is the records added, in the order they were found.
 func (b *BadRecords) List() []BadRecord { return b.list }
+
+// WithoutRows is rec without its rows dead (sorted): the rows of records
+// set aside, which a reader completed with nulls to keep its columns
+// aligned. It takes rec over.
+func WithoutRows(rec arrow.RecordBatch, dead []int) (arrow.RecordBatch, error) {
+	if len(dead) == 0 {
+		return rec, nil
+	}
+	defer rec.Release()
+	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer keep.Release()
+	keep.Reserve(int(rec.NumRows()))
+	for row := 0; row < int(rec.NumRows()); row++ {
+		_, out := slices.BinarySearch(dead, row)
+		keep.UnsafeAppend(!out)
+	}
+	mask := keep.NewBooleanArray()
+	defer mask.Release()
+	kept, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, fmt.Errorf("leave the records set aside out: %w", err)
+	}
+	return kept, nil
+}

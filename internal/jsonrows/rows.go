@@ -2,7 +2,6 @@ package jsonrows
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // Rows builds Arrow columns from JSON objects in one pass over each
@@ -158,25 +158,11 @@ func withoutRows(rec arrow.RecordBatch, dead []int, lo, hi int) (arrow.RecordBat
 	if i == j {
 		return rec, nil
 	}
-	defer rec.Release()
-	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
-	defer keep.Release()
-	keep.Reserve(hi - lo)
-	next := i
-	for row := lo; row < hi; row++ {
-		out := next < j && dead[next] == row
-		if out {
-			next++
-		}
-		keep.UnsafeAppend(!out)
+	in := make([]int, j-i)
+	for k, row := range dead[i:j] {
+		in[k] = row - lo
 	}
-	mask := keep.NewBooleanArray()
-	defer mask.Release()
-	kept, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
-	if err != nil {
-		return nil, fmt.Errorf("leave the rows set aside out: %w", err)
-	}
-	return kept, nil
+	return ingest.WithoutRows(rec, in)
 }
 
 // Malformed is why b is not one JSON object, in encoding/json's words.

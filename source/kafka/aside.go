@@ -2,14 +2,9 @@ package kafka
 
 import (
 	"cmp"
-	"context"
-	"fmt"
 	"slices"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/ingest"
@@ -89,25 +84,4 @@ func completeBuilder(b array.Builder, want int) {
 			completeBuilder(sb.FieldBuilder(i), sb.Len())
 		}
 	}
-}
-
-// withoutRows is rec without its rows dead (sorted).
-func withoutRows(rec arrow.RecordBatch, dead []int) (arrow.RecordBatch, error) {
-	if len(dead) == 0 {
-		return rec, nil
-	}
-	defer rec.Release()
-	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
-	defer keep.Release()
-	for row := 0; row < int(rec.NumRows()); row++ {
-		_, out := slices.BinarySearch(dead, row)
-		keep.Append(!out)
-	}
-	mask := keep.NewBooleanArray()
-	defer mask.Release()
-	kept, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
-	if err != nil {
-		return nil, fmt.Errorf("kafka source: leave the messages set aside out: %w", err)
-	}
-	return kept, nil
 }

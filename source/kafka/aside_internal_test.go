@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floe-io/floe/internal/avrorows"
+	"github.com/floe-io/floe/internal/ingest"
 )
 
 // A record whose Avro value decodes but fails halfway through appending
@@ -41,7 +42,7 @@ func TestAvroRowSetAside(t *testing.T) {
 		}
 		n++
 	}
-	rec, err := withoutRows(b.NewRecordBatch(), dead)
+	rec, err := ingest.WithoutRows(b.NewRecordBatch(), dead)
 	if err != nil {
 		t.Fatal(err)
 	}

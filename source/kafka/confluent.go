@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/floe-io/floe/internal/conform"
+	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
 	"github.com/floe-io/floe/source"
 )
@@ -236,7 +237,7 @@ func (r *wireReader) Next() bool {
 		}
 		r.msgs = r.msgs[1:]
 	}
-	if r.cur, r.err = withoutRows(b.NewRecordBatch(), dead); r.err != nil {
+	if r.cur, r.err = ingest.WithoutRows(b.NewRecordBatch(), dead); r.err != nil {
 		return false
 	}
 	if d != nil && r.p.tomb != nil {
