@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -63,38 +62,6 @@ checkpoint: %s
 		e.T.Fatal(err)
 	}
 	return path
-}
-
-// killWhileFeeding runs floe with args and kills it with SIGKILL at
-// random, 20 times (or -fault-rounds), while feed adds records 0, 1, ...
-// in chunks of 100 to 999; every fifth run lives until it committed a
-// batch, so that the runs make progress on a loaded machine. It returns
-// how many records it fed and the kills.
-func killWhileFeeding(t *testing.T, e *env, rng *rand.Rand, feed func(first, n int64), args ...string) (fed int64, kills int) {
-	t.Helper()
-	for tries := 0; kills < 20*max(1, *faultRounds/20); tries++ {
-		if tries > 200 {
-			t.Fatalf("only %d of %d runs were killed while running", kills, tries)
-		}
-		var stderr syncBuffer
-		cmd := e.startFloe(&stderr, args...)
-		for range 1 + rng.IntN(4) {
-			n := int64(100 + rng.IntN(900))
-			feed(fed, n)
-			fed += n
-			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
-		}
-		for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot") && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != -1 {
-			t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
-		}
-		kills++
-	}
-	return fed, kills
 }
 
 // checkDeadLetters asserts that every good id first..first+n-1 is in

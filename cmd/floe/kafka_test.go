@@ -210,38 +210,9 @@ func TestKafkaKilledExactlyOnce(t *testing.T) {
 		e := newEnv(t)
 		c := b.Start(t, "events", 4)
 		topic := c.Name("events")
-		rng := rand.New(rand.NewPCG(9, 9))
 		// The later --trigger wins over kafkaStream's available-now.
 		args := kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=500", "--trigger", "100ms")
-		produced, kills := int64(0), 0
-		for tries := 0; kills < 20; tries++ {
-			if tries > 200 {
-				t.Fatalf("only %d of %d runs were killed while running", kills, tries)
-			}
-			var stderr syncBuffer
-			cmd := e.startFloe(&stderr, args...)
-			// The producer writes while the stream runs.
-			for range 1 + rng.IntN(4) {
-				n := int64(100 + rng.IntN(900))
-				produceIDs(t, c, topic, 4, produced, n)
-				produced += n
-				time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
-			}
-			// Every fifth run lives until it has committed a batch: on a
-			// loaded machine a run may otherwise be killed before its first
-			// commit every time.
-			for deadline := time.Now().Add(30 * time.Second); tries%5 == 0 && !strings.Contains(stderr.String(), "snapshot ") && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
-			}
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			switch code := cmd.ProcessState.ExitCode(); code {
-			case -1:
-				kills++
-			default:
-				t.Fatalf("run %d exited %d before it was killed:\n%s", tries, code, stderr.String())
-			}
-		}
+		produced, kills := killWhileFeeding(t, e, rand.New(rand.NewPCG(9, 9)), func(first, n int64) { produceIDs(t, c, topic, 4, first, n) }, args...)
 		// The killed runs committed batches, none twice.
 		partial := e.TableIDs("db.events")
 		if len(partial) == 0 {
