@@ -68,7 +68,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"as Spark's changelog view: each row with _change_type (INSERT, DELETE, UPDATE_BEFORE, UPDATE_AFTER), _change_ordinal and _commit_snapshot_id.")
 	var co scan.ChangelogOptions
 	var ident string
-	fs.Int64Var(&co.FromSnapshot, "from-snapshot", 0, "With --changelog: start after the snapshot with this `ID` (exclusive; default: the table's first).")
+	fs.Int64Var(&co.FromSnapshot, "from-snapshot", 0, "With --changelog: start after the snapshot with this `ID` (exclusive; default: before the table's first).")
 	fs.Int64Var(&co.ToSnapshot, "to-snapshot", 0, "With --changelog: end with the snapshot with this `ID` (inclusive; default: the current one).")
 	fs.StringVar(&ident, "identifier-columns", "", "With --changelog: the comma-separated `COLUMNS` that identify a row, pairing a delete and an insert into an update (default: the table's identifier fields).")
 	fs.alias("format", "output-format", "--output-format", nil)
