@@ -48,6 +48,16 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 	if err != nil {
 		return Written{}, err
 	}
+	deletes := &upsert.Deletes{Changes: changes, Keys: keys, Index: e.keys}
+	// A cluster's worker writes against the table as its coordinator last
+	// committed it, which may not hold the key's newest row yet.
+	lineage := false
+	if tbl != nil && tbl.Metadata().Version() >= 3 && !e.clustered {
+		if lineage, err = deletes.KeepRowIDs(ctx, tbl); err != nil {
+			changes.Release()
+			return Written{}, fmt.Errorf("table %s: look up the rows the batch updates: %w", e.Fixed, err)
+		}
+	}
 	rows, err := changes.Upserts(ctx)
 	if err != nil {
 		changes.Release()
@@ -59,13 +69,14 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 		wr := e.writer(batchID)
 		// The rows were projected as they were read.
 		wr.Project = nil
+		wr.RowIDs = lineage
 		if w.Result, err = wr.Write(ctx, rows); err != nil {
 			changes.Release()
 			return Written{}, err
 		}
 	}
 	w.Parts = len(parts)
-	w.upserts = &upsert.Deletes{Changes: changes, Keys: keys, Index: e.keys}
+	w.upserts = deletes
 	return w, nil
 }
 

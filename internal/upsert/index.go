@@ -107,13 +107,14 @@ func (ix *KeyIndex) Bytes() int64 {
 }
 
 // find returns the positions of the rows whose keys are in sorted (the
-// batch's keys, ascending): for each, a binary search of what is left of
-// the file's keys.
-func (fk *fileKeys) find(sorted []int64) []int64 {
-	var out []int64
+// batch's keys, ascending), in file order, with the key of each: for each
+// key, a binary search of what is left of the file's keys.
+func (fk *fileKeys) find(sorted []int64) (pos, keys []int64) {
 	if len(fk.keys) == 0 {
-		return nil
+		return nil, nil
 	}
+	type keyPos struct{ p, k int64 }
+	var out []keyPos
 	// Only the batch's keys within the file's range can be in it.
 	from, _ := slices.BinarySearch(sorted, fk.keys[0])
 	to, found := slices.BinarySearch(sorted, fk.keys[len(fk.keys)-1])
@@ -129,9 +130,13 @@ func (fk *fileKeys) find(sorted []int64) []int64 {
 			continue
 		}
 		for j := 0; j < len(rest) && rest[j] == k; j++ {
-			out = append(out, int64(fk.pos[base+j]))
+			out = append(out, keyPos{int64(fk.pos[base+j]), k})
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.SortFunc(out, func(a, b keyPos) int { return cmp.Compare(a.p, b.p) })
+	pos, keys = make([]int64, len(out)), make([]int64, len(out))
+	for i, kp := range out {
+		pos[i], keys[i] = kp.p, kp.k
+	}
+	return pos, keys
 }
