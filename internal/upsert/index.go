@@ -107,36 +107,38 @@ func (ix *KeyIndex) Bytes() int64 {
 }
 
 // find returns the positions of the rows whose keys are in sorted (the
-// batch's keys, ascending), in file order, with the key of each: for each
-// key, a binary search of what is left of the file's keys.
-func (fk *fileKeys) find(sorted []int64) (pos, keys []int64) {
+// batch's keys, ascending), in file order, and for each the index in
+// sorted of its key: for each key, a binary search of what is left of the
+// file's keys.
+func (fk *fileKeys) find(sorted []int64) (pos []int64, at []int32) {
 	if len(fk.keys) == 0 {
 		return nil, nil
 	}
-	type keyPos struct{ p, k int64 }
-	var out []keyPos
+	// Each row found as its position above its key's index, which sorts
+	// them by position as plain integers do.
+	var found []uint64
 	// Only the batch's keys within the file's range can be in it.
 	from, _ := slices.BinarySearch(sorted, fk.keys[0])
-	to, found := slices.BinarySearch(sorted, fk.keys[len(fk.keys)-1])
-	if found {
+	to, ok := slices.BinarySearch(sorted, fk.keys[len(fk.keys)-1])
+	if ok {
 		to++
 	}
 	rest := fk.keys
 	base := 0
-	for _, k := range sorted[from:to] {
-		i, found := slices.BinarySearch(rest, k)
-		rest, base = rest[i:], base+i
-		if !found {
+	for i := from; i < to; i++ {
+		j, ok := slices.BinarySearch(rest, sorted[i])
+		rest, base = rest[j:], base+j
+		if !ok {
 			continue
 		}
-		for j := 0; j < len(rest) && rest[j] == k; j++ {
-			out = append(out, keyPos{int64(fk.pos[base+j]), k})
+		for j := 0; j < len(rest) && rest[j] == sorted[i]; j++ {
+			found = append(found, uint64(fk.pos[base+j])<<32|uint64(i))
 		}
 	}
-	slices.SortFunc(out, func(a, b keyPos) int { return cmp.Compare(a.p, b.p) })
-	pos, keys = make([]int64, len(out)), make([]int64, len(out))
-	for i, kp := range out {
-		pos[i], keys[i] = kp.p, kp.k
+	slices.Sort(found)
+	pos, at = make([]int64, len(found)), make([]int32, len(found))
+	for i, f := range found {
+		pos[i], at[i] = int64(f>>32), int32(uint32(f))
 	}
-	return pos, keys
+	return pos, at
 }

@@ -25,7 +25,12 @@ func TestFileKeysFind(t *testing.T) {
 			wantKeys = append(wantKeys, k)
 		}
 	}
-	if got, gotKeys := fk.find(batch); !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
+	got, at := fk.find(batch)
+	gotKeys := make([]int64, len(at))
+	for i, j := range at {
+		gotKeys[i] = batch[j]
+	}
+	if !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
 		t.Fatalf("find = %v with keys %v, want %v with keys %v", got, gotKeys, want, wantKeys)
 	}
 	if ix.lookup("f") != fk || ix.Bytes() != entryBytes(len(keys)) {

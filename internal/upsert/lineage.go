@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -122,10 +123,12 @@ func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPosit
 		ids[i] = *h.task.FirstRowID + p
 		live = true
 	}
-	if !live {
+	df := h.task.File
+	if n, ok := df.NullValueCounts()[iceberg.RowIDFieldID]; !live || ok && n == df.Count() {
+		// No live row, or a file of new rows alone, whose ids all inherit.
 		return ids, nil
 	}
-	f, err := fs.Open(h.task.File.FilePath())
+	f, err := fs.Open(df.FilePath())
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +153,7 @@ func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPosit
 		n := md.RowGroup(rg).NumRows()
 		end, _ := slices.BinarySearch(h.positions[at:], first+n)
 		end += at
-		if !slices.ContainsFunc(ids[at:end], func(id int64) bool { return id >= 0 }) {
+		if !slices.ContainsFunc(ids[at:end], func(id int64) bool { return id >= 0 }) || allNull(md, rg, ci) {
 			at, first = end, first+n
 			continue
 		}
@@ -177,4 +180,15 @@ func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPosit
 		at, first = end, first+n
 	}
 	return ids, nil
+}
+
+// allNull reports whether row group rg's statistics tell that column ci
+// is null throughout (a file of new rows alone).
+func allNull(md *metadata.FileMetaData, rg, ci int) bool {
+	cc, err := md.RowGroup(rg).ColumnChunk(ci)
+	if err != nil {
+		return false
+	}
+	st, err := cc.Statistics()
+	return err == nil && st != nil && st.HasNullCount() && st.NullCount() == cc.NumValues()
 }

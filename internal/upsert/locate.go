@@ -39,6 +39,7 @@ type intIndex struct {
 	bits   []uint64
 	shift  uint
 	sorted []int64
+	slots  []int32 // of the keys in sorted
 }
 
 func newIntIndex(c *Changes) *intIndex {
@@ -47,6 +48,10 @@ func newIntIndex(c *Changes) *intIndex {
 		ix.sorted = append(ix.sorted, k)
 	}
 	slices.Sort(ix.sorted)
+	ix.slots = make([]int32, len(ix.sorted))
+	for i, k := range ix.sorted {
+		ix.slots[i] = c.ints[k]
+	}
 	// About 16 bits per key: a false positive one time in ten or so, each
 	// then settled by the map.
 	n := uint(64)
@@ -195,10 +200,9 @@ func findInFile(ctx context.Context, fs iceio.IO, df iceberg.DataFile, c *Change
 		}
 		fk = index.add(path, keys, null)
 	}
-	pos, keys := fk.find(ix.sorted)
-	slots = make([]int32, len(keys))
-	for i, k := range keys {
-		slots[i] = c.ints[k]
+	pos, slots = fk.find(ix.sorted)
+	for i, j := range slots {
+		slots[i] = ix.slots[j]
 	}
 	return pos, slots, nil
 }
