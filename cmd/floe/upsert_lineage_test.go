@@ -2,8 +2,14 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/floe-io/floe/internal/fixture"
 )
@@ -44,5 +50,65 @@ func TestUpsertKeepsRowLineage(t *testing.T) {
 	batch()
 	if o.Updated < 500 || o.Inserted < 200 {
 		t.Fatalf("only %d updates and %d inserts checked", o.Updated, o.Inserted)
+	}
+}
+
+// A running stream's copy of its table can name files that another
+// writer's compaction replaced and an expiry removed since (another
+// engine's, which does not protect the stream's snapshot as floe's
+// does): the lookup before the write looks again in the table as it is,
+// and the rows keep their ids.
+func TestUpsertRowLineageAfterFilesExpired(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := fixture.NewCDCGen(36, 300)
+	o := fixture.NewLineageOracle()
+	var stderr syncBuffer
+	writer := e.startFloe(&stderr, e.upsertArgs("--format-version", "3", "--trigger", "50ms", "--maintenance=false")...)
+	defer writer.Process.Kill()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stream's stderr:\n%s", stderr.String())
+		}
+	})
+	batch := func(n int) {
+		t.Helper()
+		before := maps.Clone(g.Oracle)
+		g.File(t, e.Landing, 150)
+		fixture.WaitFor(t, 30*time.Second, fmt.Sprintf("batch %d", n), func() bool {
+			r := e.Run("table", "snapshots", "db.t", "--json")
+			var snaps []fixture.Snapshot
+			if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &snaps) != nil {
+				return false
+			}
+			return slices.ContainsFunc(snaps, func(s fixture.Snapshot) bool { return s.Summary["floe.batch-id"] == fmt.Sprint(n) })
+		})
+		if d := o.Batch(before, g.Oracle, e.TableLineage("db.t", "id")); d != "" {
+			t.Fatalf("after batch %d: %s", n, d)
+		}
+	}
+	batch(0)
+	batch(1)
+	var files []struct {
+		Path string `json:"file_path"`
+	}
+	if err := json.Unmarshal([]byte(e.OK("table", "files", "db.t", "--json").Stdout), &files); err != nil {
+		t.Fatal(err)
+	}
+	e.OK("maintain", "rewrite-data-files", "db.t", "--rewrite-all")
+	for _, f := range files {
+		if err := os.Remove(strings.TrimPrefix(f.Path, "file://")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch(2)
+	if err := writer.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(writer.Wait()); code != 0 {
+		t.Fatalf("stream exited %d", code)
+	}
+	if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
+		t.Fatal(d)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -53,7 +54,16 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 	// committed it, which may not hold the key's newest row yet.
 	lineage := false
 	if tbl != nil && tbl.Metadata().Version() >= 3 && !e.clustered {
-		if lineage, err = deletes.KeepRowIDs(ctx, tbl); err != nil {
+		lineage, err = deletes.KeepRowIDs(ctx, tbl)
+		if err != nil && !errors.Is(err, ingest.ErrConfig) {
+			// The query's copy of the table may name files that another
+			// writer's compaction replaced and an expiry removed since:
+			// look again in the table as it is, as a commit attempt would.
+			if tbl, err = e.Tables.Reload(ctx, e.Fixed); err == nil && tbl != nil {
+				lineage, err = deletes.KeepRowIDs(ctx, tbl)
+			}
+		}
+		if err != nil {
 			changes.Release()
 			return Written{}, fmt.Errorf("table %s: look up the rows the batch updates: %w", e.Fixed, err)
 		}
