@@ -22,10 +22,16 @@ type KeyIndex struct {
 }
 
 // fileKeys is one data file's keys, ascending, with the position of each
-// key's row.
+// key's row, and on format-version 3 its rows' own _row_id values.
 type fileKeys struct {
 	keys []int64
 	pos  []uint32
+	// rowIDs are the file's _row_id values by position, -1 where null,
+	// once read (rowIDsRead; nil then when the file has no such column),
+	// under the index's lock.
+	rowIDs     []int64
+	rowIDsRead bool
+	bytes      int64 // what the entry costs the budget
 }
 
 // entryBytes is what a file of n rows costs the budget.
@@ -71,17 +77,50 @@ func (ix *KeyIndex) add(path string, keys []int64, null []bool) *fileKeys {
 		}
 	}
 	slices.SortFunc(pairs, func(a, b keyPos) int { return cmp.Compare(a.k, b.k) })
-	fk := &fileKeys{keys: make([]int64, len(pairs)), pos: make([]uint32, len(pairs))}
+	fk := &fileKeys{keys: make([]int64, len(pairs)), pos: make([]uint32, len(pairs)), bytes: entryBytes(len(pairs))}
 	for i, kp := range pairs {
 		fk.keys[i], fk.pos[i] = kp.k, kp.p
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if _, ok := ix.files[path]; !ok && ix.bytes+entryBytes(len(pairs)) <= ix.budget {
+	if _, ok := ix.files[path]; !ok && ix.bytes+fk.bytes <= ix.budget {
 		ix.files[path] = fk
-		ix.bytes += entryBytes(len(pairs))
+		ix.bytes += fk.bytes
 	}
 	return fk
+}
+
+// fileRowIDs returns the _row_id values kept for a file (nil when it has
+// none); ok is false when the index does not hold them.
+func (ix *KeyIndex) fileRowIDs(path string) (ids []int64, ok bool) {
+	if ix == nil {
+		return nil, false
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	fk := ix.files[path]
+	if fk == nil || !fk.rowIDsRead {
+		return nil, false
+	}
+	return fk.rowIDs, true
+}
+
+// keepRowIDs keeps a file's _row_id values (nil when it has none), 8 bytes
+// a row, if the index holds the file's keys and they fit.
+func (ix *KeyIndex) keepRowIDs(path string, ids []int64) {
+	if ix == nil {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	fk := ix.files[path]
+	n := int64(len(ids)) * 8
+	if fk == nil || fk.rowIDsRead || ix.bytes+n > ix.budget {
+		return
+	}
+	fk.rowIDs, fk.rowIDsRead = ids, true
+	fk.bytes += n
+	ix.bytes += n
 }
 
 // Retain drops the files that are no longer live.
@@ -94,7 +133,7 @@ func (ix *KeyIndex) Retain(live func(path string) bool) {
 	for path, fk := range ix.files {
 		if !live(path) {
 			delete(ix.files, path)
-			ix.bytes -= entryBytes(len(fk.keys))
+			ix.bytes -= fk.bytes
 		}
 	}
 }

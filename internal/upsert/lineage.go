@@ -42,11 +42,12 @@ var rowIDField = arrow.Field{Name: iceberg.RowIDColumnName, Type: arrow.Primitiv
 
 // KeepRowIDs looks up the live rows of tbl that the batch's keys replace
 // and has Upserts write each upsert of such a key with the row's _row_id;
-// kept reports that the rows Upserts returns have the column (nil for new
-// keys), which a table without rows or with a column of that name of its
-// own does not get. A row that a position delete file or an equality delete may delete (a
-// table upgraded from format-version 2, or written by an equality-delete
-// writer) is not taken: its key gets a new id, as those writers give it.
+// kept reports that the rows Upserts returns have the column (null for
+// new keys), which a table without rows, or with a column of that name of
+// its own, does not get. A row that a position delete file or an equality
+// delete may delete (a table upgraded from format-version 2, or written by
+// an equality-delete writer) is not taken: its key gets a new id, as those
+// writers give it.
 func (d *Deletes) KeepRowIDs(ctx context.Context, tbl *table.Table) (kept bool, err error) {
 	snap := tbl.CurrentSnapshot()
 	c := d.Changes
@@ -70,6 +71,10 @@ func (d *Deletes) KeepRowIDs(ctx context.Context, tbl *table.Table) (kept bool, 
 		return false, err
 	}
 	d.pre = &located{snapshot: snap.SnapshotID, hits: found, earlier: earlier}
+	index := d.Index
+	if !c.spec.IntKey {
+		index = nil // it holds integer keys
+	}
 	deleted := make(map[string]*dv.RoaringPositionBitmap, len(earlier))
 	for _, e := range earlier {
 		deleted[e.data.FilePath()] = e.bitmap
@@ -83,7 +88,7 @@ func (d *Deletes) KeepRowIDs(ctx context.Context, tbl *table.Table) (kept bool, 
 		}
 		g.Go(func() error {
 			var err error
-			ids[i], err = rowIDsAt(gctx, fs, h, deleted[h.task.File.FilePath()])
+			ids[i], err = rowIDsAt(gctx, fs, h, deleted[h.task.File.FilePath()], index)
 			if err != nil {
 				return fmt.Errorf("read the row ids of %s: %w", h.task.File.FilePath(), err)
 			}
@@ -110,9 +115,11 @@ func (d *Deletes) KeepRowIDs(ctx context.Context, tbl *table.Table) (kept bool, 
 }
 
 // rowIDsAt returns the _row_id of each of h's positions, -1 for those a
-// deletion vector deletes: the file's own value where it has one (a row updated
-// or rewritten before), else its first row id plus the position.
-func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPositionBitmap) ([]int64, error) {
+// deletion vector deletes: the file's own value where it has one (a row
+// updated or rewritten before), else its first row id plus the position.
+// A file the key index holds has its own values read whole and kept
+// there, so that later batches read them no more than its keys.
+func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPositionBitmap, index *KeyIndex) ([]int64, error) {
 	ids := make([]int64, len(h.positions))
 	live := false
 	for i, p := range h.positions {
@@ -128,7 +135,16 @@ func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPosit
 		// No live row, or a file of new rows alone, whose ids all inherit.
 		return ids, nil
 	}
-	f, err := fs.Open(df.FilePath())
+	path := df.FilePath()
+	if own, ok := index.fileRowIDs(path); ok {
+		for i, p := range h.positions {
+			if ids[i] >= 0 && own != nil && own[p] >= 0 {
+				ids[i] = own[p]
+			}
+		}
+		return ids, nil
+	}
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -140,12 +156,20 @@ func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPosit
 	defer rdr.Close()
 	md := rdr.MetaData()
 	ci := columnByFieldID(md, iceberg.RowIDFieldID)
+	whole := index.lookup(path) != nil
 	if ci < 0 {
+		if whole {
+			index.keepRowIDs(path, nil)
+		}
 		return ids, nil
 	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
+	}
+	var own []int64
+	if whole {
+		own = make([]int64, 0, md.NumRows)
 	}
 	var first int64 // the row group's first row in the file
 	at := 0         // the first of h.positions not yet past
@@ -153,7 +177,7 @@ func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPosit
 		n := md.RowGroup(rg).NumRows()
 		end, _ := slices.BinarySearch(h.positions[at:], first+n)
 		end += at
-		if !slices.ContainsFunc(ids[at:end], func(id int64) bool { return id >= 0 }) || allNull(md, rg, ci) {
+		if !whole && (!slices.ContainsFunc(ids[at:end], func(id int64) bool { return id >= 0 }) || allNull(md, rg, ci)) {
 			at, first = end, first+n
 			continue
 		}
@@ -176,8 +200,20 @@ func rowIDsAt(ctx context.Context, fs iceio.IO, h hits, deleted *dv.RoaringPosit
 				ids[i] = vals.Value(r)
 			}
 		}
+		if whole {
+			for r := range vals.Len() {
+				if vals.IsValid(r) {
+					own = append(own, vals.Value(r))
+				} else {
+					own = append(own, -1)
+				}
+			}
+		}
 		col.Release()
 		at, first = end, first+n
+	}
+	if whole {
+		index.keepRowIDs(path, own)
 	}
 	return ids, nil
 }
