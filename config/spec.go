@@ -383,7 +383,7 @@ var specs = []fieldSpec{
 	{
 		path: "sink.upsert.key-index-bytes", flag: "key-index-bytes", defNote: "0: 256 MiB", flagArg: "BYTES",
 		doc: "Memory for the key index of a table with an integer key: the key column of each data file, sorted with its rows' positions " +
-			"(12 bytes a row), kept from batch to batch so that a batch finds the rows it replaces without reading the key column again. " +
+			"(12 bytes a row, and on format-version 3 8 more for the row ids of a file once an update needs them), kept from batch to batch so that a batch finds the rows it replaces without reading the key column again. " +
 			"Files that do not fit are read each batch. 256 MiB holds about 22 million rows.",
 	},
 	{path: "sink.cdc", doc: "Change events for mode `upsert`: which rows delete their key."},

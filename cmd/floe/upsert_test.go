@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -298,7 +299,8 @@ func TestUpsertKilledExactlyOnce(t *testing.T) {
 // A compaction that commits while an upsert batch is on its way to the
 // catalog rewrites the very files the batch deletes rows from: the
 // batch's commit must see it, find the rows again in the rewritten files
-// and commit, never resurrecting a replaced row nor losing a delete.
+// and commit, never resurrecting a replaced row nor losing a delete; on
+// v3 its updates keep their rows' ids, which the compaction kept.
 func TestUpsertBesideCompaction(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"3", "2"} {
@@ -307,10 +309,24 @@ func TestUpsertBesideCompaction(t *testing.T) {
 			e := newEnv(t)
 			g := fixture.NewCDCGen(uint64(70+int(v[0])), 2000)
 			args := e.upsertArgs("--format-version", v, "--maintenance=false")
+			// On v3 the rows keep their lineage, the racing batch's too.
+			lineage := fixture.NewLineageOracle()
+			var state map[int64]string // the oracle before the batch
+			checkLineage := func() {
+				if v != "3" {
+					return
+				}
+				if d := lineage.Batch(state, g.Oracle, e.TableLineage("db.t", "id")); d != "" {
+					t.Fatalf("after batch %d: %s", g.Files-1, d)
+				}
+			}
 			for range 6 {
+				state = maps.Clone(g.Oracle)
 				g.File(t, e.Landing, 800)
 				e.OK(args...)
+				checkLineage()
 			}
+			state = maps.Clone(g.Oracle)
 			g.File(t, e.Landing, 800)
 			run := e.startPaused(args...)
 			before := e.OK("table", "files", "db.t").Stdout
@@ -332,6 +348,7 @@ func TestUpsertBesideCompaction(t *testing.T) {
 			if d := fixture.DiffOracle(e.TableKeyed("db.t", "id", "v"), g.Oracle); d != "" {
 				t.Fatalf("after the upsert committed beside a compaction: %s\n%s", d, run.out.String())
 			}
+			checkLineage()
 		})
 	}
 }

@@ -146,6 +146,14 @@ func (t *Tables) Load(ctx context.Context, name string) (*table.Table, error) {
 	return tbl, nil
 }
 
+// Reload loads a destination table again, for a caller whose copy may be
+// behind another writer's commits (a compaction whose replaced files were
+// expired since); nil when it does not exist.
+func (t *Tables) Reload(ctx context.Context, name string) (*table.Table, error) {
+	delete(t.tables, name)
+	return t.Load(ctx, name)
+}
+
 // Holds tells whether table name holds the batch, with its snapshot unless
 // that was expired since (Committer.Holds): a re-run batch that the
 // stopped run committed is found before anything is read.

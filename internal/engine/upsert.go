@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -48,6 +49,25 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 	if err != nil {
 		return Written{}, err
 	}
+	deletes := &upsert.Deletes{Changes: changes, Keys: keys, Index: e.keys}
+	// A cluster's worker writes against the table as its coordinator last
+	// committed it, which may not hold the key's newest row yet.
+	lineage := false
+	if tbl != nil && tbl.Metadata().Version() >= 3 && !e.clustered {
+		lineage, err = deletes.KeepRowIDs(ctx, tbl)
+		if err != nil && !errors.Is(err, ingest.ErrConfig) {
+			// The query's copy of the table may name files that another
+			// writer's compaction replaced and an expiry removed since:
+			// look again in the table as it is, as a commit attempt would.
+			if tbl, err = e.Tables.Reload(ctx, e.Fixed); err == nil && tbl != nil {
+				lineage, err = deletes.KeepRowIDs(ctx, tbl)
+			}
+		}
+		if err != nil {
+			changes.Release()
+			return Written{}, fmt.Errorf("table %s: look up the rows the batch updates: %w", e.Fixed, err)
+		}
+	}
 	rows, err := changes.Upserts(ctx)
 	if err != nil {
 		changes.Release()
@@ -59,13 +79,14 @@ func (e *Engine) writeUpserts(ctx context.Context, batchID int64, parts []ingest
 		wr := e.writer(batchID)
 		// The rows were projected as they were read.
 		wr.Project = nil
+		wr.RowIDs = lineage
 		if w.Result, err = wr.Write(ctx, rows); err != nil {
 			changes.Release()
 			return Written{}, err
 		}
 	}
 	w.Parts = len(parts)
-	w.upserts = &upsert.Deletes{Changes: changes, Keys: keys, Index: e.keys}
+	w.upserts = deletes
 	return w, nil
 }
 

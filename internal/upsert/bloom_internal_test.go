@@ -191,7 +191,8 @@ func TestBloomSkipsRowGroupsWithoutKeys(t *testing.T) {
 }
 
 // checkLocate checks that locate finds a row for each of the n keys of c
-// the table holds, each at a position holding that key.
+// the table holds, each at a position holding that key, with the key's
+// slot in c.
 func checkLocate(t *testing.T, tbl *table.Table, c *Changes, col string, n int) {
 	t.Helper()
 	ctx := context.Background()
@@ -219,17 +220,22 @@ func checkLocate(t *testing.T, tbl *table.Table, c *Changes, col string, n int) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range h.positions {
+		for j, p := range h.positions {
 			rows++
+			var slot int32
+			var ok bool
 			switch a := a.(type) {
 			case *array.Int64:
-				if !c.HasInt(a.Value(int(p))) {
+				if slot, ok = c.ints[a.Value(int(p))]; !ok {
 					t.Fatalf("position %d holds %d, not a key of the batch", p, a.Value(int(p)))
 				}
 			case *array.String:
-				if !c.HasBytes([]byte(a.Value(int(p)))) {
+				if slot, ok = c.strs[a.Value(int(p))]; !ok {
 					t.Fatalf("position %d holds %q, not a key of the batch", p, a.Value(int(p)))
 				}
+			}
+			if h.slots[j] != slot {
+				t.Fatalf("position %d has slot %d, but its key's is %d", p, h.slots[j], slot)
 			}
 		}
 		a.Release()

@@ -144,6 +144,9 @@ type Changes struct {
 	strs  map[string]int32
 	wins  []win
 	bloom bloomKeys
+	// rowIDs, set by Deletes.KeepRowIDs, is the _row_id each key's upsert
+	// keeps, by slot, -1 for a new one.
+	rowIDs []int64
 	// Rows counts the batch's input rows; Deletes the keys whose last
 	// change deletes them.
 	Rows, Deletes int64
@@ -371,14 +374,28 @@ func (c *Changes) HasBytes(k []byte) bool {
 }
 
 // Upserts are the rows the batch writes, one part per input part: the
-// winning upserts, without the op column unless it is written.
+// winning upserts, without the op column unless it is written, and after
+// Deletes.KeepRowIDs with their _row_id column.
 func (c *Changes) Upserts(ctx context.Context) ([]ingest.Part, error) {
 	masks := c.masks(func(w win) bool { return !w.del })
+	var ids [][][]int64
+	if c.rowIDs != nil {
+		var err error
+		if ids, err = c.rowIDValues(masks); err != nil {
+			return nil, err
+		}
+	}
 	var out []ingest.Part
 	for pi, p := range c.parts {
 		mp := &memPart{name: p.name}
 		for ri, rec := range p.recs {
+			if ids != nil && ids[pi][ri] != nil {
+				rec = withRowIDs(rec, ids[pi][ri])
+			} else {
+				rec.Retain()
+			}
 			kept, err := filterRecord(ctx, rec, masks[pi][ri])
+			rec.Release()
 			if err != nil {
 				mp.release()
 				ReleaseParts(out)
@@ -399,6 +416,52 @@ func (c *Changes) Upserts(ctx context.Context) ([]ingest.Part, error) {
 		}
 	}
 	return out, nil
+}
+
+// rowIDValues are the row ids of the records holding upserts, per part
+// and record (nil for the others): each upsert's kept id, -1 for the rest.
+func (c *Changes) rowIDValues(masks [][][]bool) ([][][]int64, error) {
+	vals := make([][][]int64, len(c.parts))
+	for pi, p := range c.parts {
+		vals[pi] = make([][]int64, len(p.recs))
+		for ri, rec := range p.recs {
+			if masks[pi][ri] == nil {
+				continue
+			}
+			if rec.Schema().HasField(rowIDField.Name) {
+				return nil, fmt.Errorf("%w: the input has a column %s, which format-version 3 reserves for row lineage; drop it from the input (sink.drop) or rename it", ingest.ErrSchemaMismatch, rowIDField.Name)
+			}
+			v := make([]int64, rec.NumRows())
+			for i := range v {
+				v[i] = -1
+			}
+			vals[pi][ri] = v
+		}
+	}
+	for slot, w := range c.wins {
+		if !w.del {
+			vals[w.part][w.rec][w.row] = c.rowIDs[slot]
+		}
+	}
+	return vals, nil
+}
+
+// withRowIDs is rec with the column of row ids ids added last (null where
+// an id is -1).
+func withRowIDs(rec arrow.RecordBatch, ids []int64) arrow.RecordBatch {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	valid := make([]bool, len(ids))
+	for i, id := range ids {
+		valid[i] = id >= 0
+	}
+	b.AppendValues(ids, valid)
+	col := b.NewArray()
+	defer col.Release()
+	md := rec.Schema().Metadata()
+	fields := append(slices.Clone(rec.Schema().Fields()), rowIDField)
+	cols := append(slices.Clone(rec.Columns()), col)
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows())
 }
 
 // KeyRecords are the key columns of every key the batch changes, one row

@@ -39,6 +39,9 @@ type Deletes struct {
 	// tells that it staged deletion vectors (v3), which count them.
 	Found   int64
 	Vectors bool
+	// pre is what KeepRowIDs found before the write, which the first
+	// Stage takes when the table has not moved since.
+	pre *located
 }
 
 // Stage writes the delete files for tbl, staged in txn's row delta by the
@@ -142,14 +145,27 @@ func IsIntKey(sc *iceberg.Schema, keys []string) bool {
 // holding rows the batch replaces, its earlier vector (if any) with the
 // new positions added.
 func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (add, remove []iceberg.DataFile, err error) {
-	found, err := locate(ctx, tbl, d.Changes, keyIDs, d.Index)
 	d.Found, d.Vectors = 0, true
-	if err != nil || len(found) == 0 {
-		return nil, nil, err
-	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	pre := d.pre
+	d.pre = nil
+	var found []hits
+	var earlier []earlierVector
+	if pre != nil && pre.snapshot == tbl.CurrentSnapshot().SnapshotID {
+		found, earlier = pre.hits, pre.earlier
+	} else {
+		if found, err = locate(ctx, tbl, d.Changes, keyIDs, d.Index); err != nil {
+			return nil, nil, err
+		}
+		if earlier, err = readEarlier(fs, found); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil, nil
 	}
 	wfs, ok := fs.(iceio.WriteFileIO)
 	if !ok {
@@ -164,32 +180,9 @@ func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (
 		}
 		return nil
 	})
-	// A batch's vectors share one Puffin file, whose footer lists them
-	// all: the earlier vectors are read by Puffin file, each footer once.
-	type earlier struct {
-		data iceberg.DataFile // the data file it deletes from
-		dv   iceberg.DataFile
-	}
-	byPuffin := map[string][]earlier{}
-	for _, h := range found {
-		for _, old := range h.task.DeletionVectorFiles {
-			byPuffin[old.FilePath()] = append(byPuffin[old.FilePath()], earlier{data: h.task.File, dv: old})
-		}
-	}
-	for _, path := range slices.Sorted(maps.Keys(byPuffin)) {
-		olds := byPuffin[path]
-		dvs := make([]iceberg.DataFile, len(olds))
-		for i, o := range olds {
-			dvs[i] = o.dv
-		}
-		bms, err := dv.ReadDVs(fs, dvs)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read the deletion vectors in %s: %w", path, err)
-		}
-		for i, o := range olds {
-			w.Load(o.data.FilePath(), bms[i], o.data.SpecID(), o.data.Partition())
-			remove = append(remove, o.dv)
-		}
+	for _, e := range earlier {
+		w.Load(e.data.FilePath(), e.bitmap, e.data.SpecID(), e.data.Partition())
+		remove = append(remove, e.dv)
 	}
 	for _, h := range found {
 		df := h.task.File
@@ -213,6 +206,43 @@ func (d *Deletes) vectors(ctx context.Context, tbl *table.Table, keyIDs []int) (
 		d.Found -= f.Count()
 	}
 	return add, remove, nil
+}
+
+// earlierVector is a deletion vector the table has for a data file holding
+// rows the batch replaces.
+type earlierVector struct {
+	data   iceberg.DataFile // the data file it deletes from
+	dv     iceberg.DataFile
+	bitmap *dv.RoaringPositionBitmap
+}
+
+// readEarlier reads the deletion vectors of the data files found. A
+// batch's vectors share one Puffin file, whose footer lists them all: they
+// are read by Puffin file, each footer once.
+func readEarlier(fs iceio.IO, found []hits) ([]earlierVector, error) {
+	byPuffin := map[string][]earlierVector{}
+	for _, h := range found {
+		for _, old := range h.task.DeletionVectorFiles {
+			byPuffin[old.FilePath()] = append(byPuffin[old.FilePath()], earlierVector{data: h.task.File, dv: old})
+		}
+	}
+	var out []earlierVector
+	for _, path := range slices.Sorted(maps.Keys(byPuffin)) {
+		olds := byPuffin[path]
+		dvs := make([]iceberg.DataFile, len(olds))
+		for i, o := range olds {
+			dvs[i] = o.dv
+		}
+		bms, err := dv.ReadDVs(fs, dvs)
+		if err != nil {
+			return nil, fmt.Errorf("read the deletion vectors in %s: %w", path, err)
+		}
+		for i := range olds {
+			olds[i].bitmap = bms[i]
+		}
+		out = append(out, olds...)
+	}
+	return out, nil
 }
 
 // equality writes the batch's keys as equality deletes. On a partitioned

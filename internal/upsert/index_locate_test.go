@@ -24,6 +24,16 @@ func hitMap(hs []hits) map[string][]int64 {
 	return out
 }
 
+// slotMap is locate's answer as data file path -> the slots of the keys
+// found.
+func slotMap(hs []hits) map[string][]int32 {
+	out := map[string][]int32{}
+	for _, h := range hs {
+		out[h.task.File.FilePath()] = h.slots
+	}
+	return out
+}
+
 // upsertsOf collects a batch upserting ids.
 func upsertsOf(t *testing.T, ids ...int) *Changes {
 	t.Helper()
@@ -69,8 +79,8 @@ func TestLocateWithKeyIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !maps.EqualFunc(hitMap(got), hitMap(want), slices.Equal[[]int64]) {
-				t.Fatalf("round %d: with the index %v, reading the files %v", round, hitMap(got), hitMap(want))
+			if !maps.EqualFunc(hitMap(got), hitMap(want), slices.Equal[[]int64]) || !maps.EqualFunc(slotMap(got), slotMap(want), slices.Equal[[]int32]) {
+				t.Fatalf("round %d: with the index %v %v, reading the files %v %v", round, hitMap(got), slotMap(got), hitMap(want), slotMap(want))
 			}
 		}
 		c.Release()

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// find returns exactly the positions of the rows holding a batch key,
-// duplicates included, whatever the file's order.
+// find returns exactly the positions of the rows holding a batch key, and
+// their keys, duplicates included, whatever the file's order.
 func TestFileKeysFind(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	keys := make([]int64, 5000)
@@ -18,14 +18,20 @@ func TestFileKeysFind(t *testing.T) {
 	fk := ix.add("f", slices.Clone(keys), nil)
 	batch := []int64{-10001, keys[0], keys[17], keys[4999], 123456}
 	slices.Sort(batch)
-	var want []int64
+	var want, wantKeys []int64
 	for i, k := range keys {
 		if _, ok := slices.BinarySearch(batch, k); ok {
 			want = append(want, int64(i))
+			wantKeys = append(wantKeys, k)
 		}
 	}
-	if got := fk.find(batch); !slices.Equal(got, want) {
-		t.Fatalf("find = %v, want %v", got, want)
+	got, at := fk.find(batch)
+	gotKeys := make([]int64, len(at))
+	for i, j := range at {
+		gotKeys[i] = batch[j]
+	}
+	if !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
+		t.Fatalf("find = %v with keys %v, want %v with keys %v", got, gotKeys, want, wantKeys)
 	}
 	if ix.lookup("f") != fk || ix.Bytes() != entryBytes(len(keys)) {
 		t.Fatalf("the file was not admitted: %d bytes", ix.Bytes())

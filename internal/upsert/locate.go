@@ -22,10 +22,12 @@ import (
 )
 
 // hits are the positions of one data file whose rows hold keys the batch
+// changes, in file order, and for each the slot of its key in the batch's
 // changes.
 type hits struct {
 	task      table.FileScanTask
 	positions []int64
+	slots     []int32
 }
 
 // intIndex answers "does the batch change this key?" for integer keys
@@ -37,6 +39,7 @@ type intIndex struct {
 	bits   []uint64
 	shift  uint
 	sorted []int64
+	slots  []int32 // of the keys in sorted
 }
 
 func newIntIndex(c *Changes) *intIndex {
@@ -45,6 +48,10 @@ func newIntIndex(c *Changes) *intIndex {
 		ix.sorted = append(ix.sorted, k)
 	}
 	slices.Sort(ix.sorted)
+	ix.slots = make([]int32, len(ix.sorted))
+	for i, k := range ix.sorted {
+		ix.slots[i] = c.ints[k]
+	}
 	// About 16 bits per key: a false positive one time in ten or so, each
 	// then settled by the map.
 	n := uint(64)
@@ -71,12 +78,15 @@ func bitsLen(n uint) int {
 
 func (ix *intIndex) hash(k int64) uint64 { return (uint64(k) * 0x9E3779B97F4A7C15) >> ix.shift }
 
-func (ix *intIndex) has(k int64) bool {
+// slot is the slot of key k in the batch's changes; ok is false when the
+// batch does not change k.
+func (ix *intIndex) slot(k int64) (slot int32, ok bool) {
 	h := ix.hash(k)
 	if ix.bits[h>>6]&(1<<(h&63)) == 0 {
-		return false
+		return 0, false
 	}
-	return ix.c.HasInt(k)
+	slot, ok = ix.c.ints[k]
+	return slot, ok
 }
 
 // anyIn reports whether a key of the batch lies in [lo, hi].
@@ -133,13 +143,13 @@ func locate(ctx context.Context, tbl *table.Table, c *Changes, keyIDs []int, ind
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, t := range tasks {
 		g.Go(func() error {
-			pos, err := findInFile(gctx, fs, t.File, c, ix, keyIDs, index)
+			pos, slots, err := findInFile(gctx, fs, t.File, c, ix, keyIDs, index)
 			if err != nil {
 				return fmt.Errorf("look up keys in %s: %w", t.File.FilePath(), err)
 			}
 			if len(pos) > 0 {
 				mu.Lock()
-				out = append(out, hits{task: t, positions: pos})
+				out = append(out, hits{task: t, positions: pos, slots: slots})
 				mu.Unlock()
 			}
 			return nil
@@ -174,22 +184,27 @@ func intBounds(df iceberg.DataFile, id int) (lo, hi int64, ok bool) {
 }
 
 // findInFile returns the positions of the rows of a data file whose keys
-// the batch changes: from the index when it holds the file; else from the
-// file's key column, read whole and added to the index when it fits, or
-// probed as it is read when it does not.
-func findInFile(ctx context.Context, fs iceio.IO, df iceberg.DataFile, c *Changes, ix *intIndex, keyIDs []int, index *KeyIndex) ([]int64, error) {
+// the batch changes, with their keys' slots: from the index when it holds
+// the file; else from the file's key column, read whole and added to the
+// index when it fits, or probed as it is read when it does not.
+func findInFile(ctx context.Context, fs iceio.IO, df iceberg.DataFile, c *Changes, ix *intIndex, keyIDs []int, index *KeyIndex) (pos []int64, slots []int32, err error) {
 	path := df.FilePath()
-	if fk := index.lookup(path); fk != nil {
-		return fk.find(ix.sorted), nil
+	fk := index.lookup(path)
+	if fk == nil {
+		if !index.fits(int(df.Count())) {
+			return probeFile(ctx, fs, path, c, ix, keyIDs)
+		}
+		keys, null, err := readIntKeys(ctx, fs, path, keyIDs[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		fk = index.add(path, keys, null)
 	}
-	if !index.fits(int(df.Count())) {
-		return probeFile(ctx, fs, path, c, ix, keyIDs)
+	pos, slots = fk.find(ix.sorted)
+	for i, j := range slots {
+		slots[i] = ix.slots[j]
 	}
-	keys, null, err := readIntKeys(ctx, fs, path, keyIDs[0])
-	if err != nil {
-		return nil, err
-	}
-	return index.add(path, keys, null).find(ix.sorted), nil
+	return pos, slots, nil
 }
 
 // readIntKeys reads a data file's integer key column whole: the key of
@@ -247,16 +262,17 @@ func readIntKeys(ctx context.Context, fs iceio.IO, path string, keyID int) (keys
 }
 
 // probeFile reads the key columns of one data file and returns the
-// positions of the rows whose keys the batch changes.
-func probeFile(ctx context.Context, fs iceio.IO, path string, c *Changes, ix *intIndex, keyIDs []int) ([]int64, error) {
+// positions of the rows whose keys the batch changes, with their keys'
+// slots.
+func probeFile(ctx context.Context, fs iceio.IO, path string, c *Changes, ix *intIndex, keyIDs []int) (out []int64, slots []int32, err error) {
 	f, err := fs.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	rdr, err := file.NewParquetReader(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rdr.Close()
 	md := rdr.MetaData()
@@ -265,14 +281,13 @@ func probeFile(ctx context.Context, fs iceio.IO, path string, c *Changes, ix *in
 		if cols[i] = columnByFieldID(md, id); cols[i] < 0 {
 			// The file predates the key column: its rows hold a null key,
 			// which no change has.
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []int64
 	var first int64 // the row group's first row in the file
 	var buf []byte
 	for rg := range md.NumRowGroups() {
@@ -293,41 +308,43 @@ func probeFile(ctx context.Context, fs iceio.IO, path string, c *Changes, ix *in
 			chunked, err := fr.RowGroup(rg).Column(ci).Read(ctx)
 			if err != nil {
 				release()
-				return nil, err
+				return nil, nil, err
 			}
 			a, err := concat(chunked)
 			chunked.Release()
 			if err != nil {
 				release()
-				return nil, err
+				return nil, nil, err
 			}
 			arrays[i] = a
 		}
 		kr, err := newKeyReader(arrays, ix != nil)
 		if err != nil {
 			release()
-			return nil, err
+			return nil, nil, err
 		}
 		rows := arrays[0].Len()
 		for i := range rows {
 			if kr.null(i) >= 0 {
 				continue
 			}
+			var slot int32
+			var ok bool
 			if ix != nil {
-				if ix.has(kr.int(i)) {
-					out = append(out, first+int64(i))
-				}
-				continue
+				slot, ok = ix.slot(kr.int(i))
+			} else {
+				buf = kr.appendBytes(buf[:0], i)
+				slot, ok = c.strs[string(buf)]
 			}
-			buf = kr.appendBytes(buf[:0], i)
-			if c.HasBytes(buf) {
+			if ok {
 				out = append(out, first+int64(i))
+				slots = append(slots, slot)
 			}
 		}
 		release()
 		first += n
 	}
-	return out, nil
+	return out, slots, nil
 }
 
 // columnByFieldID is the index of the leaf column with Iceberg field id

@@ -48,13 +48,16 @@ type batch struct {
 
 // dest is one table a batch writes.
 type dest struct {
-	name   string
-	tbl    *table.Table
-	schema *arrow.Schema
-	opts   fileOptions
-	wfs    icebergio.WriteFileIO
-	locs   table.LocationProvider
-	part   *partitioner // nil when unpartitioned
+	name string
+	tbl  *table.Table
+	// fileSchema is the table's schema, with _row_id when the writer
+	// writes it; schema is its Arrow form, which the rows are made to fit.
+	fileSchema *iceberg.Schema
+	schema     *arrow.Schema
+	opts       fileOptions
+	wfs        icebergio.WriteFileIO
+	locs       table.LocationProvider
+	part       *partitioner // nil when unpartitioned
 	// defaults are the table's columns with a write-default, which an
 	// input without them is written with.
 	defaults map[string]iceberg.NestedField
@@ -115,7 +118,11 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 	if err := config.CheckTablePropertyColumns(props, tbl.Schema()); err != nil {
 		return nil, fmt.Errorf("table %s: %w: %v (change it with ALTER TABLE ... SET TBLPROPERTIES in Spark, or any Iceberg client)", name, ingest.ErrConfig, err)
 	}
-	schema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	fileSchema := tbl.Schema()
+	if b.w.RowIDs {
+		fileSchema = iceberg.SchemaWithRowID(fileSchema)
+	}
+	schema, err := table.SchemaToArrowSchema(fileSchema, nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("table %s schema: %w", name, err)
 	}
@@ -138,7 +145,7 @@ func (b *batch) newDest(ctx context.Context, name string, tbl *table.Table) (*de
 	if b.w.TargetFileSize > 0 {
 		opts.target = b.w.TargetFileSize
 	}
-	d := &dest{name: name, tbl: tbl, schema: schema, opts: opts, wfs: wfs, locs: locs, slots: map[any]*slot{}, defaults: conform.WriteDefaults(tbl.Schema())}
+	d := &dest{name: name, tbl: tbl, fileSchema: fileSchema, schema: schema, opts: opts, wfs: wfs, locs: locs, slots: map[any]*slot{}, defaults: conform.WriteDefaults(tbl.Schema())}
 	maxOpen, err := intProp(tbl.Properties(), MaxOpenFilesKey, maxOpenFilesDefault)
 	if err != nil {
 		return nil, err
@@ -639,7 +646,7 @@ func (b *batch) roll(d *dest, s *slot, keep bool) error {
 		return fmt.Errorf("finish data file %s: %w", f.path, err)
 	}
 	args := table.DataFileArgs{
-		Schema:     d.tbl.Schema(),
+		Schema:     d.fileSchema,
 		Spec:       d.tbl.Spec(),
 		Format:     iceberg.ParquetFile,
 		Metadata:   meta,

@@ -78,6 +78,10 @@ type Writer struct {
 	// the fewest files, and each goroutine reads its input while another
 	// encodes into the file.
 	OneFile bool
+	// RowIDs writes the rows' _row_id column (format-version 3 row
+	// lineage, by its reserved field id) after the table's columns: an
+	// updated row's id, null for a new row, which inherits one.
+	RowIDs bool
 }
 
 // Writer settings that Iceberg's table properties do not cover.
