@@ -197,7 +197,7 @@ var specs = []fieldSpec{
 			"`async-queue-preload-file-limit` (100) and `async-queue-preload-row-limit` (100000: how far it plans ahead). " +
 			"`once` triggers ignore the two limits. " +
 			"With `type: kafka`, the options of Spark's Kafka source: `kafka.bootstrap.servers`, one of `subscribe`, " +
-			"`subscribePattern` and `assign`, `startingOffsets`, `startingTimestamp`, `endingOffsets`, `maxOffsetsPerTrigger`, " +
+			"`subscribePattern` and `assign`, `startingOffsets`, `startingTimestamp`, `endingOffsets`, `maxOffsetsPerTrigger`, `maxBytesPerTrigger` (floe's: a batch's byte budget, 268435456 by default, `0` for none), " +
 			"`failOnDataLoss`, `includeHeaders`, `kafka.group.id` (with a processing-time trigger, the process becomes a worker " +
 			"of a cluster sharing the partitions; `controlTopic` names its control topic, and with a table template `stateTable` the table recording its commits, by default `floe_cluster_<group>` in the template's namespace), `objectNotifications: s3` (the messages are S3 event notifications, and the objects they announce are read as `source.format`; `objectNotifications.dedupMessages`, 100000, is how many earlier messages of a partition a duplicate notification is found among), `deadLetterTopic` (with `on-bad-record: dead-letter`, the topic bad messages go to instead of `sink.dead-letter-table`, with Kafka Connect's `__connect.errors.*` headers) and the client's `kafka.*` settings, and with `format` avro, debezium-avro, protobuf or json-schema " +
 			"`schema.registry.url` and `schema.registry.basic.auth.user.info` (`user:password`) (docs/kafka.md). " +

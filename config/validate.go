@@ -391,11 +391,30 @@ var icebergOptions = []string{
 // ReadLimits are the per-batch limits the source's configuration sets:
 // max-files-per-trigger and max-bytes-per-trigger for files, the
 // streaming-max-*-per-micro-batch options for iceberg. Zero is no limit.
+// DefaultKafkaBatchBytes is the byte budget of a Kafka batch when
+// source.options.maxBytesPerTrigger is not set: the messages' bytes and
+// their overhead in memory, which keeps a batch's peak memory bounded
+// whatever the backlog (docs/kafka.md, "Batch size and memory").
+const DefaultKafkaBatchBytes = 256 << 20
+
+// ReadLimits are the source's limits on a batch: those it sets, and for
+// Kafka the default byte budget, except in mode complete, where a batch
+// must take the whole backlog (each replaces the table).
+func (p *Pipeline) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
+	maxFiles, maxBytes, maxRows = p.Source.ReadLimits()
+	if _, set := p.Source.Options["maxBytesPerTrigger"]; p.Source.Type == "kafka" && !set && p.Sink.Mode != "complete" {
+		maxBytes = DefaultKafkaBatchBytes
+	}
+	return maxFiles, maxBytes, maxRows
+}
+
+// ReadLimits are the limits the source's settings give a batch.
 func (s *Source) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
 	switch s.Type {
 	case "kafka":
 		n, _ := strconv.ParseInt(strings.TrimSpace(s.Options["maxOffsetsPerTrigger"]), 10, 64)
-		return 0, 0, max(n, 0)
+		b, _ := strconv.ParseInt(strings.TrimSpace(s.Options["maxBytesPerTrigger"]), 10, 64)
+		return 0, max(b, 0), max(n, 0)
 	case "iceberg":
 	default:
 		return s.MaxFilesPerTrigger, s.MaxBytesPerTrigger, 0
@@ -412,7 +431,7 @@ func (s *Source) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
 var kafkaOptions = []string{
 	"subscribe", "subscribePattern", "assign",
 	"startingOffsets", "startingTimestamp", "endingOffsets",
-	"maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders",
+	"maxOffsetsPerTrigger", "maxBytesPerTrigger", "failOnDataLoss", "includeHeaders",
 	"schema.registry.url", "schema.registry.basic.auth.user.info",
 	"controlTopic", "stateTable", "objectNotifications", "objectNotifications.dedupMessages", "deadLetterTopic",
 }
@@ -478,6 +497,10 @@ func (s *Source) validateKafka(ps *problems) {
 		case "maxOffsetsPerTrigger":
 			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
 				ps.add(p, 0, "%q is not valid; use a positive whole number of messages", v)
+			}
+		case "maxBytesPerTrigger":
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+				ps.add(p, 0, "%q is not valid; use a whole number of bytes, e.g. \"536870912\" for 512 MiB, or \"0\" for no limit", v)
 			}
 		case "startingTimestamp":
 			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {

@@ -393,3 +393,20 @@ func TestKafkaGroupLag(t *testing.T) {
 		})
 	})
 }
+
+// An available-now run drains a backlog in batches of at most
+// maxBytesPerTrigger, each message once.
+func TestKafkaBatchBytes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 2)
+	produceIDs(t, c, c.Name("events"), 2, 0, 3000)
+	r := e.OK(kafkaStream(e, c, "-o", "maxBytesPerTrigger=100000", "--progress", "json")...)
+	batches := strings.Count(r.Stderr, `"batchId"`)
+	if batches < 5 {
+		t.Fatalf("%d batches for 3,000 messages of about 25 bytes under a 100,000-byte budget (537 bytes a message with overhead), want many:\n%s", batches, r.Stderr)
+	}
+	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 3000); msg != "" {
+		t.Fatalf("after %d batches: %s", batches, msg)
+	}
+}

@@ -108,7 +108,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.coord.Upsert = &Upsert{Keys: e.UpsertKeys, Index: e.KeyIndex()}
 	}
 	w.pos = Positions{Stall: max(10*cfg.Trigger.Interval, stall)}
-	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = cfg.Source.ReadLimits()
+	w.limit.MaxFiles, w.limit.MaxBytes, w.limit.MaxRows = cfg.ReadLimits()
 	e.InCluster()
 	err = e.Loop(func() int64 { return w.batch }).Run(ctx, func(ctx context.Context, _ bool) (bool, error) {
 		return w.interval(ctx)

@@ -196,7 +196,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return err
 	}
 	var limit source.ReadLimit
-	limit.MaxFiles, limit.MaxBytes, limit.MaxRows = e.Config.Source.ReadLimits()
+	limit.MaxFiles, limit.MaxBytes, limit.MaxRows = e.Config.ReadLimits()
 	switch e.Config.Trigger.Kind {
 	case "once":
 		if _, err := e.runNext(ctx, &start, &next, source.ReadLimit{}); err != nil {

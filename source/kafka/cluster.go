@@ -335,7 +335,7 @@ func (m *member) Plan(ctx context.Context, start Offsets, ids cluster.TopicIDs, 
 		}
 		ranges = append(ranges, Range{TopicPartition: tp, From: from, Until: p.end})
 	}
-	return Limit(ranges, limit.MaxRows), nil
+	return Limit(ranges, m.s.sizes.maxMessages(limit)), nil
 }
 
 // Discontinuities holds the table's ends, read from topics of ids, against

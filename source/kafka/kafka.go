@@ -77,10 +77,12 @@ type Source struct {
 	failOnDataLoss bool
 	includeHeaders bool
 	deadLetters    bool // on-bad-record: dead-letter
-	groupID        string
-	format         string // "kafka", "json", "debezium-json", "avro", "debezium-avro", "protobuf" or "json-schema"
-	schema         *arrow.Schema
-	registry       *Registry // with the registry formats
+	// sizes is the messages read so far, which size batches in bytes.
+	sizes    sizes
+	groupID  string
+	format   string // "kafka", "json", "debezium-json", "avro", "debezium-avro", "protobuf" or "json-schema"
+	schema   *arrow.Schema
+	registry *Registry // with the registry formats
 	// upsert is set in mode upsert for a topic of rows, whose tombstones
 	// delete their keys (tombstones.go).
 	upsert *source.Upsert
@@ -580,7 +582,7 @@ func (s *Source) LatestOffset(ctx context.Context, start source.Offset, limit so
 			ranges = append(ranges, r)
 		}
 	}
-	ranges = Limit(ranges, limit.MaxRows)
+	ranges = Limit(ranges, s.sizes.maxMessages(limit))
 	moved := len(reset) > 0
 	for _, r := range ranges {
 		if r.Until > r.From {

@@ -92,6 +92,7 @@ func (p *part) fetch(ctx context.Context) error {
 		})
 	}
 	p.records = recs
+	p.src.sizes.note(recs)
 	return nil
 }
 
