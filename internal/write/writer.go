@@ -121,6 +121,9 @@ func (w *Writer) Write(ctx context.Context, parts []ingest.Part) (Result, error)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if workers == 1 && len(parts) > 1 && runtime.GOMAXPROCS(0) > 1 {
+		parts = prefetch(ctx, parts)
+	}
 	next := make(chan ingest.Part)
 	var (
 		mu       sync.Mutex
