@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,7 +69,7 @@ func Changelog(ctx context.Context, tbl *table.Table, o ChangelogOptions) (*arro
 	}
 	return cr.Schema(), func(yield func(arrow.RecordBatch, error) bool) {
 		for i, snap := range snaps {
-			recs, err := cr.Changes(ctx, snap, i)
+			recs, err := cr.Changes(ctx, tbl, snap, i)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -132,6 +133,14 @@ type ChangeReader struct {
 	rd     *FileReader
 	schema *arrow.Schema // the changelog's: the rows' and the three columns
 	ident  []int         // the identifier columns' indexes in the rows
+
+	// planned is the last snapshot's plan: the next snapshot's parent, which
+	// a changelog read in order would otherwise plan twice.
+	mu      sync.Mutex
+	planned struct {
+		id    int64
+		tasks map[string]table.FileScanTask
+	}
 }
 
 // NewChangeReader reads tbl's changes, identifier (nil for the table's
@@ -182,19 +191,20 @@ func fieldNames(s *arrow.Schema) []string {
 func (c *ChangeReader) Schema() *arrow.Schema { return c.schema }
 
 // Changes are the row changes snap made to its parent, with ordinal as
-// their _change_ordinal.
-func (c *ChangeReader) Changes(ctx context.Context, snap *table.Snapshot, ordinal int) ([]arrow.RecordBatch, error) {
+// their _change_ordinal; tbl is the table as loaded now, which knows snap
+// (a stream's reader outlives the table it was made from).
+func (c *ChangeReader) Changes(ctx context.Context, tbl *table.Table, snap *table.Snapshot, ordinal int) ([]arrow.RecordBatch, error) {
 	if snap.Summary != nil && snap.Summary.Operation == table.OpReplace {
 		return nil, nil
 	}
 	name := strings.Join(c.tbl.Identifier(), ".")
-	after, err := c.plan(ctx, snap.SnapshotID)
+	after, err := c.plan(ctx, tbl, snap.SnapshotID)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: plan snapshot %d: %w", name, snap.SnapshotID, err)
 	}
 	var before map[string]table.FileScanTask
 	if snap.ParentSnapshotID != nil {
-		if before, err = c.plan(ctx, *snap.ParentSnapshotID); err != nil {
+		if before, err = c.plan(ctx, tbl, *snap.ParentSnapshotID); err != nil {
 			return nil, fmt.Errorf("table %s: plan snapshot %d, the parent of %d: %w", name, *snap.ParentSnapshotID, snap.SnapshotID, err)
 		}
 	}
@@ -228,8 +238,14 @@ func (c *ChangeReader) Changes(ctx context.Context, snap *table.Snapshot, ordina
 
 // plan is the whole-file tasks of a snapshot, with the deletes that apply
 // to each, by data file path.
-func (c *ChangeReader) plan(ctx context.Context, id int64) (map[string]table.FileScanTask, error) {
-	tasks, err := c.tbl.Scan(table.WithSnapshotID(id)).PlanFiles(ctx)
+func (c *ChangeReader) plan(ctx context.Context, tbl *table.Table, id int64) (map[string]table.FileScanTask, error) {
+	c.mu.Lock()
+	if c.planned.id == id && c.planned.tasks != nil {
+		defer c.mu.Unlock()
+		return c.planned.tasks, nil
+	}
+	c.mu.Unlock()
+	tasks, err := tbl.Scan(table.WithSnapshotID(id)).PlanFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +253,9 @@ func (c *ChangeReader) plan(ctx context.Context, id int64) (map[string]table.Fil
 	for _, t := range WholeFiles(tasks) {
 		out[t.File.FilePath()] = t
 	}
+	c.mu.Lock()
+	c.planned.id, c.planned.tasks = id, out
+	c.mu.Unlock()
 	return out, nil
 }
 

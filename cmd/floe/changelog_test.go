@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/floe-io/floe/internal/fixture"
 )
@@ -161,4 +162,41 @@ func snapshotOps(e *env, table string) []string {
 		ops = append(ops, s.Operation)
 	}
 	return ops
+}
+
+// A changelog stream that keeps running reads the snapshots committed
+// after it started, each once.
+func TestChangelogStreamRunning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := fixture.NewCDCGen(36, 100)
+	states := []map[int64]string{{}}
+	batch := func() {
+		g.File(t, e.Landing, 60)
+		states = append(states, maps.Clone(g.Oracle))
+		e.OK(e.upsertArgs("--maintenance=false")...)
+	}
+	batch()
+	var stderr syncBuffer
+	cmd := e.startFloe(&stderr, "stream", "--source-type", "iceberg", "--source-table", "db.t", "--changelog", "--table", "db.changes",
+		"--checkpoint", filepath.Join(e.Dir, "changes-ckpt"), "--trigger", "100ms", "--maintenance=false")
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	fixture.WaitFor(t, 60*time.Second, "the first snapshot's changes", func() bool { return strings.Contains(stderr.String(), "snapshot") })
+	for range 3 {
+		batch()
+	}
+	var want [][]string
+	for i := 1; i < len(states); i++ {
+		want = append(want, expectedChanges(states[i-1], states[i]))
+	}
+	fixture.WaitFor(t, 60*time.Second, "every snapshot's changes", func() bool {
+		snaps := map[string]bool{}
+		for _, row := range dbzRows(t, e, "db.changes", "_commit_snapshot_id") {
+			snaps[row] = true
+		}
+		return len(snaps) >= len(want) || strings.Contains(stderr.String(), "floe:")
+	})
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	compareChanges(t, "the running stream", changeGroups(t, dbzRows(t, e, "db.changes", "_change_ordinal", "_commit_snapshot_id", "_change_type", "id", "v")), want)
 }

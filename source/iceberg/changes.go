@@ -38,6 +38,7 @@ func (s *Source) changeReader(ctx context.Context, tbl *table.Table) (*scan.Chan
 // across its batches as a changelog scan's ordinal orders its range.
 type changesPart struct {
 	reader *scan.ChangeReader
+	tbl    *table.Table // as loaded for the batch: it knows snap
 	snap   *table.Snapshot
 }
 
@@ -50,7 +51,7 @@ func (p *changesPart) Schema(context.Context) (*arrow.Schema, error) { return p.
 
 // Open reads the snapshot's changes.
 func (p *changesPart) Open(ctx context.Context) (array.RecordReader, error) {
-	recs, err := p.reader.Changes(ctx, p.snap, int(p.snap.SequenceNumber))
+	recs, err := p.reader.Changes(ctx, p.tbl, p.snap, int(p.snap.SequenceNumber))
 	if err != nil {
 		return nil, err
 	}

@@ -337,7 +337,7 @@ func (s *Source) Read(ctx context.Context, start, end source.Offset) ([]source.P
 		}
 		parts := make([]source.Part, len(units))
 		for i, u := range units {
-			parts[i] = &changesPart{reader: cr, snap: tbl.SnapshotByID(u.snapshot)}
+			parts[i] = &changesPart{reader: cr, tbl: tbl, snap: tbl.SnapshotByID(u.snapshot)}
 		}
 		return parts, nil
 	}
