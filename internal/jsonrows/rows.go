@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/texttime"
 )
 
 // Rows builds Arrow columns from JSON objects in one pass over each
@@ -212,7 +213,7 @@ type column struct {
 
 	elem   *column
 	asText bool
-	zone   *time.Location // timestamp: where a string without a zone is
+	zone   *time.Location // timestamp: nil when the type names no zone Go knows, and strings are not read
 
 	// other reads a type floe does not parse itself (dates, timestamps,
 	// decimals, ...) through arrow-go, one value at a time.
@@ -1095,7 +1096,7 @@ func (c *column) timestamp(s []byte) (arrow.Timestamp, bool) {
 		return 0, false
 	}
 	tt := c.typ.(*arrow.TimestampType)
-	ts, zoned, err := arrow.TimestampFromStringInLocation(string(s), tt.Unit, c.zone)
+	ts, zoned, err := texttime.Timestamp(s, tt.Unit)
 	return ts, err == nil && zoned == (tt.TimeZone != "")
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -17,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/internal/texttime"
 )
 
 // span is the bytes [from, to) of a text file's stream (after its codec
@@ -145,7 +145,7 @@ func csvCheck(t arrow.DataType) func(string) error {
 	case *arrow.Float64Type:
 		return func(v string) error { _, err := strconv.ParseFloat(v, 64); return err }
 	case *arrow.Date32Type, *arrow.Date64Type:
-		return func(v string) error { _, err := time.Parse("2006-01-02", v); return err }
+		return func(v string) error { _, err := texttime.Date(v); return err }
 	case *arrow.Time32Type:
 		return func(v string) error { _, err := arrow.Time32FromString(v, t.Unit); return err }
 	case *arrow.Time64Type:

@@ -9,11 +9,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/internal/texttime"
 )
 
 // Type inference looks at every value of the file, not a prefix: a column
@@ -81,13 +81,13 @@ func zeroPadded(v string) bool {
 
 // validDate parses like arrow's CSV reader does for date columns.
 func validDate(v string) bool {
-	_, err := time.Parse("2006-01-02", v)
+	_, err := texttime.Date(v)
 	return err == nil
 }
 
 // validTimestamp parses like arrow's CSV reader does for timestamp columns.
 func validTimestamp(v string) bool {
-	_, _, err := arrow.TimestampFromStringInLocation(v, arrow.Microsecond, time.UTC)
+	_, _, err := texttime.Timestamp(v, arrow.Microsecond)
 	return err == nil
 }
 
