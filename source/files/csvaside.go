@@ -10,10 +10,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floe-io/floe/internal/jsonrows"
 	"github.com/floe-io/floe/internal/texttime"
@@ -157,11 +155,7 @@ func csvCheck(t arrow.DataType) func(string) error {
 	case *arrow.Decimal256Type:
 		return func(v string) error { _, err := decimal256.FromString(v, t.Precision, t.Scale); return err }
 	case *arrow.TimestampType:
-		b := array.NewTimestampBuilder(memory.DefaultAllocator, t)
-		return func(v string) error {
-			defer b.Resize(0)
-			return b.AppendValueFromString(v)
-		}
+		return func(v string) error { _, _, err := texttime.Timestamp(v, t.Unit); return err }
 	}
 	return nil
 }

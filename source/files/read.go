@@ -24,6 +24,7 @@ import (
 	"github.com/floe-io/floe/internal/avrorows"
 	"github.com/floe-io/floe/internal/ingest"
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/internal/texttime"
 	"github.com/floe-io/floe/source"
 )
 
@@ -445,12 +446,13 @@ func csvHeaderSchema(text textOpener, delim rune, schema *arrow.Schema) (*arrow.
 }
 
 // csvReadSchema replaces time and null columns, which arrow's CSV reader
-// cannot read (it panics on them), by string columns.
+// cannot read (it panics on them), and timestamp and date columns, which
+// it reads through time.Parse, by string columns.
 func csvReadSchema(schema *arrow.Schema) *arrow.Schema {
 	fields := schema.Fields()
 	for i, f := range fields {
 		switch f.Type.ID() {
-		case arrow.TIME32, arrow.TIME64, arrow.NULL:
+		case arrow.TIME32, arrow.TIME64, arrow.NULL, arrow.TIMESTAMP, arrow.DATE32:
 			fields[i].Type = arrow.BinaryTypes.String
 		}
 	}
@@ -541,8 +543,9 @@ func (r *csvConvReader) Next() bool {
 	return true
 }
 
-// fromStrings converts HH:MM:SS[.fffffffff] strings into a time array, and
-// empty values into a null array; firstRow numbers the rows in errors.
+// fromStrings converts HH:MM:SS[.fffffffff] strings into a time array,
+// timestamps and dates as arrow's CSV reader reads them, and empty values
+// into a null array; firstRow numbers the rows in errors.
 func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Array, error) {
 	b := array.NewBuilder(memory.DefaultAllocator, dt)
 	defer b.Release()
@@ -565,6 +568,18 @@ func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Arr
 			if tm, err = arrow.Time32FromString(v, t.Unit); err == nil {
 				b.(*array.Time32Builder).Append(tm)
 			}
+		case *arrow.TimestampType:
+			var ts arrow.Timestamp
+			if ts, _, err = texttime.Timestamp(v, t.Unit); err != nil {
+				return nil, fmt.Errorf("row %d: %q is not a timestamp (YYYY-MM-DD[THH:MM:SS[.ffffff]][Z|±HH:MM]): %w", firstRow+int64(j)+1, v, err)
+			}
+			b.(*array.TimestampBuilder).Append(ts)
+		case *arrow.Date32Type:
+			var d arrow.Date32
+			if d, err = texttime.Date(v); err != nil {
+				return nil, fmt.Errorf("row %d: %q is not a date (YYYY-MM-DD): %w", firstRow+int64(j)+1, v, err)
+			}
+			b.(*array.Date32Builder).Append(d)
 		case *arrow.NullType:
 			return nil, fmt.Errorf("row %d holds %q where the column was found empty", firstRow+int64(j)+1, v)
 		}
