@@ -37,6 +37,7 @@ type Reader struct {
 	line   int
 	err    error
 	done   bool
+	full   bool // the last chunk held BatchRows rows
 	// row, when set, turns a line into the JSON object of its row, or nil
 	// for a line that holds none.
 	row func(line []byte) ([]byte, error)
@@ -115,8 +116,26 @@ func (r *Reader) Next() bool {
 
 // fill appends up to BatchRows lines to the rows.
 func (r *Reader) fill() {
-	for n := 0; n < BatchRows; {
-		b, err := r.br.ReadBytes('\n')
+	if r.full {
+		// The last chunk was full, so this one likely is: room for its
+		// rows at once rather than by doubling. A small file, read in
+		// one chunk, allocates no more than its rows.
+		r.rows.Reserve(BatchRows)
+	}
+	n := 0
+	defer func() { r.full = n == BatchRows }()
+	for n < BatchRows {
+		// The line is read in place: nothing below keeps it past this
+		// iteration, and a copy of every line was a tenth of the read.
+		b, err := r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long := bytes.Clone(b)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				b, err = r.br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
 		if len(b) > 0 {
 			r.line++
 			raw := bytes.TrimSpace(b)
@@ -131,7 +150,7 @@ func (r *Reader) fill() {
 						r.err = &LineError{Line: r.line, Err: rerr}
 						return
 					}
-					r.aside(r.line, raw, rerr)
+					r.aside(r.line, bytes.Clone(raw), rerr)
 					b = nil
 				}
 			}
@@ -142,7 +161,7 @@ func (r *Reader) fill() {
 						return
 					}
 					r.rows.SetAside()
-					r.aside(r.line, raw, err)
+					r.aside(r.line, bytes.Clone(raw), err)
 				}
 				n++
 			}

@@ -2,6 +2,7 @@ package jsonrows
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -706,19 +707,34 @@ func (p *parser) str() ([]byte, error) {
 	from := p.i + 1
 	if end := bytes.IndexByte(p.b[from:], '"'); end >= 0 {
 		s := p.b[from : from+end]
-		plain := true
-		for _, ch := range s {
-			if ch < 0x20 || ch == '\\' || ch >= utf8.RuneSelf {
-				plain = false
-				break
-			}
-		}
-		if plain {
+		if plainASCII(s) {
 			p.i = from + end + 1
 			return s, nil
 		}
 	}
 	return p.escapedStr()
+}
+
+// plainASCII reports whether s holds no control character, backslash or
+// byte of a multi-byte character, eight bytes at a time.
+func plainASCII(s []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		w := binary.LittleEndian.Uint64(s)
+		// A byte under 0x20 or at 0x80 and above; a backslash is a
+		// zero byte of w^0x5c5c...: the classic has-zero-byte test.
+		bs := w ^ (0x5c * ones)
+		if (w-0x20*ones|w|(bs-ones)&^bs)&highs != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for _, ch := range s {
+		if ch < 0x20 || ch == '\\' || ch >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // escapedStr is str for strings with escapes, other characters than
