@@ -781,46 +781,70 @@ func (p *parser) escapedStr() ([]byte, error) {
 func (p *parser) number() (text []byte, v int64, isInt bool, err error) {
 	start := p.i
 	b := p.b
-	if p.i < len(b) && b[p.i] == '-' {
-		p.i++
+	i := p.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
 	}
-	digits := func() int {
-		s := p.i
-		for p.i < len(b) && b[p.i] >= '0' && b[p.i] <= '9' {
-			p.i++
-		}
-		return p.i - s
-	}
+	// The integer part's value is summed while it is scanned: most
+	// numbers are integers of fewer than 19 digits, which cannot overflow.
+	var u uint64
+	intStart := i
 	switch {
-	case p.i < len(b) && b[p.i] == '0':
-		p.i++
-	case digits() == 0:
-		return nil, 0, false, p.fail()
+	case i < len(b) && b[i] == '0':
+		i++
+	default:
+		for i < len(b) && b[i]-'0' <= 9 {
+			u = u*10 + uint64(b[i]-'0')
+			i++
+		}
+		if i == intStart {
+			p.i = i
+			return nil, 0, false, p.fail()
+		}
+	}
+	intDigits := i - intStart
+	digits := func() int {
+		s := i
+		for i < len(b) && b[i]-'0' <= 9 {
+			i++
+		}
+		return i - s
 	}
 	isInt = true
-	if p.i < len(b) && b[p.i] == '.' {
-		p.i++
+	if i < len(b) && b[i] == '.' {
+		i++
 		isInt = false
 		if digits() == 0 {
+			p.i = i
 			return nil, 0, false, p.fail()
 		}
 	}
-	if p.i < len(b) && (b[p.i] == 'e' || b[p.i] == 'E') {
-		p.i++
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
 		isInt = false
-		if p.i < len(b) && (b[p.i] == '+' || b[p.i] == '-') {
-			p.i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
 		}
 		if digits() == 0 {
+			p.i = i
 			return nil, 0, false, p.fail()
 		}
 	}
-	text = b[start:p.i]
-	if isInt {
-		v, perr := strconv.ParseInt(string(text), 10, 64)
-		return text, v, perr == nil, nil
+	p.i = i
+	text = b[start:i]
+	if !isInt {
+		return text, 0, false, nil
 	}
-	return text, 0, false, nil
+	if intDigits <= 18 {
+		v = int64(u)
+		if neg {
+			v = -v
+		}
+		return text, v, true, nil
+	}
+	v, perr := strconv.ParseInt(string(text), 10, 64)
+	return text, v, perr == nil, nil
 }
 
 // skip passes over one value, checking its syntax.

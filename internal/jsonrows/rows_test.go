@@ -328,7 +328,7 @@ func TestRowsOfSchemaAsReader(t *testing.T) {
 // Rows never panics, rejects what is not JSON, and on JSON agrees with the
 // reference.
 func FuzzRows(f *testing.F) {
-	for _, s := range []string{`{"a":1}` + "\n" + `{"a":2.5,"b":[{"c":null}]}`, `{"s":"\u00e9\ud83d"}`, `{"a":{"b":{"c":[1,[2]]}}}`, `{"a":1e400}`, `{"a":-0,"b":true,"c":"x"}` + "\n" + `{"a":"y"}`} {
+	for _, s := range []string{`{"a":1}` + "\n" + `{"a":2.5,"b":[{"c":null}]}`, `{"s":"\u00e9\ud83d"}`, `{"a":{"b":{"c":[1,[2]]}}}`, `{"a":1e400}`, `{"a":-0,"b":true,"c":"x"}` + "\n" + `{"a":"y"}`, `{"a":-9223372036854775808,"b":999999999999999999}` + "\n" + `{"a":9223372036854775808,"b":-1234567890123456789}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
