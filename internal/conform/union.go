@@ -3,6 +3,8 @@ package conform
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/floe-io/floe/internal/ingest"
@@ -127,20 +129,50 @@ func IsList(t arrow.DataType) bool {
 // PartsSchema is the union of the parts' schemas after proj (nil: none),
 // the schema that tables are evolved to before a batch writes. Each part's
 // schema is read once: parts that can tell it without being opened
-// (ingest.SchemaPart) remember it for the read that follows.
+// (ingest.SchemaPart) remember it for the read that follows. Parts that
+// are independent files (ingest.ConcurrentPart) are read on every core:
+// inferring a text file's columns reads all of it.
 func PartsSchema(ctx context.Context, parts []ingest.Part, proj *Projection) (*arrow.Schema, error) {
-	schemas := make([]*arrow.Schema, 0, len(parts))
-	for _, part := range parts {
-		s, err := ingest.PartSchema(ctx, part)
+	schemas := make([]*arrow.Schema, len(parts))
+	errs := make([]error, len(parts))
+	read := func(i int) {
+		s, err := ingest.PartSchema(ctx, parts[i])
+		if err == nil && proj != nil {
+			if s, err = proj.Schema(s); err != nil {
+				err = &ingest.BadFileError{Path: parts[i].Name(), Err: err}
+			}
+		}
+		schemas[i], errs[i] = s, err
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(parts)) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				read(i)
+			}
+		}()
+	}
+	for i, part := range parts {
+		if _, ok := part.(ingest.ConcurrentPart); ok {
+			select {
+			case next <- i: // to an idle goroutine
+				continue
+			default:
+			}
+		}
+		read(i)
+	}
+	close(next)
+	wg.Wait()
+	// The first part in the batch's order that failed names the error, as
+	// when the parts were read one by one.
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		if proj != nil {
-			if s, err = proj.Schema(s); err != nil {
-				return nil, &ingest.BadFileError{Path: part.Name(), Err: err}
-			}
-		}
-		schemas = append(schemas, s)
 	}
 	u, err := Union(schemas)
 	if err != nil {

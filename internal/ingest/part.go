@@ -31,6 +31,15 @@ type SchemaPart interface {
 	Schema(ctx context.Context) (*arrow.Schema, error)
 }
 
+// ConcurrentPart is implemented by parts that can decode their rows on
+// several goroutines, handing them out in order: a batch of one or two
+// parts then still uses every core.
+type ConcurrentPart interface {
+	Part
+	// OpenConcurrent is Open with n goroutines decoding.
+	OpenConcurrent(ctx context.Context, n int) (array.RecordReader, error)
+}
+
 // ParquetPart is implemented by parts that are one Parquet file, so that
 // a writer may copy the file's column chunks as they are, instead of
 // decoding and encoding every value, when the table stores the columns as

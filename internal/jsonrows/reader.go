@@ -38,6 +38,8 @@ type Reader struct {
 	err    error
 	done   bool
 	full   bool // the last chunk held BatchRows rows
+	par    *parallel
+	asText []string
 	// row, when set, turns a line into the JSON object of its row, or nil
 	// for a line that holds none.
 	row func(line []byte) ([]byte, error)
@@ -67,7 +69,7 @@ func NewReader(r io.Reader, closer io.Closer, schema *arrow.Schema, asText []str
 	}
 	// Absent keys of required fields are read as nulls: required fields
 	// are checked against the table when the batch is written.
-	rd := &Reader{closer: closer, br: br, schema: schema, rows: NewRowsOf(schema, asText), row: row}
+	rd := &Reader{closer: closer, br: br, schema: schema, rows: NewRowsOf(schema, asText), row: row, asText: asText}
 	rd.refs.Add(1)
 	return rd
 }
@@ -80,6 +82,9 @@ func (r *Reader) Retain()                        { r.refs.Add(1) }
 
 func (r *Reader) Release() {
 	if r.refs.Add(-1) == 0 {
+		if r.par != nil {
+			r.par.close()
+		}
 		if r.cur != nil {
 			r.cur.Release()
 			r.cur = nil
@@ -94,6 +99,9 @@ func (r *Reader) Next() bool {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
+	}
+	if r.par != nil {
+		return r.err == nil && !r.done && r.nextParallel()
 	}
 	for !r.done && r.err == nil {
 		r.fill()
@@ -138,31 +146,12 @@ func (r *Reader) fill() {
 		}
 		if len(b) > 0 {
 			r.line++
-			raw := bytes.TrimSpace(b)
-			b = raw
-			if r.skip != nil && r.skip(r.line) {
-				b = nil
+			row, lerr := r.readLine(r.rows, r.line, b)
+			if lerr != nil {
+				r.err = lerr
+				return
 			}
-			if r.row != nil && len(b) > 0 {
-				var rerr error
-				if b, rerr = r.row(b); rerr != nil {
-					if r.aside == nil {
-						r.err = &LineError{Line: r.line, Err: rerr}
-						return
-					}
-					r.aside(r.line, bytes.Clone(raw), rerr)
-					b = nil
-				}
-			}
-			if len(b) > 0 {
-				if err := r.rows.Append(b); err != nil {
-					if r.aside == nil {
-						r.err = &LineError{Line: r.line, Err: err}
-						return
-					}
-					r.rows.SetAside()
-					r.aside(r.line, bytes.Clone(raw), err)
-				}
+			if row {
 				n++
 			}
 		}
@@ -175,4 +164,35 @@ func (r *Reader) fill() {
 			return
 		}
 	}
+}
+
+// readLine appends line number line, b, to rows; row reports whether it
+// held a row (read or set aside), err is a *LineError that stops reading.
+func (r *Reader) readLine(rows *Rows, line int, b []byte) (row bool, err error) {
+	raw := bytes.TrimSpace(b)
+	b = raw
+	if r.skip != nil && r.skip(line) {
+		return false, nil
+	}
+	if r.row != nil && len(b) > 0 {
+		var rerr error
+		if b, rerr = r.row(b); rerr != nil {
+			if r.aside == nil {
+				return false, &LineError{Line: line, Err: rerr}
+			}
+			r.aside(line, bytes.Clone(raw), rerr)
+			return false, nil
+		}
+	}
+	if len(b) == 0 {
+		return false, nil
+	}
+	if err := rows.Append(b); err != nil {
+		if r.aside == nil {
+			return false, &LineError{Line: line, Err: err}
+		}
+		rows.SetAside()
+		r.aside(line, bytes.Clone(raw), err)
+	}
+	return true, nil
 }

@@ -956,6 +956,14 @@ func (p *parser) value(c *column) error {
 		if err := c.become("string"); err != nil {
 			return err
 		}
+		if p.rows.discard {
+			// Inferring keeps no values: the string's bytes are not
+			// copied.
+			c.n++
+			c.valid = append(c.valid, true)
+			c.ends = append(c.ends, len(c.data))
+			return nil
+		}
 		c.appendString(s)
 	case ch == '{':
 		if err := c.become("object"); err != nil {
@@ -986,6 +994,14 @@ func (p *parser) value(c *column) error {
 			c.n++
 			c.valid = append(c.valid, true)
 			c.ints = append(c.ints, v)
+			return nil
+		}
+		if p.rows.discard && len(text) < 300 && bytes.IndexAny(text, "eE") < 0 {
+			// Inferring keeps no values: a double that cannot be out of
+			// range (no exponent, fewer than 308 digits) is not parsed.
+			c.n++
+			c.valid = append(c.valid, true)
+			c.floats = append(c.floats, 0)
 			return nil
 		}
 		return c.appendFloat(text)

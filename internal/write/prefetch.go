@@ -2,6 +2,7 @@ package write
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,17 +11,31 @@ import (
 	"github.com/floe-io/floe/internal/ingest"
 )
 
-// prefetch gives a batch too small for a writer per core a second core
-// all the same: while the one writer encodes a part, the next is read and
-// decoded into memory (at most one part ahead, and a small batch's parts
-// are small), so that the rows still reach the file in the parts' order.
-// Parquet parts the writer may copy by column chunk are left alone: they
-// are not decoded.
+// prefetch gives a batch too small for a writer per core the other cores
+// all the same, rows still reaching the file in the parts' order. Parts
+// that decode concurrently (JSON lines) have their schemas inferred at
+// once and are decoded on every core as they are written; other parts are
+// read and decoded into memory one ahead while the one writer encodes the
+// part before (a small batch's parts are small). Parquet parts the writer
+// may copy by column chunk are left alone: they are not decoded.
 func prefetch(ctx context.Context, parts []ingest.Part) []ingest.Part {
+	schemas(ctx, parts)
 	out := make([]ingest.Part, len(parts))
 	var prev chan struct{}
 	for i, p := range parts {
 		if _, ok := p.(ingest.ParquetPart); ok {
+			out[i] = p
+			continue
+		}
+		if cp, ok := p.(ingest.ConcurrentPart); ok {
+			// Decoded on every core as it is written: better than a
+			// part ahead, which leaves a core idle while the first part
+			// is read and while the last is written.
+			out[i] = concurrent{cp}
+			continue
+		}
+		if len(parts) == 1 {
+			// Nothing to read ahead of.
 			out[i] = p
 			continue
 		}
@@ -43,6 +58,40 @@ func prefetch(ctx context.Context, parts []ingest.Part) []ingest.Part {
 		prev = f.consumed
 	}
 	return out
+}
+
+// schemas reads the schemas of the parts that decode concurrently on
+// every core at once, before the first is opened: inferring a text file's
+// columns reads all of it, and the writer, opening one part after the
+// other, would infer them on one core. A part remembers its schema for
+// Open; one that fails is left to fail there.
+func schemas(ctx context.Context, parts []ingest.Part) {
+	next := make(chan ingest.SchemaPart)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				_, _ = p.Schema(ctx)
+			}
+		}()
+	}
+	for _, p := range parts {
+		_, concurrent := p.(ingest.ConcurrentPart)
+		if sp, ok := p.(ingest.SchemaPart); ok && concurrent {
+			next <- sp
+		}
+	}
+	close(next)
+	wg.Wait()
+}
+
+// concurrent is a part opened with a decoder per core.
+type concurrent struct{ ingest.ConcurrentPart }
+
+func (c concurrent) Open(ctx context.Context) (array.RecordReader, error) {
+	return c.OpenConcurrent(ctx, runtime.GOMAXPROCS(0))
 }
 
 // fetched is a part read ahead: its records, or the error reading it

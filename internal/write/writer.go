@@ -121,7 +121,7 @@ func (w *Writer) Write(ctx context.Context, parts []ingest.Part) (Result, error)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if workers == 1 && len(parts) > 1 && runtime.GOMAXPROCS(0) > 1 {
+	if workers == 1 && runtime.GOMAXPROCS(0) > 1 {
 		parts = prefetch(ctx, parts)
 	}
 	next := make(chan ingest.Part)

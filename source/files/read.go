@@ -80,6 +80,16 @@ func (p *filePart) Schema(ctx context.Context) (*arrow.Schema, error) {
 // The returned reader checks again at the end, so a file that grew or was
 // rewritten while read is reported as unstable instead of ingested torn.
 func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
+	return p.openRows(ctx, 1)
+}
+
+// OpenConcurrent is Open decoding JSON lines on n goroutines; other
+// formats read as Open reads them.
+func (p *filePart) OpenConcurrent(ctx context.Context, n int) (array.RecordReader, error) {
+	return p.openRows(ctx, n)
+}
+
+func (p *filePart) openRows(ctx context.Context, decoders int) (array.RecordReader, error) {
 	if err := p.readable(); err != nil {
 		return nil, err
 	}
@@ -96,7 +106,7 @@ func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
 	case "csv":
 		rdr, err = p.openCSV()
 	case "json":
-		rdr, err = p.openJSON()
+		rdr, err = p.openJSON(decoders)
 	case "debezium-json":
 		rdr, err = p.openDebezium()
 	case "avro":
@@ -590,8 +600,9 @@ func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Arr
 	return b.NewArray(), nil
 }
 
-// openJSON reads the file with the schema derive found.
-func (p *filePart) openJSON() (array.RecordReader, error) {
+// openJSON reads the file with the schema derive found, decoding on the
+// given number of goroutines.
+func (p *filePart) openJSON(decoders int) (array.RecordReader, error) {
 	br, f, err := p.text()
 	if err != nil {
 		return nil, err
@@ -600,6 +611,7 @@ func (p *filePart) openJSON() (array.RecordReader, error) {
 	if aside := p.lineAside(); aside != nil {
 		r.SetAside(aside, p.lineSetAside)
 	}
+	r.Parallel(decoders)
 	return r, nil
 }
 
