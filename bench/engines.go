@@ -251,33 +251,18 @@ func (f FloeProcess) stream(ctx context.Context, work string, args ...string) (P
 // EnsureText writes the first files of ds as CSV (with a header) or JSON
 // lines, once, under the data root, and returns their directory and rows.
 func EnsureText(ds Dataset, format string, files int) (string, int64, error) {
-	root := filepath.Dir(ds.Dir)
-	dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", ds.Name, format, files))
-	marker := filepath.Join(dir, "_DONE")
-	if b, err := os.ReadFile(marker); err == nil {
-		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		return dir, n, err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return "", 0, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", 0, err
-	}
-	inputs, err := filepath.Glob(filepath.Join(ds.Dir, "*.parquet"))
-	if err != nil || len(inputs) < files {
-		return "", 0, fmt.Errorf("dataset %s has %d files, want %d: %v", ds.Name, len(inputs), files, err)
-	}
-	var rows int64
-	for i, in := range inputs[:files] {
-		ext := map[string]string{"csv": ".csv", "json": ".jsonl"}[format]
-		n, err := writeText(in, filepath.Join(dir, fmt.Sprintf("part-%05d%s", i, ext)), format)
-		if err != nil {
-			return "", 0, err
+	return ensureDerived(ds, format, files, func(dir string, src []string) (int64, error) {
+		var rows int64
+		for i, in := range src {
+			ext := map[string]string{"csv": ".csv", "json": ".jsonl"}[format]
+			n, err := writeText(in, filepath.Join(dir, fmt.Sprintf("part-%05d%s", i, ext)), format)
+			if err != nil {
+				return 0, err
+			}
+			rows += n
 		}
-		rows += n
-	}
-	return dir, rows, os.WriteFile(marker, []byte(strconv.FormatInt(rows, 10)), 0o644)
+		return rows, nil
+	})
 }
 
 // writeText writes one Parquet file of the dataset's schema as text.
