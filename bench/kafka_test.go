@@ -52,9 +52,10 @@ func (s *sharedKafka) close() {
 
 // BenchmarkKafkaIngest reads a topic of 1M JSON messages in 8 partitions
 // (FLOE_BENCH_KAFKA_MESSAGES changes the count), held by an in-process
-// kfake cluster, with floe into a new table and with a bare franz-go
-// consumer that drops every record, the limit. floe's table must hold
-// every id exactly once. Run it with -benchtime 1x and -count 3
+// kfake cluster, with floe into a new table, with a bare franz-go
+// consumer that drops every record, the limit, and with a Go consumer that
+// decodes the JSON into Arrow records with arrow-go's JSON reader. floe's
+// table must hold every id exactly once. Run it with -benchtime 1x and -count 3
 // (bench/run.sh, KAFKA=only). Each contender's measured run carries the
 // pprof label contender=<name>.
 func BenchmarkKafkaIngest(b *testing.B) {
@@ -97,8 +98,8 @@ func kafkaRun(tb testing.TB, k *bench.KafkaTopic, c bench.KafkaContender) bench.
 
 // TestKafkaIngestContenders runs the Kafka benchmark's contenders over a
 // topic of 5,000 messages: floe's table must hold every id once (checked
-// inside bench.FloeKafka with iceberg-go's scan) and the consumer must
-// count every message and byte.
+// inside bench.FloeKafka with iceberg-go's scan) and the consumers must
+// count every message and byte (the arrow-go one every id, too).
 func TestKafkaIngestContenders(t *testing.T) {
 	t.Parallel()
 	k, err := bench.StartKafka(t.Context(), bench.KafkaSpec{Messages: 5000, Partitions: 8, Seed: 11})
@@ -115,8 +116,10 @@ func TestKafkaIngestContenders(t *testing.T) {
 	}
 	var out strings.Builder
 	rep.Write(&out)
-	if !strings.Contains(out.String(), "floe / franz-go consume") {
-		t.Errorf("the report has no ratio:\n%s", out.String())
+	for _, ratio := range []string{"floe / franz-go consume", "floe / arrow-go consumer"} {
+		if !strings.Contains(out.String(), ratio) {
+			t.Errorf("the report has no ratio %s:\n%s", ratio, out.String())
+		}
 	}
 	t.Log(out.String())
 }
