@@ -126,9 +126,13 @@ func (d *DuckDB) Copy(ctx context.Context, c DuckDBCopy) (int64, Cost, ProcCost,
 	cmd := exec.CommandContext(ctx, d.Node, filepath.Join(filepath.Dir(d.Script), "ingest_duckdb.mjs"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &stdout, &stderr
+	rss := peakRSSOf(cmd)
 	t0 := time.Now()
 	err = cmd.Run()
 	proc := costOf(cmd.ProcessState, time.Since(t0))
+	if r := rss(); r > 0 {
+		proc.PeakRSS = r
+	}
 	if err != nil {
 		return 0, Cost{}, proc, fmt.Errorf("duckdb copy of %d %s files: %w: %s", len(c.Files), c.Format, err, strings.TrimSpace(stderr.String()))
 	}

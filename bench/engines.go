@@ -40,17 +40,23 @@ type ProcCost struct {
 func runMeasured(cmd *exec.Cmd) (ProcCost, string, error) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
+	name := strings.Join(cmd.Args[:min(3, len(cmd.Args))], " ")
+	rss := peakRSSOf(cmd)
 	t0 := time.Now()
 	err := cmd.Run()
 	c := costOf(cmd.ProcessState, time.Since(t0))
+	if r := rss(); r > 0 {
+		c.PeakRSS = r
+	}
 	if err != nil {
-		return c, out.String(), fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args[:min(3, len(cmd.Args))], " "), err, lastBytes(out.String(), 6000))
+		return c, out.String(), fmt.Errorf("%s: %v\n%s", name, err, lastBytes(out.String(), 6000))
 	}
 	return c, out.String(), nil
 }
 
 // costOf is what an ended process cost: wall, and from the kernel's
-// accounting its CPU (with what it waited for) and peak resident set.
+// accounting its CPU (with what it waited for) and peak resident set,
+// which is the larger of the process's and this one's (see peakRSSOf).
 func costOf(ps *os.ProcessState, wall time.Duration) ProcCost {
 	c := ProcCost{Wall: wall}
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
@@ -58,6 +64,45 @@ func costOf(ps *os.ProcessState, wall time.Duration) ProcCost {
 		c.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
 	}
 	return c
+}
+
+// timeBin is GNU time, which peakRSSOf runs the measured process under.
+const timeBin = "/usr/bin/time"
+
+// peakRSSOf makes cmd run under GNU time, which forks it from a small
+// process of its own, and returns what reads its peak resident set once
+// it has run (0 without GNU time, or when time did not say). The kernel's
+// figure for a process this one starts directly is an upper bound only:
+// Linux keeps a process's peak across exec, so the child reports the
+// benchmark process's own peak when that is larger. time's CPU is the
+// measured process's with time's own millisecond.
+func peakRSSOf(cmd *exec.Cmd) func() int64 {
+	if _, err := os.Stat(timeBin); err != nil || cmd.Err != nil {
+		return func() int64 { return 0 }
+	}
+	f, err := os.CreateTemp("", "floe-bench-rss-")
+	if err != nil {
+		return func() int64 { return 0 }
+	}
+	_ = f.Close()
+	cmd.Args = append([]string{timeBin, "-q", "-f", "%M", "-o", f.Name(), cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = timeBin
+	return func() int64 {
+		defer os.Remove(f.Name())
+		b, err := os.ReadFile(f.Name())
+		if err != nil {
+			return 0
+		}
+		lines := strings.Fields(string(b))
+		if len(lines) == 0 {
+			return 0
+		}
+		kb, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+		if err != nil {
+			return 0
+		}
+		return kb * 1024
+	}
 }
 
 // EngineRun is one contender's measured run of one input.
