@@ -296,7 +296,12 @@ func (f FloeProcess) stream(ctx context.Context, work string, args ...string) (P
 // EnsureText writes the first files of ds as CSV (with a header) or JSON
 // lines, once, under the data root, and returns their directory and rows.
 func EnsureText(ds Dataset, format string, files int) (string, int64, error) {
-	return ensureDerived(ds, format, files, func(dir string, src []string) (int64, error) {
+	return ensureDerived(ds, format, files, textWriter(format))
+}
+
+// textWriter writes files as CSV or JSON lines into a directory.
+func textWriter(format string) func(dir string, src []string) (int64, error) {
+	return func(dir string, src []string) (int64, error) {
 		var rows int64
 		for i, in := range src {
 			ext := map[string]string{"csv": ".csv", "json": ".jsonl"}[format]
@@ -307,7 +312,7 @@ func EnsureText(ds Dataset, format string, files int) (string, int64, error) {
 			rows += n
 		}
 		return rows, nil
-	})
+	}
 }
 
 // writeText writes one Parquet file of the dataset's schema as text.

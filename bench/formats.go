@@ -66,67 +66,64 @@ func FindPyarrow() (string, error) {
 // writer is missing here (duck nil, no pyarrow) is left out, the reason in
 // skipped.
 func FormatInputs(ds Dataset, files int, duck *DuckDB, duckErr error) (inputs []FormatInput, skipped []string, err error) {
-	for _, f := range []string{"csv", "json"} {
-		dir, rows, err := EnsureText(ds, f, files)
+	py, pyErr := FindPyarrow()
+	for _, m := range []struct {
+		name, format, form string
+		write              func(dir string, src []string) (int64, error)
+		missing            error
+	}{
+		{"csv", "csv", "csv", textWriter("csv"), nil},
+		{"json", "json", "json", textWriter("json"), nil},
+		{"parquet (DuckDB)", "parquet", "parquet-duckdb", duck.writeParquet, duckErr},
+		{"parquet (pyarrow)", "parquet", "parquet-pyarrow", pyarrowWriter(py), pyErr},
+	} {
+		if m.missing != nil {
+			skipped = append(skipped, fmt.Sprintf("%s skipped: %v", m.name, m.missing))
+			continue
+		}
+		dir, rows, err := ensureDerived(ds, m.form, files, m.write)
 		if err != nil {
 			return nil, nil, err
 		}
-		in, err := formatInput(f, f, dir, rows)
-		if err != nil {
-			return nil, nil, err
-		}
-		inputs = append(inputs, in)
-	}
-	if duck == nil {
-		skipped = append(skipped, fmt.Sprintf("parquet (DuckDB) skipped: %v", duckErr))
-	} else {
-		dir, rows, err := ensureDerived(ds, "parquet-duckdb", files, func(dir string, src []string) (int64, error) {
-			var rows int64
-			for i, p := range src {
-				// One thread and row groups of 100,000 rows: one row
-				// group a file, as each input file has.
-				n, _, _, err := duck.Copy(context.Background(), DuckDBCopy{Format: "parquet", Files: []string{p},
-					Out: filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", i)), Threads: 1, RowGroupSize: 100_000})
-				if err != nil {
-					return 0, err
-				}
-				rows += n
-			}
-			return rows, nil
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		in, err := formatInput("parquet (DuckDB)", "parquet", dir, rows)
-		if err != nil {
-			return nil, nil, err
-		}
-		inputs = append(inputs, in)
-	}
-	if py, err := FindPyarrow(); err != nil {
-		skipped = append(skipped, fmt.Sprintf("parquet (pyarrow) skipped: %v", err))
-	} else {
-		dir, rows, err := ensureDerived(ds, "parquet-pyarrow", files, func(dir string, src []string) (int64, error) {
-			script, err := benchFile("write_pyarrow.py")
-			if err != nil {
-				return 0, err
-			}
-			out, err := exec.Command(py, append([]string{script, dir}, src...)...).Output()
-			if err != nil {
-				return 0, fmt.Errorf("write_pyarrow.py: %w: %s", err, stderrOf(err))
-			}
-			return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		in, err := formatInput("parquet (pyarrow)", "parquet", dir, rows)
+		in, err := formatInput(m.name, m.format, dir, rows)
 		if err != nil {
 			return nil, nil, err
 		}
 		inputs = append(inputs, in)
 	}
 	return inputs, skipped, nil
+}
+
+// writeParquet writes each file of src again with DuckDB's COPY into dir,
+// on one thread in row groups of 100,000 rows: one row group a file, as
+// each source file has.
+func (d *DuckDB) writeParquet(dir string, src []string) (int64, error) {
+	var rows int64
+	for i, p := range src {
+		n, _, _, err := d.Copy(context.Background(), DuckDBCopy{Format: "parquet", Files: []string{p},
+			Out: filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", i)), Threads: 1, RowGroupSize: 100_000})
+		if err != nil {
+			return 0, err
+		}
+		rows += n
+	}
+	return rows, nil
+}
+
+// pyarrowWriter writes files again with pyarrow (write_pyarrow.py) run by
+// the Python py.
+func pyarrowWriter(py string) func(dir string, src []string) (int64, error) {
+	return func(dir string, src []string) (int64, error) {
+		script, err := benchFile("write_pyarrow.py")
+		if err != nil {
+			return 0, err
+		}
+		out, err := exec.Command(py, append([]string{script, dir}, src...)...).Output()
+		if err != nil {
+			return 0, fmt.Errorf("write_pyarrow.py: %w: %s", err, stderrOf(err))
+		}
+		return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	}
 }
 
 // benchFile is the path of a file of the bench package's directory.
