@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 	scanTable.close()
 	kafkaTopic.close()
 	compactionTable.close()
+	formats.close()
 	report.Write(os.Stdout)
 	os.Exit(code)
 }

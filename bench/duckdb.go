@@ -25,7 +25,8 @@ const DuckDBModulesEnv = "FLOE_BENCH_DUCKDB_MODULES"
 // scan_duckdb.mjs in a node process of its own per query: the fastest
 // reader at hand, the line under floe and iceberg-go. It is given the
 // table's live data files and no Iceberg metadata, so any pruning is its
-// own (Parquet statistics).
+// own (Parquet statistics). It also writes Parquet, by COPY through
+// ingest_duckdb.mjs beside it (Copy).
 type DuckDB struct {
 	Node    string // node executable
 	Script  string // scan_duckdb.mjs
@@ -100,4 +101,53 @@ func (d *DuckDB) Scan(ctx context.Context, fx *ScanFixture, q ScanQuery) (ScanRe
 		Cost:       Cost{Wall: ms(out.WallMs), CPU: ms(out.CPUMs)},
 		Process:    Cost{Wall: wall, CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()},
 	}, nil
+}
+
+// DuckDBCopy is one COPY of input files into one zstd Parquet file by
+// ingest_duckdb.mjs.
+type DuckDBCopy struct {
+	Format string // csv, json or parquet
+	Files  []string
+	Out    string
+	// Threads, Level and RowGroupSize are DuckDB's threads setting, zstd
+	// level and row group rows; 0 leaves DuckDB's default.
+	Threads, Level, RowGroupSize int
+}
+
+// Copy runs c in a node process of its own and returns the rows COPY
+// wrote, the cost of the COPY alone (the script's own measure) and that of
+// the whole process.
+func (d *DuckDB) Copy(ctx context.Context, c DuckDBCopy) (int64, Cost, ProcCost, error) {
+	req, err := json.Marshal(map[string]any{"modules": d.Modules, "format": c.Format, "files": c.Files, "out": c.Out,
+		"threads": c.Threads, "level": c.Level, "rowGroupSize": c.RowGroupSize})
+	if err != nil {
+		return 0, Cost{}, ProcCost{}, err
+	}
+	cmd := exec.CommandContext(ctx, d.Node, filepath.Join(filepath.Dir(d.Script), "ingest_duckdb.mjs"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), &stdout, &stderr
+	rss := peakRSSOf(cmd)
+	t0 := time.Now()
+	err = cmd.Run()
+	proc := costOf(cmd.ProcessState, time.Since(t0))
+	if r := rss(); r > 0 {
+		proc.PeakRSS = r
+	}
+	if err != nil {
+		return 0, Cost{}, proc, fmt.Errorf("duckdb copy of %d %s files: %w: %s", len(c.Files), c.Format, err, strings.TrimSpace(stderr.String()))
+	}
+	var out struct {
+		Rows   string  `json:"rows"`
+		WallMs float64 `json:"wallMs"`
+		CPUMs  float64 `json:"cpuMs"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return 0, Cost{}, proc, fmt.Errorf("duckdb copy: read script output %q: %w", stdout.String(), err)
+	}
+	rows, err := strconv.ParseInt(out.Rows, 10, 64)
+	if err != nil {
+		return 0, Cost{}, proc, fmt.Errorf("duckdb copy: row count %q: %w", out.Rows, err)
+	}
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	return rows, Cost{Wall: ms(out.WallMs), CPU: ms(out.CPUMs)}, proc, nil
 }

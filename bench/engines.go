@@ -40,17 +40,23 @@ type ProcCost struct {
 func runMeasured(cmd *exec.Cmd) (ProcCost, string, error) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
+	name := strings.Join(cmd.Args[:min(3, len(cmd.Args))], " ")
+	rss := peakRSSOf(cmd)
 	t0 := time.Now()
 	err := cmd.Run()
 	c := costOf(cmd.ProcessState, time.Since(t0))
+	if r := rss(); r > 0 {
+		c.PeakRSS = r
+	}
 	if err != nil {
-		return c, out.String(), fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args[:min(3, len(cmd.Args))], " "), err, lastBytes(out.String(), 6000))
+		return c, out.String(), fmt.Errorf("%s: %v\n%s", name, err, lastBytes(out.String(), 6000))
 	}
 	return c, out.String(), nil
 }
 
 // costOf is what an ended process cost: wall, and from the kernel's
-// accounting its CPU (with what it waited for) and peak resident set.
+// accounting its CPU (with what it waited for) and peak resident set,
+// which is the larger of the process's and this one's (see peakRSSOf).
 func costOf(ps *os.ProcessState, wall time.Duration) ProcCost {
 	c := ProcCost{Wall: wall}
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
@@ -58,6 +64,45 @@ func costOf(ps *os.ProcessState, wall time.Duration) ProcCost {
 		c.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
 	}
 	return c
+}
+
+// timeBin is GNU time, which peakRSSOf runs the measured process under.
+const timeBin = "/usr/bin/time"
+
+// peakRSSOf makes cmd run under GNU time, which forks it from a small
+// process of its own, and returns what reads its peak resident set once
+// it has run (0 without GNU time, or when time did not say). The kernel's
+// figure for a process this one starts directly is an upper bound only:
+// Linux keeps a process's peak across exec, so the child reports the
+// benchmark process's own peak when that is larger. time's CPU is the
+// measured process's with time's own millisecond.
+func peakRSSOf(cmd *exec.Cmd) func() int64 {
+	if _, err := os.Stat(timeBin); err != nil || cmd.Err != nil {
+		return func() int64 { return 0 }
+	}
+	f, err := os.CreateTemp("", "floe-bench-rss-")
+	if err != nil {
+		return func() int64 { return 0 }
+	}
+	_ = f.Close()
+	cmd.Args = append([]string{timeBin, "-q", "-f", "%M", "-o", f.Name(), cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = timeBin
+	return func() int64 {
+		defer os.Remove(f.Name())
+		b, err := os.ReadFile(f.Name())
+		if err != nil {
+			return 0
+		}
+		lines := strings.Fields(string(b))
+		if len(lines) == 0 {
+			return 0
+		}
+		kb, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+		if err != nil {
+			return 0
+		}
+		return kb * 1024
+	}
 }
 
 // EngineRun is one contender's measured run of one input.
@@ -251,33 +296,23 @@ func (f FloeProcess) stream(ctx context.Context, work string, args ...string) (P
 // EnsureText writes the first files of ds as CSV (with a header) or JSON
 // lines, once, under the data root, and returns their directory and rows.
 func EnsureText(ds Dataset, format string, files int) (string, int64, error) {
-	root := filepath.Dir(ds.Dir)
-	dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", ds.Name, format, files))
-	marker := filepath.Join(dir, "_DONE")
-	if b, err := os.ReadFile(marker); err == nil {
-		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		return dir, n, err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return "", 0, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", 0, err
-	}
-	inputs, err := filepath.Glob(filepath.Join(ds.Dir, "*.parquet"))
-	if err != nil || len(inputs) < files {
-		return "", 0, fmt.Errorf("dataset %s has %d files, want %d: %v", ds.Name, len(inputs), files, err)
-	}
-	var rows int64
-	for i, in := range inputs[:files] {
-		ext := map[string]string{"csv": ".csv", "json": ".jsonl"}[format]
-		n, err := writeText(in, filepath.Join(dir, fmt.Sprintf("part-%05d%s", i, ext)), format)
-		if err != nil {
-			return "", 0, err
+	return ensureDerived(ds, format, files, textWriter(format))
+}
+
+// textWriter writes files as CSV or JSON lines into a directory.
+func textWriter(format string) func(dir string, src []string) (int64, error) {
+	return func(dir string, src []string) (int64, error) {
+		var rows int64
+		for i, in := range src {
+			ext := map[string]string{"csv": ".csv", "json": ".jsonl"}[format]
+			n, err := writeText(in, filepath.Join(dir, fmt.Sprintf("part-%05d%s", i, ext)), format)
+			if err != nil {
+				return 0, err
+			}
+			rows += n
 		}
-		rows += n
+		return rows, nil
 	}
-	return dir, rows, os.WriteFile(marker, []byte(strconv.FormatInt(rows, 10)), 0o644)
 }
 
 // writeText writes one Parquet file of the dataset's schema as text.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -170,6 +173,7 @@ var KafkaContenders = []KafkaContender{
 	{Name: "floe", Run: FloeKafka},
 	{Name: "floe-schema", Run: FloeKafkaSchema},
 	{Name: "franz-go consume", Run: BareConsume},
+	{Name: "arrow-go consumer", Run: ArrowConsume},
 }
 
 // kafkaSchema is the messages' columns as a user would declare them in
@@ -180,6 +184,20 @@ var kafkaSchema = []config.Column{
 	{Name: "amount", Type: "double"}, {Name: "qty", Type: "long"}, {Name: "session", Type: "string"},
 	{Name: "campaign", Type: "string"},
 }
+
+// kafkaArrowSchema is kafkaSchema as Arrow types, ts a timestamp with a
+// zone as floe types a timestamptz.
+var kafkaArrowSchema = func() *arrow.Schema {
+	types := map[string]arrow.DataType{
+		"long": arrow.PrimitiveTypes.Int64, "double": arrow.PrimitiveTypes.Float64, "string": arrow.BinaryTypes.String,
+		"timestamptz": &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"},
+	}
+	fields := make([]arrow.Field, len(kafkaSchema))
+	for i, c := range kafkaSchema {
+		fields[i] = arrow.Field{Name: c.Name, Type: types[c.Type], Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}()
 
 // kafkaConfig is the pipeline a user would write for the topic: the kafka
 // source in json format from the earliest offsets, available-now, a new
@@ -279,6 +297,71 @@ func BareConsume(ctx context.Context, k *KafkaTopic, _ string) (KafkaResult, err
 	}
 	if res.Messages != k.Messages || res.Bytes != k.Bytes {
 		return KafkaResult{}, fmt.Errorf("franz-go consume: read %d messages of %d bytes, the topic holds %d of %d", res.Messages, res.Bytes, k.Messages, k.Bytes)
+	}
+	res.Cost = cost
+	return res, nil
+}
+
+// ArrowConsume is the Go consumer a programmer would write to turn the
+// topic into Arrow records: franz-go polls from the start, and each poll's
+// values, one a line, are decoded by arrow-go's JSON reader into one
+// record of the messages' columns (kafkaArrowSchema). It counts the rows
+// and sums their ids, and every ts must be set, so that a message lost or
+// decoded wrong fails the run.
+func ArrowConsume(ctx context.Context, k *KafkaTopic, _ string) (KafkaResult, error) {
+	const name = "arrow-go consumer"
+	res := KafkaResult{Contender: name}
+	var idSum int64
+	cost, err := timed(ctx, func() error {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(k.cluster.ListenAddrs()...), kgo.ConsumeTopics(kafkaTopic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		var lines bytes.Buffer
+		for res.Messages < k.Messages {
+			fs := cl.PollFetches(ctx)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var ferr error
+			fs.EachError(func(t string, p int32, err error) { ferr = firstErr(ferr, fmt.Errorf("fetch %s/%d: %w", t, p, err)) })
+			if ferr != nil {
+				return ferr
+			}
+			lines.Reset()
+			fs.EachRecord(func(r *kgo.Record) {
+				lines.Write(r.Value)
+				lines.WriteByte('\n')
+				res.Bytes += int64(len(r.Value))
+			})
+			rdr := array.NewJSONReader(bytes.NewReader(lines.Bytes()), kafkaArrowSchema, array.WithChunk(-1))
+			for rdr.Next() {
+				rec := rdr.RecordBatch()
+				if n := rec.Column(1).NullN(); n > 0 {
+					rdr.Release()
+					return fmt.Errorf("%d messages decoded without their ts", n)
+				}
+				for _, id := range rec.Column(0).(*array.Int64).Int64Values() {
+					idSum += id
+				}
+				res.Messages += rec.NumRows()
+			}
+			err := rdr.Err()
+			rdr.Release()
+			if err != nil {
+				return fmt.Errorf("decode: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return KafkaResult{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if want := k.Messages * (k.Messages - 1) / 2; res.Messages != k.Messages || res.Bytes != k.Bytes || idSum != want {
+		return KafkaResult{}, fmt.Errorf("%s: decoded %d messages of %d bytes, ids summing to %d; the topic holds %d of %d, ids summing to %d",
+			name, res.Messages, res.Bytes, idSum, k.Messages, k.Bytes, want)
 	}
 	res.Cost = cost
 	return res, nil

@@ -24,6 +24,7 @@ type Report struct {
 	upsert      upsertRuns
 	kafka       kafkaRuns
 	engines     engineRuns
+	formats     formatRuns
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -119,7 +120,7 @@ func (r *Report) AddCompaction(fx *CompactionFixture, res CompactionResult) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 && len(r.kafka.order) == 0 && len(r.engines.inputs) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 && len(r.kafka.order) == 0 && len(r.engines.inputs) == 0 && len(r.formats.inputs) == 0 && len(r.formats.notes) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -149,6 +150,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if len(r.engines.inputs) > 0 {
 		r.writeEngines(w)
+	}
+	if len(r.formats.inputs) > 0 || len(r.formats.notes) > 0 {
+		r.writeFormats(w)
 	}
 }
 
@@ -247,6 +251,10 @@ func (r *Report) writeIngest(w io.Writer) {
 			label = "floe-reencode (every value decoded and encoded)"
 		case "floe-arrow":
 			label = "floe-arrow (floe-reencode with the arrow-go encoder)"
+		case "iceberg-go":
+			label = "iceberg-go (one Append of every file)"
+		case "iceberg-go-per-file":
+			label = "iceberg-go-per-file (one Append, so one snapshot, a file)"
 		}
 		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %s | %s | %.1f | %g | %s |\n",
 			label, s.runs, s.wall, s.cpu, millions(s.rowsPerSec), millions(s.rowsPerCPUSec), s.megabytes, s.files, s.rowsCounted())
@@ -254,7 +262,7 @@ func (r *Report) writeIngest(w io.Writer) {
 	fmt.Fprintln(w, "\n| ratio | rows/s (wall) | rows per CPU-s | MB |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
 	for _, pair := range [][2]string{{"floe", "iceberg-go"}, {"floe", "cp"}, {"floe-reencode", "iceberg-go"},
-		{"floe-reencode", "raw"}, {"floe-reencode", "floe-arrow"}} {
+		{"floe-reencode", "iceberg-go-per-file"}, {"floe-reencode", "raw"}, {"floe-reencode", "floe-arrow"}} {
 		a, ok := sums[pair[0]]
 		o, ok2 := sums[pair[1]]
 		if !ok || !ok2 {
@@ -689,9 +697,10 @@ func (r *Report) AddKafka(k *KafkaTopic, res KafkaResult) {
 	kr.results[res.Contender] = append(kr.results[res.Contender], res)
 }
 
-// kafkaTarget is the least share of the bare consumer's message rate
-// floe should reach.
-const kafkaTarget = 0.5
+// kafkaTarget is the least multiple of the arrow-go consumer's messages
+// per CPU-second floe should reach: the consumer decodes the same JSON
+// into Arrow records, the part of floe's work a Go program cannot skip.
+const kafkaTarget = 1.5
 
 // publishedKafka are other tools' Kafka-to-Iceberg rates as published,
 // not measured here: other machines, clusters and message shapes.
@@ -743,18 +752,21 @@ func (r *Report) writeKafka(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.0f | %.0f | %.1f | %g | %s |\n",
 			name, s.runs, s.wall, s.cpu, s.mps, s.mpc, s.mb, s.files, counted)
 	}
-	if bare, ok := sums["franz-go consume"]; ok {
-		fmt.Fprintf(w, "\n| ratio | messages/s (wall) | messages per CPU-s | target ≥ %.1f× messages/s |\n| --- | ---: | ---: | --- |\n", kafkaTarget)
+	bare, hasBare := sums["franz-go consume"]
+	arrowc, hasArrow := sums["arrow-go consumer"]
+	if hasBare || hasArrow {
+		fmt.Fprintf(w, "\n| ratio | messages/s (wall) | messages per CPU-s | target ≥ %.1f× the arrow-go consumer's messages per CPU-s |\n| --- | ---: | ---: | --- |\n", kafkaTarget)
 		for _, name := range kr.order {
 			if !strings.HasPrefix(name, "floe") {
 				continue
 			}
 			f := sums[name]
-			met := "met"
-			if f.mps/bare.mps < kafkaTarget {
-				met = "not met"
+			if hasBare {
+				fmt.Fprintf(w, "| %s / franz-go consume | %.2f× | %.2f× | |\n", name, f.mps/bare.mps, f.mpc/bare.mpc)
 			}
-			fmt.Fprintf(w, "| %s / franz-go consume | %.2f× | %.2f× | %s |\n", name, f.mps/bare.mps, f.mpc/bare.mpc, met)
+			if hasArrow {
+				fmt.Fprintf(w, "| %s / arrow-go consumer | %.2f× | %.2f× | %s |\n", name, f.mps/arrowc.mps, f.mpc/arrowc.mpc, metOrNot(f.mpc/arrowc.mpc >= kafkaTarget))
+			}
 		}
 	}
 	fmt.Fprintln(w, "\nPublished figures quoted in the project's reference notes, not measured here (other machines, clusters and messages):")

@@ -20,12 +20,18 @@
 #   UPSERT=only bench/run.sh      # that benchmark alone; FLOE_BENCH_UPSERT_ROWS, _BATCHES, _CHANGES shrink it
 #   KAFKA=1 bench/run.sh          # also the Kafka ingest: 1M JSON messages from an in-process cluster (about 3 minutes)
 #   KAFKA=only bench/run.sh       # that benchmark alone; FLOE_BENCH_KAFKA_MESSAGES shrinks it
+#   FORMATS=1 bench/run.sh        # also the formats benchmark: 2M rows as CSV, JSON lines, and Parquet written
+#                                 # by DuckDB and by pyarrow, into zstd-1 Parquet by floe's binary, DuckDB's COPY
+#                                 # (1 thread and default threads) and one iceberg-go Append (about 2 minutes a round)
+#   FORMATS=only bench/run.sh     # that benchmark alone
 #   SPARK=1 bench/run.sh          # also floe's binary beside Spark Structured Streaming on the same inputs
 #                                 # (needs interop/engines/install.sh; about 4 minutes a round)
 #   SPARK=only bench/run.sh       # that benchmark alone; FLOE_BENCH_TEXT_FILES sets the CSV/JSON size (10 files)
 #
-# The scan benchmark's DuckDB contender needs node and @duckdb/node-api
-# (`cd interop && npm ci`); without them it is skipped with the reason.
+# The scan and formats benchmarks' DuckDB contenders need node and
+# @duckdb/node-api (`cd interop && npm ci`), the formats benchmark's
+# pyarrow-written input the engines' venv (interop/engines/install.sh);
+# without them they are skipped with the reason.
 #
 # The first run generates the datasets into bench/data/ (or $FLOE_BENCH_DATA):
 # about 370 MB of input, kept and reused. Outputs go to a temp dir and are
@@ -42,11 +48,12 @@ compaction=${COMPACTION:-}
 upsert=${UPSERT:-}
 kafka=${KAFKA:-}
 spark=${SPARK:-}
+formats=${FORMATS:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$landing" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ] && [ "$spark" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$landing" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ] && [ "$spark" != only ] && [ "$formats" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -79,6 +86,11 @@ fi
 if [ -n "$kafka" ]; then
 	# One topic produced (not measured), then COUNT reads of it by each contender.
 	go test ./bench -run '^$' -bench '^BenchmarkKafkaIngest$' -benchtime 1x -count "$count" -timeout 2h
+fi
+if [ -n "$formats" ]; then
+	# Inputs made once (not measured), then COUNT rounds of every contender
+	# over every input, in an order rotated each round.
+	go test ./bench -run '^$' -bench '^BenchmarkFormats$' -benchtime 1x -count "$count" -timeout 2h
 fi
 if [ -n "$spark" ]; then
 	# Each round runs every input through both contenders, alternating.
