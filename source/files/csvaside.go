@@ -155,7 +155,7 @@ func csvCheck(t arrow.DataType) func(string) error {
 	case *arrow.Decimal256Type:
 		return func(v string) error { _, err := decimal256.FromString(v, t.Precision, t.Scale); return err }
 	case *arrow.TimestampType:
-		return func(v string) error { _, _, err := texttime.Timestamp(v, t.Unit); return err }
+		return func(v string) error { _, err := csvTimestamp(v, t); return err }
 	}
 	return nil
 }

@@ -407,9 +407,14 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 	if len(p.csvSkip) > 0 {
 		text = &skipSpans{r: br, spans: p.csvSkip}
 	}
-	r := csv.NewReader(text, csvReadSchema(p.csvCols),
-		csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(jsonrows.BatchRows),
-		csv.WithNullReader(true, ""))
+	var r array.RecordReader
+	if schema := csvValuesSchema(p.csvCols); schema != nil {
+		r = newCSVValues(text, schema, delim, header)
+	} else {
+		r = csv.NewReader(text, csvReadSchema(p.csvCols),
+			csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(jsonrows.BatchRows),
+			csv.WithNullReader(true, ""))
+	}
 	return &closingReader{RecordReader: newCSVConvReader(r, p.csvCols, p.schema), close: f.Close}, nil
 }
 
@@ -580,8 +585,8 @@ func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Arr
 			}
 		case *arrow.TimestampType:
 			var ts arrow.Timestamp
-			if ts, _, err = texttime.Timestamp(v, t.Unit); err != nil {
-				return nil, fmt.Errorf("row %d: %q is not a timestamp (YYYY-MM-DD[THH:MM:SS[.ffffff]][Z|±HH:MM]): %w", firstRow+int64(j)+1, v, err)
+			if ts, err = csvTimestamp(v, t); err != nil {
+				return nil, fmt.Errorf("row %d: %w", firstRow+int64(j)+1, err)
 			}
 			b.(*array.TimestampBuilder).Append(ts)
 		case *arrow.Date32Type:
