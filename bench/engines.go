@@ -223,7 +223,19 @@ func (s *SparkEngine) Verify(ctx context.Context, warehouse string, tables ...st
 }
 
 // FloeProcess runs the floe binary on a pipeline file.
-type FloeProcess struct{ Bin string }
+type FloeProcess struct {
+	Bin string
+	Env []string // added to the benchmark's environment, e.g. GOMAXPROCS=1
+}
+
+// command is the binary with args, in f's environment.
+func (f FloeProcess) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, f.Bin, args...)
+	if len(f.Env) > 0 {
+		cmd.Env = append(os.Environ(), f.Env...)
+	}
+	return cmd
+}
 
 // Ingest streams src into db.events of a new warehouse under work with
 // available-now, with the table properties of the Spark side; copy false
@@ -257,7 +269,7 @@ func (f FloeProcess) run(ctx context.Context, work, source, props string) (ProcC
 	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
 		return ProcCost{}, err
 	}
-	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, "run", p))
+	c, _, err := runMeasured(f.command(ctx, "run", p))
 	return c, err
 }
 
@@ -289,7 +301,7 @@ func (f FloeProcess) UpsertMerge(ctx context.Context, changes, work string) (Pro
 func (f FloeProcess) stream(ctx context.Context, work string, args ...string) (ProcCost, error) {
 	full := append([]string{"stream", "--warehouse", filepath.Join(work, "warehouse"),
 		"-p", "table-default.write.parquet.compression-codec=zstd", "-p", "table-default.write.parquet.compression-level=1"}, args...)
-	c, _, err := runMeasured(exec.CommandContext(ctx, f.Bin, full...))
+	c, _, err := runMeasured(f.command(ctx, full...))
 	return c, err
 }
 

@@ -253,7 +253,10 @@ type FormatContender struct {
 // FormatContenders are floe's binary bin, DuckDB on one thread and on its
 // default threads when duck is not nil, and iceberg-go, in this order.
 func FormatContenders(bin string, duck *DuckDB) []FormatContender {
-	cs := []FormatContender{{Name: "floe", Run: FloeProcess{Bin: bin}.Format}}
+	cs := []FormatContender{{Name: "floe", Run: FloeProcess{Bin: bin}.Format},
+		// One core, as duckdb-1-thread: CPU-seconds of two threads run
+		// at once cost more on a machine whose cores are shared.
+		{Name: "floe-1-thread", Run: FloeProcess{Bin: bin, Env: []string{"GOMAXPROCS=1"}}.Format}}
 	if duck != nil {
 		cs = append(cs, FormatContender{Name: "duckdb-1-thread", Run: duck.format("duckdb-1-thread", 1)},
 			FormatContender{Name: "duckdb", Run: duck.format("duckdb", 0)})

@@ -124,8 +124,8 @@ func (r *Report) writeFormats(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| input | floe / duckdb-1-thread, per CPU-s | the same, DuckDB's whole process | floe / duckdb, per CPU-s | floe / duckdb, wall | floe / iceberg-go, per CPU-s | floe / iceberg-go, wall | targets: ≥ %.1f× duckdb-1-thread, Parquet ≥ %.1f× iceberg-go (per CPU-s) |\n", formatsDuckDBTarget, formatsIcebergGoTarget)
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintf(w, "| input | floe / duckdb-1-thread, per CPU-s | the same, DuckDB's whole process | floe-1-thread / duckdb-1-thread, per CPU-s | floe / duckdb, per CPU-s | floe / duckdb, wall | floe / iceberg-go, per CPU-s | floe / iceberg-go, wall | targets: ≥ %.1f× duckdb-1-thread, Parquet ≥ %.1f× iceberg-go (per CPU-s) |\n", formatsDuckDBTarget, formatsIcebergGoTarget)
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, in := range f.inputs {
 		floe, ok := sums[in]["floe"]
 		if !ok {
@@ -145,9 +145,14 @@ func (r *Report) writeFormats(w io.Writer) {
 		if ig, ok := sums[in]["iceberg-go"]; ok && strings.HasPrefix(in, "parquet") {
 			met = append(met, metOrNot(floe.perCPU/ig.perCPU >= formatsIcebergGoTarget)+" (iceberg-go)")
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", in,
+		one := "–"
+		if f1, ok := sums[in]["floe-1-thread"]; ok {
+			one = cell("duckdb-1-thread", func(p formatSummary) float64 { return f1.perCPU / p.perCPU })
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", in,
 			cell("duckdb-1-thread", func(p formatSummary) float64 { return floe.perCPU / p.perCPU }),
 			cell("duckdb-1-thread", func(p formatSummary) float64 { return floe.perCPU / p.procPerCPU }),
+			one,
 			cell("duckdb", func(p formatSummary) float64 { return floe.perCPU / p.perCPU }),
 			cell("duckdb", func(p formatSummary) float64 { return floe.perWall / p.perWall }),
 			cell("iceberg-go", func(p formatSummary) float64 { return floe.perCPU / p.perCPU }),
