@@ -269,28 +269,13 @@ func floeKafka(ctx context.Context, name string, k *KafkaTopic, work string, sch
 func BareConsume(ctx context.Context, k *KafkaTopic, _ string) (KafkaResult, error) {
 	res := KafkaResult{Contender: "franz-go consume"}
 	cost, err := timed(ctx, func() error {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(k.cluster.ListenAddrs()...), kgo.ConsumeTopics(kafkaTopic),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		for res.Messages < k.Messages {
-			fs := cl.PollFetches(ctx)
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var ferr error
-			fs.EachError(func(t string, p int32, err error) { ferr = firstErr(ferr, fmt.Errorf("fetch %s/%d: %w", t, p, err)) })
-			if ferr != nil {
-				return ferr
-			}
+		return consume(ctx, k, func() bool { return res.Messages < k.Messages }, func(fs kgo.Fetches) error {
 			fs.EachRecord(func(r *kgo.Record) {
 				res.Messages++
 				res.Bytes += int64(len(r.Value))
 			})
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return KafkaResult{}, fmt.Errorf("franz-go consume: %w", err)
@@ -300,6 +285,32 @@ func BareConsume(ctx context.Context, k *KafkaTopic, _ string) (KafkaResult, err
 	}
 	res.Cost = cost
 	return res, nil
+}
+
+// consume reads the topic from the start with one franz-go consumer,
+// handing each poll to each, while more is wanted.
+func consume(ctx context.Context, k *KafkaTopic, more func() bool, each func(kgo.Fetches) error) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.cluster.ListenAddrs()...), kgo.ConsumeTopics(kafkaTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for more() {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) { ferr = firstErr(ferr, fmt.Errorf("fetch %s/%d: %w", t, p, err)) })
+		if ferr != nil {
+			return ferr
+		}
+		if err := each(fs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ArrowConsume is the Go consumer a programmer would write to turn the
@@ -313,23 +324,8 @@ func ArrowConsume(ctx context.Context, k *KafkaTopic, _ string) (KafkaResult, er
 	res := KafkaResult{Contender: name}
 	var idSum int64
 	cost, err := timed(ctx, func() error {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(k.cluster.ListenAddrs()...), kgo.ConsumeTopics(kafkaTopic),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
 		var lines bytes.Buffer
-		for res.Messages < k.Messages {
-			fs := cl.PollFetches(ctx)
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var ferr error
-			fs.EachError(func(t string, p int32, err error) { ferr = firstErr(ferr, fmt.Errorf("fetch %s/%d: %w", t, p, err)) })
-			if ferr != nil {
-				return ferr
-			}
+		return consume(ctx, k, func() bool { return res.Messages < k.Messages }, func(fs kgo.Fetches) error {
 			lines.Reset()
 			fs.EachRecord(func(r *kgo.Record) {
 				lines.Write(r.Value)
@@ -353,8 +349,8 @@ func ArrowConsume(ctx context.Context, k *KafkaTopic, _ string) (KafkaResult, er
 			if err != nil {
 				return fmt.Errorf("decode: %w", err)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return KafkaResult{}, fmt.Errorf("%s: %w", name, err)
