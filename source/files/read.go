@@ -93,6 +93,12 @@ func (p *filePart) openRows(ctx context.Context, decoders int) (array.RecordRead
 	if err := p.readable(); err != nil {
 		return nil, err
 	}
+	if rdr, ok, err := p.onePassJSON(); ok {
+		if err != nil {
+			return nil, p.fail(err)
+		}
+		return &checkedReader{RecordReader: rdr, part: p}, nil
+	}
 	if err := p.derive(); err != nil {
 		return nil, p.fail(err)
 	}
