@@ -40,6 +40,15 @@ type ConcurrentPart interface {
 	OpenConcurrent(ctx context.Context, n int) (array.RecordReader, error)
 }
 
+// OnePassPart is implemented by parts that can infer their schema while
+// they decode their rows, when they are opened before their schema is
+// asked: such a part is better read whole ahead of its turn than asked
+// its schema first, which reads it twice.
+type OnePassPart interface {
+	Part
+	OnePass() bool
+}
+
 // ParquetPart is implemented by parts that are one Parquet file, so that
 // a writer may copy the file's column chunks as they are, instead of
 // decoding and encoding every value, when the table stores the columns as

@@ -13,21 +13,28 @@ import (
 
 // prefetch gives a batch too small for a writer per core the other cores
 // all the same, rows still reaching the file in the parts' order. Parts
-// that decode concurrently (JSON lines) have their schemas inferred at
-// once and are decoded on every core as they are written; other parts are
-// read and decoded into memory one ahead while the one writer encodes the
-// part before (a small batch's parts are small). Parquet parts the writer
-// may copy by column chunk are left alone: they are not decoded.
+// that infer their columns while they decode (JSON lines, OnePassPart)
+// and parts that cannot decode concurrently are read whole ahead of their
+// turn, up to two at once; other parts that decode concurrently have
+// their schemas inferred at once and are decoded on every core as they
+// are written. Parquet parts the writer may copy by column chunk are left
+// alone: they are not decoded.
 func prefetch(ctx context.Context, parts []ingest.Part) []ingest.Part {
 	schemas(ctx, parts)
 	out := make([]ingest.Part, len(parts))
-	var prev chan struct{}
+	// Each part is read once the one two before it is being written: a
+	// core reads the next part while the other reads the one after, or
+	// encodes (a small batch's parts are small).
+	var prev, prev2 chan struct{}
 	for i, p := range parts {
 		if _, ok := p.(ingest.ParquetPart); ok {
 			out[i] = p
 			continue
 		}
-		if cp, ok := p.(ingest.ConcurrentPart); ok {
+		if op, ok := p.(ingest.OnePassPart); ok && op.OnePass() {
+			// Read whole once, ahead of its turn, its columns inferred
+			// as its rows are decoded.
+		} else if cp, ok := p.(ingest.ConcurrentPart); ok {
 			// Decoded on every core as it is written: better than a
 			// part ahead, which leaves a core idle while the first part
 			// is read and while the last is written.
@@ -41,8 +48,6 @@ func prefetch(ctx context.Context, parts []ingest.Part) []ingest.Part {
 		}
 		f := &fetched{Part: p, done: make(chan struct{}), consumed: make(chan struct{})}
 		out[i] = f
-		// Each part is read once the one before it is being written, so
-		// that no more than one part waits in memory.
 		go func(after chan struct{}) {
 			if after != nil {
 				select {
@@ -54,8 +59,8 @@ func prefetch(ctx context.Context, parts []ingest.Part) []ingest.Part {
 				}
 			}
 			f.read(ctx)
-		}(prev)
-		prev = f.consumed
+		}(prev2)
+		prev, prev2 = f.consumed, prev
 	}
 	return out
 }
@@ -79,6 +84,9 @@ func schemas(ctx context.Context, parts []ingest.Part) {
 	}
 	for _, p := range parts {
 		_, concurrent := p.(ingest.ConcurrentPart)
+		if op, ok := p.(ingest.OnePassPart); ok && op.OnePass() {
+			continue // read ahead instead
+		}
 		if sp, ok := p.(ingest.SchemaPart); ok && concurrent {
 			next <- sp
 		}

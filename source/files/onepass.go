@@ -19,6 +19,24 @@ import (
 // stored one does not bound, is read twice: once to infer, once to decode.
 const onePassBytes = 64 << 20
 
+// OnePass reports whether Open, called before Schema, reads the file in
+// one pass (onePassJSON).
+func (p *filePart) OnePass() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.onePassable()
+}
+
+// onePassable is OnePass under p.mu.
+func (p *filePart) onePassable() bool {
+	if p.cfg.Format != "json" || p.schema != nil || len(p.cfg.Schema) > 0 || p.deadLetters ||
+		p.entry.Size > onePassBytes || p.codec() != "" {
+		return false
+	}
+	v := jsonrows.Variants(p.table)
+	return v == nil || v.NumFields() == 0
+}
+
 // onePassJSON reads a JSON-lines file whose columns are inferred in one
 // pass, when nothing needs them before its rows: the columns inferred and
 // the rows decoded by one parse of each line, where two parses (inference,
@@ -29,11 +47,7 @@ const onePassBytes = 64 << 20
 func (p *filePart) onePassJSON() (rdr array.RecordReader, ok bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cfg.Format != "json" || p.schema != nil || len(p.cfg.Schema) > 0 || p.deadLetters ||
-		p.entry.Size > onePassBytes || p.codec() != "" {
-		return nil, false, nil
-	}
-	if v := jsonrows.Variants(p.table); v != nil && v.NumFields() > 0 {
+	if !p.onePassable() {
 		return nil, false, nil
 	}
 	rows, err := p.readRows()
