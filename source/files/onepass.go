@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -18,6 +20,14 @@ import (
 // the columns. A larger file, or a compressed one, whose decoded size the
 // stored one does not bound, is read twice: once to infer, once to decode.
 const onePassBytes = 64 << 20
+
+// onePassBudget bounds the bytes of the files all one-pass reads of the
+// process hold at once, whatever the writers per core: a file over it is
+// read twice instead.
+const onePassBudget = 256 << 20
+
+// onePassHeld is the bytes of the files whose rows one-pass reads hold.
+var onePassHeld atomic.Int64
 
 // OnePass reports whether Open, called before Schema, reads the file in
 // one pass (onePassJSON).
@@ -50,6 +60,17 @@ func (p *filePart) onePassJSON() (rdr array.RecordReader, ok bool, err error) {
 	if !p.onePassable() {
 		return nil, false, nil
 	}
+	size := p.entry.Size
+	if onePassHeld.Add(size) > onePassBudget {
+		onePassHeld.Add(-size)
+		return nil, false, nil
+	}
+	held := true
+	defer func() {
+		if held {
+			onePassHeld.Add(-size)
+		}
+	}()
 	rows, err := p.readRows()
 	if err != nil {
 		return nil, true, err
@@ -75,7 +96,24 @@ func (p *filePart) onePassJSON() (rdr array.RecordReader, ok bool, err error) {
 	for _, r := range recs {
 		r.Release()
 	}
-	return rr, true, err
+	if err != nil {
+		return nil, true, err
+	}
+	held = false
+	return &heldReader{RecordReader: rr, size: size}, true, nil
+}
+
+// heldReader gives the bytes of its file back to the one-pass budget when
+// it is released.
+type heldReader struct {
+	array.RecordReader
+	size int64
+	once sync.Once
+}
+
+func (r *heldReader) Release() {
+	r.RecordReader.Release()
+	r.once.Do(func() { onePassHeld.Add(-r.size) })
 }
 
 // readRows decodes every line of the file into inferring rows.
