@@ -91,3 +91,34 @@ func TestOnePassAsTwoPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestOnePassBudget holds a one-pass read's file in the budget until its
+// reader is released, and reads a file twice, rows unchanged, when the
+// budget is spent.
+func TestOnePassBudget(t *testing.T) {
+	write := func(path string) error { return fixture.Land(path, fixture.IDJSON(0, 100)) }
+	want, _ := readPart(t, planOne(t, config.Source{Format: "json"}, "f.jsonl", write), true)
+
+	p := planOne(t, config.Source{Format: "json"}, "f.jsonl", write)
+	rdr, err := p.Open(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := onePassHeld.Load(); got != p.entry.Size {
+		t.Fatalf("a one-pass read holds %d bytes of the budget, want the file's %d", got, p.entry.Size)
+	}
+	rdr.Release()
+	if got := onePassHeld.Load(); got != 0 {
+		t.Fatalf("released, the budget holds %d bytes, want 0", got)
+	}
+
+	onePassHeld.Store(onePassBudget)
+	defer onePassHeld.Store(0)
+	got, gotErr := readPart(t, planOne(t, config.Source{Format: "json"}, "f.jsonl", write), false)
+	if got != want || gotErr != "" {
+		t.Fatalf("with the budget spent: %s%s, want %s", got, gotErr, want)
+	}
+	if held := onePassHeld.Load(); held != onePassBudget {
+		t.Fatalf("a file read twice changed the budget to %d", held)
+	}
+}
