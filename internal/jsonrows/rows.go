@@ -1144,7 +1144,7 @@ func (p *parser) fixedValue(c *column) error {
 // timestamp reads a JSON string as arrow-go's TimestampBuilder does, or
 // reports that it cannot.
 func (c *column) timestamp(s []byte) (arrow.Timestamp, bool) {
-	if integer(s) {
+	if texttime.Integer(s) {
 		if i, err := strconv.ParseInt(transient(s), 10, 64); err == nil {
 			return arrow.Timestamp(i), true
 		}
@@ -1155,20 +1155,6 @@ func (c *column) timestamp(s []byte) (arrow.Timestamp, bool) {
 	tt := c.typ.(*arrow.TimestampType)
 	ts, zoned, err := texttime.Timestamp(s, tt.Unit)
 	return ts, err == nil && zoned == (tt.TimeZone != "")
-}
-
-// integer reports whether ParseInt may read s: a failed ParseInt
-// allocates its error, and most timestamps are no integers.
-func integer(s []byte) bool {
-	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
-		s = s[1:]
-	}
-	for _, ch := range s {
-		if ch < '0' || ch > '9' {
-			return false
-		}
-	}
-	return len(s) > 0
 }
 
 // delegate reads a value as arrow-go's RecordBuilder.UnmarshalJSON does,

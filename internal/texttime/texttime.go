@@ -41,6 +41,22 @@ func Date[T Text](s T) (arrow.Date32, error) {
 	return arrow.Date32FromTime(t), nil
 }
 
+// Integer reports whether s is a base-10 integer, optionally signed: a
+// timestamp column of a text file may hold epoch values, which readers
+// take as the value itself, and a failed strconv.ParseInt allocates its
+// error, where most timestamps are no integers.
+func Integer[T Text](s T) bool {
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
 // fastTimestamp reads YYYY-MM-DD, optionally followed by [T ]HH:MM:SS, a
 // fraction of at most the unit's digits and Z or ±HH:MM; ok is false for
 // anything else, valid or not, which the slow path then decides.

@@ -288,7 +288,7 @@ func narrow[T int8 | int16 | int32 | arrow.Date32](xs []int64) []T {
 // TimestampBuilder): an integer as the value itself, else a timestamp
 // that names a zone exactly when the type has one.
 func csvTimestamp(s string, t *arrow.TimestampType) (arrow.Timestamp, error) {
-	if integer(s) {
+	if texttime.Integer(s) {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return arrow.Timestamp(i), nil
 		}
@@ -303,18 +303,4 @@ func csvTimestamp(s string, t *arrow.TimestampType) (arrow.Timestamp, error) {
 		return 0, fmt.Errorf("%w: timestamp value %q for type %s must not include a zone offset", arrow.ErrInvalid, s, t)
 	}
 	return ts, nil
-}
-
-// integer reports whether ParseInt may read s: a failed ParseInt
-// allocates its error, and most timestamps are no integers.
-func integer(s string) bool {
-	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
-		s = s[1:]
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return len(s) > 0
 }
