@@ -3,8 +3,6 @@ package conform
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/floe-io/floe/internal/ingest"
@@ -133,40 +131,14 @@ func IsList(t arrow.DataType) bool {
 // are independent files (ingest.ConcurrentPart) are read on every core:
 // inferring a text file's columns reads all of it.
 func PartsSchema(ctx context.Context, parts []ingest.Part, proj *Projection) (*arrow.Schema, error) {
-	schemas := make([]*arrow.Schema, len(parts))
-	errs := make([]error, len(parts))
-	read := func(i int) {
-		s, err := ingest.PartSchema(ctx, parts[i])
-		if err == nil && proj != nil {
-			if s, err = proj.Schema(s); err != nil {
-				err = &ingest.BadFileError{Path: parts[i].Name(), Err: err}
+	schemas, errs := ingest.PartSchemas(ctx, parts)
+	for i, s := range schemas {
+		if errs[i] == nil && proj != nil {
+			if schemas[i], errs[i] = proj.Schema(s); errs[i] != nil {
+				errs[i] = &ingest.BadFileError{Path: parts[i].Name(), Err: errs[i]}
 			}
 		}
-		schemas[i], errs[i] = s, err
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(parts)) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				read(i)
-			}
-		}()
-	}
-	for i, part := range parts {
-		if _, ok := part.(ingest.ConcurrentPart); ok {
-			select {
-			case next <- i: // to an idle goroutine
-				continue
-			default:
-			}
-		}
-		read(i)
-	}
-	close(next)
-	wg.Wait()
 	// The first part in the batch's order that failed names the error, as
 	// when the parts were read one by one.
 	for _, err := range errs {

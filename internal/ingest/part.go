@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -31,11 +33,15 @@ type SchemaPart interface {
 	Schema(ctx context.Context) (*arrow.Schema, error)
 }
 
-// ConcurrentPart is implemented by parts that can decode their rows on
-// several goroutines, handing them out in order: a batch of one or two
-// parts then still uses every core.
+// ConcurrentPart is implemented by parts that are independent files, whose
+// schemas may be read at once, and that may decode their rows on several
+// goroutines, handing them out in order: a batch of one or two parts then
+// still uses every core.
 type ConcurrentPart interface {
-	Part
+	SchemaPart
+	// Concurrent reports whether OpenConcurrent decodes on more than one
+	// goroutine (JSON lines do, other formats read as Open does).
+	Concurrent() bool
 	// OpenConcurrent is Open with n goroutines decoding.
 	OpenConcurrent(ctx context.Context, n int) (array.RecordReader, error)
 }
@@ -68,6 +74,37 @@ type ParquetFile interface {
 	// fails with an UnstableFileError when the file is no longer the one
 	// planned: what was read of it must not be committed.
 	Close() error
+}
+
+// PartSchemas is PartSchema of every part, errs[i] part i's error; the
+// schemas of independent files (ConcurrentPart) are read on every core at
+// once, as inferring a text file's columns reads all of it.
+func PartSchemas(ctx context.Context, parts []Part) (schemas []*arrow.Schema, errs []error) {
+	schemas, errs = make([]*arrow.Schema, len(parts)), make([]error, len(parts))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(parts)) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				schemas[i], errs[i] = PartSchema(ctx, parts[i])
+			}
+		}()
+	}
+	for i, p := range parts {
+		if _, ok := p.(ConcurrentPart); ok {
+			select {
+			case next <- i: // to an idle goroutine
+				continue
+			default:
+			}
+		}
+		schemas[i], errs[i] = PartSchema(ctx, p)
+	}
+	close(next)
+	wg.Wait()
+	return schemas, errs
 }
 
 // PartSchema is the schema of p's rows: from Schema when p implements

@@ -31,14 +31,11 @@ func prefetch(ctx context.Context, parts []ingest.Part) []ingest.Part {
 			out[i] = p
 			continue
 		}
-		if op, ok := p.(ingest.OnePassPart); ok && op.OnePass() {
-			// Read whole once, ahead of its turn, its columns inferred
-			// as its rows are decoded.
-		} else if cp, ok := p.(ingest.ConcurrentPart); ok {
+		if decodesConcurrently(p) {
 			// Decoded on every core as it is written: better than a
 			// part ahead, which leaves a core idle while the first part
 			// is read and while the last is written.
-			out[i] = concurrent{cp}
+			out[i] = concurrent{p.(ingest.ConcurrentPart)}
 			continue
 		}
 		if len(parts) == 1 {
@@ -65,34 +62,28 @@ func prefetch(ctx context.Context, parts []ingest.Part) []ingest.Part {
 	return out
 }
 
-// schemas reads the schemas of the parts that decode concurrently on
-// every core at once, before the first is opened: inferring a text file's
-// columns reads all of it, and the writer, opening one part after the
-// other, would infer them on one core. A part remembers its schema for
-// Open; one that fails is left to fail there.
+// schemas reads the schemas of the parts decoded concurrently, all at
+// once, before the first is opened: the writer, opening one part after
+// the other, would infer each on one core. A part remembers its schema
+// for Open; one that fails is left to fail there.
 func schemas(ctx context.Context, parts []ingest.Part) {
-	next := make(chan ingest.SchemaPart)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range next {
-				_, _ = p.Schema(ctx)
-			}
-		}()
-	}
+	var some []ingest.Part
 	for _, p := range parts {
-		_, concurrent := p.(ingest.ConcurrentPart)
-		if op, ok := p.(ingest.OnePassPart); ok && op.OnePass() {
-			continue // read ahead instead
-		}
-		if sp, ok := p.(ingest.SchemaPart); ok && concurrent {
-			next <- sp
+		if decodesConcurrently(p) {
+			some = append(some, p)
 		}
 	}
-	close(next)
-	wg.Wait()
+	_, _ = ingest.PartSchemas(ctx, some)
+}
+
+// decodesConcurrently reports whether p is decoded on every core as it
+// is written rather than read ahead.
+func decodesConcurrently(p ingest.Part) bool {
+	if op, ok := p.(ingest.OnePassPart); ok && op.OnePass() {
+		return false // read whole ahead, its columns inferred as it decodes
+	}
+	cp, ok := p.(ingest.ConcurrentPart)
+	return ok && cp.Concurrent()
 }
 
 // concurrent is a part opened with a decoder per core.

@@ -83,6 +83,10 @@ func (p *filePart) Open(ctx context.Context) (array.RecordReader, error) {
 	return p.openRows(ctx, 1)
 }
 
+// Concurrent reports whether OpenConcurrent decodes on several
+// goroutines: JSON lines do.
+func (p *filePart) Concurrent() bool { return p.cfg.Format == "json" }
+
 // OpenConcurrent is Open decoding JSON lines on n goroutines; other
 // formats read as Open reads them.
 func (p *filePart) OpenConcurrent(ctx context.Context, n int) (array.RecordReader, error) {
