@@ -268,27 +268,14 @@ func IcebergGo(ctx context.Context, ds Dataset, work string) (Result, error) {
 // icebergGoAppend is IcebergGo on a table created with the partition spec
 // that spec makes from the table schema (unpartitioned when spec is nil).
 func icebergGoAppend(ctx context.Context, name string, ds Dataset, work string, spec func(*iceberg.Schema) (iceberg.PartitionSpec, error)) (Result, error) {
-	var cat catalog.Catalog
-	cost, err := measure(func() error {
-		var tbl *table.Table
-		var err error
-		if cat, tbl, err = createIcebergGoTable(ctx, work, spec); err != nil {
-			return err
-		}
+	return icebergGoRun(ctx, name, work, spec, func(tbl *table.Table) error {
 		rdr := &chainReader{ctx: ctx, paths: ds.Paths, open: openParquet}
 		defer rdr.Release()
-		if _, err = tbl.Append(ctx, rdr, nil); err != nil {
+		if _, err := tbl.Append(ctx, rdr, nil); err != nil {
 			return fmt.Errorf("append: %w", err)
 		}
 		return rdr.Err()
 	})
-	if cat != nil {
-		defer closeCatalog(cat)
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	return tableResult(ctx, name, cat, cost)
 }
 
 // IcebergGoPerFile is IcebergGo with one Append (so one data file and one
@@ -301,13 +288,7 @@ func IcebergGoPerFile(ctx context.Context, ds Dataset, work string) (Result, err
 // partition spec that spec makes from the table schema (unpartitioned when
 // spec is nil).
 func icebergGoIngest(ctx context.Context, name string, ds Dataset, work string, spec func(*iceberg.Schema) (iceberg.PartitionSpec, error)) (Result, error) {
-	var cat catalog.Catalog
-	cost, err := measure(func() error {
-		var tbl *table.Table
-		var err error
-		if cat, tbl, err = createIcebergGoTable(ctx, work, spec); err != nil {
-			return err
-		}
+	return icebergGoRun(ctx, name, work, spec, func(tbl *table.Table) error {
 		for _, p := range ds.Paths {
 			rdr, err := openParquet(ctx, p)
 			if err != nil {
@@ -320,6 +301,20 @@ func icebergGoIngest(ctx context.Context, name string, ds Dataset, work string, 
 			}
 		}
 		return nil
+	})
+}
+
+// icebergGoRun measures appends, on a new table of a new catalog under
+// work, and reads the table's result.
+func icebergGoRun(ctx context.Context, name, work string, spec func(*iceberg.Schema) (iceberg.PartitionSpec, error), appends func(*table.Table) error) (Result, error) {
+	var cat catalog.Catalog
+	cost, err := measure(func() error {
+		var tbl *table.Table
+		var err error
+		if cat, tbl, err = createIcebergGoTable(ctx, work, spec); err != nil {
+			return err
+		}
+		return appends(tbl)
 	})
 	if cat != nil {
 		defer closeCatalog(cat)
