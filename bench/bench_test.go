@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	kafkaTopic.close()
 	compactionTable.close()
 	formats.close()
+	batches.close()
 	report.Write(os.Stdout)
 	os.Exit(code)
 }

@@ -25,6 +25,7 @@ type Report struct {
 	kafka       kafkaRuns
 	engines     engineRuns
 	formats     formatRuns
+	batches     []BatchesRun
 }
 
 // ingestRuns are the runs of one ingest benchmark, by contender.
@@ -120,7 +121,7 @@ func (r *Report) AddCompaction(fx *CompactionFixture, res CompactionResult) {
 func (r *Report) Write(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 && len(r.kafka.order) == 0 && len(r.engines.inputs) == 0 && len(r.formats.inputs) == 0 && len(r.formats.notes) == 0 {
+	if len(r.ingest.order) == 0 && len(r.partitioned.order) == 0 && len(r.latency) == 0 && len(r.scan.queries) == 0 && len(r.planning) == 0 && len(r.compaction.order) == 0 && len(r.upsert.runs) == 0 && len(r.kafka.order) == 0 && len(r.engines.inputs) == 0 && len(r.formats.inputs) == 0 && len(r.formats.notes) == 0 && len(r.batches) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nmachine: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
@@ -153,6 +154,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if len(r.formats.inputs) > 0 || len(r.formats.notes) > 0 {
 		r.writeFormats(w)
+	}
+	if len(r.batches) > 0 {
+		r.writeBatches(w)
 	}
 }
 

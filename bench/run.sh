@@ -24,6 +24,9 @@
 #                                 # by DuckDB and by pyarrow, into zstd-1 Parquet by floe's binary, DuckDB's COPY
 #                                 # (1 thread and default threads) and one iceberg-go Append (about 2 minutes a round)
 #   FORMATS=only bench/run.sh     # that benchmark alone
+#   BATCHES=1 bench/run.sh        # also 5M JSON rows streamed in one batch and in batches of 22 MB, columns declared
+#                                 # and inferred (about 1 minute a round)
+#   BATCHES=only bench/run.sh     # that benchmark alone
 #   SPARK=1 bench/run.sh          # also floe's binary beside Spark Structured Streaming on the same inputs
 #                                 # (needs interop/engines/install.sh; about 4 minutes a round)
 #   SPARK=only bench/run.sh       # that benchmark alone; FLOE_BENCH_TEXT_FILES sets the CSV/JSON size (10 files)
@@ -49,11 +52,12 @@ upsert=${UPSERT:-}
 kafka=${KAFKA:-}
 spark=${SPARK:-}
 formats=${FORMATS:-}
+batches=${BATCHES:-}
 echo "nproc: $(nproc 2>/dev/null || sysctl -n hw.ncpu)"
 go version
 # One process per benchmark, so that each prints its own table and the
 # latency run stays at one run (500 commits take about a minute).
-if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$landing" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ] && [ "$spark" != only ] && [ "$formats" != only ]; then
+if [ "$partitioned" != only ] && [ "$scan" != only ] && [ "$planning" != only ] && [ "$landing" != only ] && [ "$maintained" != only ] && [ "$compaction" != only ] && [ "$upsert" != only ] && [ "$kafka" != only ] && [ "$spark" != only ] && [ "$formats" != only ] && [ "$batches" != only ]; then
 	go test ./bench -run '^$' -bench '^BenchmarkIngest$' -benchtime 1x -count "$count" -timeout 2h
 	go test ./bench -run '^$' -bench '^BenchmarkCommitLatency$' -benchtime 1x -count 1 -timeout 2h
 fi
@@ -91,6 +95,11 @@ if [ -n "$formats" ]; then
 	# Inputs made once (not measured), then COUNT rounds of every contender
 	# over every input, in an order rotated each round.
 	go test ./bench -run '^$' -bench '^BenchmarkFormats$' -benchtime 1x -count "$count" -timeout 2h
+fi
+if [ -n "$batches" ]; then
+	# The input made once (not measured), then COUNT rounds of the four ways,
+	# in an order rotated each round.
+	go test ./bench -run '^$' -bench '^BenchmarkSmallBatches$' -benchtime 1x -count "$count" -timeout 2h
 fi
 if [ -n "$spark" ]; then
 	# Each round runs every input through both contenders, alternating.
