@@ -167,8 +167,9 @@ type fileOptions struct {
 	codecName  string
 	level      int
 	parquetGo  bool
-	// pqgoCodec is shared by the batch's writers: building a zstd encoder
-	// per file costs more than a small file's encode.
+	// pqgoCodec is shared by the batch's writers (zstd's by the process):
+	// building a zstd encoder per file costs more than a small file's
+	// encode.
 	pqgoCodec pqcompress.Codec
 	// bloom are the columns written with a bloom filter; bloomRows bounds
 	// a row group's rows so that each filter holds its rows at its fpp

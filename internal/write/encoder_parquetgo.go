@@ -56,7 +56,7 @@ func pqgoSupported(schema *arrow.Schema) bool {
 func pqgoCodec(name string, level int) (compress.Codec, error) {
 	switch name {
 	case "zstd":
-		return pqgo.NewZstd(level)
+		return pqgo.SharedZstd(level)
 	case "snappy":
 		return &snappy.Codec{}, nil
 	case "gzip":
