@@ -20,8 +20,14 @@ type readOut struct {
 }
 
 func readWith(t *testing.T, schema *arrow.Schema, in []byte, par int, withAside bool, skip func(int) bool) readOut {
+	return readSized(t, schema, in, 0, par, withAside, skip)
+}
+
+// readSized is readWith with the reader told size bytes are to come.
+func readSized(t *testing.T, schema *arrow.Schema, in []byte, size int64, par int, withAside bool, skip func(int) bool) readOut {
 	t.Helper()
 	r := NewReader(bytes.NewReader(in), nil, schema, nil, nil)
+	r.SizeHint(size)
 	var out readOut
 	var mu sync.Mutex
 	if withAside || skip != nil {
@@ -106,6 +112,42 @@ func TestParallelAsSequential(t *testing.T) {
 					t.Fatalf("round %d, %d goroutines, blocks of %d bytes, aside %v: got %d rows, error %q, aside %q; want %d rows, error %q, aside %q\ninput: %q",
 						round, par, blockBytes, c.aside, len(got.rows), got.err, got.aside, len(want.rows), want.err, want.aside, in.String())
 				}
+			}
+		}
+	}
+}
+
+// TestSizeHintReadsAlike reads random inputs of up to two chunks told
+// their size, a wrong one too: the same rows and errors as untold, as the
+// size only sizes the columns.
+func TestSizeHintReadsAlike(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for round := range 20 {
+		var in bytes.Buffer
+		for i := range rnd.IntN(2 * BatchRows) {
+			switch rnd.IntN(5000) {
+			case 0:
+				in.WriteString("\n")
+			case 1:
+				in.WriteString(`{"id": "not a number"}` + "\n")
+			default:
+				// Lines that lengthen along the file, so that the first
+				// ones size the columns too small.
+				fmt.Fprintf(&in, `{"id":%d,"s":%q,"f":%v}`+"\n", i, strings.Repeat("x", rnd.IntN(1+i/500)), rnd.Float64())
+			}
+		}
+		size := int64(rnd.IntN(2*in.Len() + 1))
+		for _, aside := range []bool{false, true} {
+			want := readWith(t, schema, in.Bytes(), 1, aside, nil)
+			got := readSized(t, schema, in.Bytes(), size, 1, aside, nil)
+			if !slices.Equal(got.rows, want.rows) || got.err != want.err || !slices.Equal(got.aside, want.aside) {
+				t.Fatalf("round %d, %d bytes told %d, aside %v: got %d rows, error %q; want %d rows, error %q",
+					round, in.Len(), size, aside, len(got.rows), got.err, len(want.rows), want.err)
 			}
 		}
 	}

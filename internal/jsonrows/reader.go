@@ -38,6 +38,8 @@ type Reader struct {
 	err    error
 	done   bool
 	full   bool // the last chunk held BatchRows rows
+	// size is the bytes left to read when known (SizeHint), else 0.
+	size   int64
 	par    *parallel
 	asText []string
 	// row, when set, turns a line into the JSON object of its row, or nil
@@ -122,17 +124,44 @@ func (r *Reader) Next() bool {
 	return false
 }
 
+// SizeHint tells the reader how many bytes it will read, when that is
+// known (an uncompressed file): its first chunk is then sized from its
+// first lines rather than grown by doubling, which copied the columns
+// over and over, a tenth of reading a file of two chunks.
+func (r *Reader) SizeHint(n int64) { r.size = n }
+
+// SizingRows is the rows of a chunk whose length sizes the rest of it,
+// when the bytes left are known.
+const SizingRows = 256
+
+// ExpectedRows is how many rows size bytes likely hold, n of them read in
+// the first read bytes: the rows left at the length of those, and a
+// sixteenth more for rows longer than those.
+func ExpectedRows(n int, read, size int64) int {
+	left := max(0, size-read) * int64(n) / max(1, read)
+	return n + int(left+left/16)
+}
+
 // fill appends up to BatchRows lines to the rows.
 func (r *Reader) fill() {
-	if r.full {
+	if r.full && r.size == 0 {
 		// The last chunk was full, so this one likely is: room for its
 		// rows at once rather than by doubling. A small file, read in
 		// one chunk, allocates no more than its rows.
 		r.rows.Reserve(BatchRows)
 	}
 	n := 0
-	defer func() { r.full = n == BatchRows }()
+	var read int64 // bytes of this chunk's lines
+	defer func() {
+		r.full = n == BatchRows
+		r.size = max(0, r.size-read)
+	}()
+	sized := r.size == 0
 	for n < BatchRows {
+		if !sized && n == SizingRows {
+			sized = true
+			r.rows.Reserve(min(BatchRows, ExpectedRows(n, read, r.size)))
+		}
 		// The line is read in place: nothing below keeps it past this
 		// iteration, and a copy of every line was a tenth of the read.
 		b, err := r.br.ReadSlice('\n')
@@ -144,6 +173,7 @@ func (r *Reader) fill() {
 			}
 			b = long
 		}
+		read += int64(len(b))
 		if len(b) > 0 {
 			r.line++
 			row, lerr := r.readLine(r.rows, r.line, b)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -32,6 +33,10 @@ type csvValues struct {
 	cur    arrow.RecordBatch
 	err    error
 	done   bool
+	// size is the bytes of the file when known (an uncompressed file),
+	// else 0: each chunk's columns are then sized from its first records,
+	// where growing them by doubling copied them over and over.
+	size int64
 }
 
 // csvColumn is one column's values of the chunk being read.
@@ -45,6 +50,9 @@ type csvColumn struct {
 	bools []bool
 	data  []byte // strings
 	ends  []int32
+	// sized is set when each chunk's values are sized by reserve, which
+	// array then leaves to it.
+	sized bool
 }
 
 // csvValuesSchema is the schema csvValues reads a file of the given
@@ -65,13 +73,15 @@ func csvValuesSchema(file *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-func newCSVValues(r io.Reader, schema *arrow.Schema, delim rune, header bool) *csvValues {
+// newCSVValues reads r, of size bytes (0 when unknown), as schema's
+// columns.
+func newCSVValues(r io.Reader, size int64, schema *arrow.Schema, delim rune, header bool) *csvValues {
 	cr := csv.NewReader(r)
 	cr.Comma = delim
 	cr.ReuseRecord = true
-	v := &csvValues{r: cr, schema: schema, header: header, cols: make([]csvColumn, schema.NumFields())}
+	v := &csvValues{r: cr, schema: schema, header: header, cols: make([]csvColumn, schema.NumFields()), size: size}
 	for i, f := range schema.Fields() {
-		v.cols[i].typ, v.cols[i].id = f.Type, f.Type.ID()
+		v.cols[i].typ, v.cols[i].id, v.cols[i].sized = f.Type, f.Type.ID(), size > 0
 	}
 	v.refs.Add(1)
 	return v
@@ -111,7 +121,15 @@ func (v *csvValues) Next() bool {
 		}
 	}
 	n := 0
+	start := v.r.InputOffset()
 	for n < jsonrows.BatchRows {
+		if n == jsonrows.SizingRows && v.size > 0 {
+			off := v.r.InputOffset()
+			rows := min(jsonrows.BatchRows, jsonrows.ExpectedRows(n, off-start, v.size-start))
+			for i := range v.cols {
+				v.cols[i].reserve(n, rows)
+			}
+		}
 		rec, err := v.r.Read()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -214,6 +232,32 @@ func (c *csvColumn) pushNull() {
 	}
 }
 
+// reserve makes room for rows values, n of them read: the strings' bytes
+// at the length of those so far.
+func (c *csvColumn) reserve(n, rows int) {
+	c.valid = slices.Grow(c.valid, rows-len(c.valid))
+	switch c.id {
+	case arrow.FLOAT32, arrow.FLOAT64:
+		c.flts = slices.Grow(c.flts, rows-len(c.flts))
+	case arrow.BOOL:
+		c.bools = slices.Grow(c.bools, rows-len(c.bools))
+	case arrow.STRING:
+		c.ends = slices.Grow(c.ends, rows-len(c.ends))
+		c.data = slices.Grow(c.data, len(c.data)*(rows-n)/max(1, n)*17/16)
+	default:
+		c.ints = slices.Grow(c.ints, rows-len(c.ints))
+	}
+}
+
+// room is the values the next chunk starts with room for: as many as this
+// one's, likely as long, unless reserve sizes it.
+func (c *csvColumn) room(n int) int {
+	if c.sized {
+		return 0
+	}
+	return n
+}
+
 // array builds the column's n values and starts the next chunk.
 func (c *csvColumn) array(n int) arrow.Array {
 	defer func() {
@@ -237,15 +281,15 @@ func (c *csvColumn) array(n int) arrow.Array {
 		switch c.typ.ID() {
 		case arrow.FLOAT64:
 			bufs = []*memory.Buffer{bitmap, memory.NewBufferBytes(arrow.Float64Traits.CastToBytes(c.flts))}
-			c.flts = make([]float64, 0, cap(c.flts))
+			c.flts = make([]float64, 0, c.room(cap(c.flts)))
 		case arrow.STRING:
 			offs := make([]int32, n+1)
 			copy(offs[1:], c.ends)
 			bufs = []*memory.Buffer{bitmap, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), memory.NewBufferBytes(c.data)}
-			c.data = make([]byte, 0, cap(c.data)+cap(c.data)/8)
+			c.data = make([]byte, 0, c.room(cap(c.data)+cap(c.data)/8))
 		default:
 			bufs = []*memory.Buffer{bitmap, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(c.ints))}
-			c.ints = make([]int64, 0, cap(c.ints))
+			c.ints = make([]int64, 0, c.room(cap(c.ints)))
 		}
 		data := array.NewData(c.typ, n, bufs, nil, c.nulls, 0)
 		defer data.Release()

@@ -124,7 +124,13 @@ func (p *filePart) readRows() (*jsonrows.Rows, error) {
 	}
 	defer f.Close()
 	rows := jsonrows.NewRows()
+	var read int64
 	for line := 1; ; line++ {
+		if line == jsonrows.SizingRows {
+			// Room for the file's rows at the length of the first
+			// ones, rather than columns grown by doubling.
+			rows.Reserve(jsonrows.ExpectedRows(line-1, read, p.SizeBytes()))
+		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long := bytes.Clone(b)
@@ -134,6 +140,7 @@ func (p *filePart) readRows() (*jsonrows.Rows, error) {
 			}
 			b = long
 		}
+		read += int64(len(b))
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}

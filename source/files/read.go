@@ -176,6 +176,16 @@ func (p *filePart) text() (*bufio.Reader, io.Closer, error) {
 	return openText(f, p.codec())
 }
 
+// textSize is the bytes of the file's text when they are the file's own
+// (no compression), else 0: how much a reader will read, for sizing its
+// columns.
+func (p *filePart) textSize() int64 {
+	if p.codec() != "" {
+		return 0
+	}
+	return p.SizeBytes()
+}
+
 // fail reports a failure to read the file: as unstable when the file
 // changed since it was planned, else as a bad file.
 func (p *filePart) fail(err error) error {
@@ -419,7 +429,7 @@ func (p *filePart) openCSV() (array.RecordReader, error) {
 	}
 	var r array.RecordReader
 	if schema := csvValuesSchema(p.csvCols); schema != nil {
-		r = newCSVValues(text, schema, delim, header)
+		r = newCSVValues(text, p.textSize(), schema, delim, header)
 	} else {
 		r = csv.NewReader(text, csvReadSchema(p.csvCols),
 			csv.WithHeader(header), csv.WithComma(delim), csv.WithChunk(jsonrows.BatchRows),
@@ -623,6 +633,7 @@ func (p *filePart) openJSON(decoders int) (array.RecordReader, error) {
 		return nil, err
 	}
 	r := jsonrows.NewReader(br, f, p.schema, p.asText, nil)
+	r.SizeHint(p.textSize())
 	if aside := p.lineAside(); aside != nil {
 		r.SetAside(aside, p.lineSetAside)
 	}
