@@ -1,7 +1,6 @@
 package files
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +25,7 @@ import (
 // CPU. Files with other types read through arrow-go's reader.
 type csvValues struct {
 	refs   atomic.Int64
-	r      *csv.Reader
+	r      csvRecords
 	schema *arrow.Schema // csvReadSchema's: time and null columns as strings
 	cols   []csvColumn
 	header bool
@@ -76,10 +75,7 @@ func csvValuesSchema(file *arrow.Schema) *arrow.Schema {
 // newCSVValues reads r, of size bytes (0 when unknown), as schema's
 // columns.
 func newCSVValues(r io.Reader, size int64, schema *arrow.Schema, delim rune, header bool) *csvValues {
-	cr := csv.NewReader(r)
-	cr.Comma = delim
-	cr.ReuseRecord = true
-	v := &csvValues{r: cr, schema: schema, header: header, cols: make([]csvColumn, schema.NumFields()), size: size}
+	v := &csvValues{r: newCSVRecords(r, delim), schema: schema, header: header, cols: make([]csvColumn, schema.NumFields()), size: size}
 	for i, f := range schema.Fields() {
 		v.cols[i].typ, v.cols[i].id, v.cols[i].sized = f.Type, f.Type.ID(), size > 0
 	}
@@ -168,6 +164,8 @@ func (v *csvValues) Next() bool {
 	return true
 }
 
+// append reads s, a view of the reader's buffer, as the column's next
+// value; its error must not keep s (strconv's and time's copy it).
 func (c *csvColumn) append(s string) error {
 	if s == "" {
 		c.valid = append(c.valid, false)

@@ -131,9 +131,7 @@ func inferCSV(text textOpener, delim rune, header bool) (*arrow.Schema, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(br)
-	r.Comma = delim
-	r.ReuseRecord = true
+	r := newCSVRecords(br, delim)
 	cols := csvColumns{header: header}
 	for {
 		rec, err := r.Read()
@@ -153,7 +151,8 @@ func inferCSV(text textOpener, delim rune, header bool) (*arrow.Schema, error) {
 }
 
 // csvColumns infers a CSV file's columns from its records, the header
-// (or the first record of a file without one) first.
+// (or the first record of a file without one) first; it keeps none of a
+// record's values, which are views of the reader's buffer.
 type csvColumns struct {
 	header bool
 	names  []string
@@ -166,7 +165,7 @@ func (c *csvColumns) observe(rec []string) {
 		c.kinds = make([]csvKind, len(rec))
 		for i, v := range rec {
 			if c.header {
-				c.names[i] = strings.TrimSpace(v)
+				c.names[i] = strings.Clone(strings.TrimSpace(v))
 			} else {
 				c.names[i] = fmt.Sprintf("f%d", i)
 				c.kinds[i].observe(v)
