@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floe-io/floe/internal/ingest"
+	"github.com/floe-io/floe/internal/textnum"
 	"github.com/floe-io/floe/internal/texttime"
 )
 
@@ -1023,9 +1024,12 @@ func (c *column) appendString(s []byte) {
 }
 
 func (c *column) appendFloat(text []byte) error {
-	f, err := strconv.ParseFloat(transient(text), 64)
-	if err != nil || math.IsInf(f, 0) {
-		return wrongType(fmt.Errorf("number %s is out of the range of a double", text))
+	f, ok := textnum.Float(text)
+	if !ok {
+		var err error
+		if f, err = strconv.ParseFloat(transient(text), 64); err != nil || math.IsInf(f, 0) {
+			return wrongType(fmt.Errorf("number %s is out of the range of a double", text))
+		}
 	}
 	c.n++
 	c.valid = append(c.valid, true)

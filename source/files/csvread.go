@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/internal/textnum"
 	"github.com/floe-io/floe/internal/texttime"
 )
 
@@ -180,8 +181,10 @@ func (c *csvColumn) append(s string) error {
 		i, err = strconv.ParseInt(s, 10, 64)
 		c.ints = append(c.ints, i)
 	case arrow.FLOAT64:
-		var f float64
-		f, err = strconv.ParseFloat(s, 64)
+		f, ok := textnum.Float(s)
+		if !ok {
+			f, err = strconv.ParseFloat(s, 64)
+		}
 		c.flts = append(c.flts, f)
 	case arrow.STRING:
 		c.data = append(c.data, s...)
