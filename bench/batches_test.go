@@ -28,7 +28,7 @@ type sharedBatches struct {
 
 func (s *sharedBatches) get(b *testing.B) *sharedBatches {
 	b.Helper()
-	ds := dataset(b, bench.Events5)
+	ds := dataset(b, bench.Events10)
 	s.once.Do(func() {
 		if s.src, _, s.err = bench.EnsureText(ds, "json", bench.BatchesFiles); s.err != nil {
 			return
@@ -53,8 +53,8 @@ func (s *sharedBatches) close() {
 	}
 }
 
-// BenchmarkSmallBatches streams the first 50 files of events5 as JSON lines
-// (5M rows, 13.9 MB a file) with floe's binary, available-now, in one batch
+// BenchmarkSmallBatches streams the 100 files of events10 as JSON lines
+// (10M rows, 13.9 MB a file) with floe's binary, available-now, in one batch
 // and in batches of at most 22 MB, with the columns declared and inferred;
 // every table must hold the input's rows. Each round runs the four ways
 // once, in an order rotated from round to round. Run it with -benchtime 1x

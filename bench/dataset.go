@@ -42,6 +42,10 @@ type Spec struct {
 // as 50 Parquet files of 100k rows.
 var Events5 = Spec{Name: "events5", Files: 50, RowsPerFile: 100_000, Seed: 5}
 
+// Events10 is events5's shape at 10M rows (100 files), for the
+// small-batches benchmark.
+var Events10 = Spec{Name: "events10", Files: 100, RowsPerFile: 100_000, Seed: 10}
+
 // Commit500 is 500 files of 1,000 rows: with one file per batch, 500
 // snapshots whose commit cost is dominated by table metadata, not data.
 var Commit500 = Spec{Name: "commit500", Files: 500, RowsPerFile: 1_000, Seed: 500}

@@ -24,8 +24,8 @@
 #                                 # by DuckDB and by pyarrow, into zstd-1 Parquet by floe's binary, DuckDB's COPY
 #                                 # (1 thread and default threads) and one iceberg-go Append (about 2 minutes a round)
 #   FORMATS=only bench/run.sh     # that benchmark alone
-#   BATCHES=1 bench/run.sh        # also 5M JSON rows streamed in one batch and in batches of 22 MB, columns declared
-#                                 # and inferred (about 1 minute a round)
+#   BATCHES=1 bench/run.sh        # also 10M JSON rows streamed in one batch and in batches of 22 MB, columns declared
+#                                 # and inferred (about 1.5 minutes a round; the first run makes 1.4 GB of input)
 #   BATCHES=only bench/run.sh     # that benchmark alone
 #   SPARK=1 bench/run.sh          # also floe's binary beside Spark Structured Streaming on the same inputs
 #                                 # (needs interop/engines/install.sh; about 4 minutes a round)
