@@ -313,12 +313,13 @@ func TestSmallTargetFileSize(t *testing.T) {
 		for _, target := range []int64{1 << 20, 2 << 20} {
 			t.Run(fmt.Sprintf("%s/%dMiB", enc, target>>20), func(t *testing.T) {
 				e := newEnv(t)
-				// 150,000 rows of 120 random characters: ~19 MB encoded, read
-				// by one writer (under 32 MB of input).
-				writePartitioned(t, e.Landing, 3, 50_000, 1, 120, 11)
+				// 100,000 rows of 120 random characters: ~13 MB encoded, read
+				// by one writer (under 16 MB of input), so that only its last
+				// file is short of the target.
+				writePartitioned(t, e.Landing, 2, 50_000, 1, 120, 11)
 				e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.sized", "--checkpoint", e.Ckpt,
 					"--target-file-size-bytes", fmt.Sprint(target), "-p", "table-default.floe.write.parquet-encoder="+enc)
-				if diff := fixture.Exact(e.TableIDs("db.sized"), 0, 150_000); diff != "" {
+				if diff := fixture.Exact(e.TableIDs("db.sized"), 0, 100_000); diff != "" {
 					t.Fatal(diff)
 				}
 				var sizes []string
