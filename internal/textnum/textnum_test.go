@@ -1,6 +1,7 @@
 package textnum
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -10,7 +11,7 @@ import (
 
 // TestFloatAsStrconv reads random doubles printed every way, random digit
 // strings and malformed text: every value Float reads is strconv's, bit
-// for bit, and it reads most shortest-printed doubles.
+// for bit, and it reads nearly all shortest-printed doubles.
 func TestFloatAsStrconv(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	check := func(s string) bool {
@@ -43,6 +44,13 @@ func TestFloatAsStrconv(t *testing.T) {
 			hits++
 		}
 		check(strconv.FormatFloat(x, 'f', rnd.IntN(25), 64))
+		// Any double, subnormals and the largest included, printed
+		// shortest and to fewer digits, which rounds to another.
+		y := math.Float64frombits(rnd.Uint64())
+		if !math.IsNaN(y) && !math.IsInf(y, 0) {
+			check(strconv.FormatFloat(y, 'g', -1, 64))
+			check(strconv.FormatFloat(y, 'e', rnd.IntN(19), 64))
+		}
 		var b strings.Builder
 		if rnd.IntN(2) == 0 {
 			b.WriteByte('-')
@@ -56,12 +64,20 @@ func TestFloatAsStrconv(t *testing.T) {
 				b.WriteByte("0123456789"[rnd.IntN(10)])
 			}
 		}
+		if rnd.IntN(2) == 0 {
+			fmt.Fprintf(&b, "e%d", rnd.IntN(800)-400)
+		}
 		check(b.String())
 	}
-	if hits < unit/2 {
-		t.Errorf("Float read %d of %d shortest-printed doubles in [0, 1), want most", hits, unit)
+	if hits < unit*99/100 {
+		t.Errorf("Float read %d of %d shortest-printed doubles in [0, 1), want nearly all", hits, unit)
 	}
-	for _, s := range []string{"", "-", ".", "1.", ".5", "-.5", "1e5", "1.5e3", "0x10", "1_000", "+1", "1.2.3", "9007199254740993", "NaN", "Inf", " 1", "1 "} {
+	// Halfway between two doubles, 2^53+1 and the like: strconv's to round.
+	for _, s := range []string{"9007199254740993", "9007199254740993e0", "1e23", "8.98846567431158e307", "1.7976931348623157e308",
+		"1.7976931348623159e308", "4.9e-324", "2.2250738585072011e-308", "2.2250738585072014e-308", "1e-400", "1e400", "0e99999"} {
+		check(s)
+	}
+	for _, s := range []string{"", "-", ".", "1.", ".5", "-.5", "1e", "1e+", "0x10", "1_000", "+1", "1.2.3", "NaN", "Inf", " 1", "1 ", "1e5x"} {
 		if f, ok := Float(s); ok {
 			if want, err := strconv.ParseFloat(s, 64); err != nil || want != f {
 				t.Errorf("Float(%q) = %v, strconv: %v, %v", s, f, want, err)
