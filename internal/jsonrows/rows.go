@@ -1125,7 +1125,13 @@ func (p *parser) fixedValue(c *column) error {
 			return nil
 		}
 		if c.kind == "float" {
-			if f, err := strconv.ParseFloat(transient(text), 64); err == nil {
+			f, ok := textnum.Float(text)
+			if !ok {
+				var err error
+				f, err = strconv.ParseFloat(transient(text), 64)
+				ok = err == nil
+			}
+			if ok {
 				c.n++
 				c.valid = append(c.valid, true)
 				c.floats = append(c.floats, f)

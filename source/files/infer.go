@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/floe-io/floe/internal/jsonrows"
+	"github.com/floe-io/floe/internal/textnum"
 	"github.com/floe-io/floe/internal/texttime"
 )
 
@@ -51,8 +52,10 @@ func (k *csvKind) observe(v string) {
 		}
 	}
 	if k.isFloat {
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			k.isFloat = false
+		if _, ok := textnum.Float(v); !ok {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				k.isFloat = false
+			}
 		}
 	}
 	if k.isBool {
