@@ -375,18 +375,7 @@ func (s *Source) typeName() string {
 
 // icebergOptions are the read options the iceberg source understands,
 // with Spark's names.
-var icebergOptions = []string{
-	"stream-from-timestamp",
-	"streaming-max-files-per-micro-batch",
-	"streaming-max-rows-per-micro-batch",
-	"streaming-skip-overwrite-snapshots",
-	"streaming-skip-delete-snapshots",
-	"streaming-skip-expired-snapshots",
-	"async-micro-batch-planning-enabled",
-	"streaming-snapshot-polling-interval-ms",
-	"async-queue-preload-file-limit",
-	"async-queue-preload-row-limit",
-}
+var icebergOptions = optionNames(icebergSourceOptions)
 
 // ReadLimits are the per-batch limits the source's configuration sets:
 // max-files-per-trigger and max-bytes-per-trigger for files, the
@@ -428,13 +417,7 @@ func (s *Source) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
 
 // kafkaOptions are the options the kafka source understands besides the
 // client's kafka.* settings, with Spark's names.
-var kafkaOptions = []string{
-	"subscribe", "subscribePattern", "assign",
-	"startingOffsets", "startingTimestamp", "endingOffsets",
-	"maxOffsetsPerTrigger", "maxBytesPerTrigger", "failOnDataLoss", "includeHeaders",
-	"schema.registry.url", "schema.registry.basic.auth.user.info",
-	"controlTopic", "stateTable", "objectNotifications", "objectNotifications.dedupMessages", "deadLetterTopic",
-}
+var kafkaOptions = optionNames(kafkaSourceOptions)
 
 // validateKafka checks a source of type kafka: the brokers, exactly one
 // way to choose topics, none of the landing-directory keys, and the

@@ -264,6 +264,15 @@ type commandHelp struct {
 	// keysNote heads the sections of generated flags, where the command
 	// gives them a meaning of its own (floe run: they override the file).
 	keysNote string
+	// options lists the values a map flag takes, such as -o's read
+	// options for each source type, after the flags.
+	options []optionList
+}
+
+// optionList is a help section of the keys a map flag takes.
+type optionList struct {
+	title   string
+	options []config.SourceOption
 }
 
 // example is a command line with a comment saying what it does.
@@ -312,6 +321,13 @@ func (fs *flagSet) printHelp(w io.Writer) {
 		fmt.Fprintf(w, "\n%s:\n", sectionTitle(s, h))
 		for _, f := range flags {
 			fs.printFlag(w, f)
+		}
+	}
+	for _, l := range h.options {
+		fmt.Fprintf(w, "\n%s:\n", l.title)
+		for _, o := range l.options {
+			fmt.Fprintf(w, "  %s\n", o.Name)
+			wrap(w, "        ", o.Doc)
 		}
 	}
 	if len(h.examples) > 0 {

@@ -1,5 +1,6 @@
-// Command floe streams files into Apache Iceberg tables exactly once, and
-// inspects the tables and checkpoints it writes.
+// Command floe streams landing files (a local directory or an object
+// store), an Iceberg table's appends or Kafka topics into Apache Iceberg
+// tables exactly once, and inspects the tables and checkpoints it writes.
 //
 // Exit codes: 0 success; 1 the job failed (bad input, unreachable catalog,
 // failed commit); 2 invalid usage or configuration, including a warehouse,
@@ -43,12 +44,12 @@ type command struct {
 
 var commands = []command{
 	{"run", "run a pipeline file (the main job)", cmdRun},
-	{"stream", "stream a landing directory or a table into a table, configured by flags", cmdStream},
+	{"stream", "stream landing files, an Iceberg table or Kafka topics into a table, configured by flags", cmdStream},
 	{"scan", "print or count a table's rows", cmdScan},
-	{"table", "inspect tables: list, describe, snapshots, files, history, health", cmdTable},
-	{"maintain", "keep a table fast: expire-snapshots, rewrite-data-files, rewrite-manifests, remove-orphan-files", cmdMaintain},
+	{"table", "inspect tables (list, describe, snapshots, files, history, health), register them, manage branches and tags", cmdTable},
+	{"maintain", "keep a table fast: expire-snapshots, rewrite-data-files, convert-equality-deletes, rewrite-manifests, remove-orphan-files", cmdMaintain},
 	{"serve", "serve the catalog as an Iceberg REST catalog for other engines", cmdServe},
-	{"checkpoint", "inspect a checkpoint: show", cmdCheckpoint},
+	{"checkpoint", "inspect and repair a checkpoint: show, verify, rebuild", cmdCheckpoint},
 	{"version", "print floe's version", cmdVersion},
 }
 
@@ -84,6 +85,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	newLogger(stderr, slog.LevelWarn)
+	if len(args) > 0 && isVersion(args[0]) {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
 		printUsage(stderr)
 		if len(args) == 0 {
@@ -103,6 +107,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// isVersion reports whether arg asks for the version the way most tools
+// take it, as a flag rather than as floe's version command.
+func isVersion(arg string) bool { return arg == "-version" || arg == "--version" }
 
 func report(err error, stderr io.Writer) int {
 	if err == nil {
@@ -131,13 +139,18 @@ func report(err error, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "floe streams files into Apache Iceberg tables exactly once.")
+	fmt.Fprintln(w, "floe streams landing files (a local directory or an object store), an Iceberg")
+	fmt.Fprintln(w, "table's appends or Kafka topics into Apache Iceberg tables exactly once.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: floe COMMAND [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		listEntry(w, width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Examples:")
@@ -180,10 +193,23 @@ type subcommand struct {
 
 func printGroup(w io.Writer, name string, subs []subcommand) {
 	fmt.Fprintf(w, "Usage: floe %s SUBCOMMAND [flags]\n\nSubcommands:\n", name)
+	width := 0
 	for _, s := range subs {
-		fmt.Fprintf(w, "  %-20s %s\n", s.name, s.summary)
+		width = max(width, len(s.name))
+	}
+	for _, s := range subs {
+		listEntry(w, width, s.name, s.summary)
 	}
 	fmt.Fprintf(w, "\n`floe %s SUBCOMMAND --help` describes a subcommand, its flags and examples.\n", name)
+}
+
+// listEntry prints a name and its summary in a list whose names take width
+// columns, the summary wrapped under itself.
+func listEntry(w io.Writer, width int, name, summary string) {
+	indent := strings.Repeat(" ", 2+width+2)
+	var b strings.Builder
+	wrap(&b, indent, summary)
+	fmt.Fprintf(w, "  %-*s  %s", width, name, strings.TrimPrefix(b.String(), indent))
 }
 
 // newLogger makes floe's logger on stderr and routes what libraries log

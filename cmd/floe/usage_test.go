@@ -1,0 +1,133 @@
+package main_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// commandSummary is the line `floe --help` gives a command, its wrapped
+// continuation lines joined on.
+func commandSummary(t *testing.T, help, name string) string {
+	t.Helper()
+	lines := strings.Split(help, "\n")
+	for i, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "  "+name+" "); ok {
+			summary := strings.TrimSpace(rest)
+			for _, more := range lines[i+1:] {
+				if !strings.HasPrefix(more, "     ") {
+					break
+				}
+				summary += " " + strings.TrimSpace(more)
+			}
+			return summary
+		}
+	}
+	t.Fatalf("floe --help does not list %s:\n%s", name, help)
+	return ""
+}
+
+// subcommandColumns maps each subcommand a group's help lists to the
+// column its summary starts at.
+func subcommandColumns(help string) map[string]int {
+	out := map[string]int{}
+	inList := false
+	for _, line := range strings.Split(help, "\n") {
+		switch {
+		case line == "Subcommands:":
+			inList = true
+		case line == "":
+			inList = false
+		case inList && strings.HasPrefix(line, "  ") && line[2] != ' ':
+			name, _, _ := strings.Cut(line[2:], " ")
+			out[name] = len(line) - len(strings.TrimLeft(line[2+len(name):], " "))
+		}
+	}
+	return out
+}
+
+// The overview says what floe reads, and each group's summary names every
+// subcommand the group has, in a list whose summaries line up.
+func TestUsageTexts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	help := e.OK("--help").Stderr
+	for _, want := range []string{"landing files", "object store", "Iceberg", "Kafka"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("floe --help does not say it reads %s:\n%s", want, help)
+		}
+	}
+	if s := commandSummary(t, help, "stream"); !strings.Contains(s, "Kafka") || !strings.Contains(s, "Iceberg") {
+		t.Errorf("stream's summary does not name Kafka and Iceberg sources: %q", s)
+	}
+	for _, group := range []string{"checkpoint", "maintain"} {
+		summary := commandSummary(t, help, group)
+		cols := subcommandColumns(e.OK(group, "--help").Stderr)
+		if len(cols) < 3 {
+			t.Fatalf("floe %s --help lists %d subcommands: %v", group, len(cols), cols)
+		}
+		first := -1
+		for name, col := range cols {
+			if !strings.Contains(summary, name) {
+				t.Errorf("floe --help: %s's summary %q leaves out %s", group, summary, name)
+			}
+			if first == -1 {
+				first = col
+			}
+			if col != first || col < 2+len(name)+1 {
+				t.Errorf("floe %s --help: summaries start at columns %v, want one column past the longest name", group, cols)
+				break
+			}
+		}
+	}
+}
+
+// stream --help names every source format and the read options of the
+// Iceberg and Kafka sources, with Spark's names.
+func TestStreamHelpSources(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	help := e.OK("stream", "--help").Stderr
+	usage, _, _ := strings.Cut(help, "\n")
+	for _, format := range []string{"parquet", "csv", "json", "debezium-json", "avro", "kafka", "debezium-avro", "protobuf", "json-schema"} {
+		if !regexp.MustCompile(`[ |]` + format + `[|\]]`).MatchString(usage) {
+			t.Errorf("floe stream --help's usage leaves out format %s: %s", format, usage)
+		}
+	}
+	for _, option := range []string{
+		"kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets", "startingTimestamp",
+		"endingOffsets", "maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders", "schema.registry.url", "kafka.group.id",
+		"streaming-max-files-per-micro-batch", "stream-from-timestamp",
+	} {
+		if !strings.Contains(help, "\n  "+option+"\n        ") {
+			t.Errorf("floe stream --help does not describe -o %s", option)
+		}
+	}
+}
+
+// --version and -version print what floe version prints.
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	want := e.OK("version").Stdout
+	if !strings.HasPrefix(want, "floe ") {
+		t.Fatalf("floe version printed %q", want)
+	}
+	for _, flag := range []string{"--version", "-version"} {
+		if r := e.OK(flag); r.Stdout != want {
+			t.Errorf("floe %s printed %q, floe version %q", flag, r.Stdout, want)
+		}
+	}
+}
+
+// A pipeline file that does not exist is a usage error naming the file.
+func TestRunMissingFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, cmd := range [][]string{{"run", "missing.yaml"}, {"checkpoint", "verify", "missing.yaml"}} {
+		r := e.Run(cmd...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "missing.yaml does not exist") {
+			t.Errorf("floe %s: want exit 2 naming the file, got %s", strings.Join(cmd, " "), r)
+		}
+	}
+}
