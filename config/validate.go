@@ -510,7 +510,7 @@ func (s *Source) validateKafka(ps *problems) {
 			if strings.HasPrefix(k, "kafka.") {
 				continue
 			}
-			if hint := closest(k, kafkaOptions); hint != "" {
+			if hint := Closest(k, kafkaOptions); hint != "" {
 				ps.add(p, 0, "unknown kafka source option; did you mean %q? (known: %s, and kafka.* client settings)", hint, strings.Join(kafkaOptions, ", "))
 			} else {
 				ps.add(p, 0, "unknown kafka source option (known: %s, and kafka.* client settings)", strings.Join(kafkaOptions, ", "))
@@ -567,7 +567,7 @@ func (s *Source) validateIceberg(ps *problems) {
 				ps.add(p, 0, "%q is not valid; use \"true\" or \"false\"", v)
 			}
 		default:
-			if hint := closest(k, icebergOptions); hint != "" {
+			if hint := Closest(k, icebergOptions); hint != "" {
 				ps.add(p, 0, "unknown iceberg source option; did you mean %q? (known: %s)", hint, strings.Join(icebergOptions, ", "))
 			} else {
 				ps.add(p, 0, "unknown iceberg source option (known: %s)", strings.Join(icebergOptions, ", "))
@@ -599,7 +599,7 @@ func (ps *problems) oneOf(path, v string) {
 		return
 	}
 	list := strings.Join(allowed, ", ")
-	if hint := closest(v, allowed); hint != "" {
+	if hint := Closest(v, allowed); hint != "" {
 		ps.add(path, 0, "%q is not allowed; did you mean %q? (one of: %s)", v, hint, list)
 		return
 	}
@@ -649,7 +649,7 @@ func checkIcebergType(t string) error {
 	case typeAliases[lower] != "":
 		hint = typeAliases[lower]
 	default:
-		hint = closest(t, icebergPrimitives)
+		hint = Closest(t, icebergPrimitives)
 	}
 	list := strings.Join(icebergPrimitives, ", ") + ", decimal(P,S)"
 	if hint != "" {

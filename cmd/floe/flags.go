@@ -240,6 +240,9 @@ func (fs *flagSet) parse(args []string) ([]string, error) {
 				fs.printHelp(fs.stderr)
 				return nil, err
 			}
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+				return nil, fs.unknownFlag(name)
+			}
 			// The flag package names flags with one dash; floe's docs and
 			// help use two.
 			msg := flagNameRE.ReplaceAllString(err.Error(), "$1--$2")
@@ -252,6 +255,21 @@ func (fs *flagSet) parse(args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// unknownFlag is the error of a flag the command does not take, with the
+// listed flag it most likely meant.
+func (fs *flagSet) unknownFlag(name string) error {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !fs.hidden[f.Name] {
+			names = append(names, f.Name)
+		}
+	})
+	if hint := config.Closest(name, names); hint != "" {
+		return usagef("%s has no flag %s; did you mean %s? (floe %s --help lists the flags)", fs.name, dashed(name), dashed(hint), fs.name)
+	}
+	return usagef("%s has no flag %s; floe %s --help lists the flags", fs.name, dashed(name), fs.name)
 }
 
 var flagNameRE = regexp.MustCompile(`(flag |defined: |argument: |for )-(\w[\w-]+)`)

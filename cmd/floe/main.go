@@ -101,6 +101,14 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			return report(err, stderr)
 		}
 	}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	if hint := config.Closest(args[0], names); hint != "" {
+		fmt.Fprintf(stderr, "floe: unknown command %q; did you mean %q? (floe --help lists the commands)\n", args[0], hint)
+		return exitUsage
+	}
 	fmt.Fprintf(stderr, "floe: unknown command %q\n\n", args[0])
 	printUsage(stderr)
 	return exitUsage
@@ -173,6 +181,15 @@ func group(ctx context.Context, name string, subs []subcommand, args []string, s
 			if s.name == args[0] {
 				return s.run(ctx, args[1:], stdout, stderr)
 			}
+		}
+	}
+	if len(args) > 0 && !isHelp(args[0]) && args[0] != "help" {
+		names := make([]string, len(subs))
+		for i, s := range subs {
+			names[i] = s.name
+		}
+		if hint := config.Closest(args[0], names); hint != "" {
+			return usagef("%s has no subcommand %q; did you mean %q? (floe %s --help lists them)", name, args[0], hint, name)
 		}
 	}
 	printGroup(stderr, name, subs)

@@ -109,8 +109,7 @@ func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table,
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
-		wh, _ := floe.ResolveWarehouse(cfg.Warehouse)
-		return nil, fmt.Errorf("table %s does not exist in the catalog of warehouse %s; `floe table list` shows the tables there (use --warehouse to pick another)", name, wh)
+		return nil, noSuchTable(ctx, cat, cf, ident)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)

@@ -131,3 +131,56 @@ func TestRunMissingFile(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped command, subcommand, flag or table is a usage mistake whose
+// message names what was most likely meant.
+func TestDidYouMean(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sacn", "db.events"}, 2, `unknown command "sacn"; did you mean "scan"?`},
+		{[]string{"tabel", "list"}, 2, `did you mean "table"?`},
+		{[]string{"table", "snapshot", "db.events"}, 2, `table has no subcommand "snapshot"; did you mean "snapshots"?`},
+		{[]string{"maintain", "expire-snapshot", "db.events"}, 2, `did you mean "expire-snapshots"?`},
+		{[]string{"checkpoint", "verfy", "p.yaml"}, 2, `did you mean "verify"?`},
+		{[]string{"stream", "--checkpiont", "ckpt"}, 2, "stream has no flag --checkpiont; did you mean --checkpoint?"},
+		{[]string{"scan", "db.events", "--cuont"}, 2, "scan has no flag --cuont; did you mean --count?"},
+		{[]string{"table", "describe", "db.events", "--jsno"}, 2, "table describe has no flag --jsno; did you mean --json?"},
+		{[]string{"scan", "db.events", "--no-such-thing"}, 2, "scan has no flag --no-such-thing; floe scan --help lists the flags"},
+	} {
+		r := e.Run(c.args...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("floe %s: want exit %d and %q, got %s", strings.Join(c.args, " "), c.code, c.want, r)
+		}
+		if strings.Contains(r.Stderr, "flag provided but not defined") {
+			t.Errorf("floe %s: the flag package's message reached the user: %s", strings.Join(c.args, " "), r.Stderr)
+		}
+	}
+
+	e.WriteIDs("a.parquet", 0, 10)
+	e.Stream("db.events")
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.users", "--checkpoint", e.Ckpt+"-users")
+	for _, args := range [][]string{
+		{"scan", "db.evnts", "--count"},
+		{"table", "describe", "db.evnts"},
+		{"table", "refs", "db.evnts"},
+		{"maintain", "expire-snapshots", "db.evnts"},
+		{"maintain", "rewrite-manifests", "db.evnts"},
+	} {
+		r := e.Run(args...)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "did you mean db.events?") || !strings.Contains(r.Stderr, "namespace db has db.events, db.users") {
+			t.Errorf("floe %s: want the table meant and the namespace's tables, got %s", strings.Join(args, " "), r)
+		}
+	}
+	if r := e.Run("scan", "dbb.events", "--count"); r.Code == 0 || !strings.Contains(r.Stderr, "did you mean db.events?") {
+		t.Errorf("floe scan dbb.events: want the table meant in another namespace, got %s", r)
+	}
+	if r := e.Run("scan", "db.zzzzzzzz", "--count"); r.Code == 0 || strings.Contains(r.Stderr, "did you mean") ||
+		!strings.Contains(r.Stderr, "table db.zzzzzzzz does not exist") {
+		t.Errorf("floe scan db.zzzzzzzz: want no suggestion, got %s", r)
+	}
+}
