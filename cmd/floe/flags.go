@@ -237,6 +237,10 @@ func (fs *flagSet) parse(args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				if c, ok := fs.stderr.(*flagCollector); ok {
+					c.fs = fs
+					return nil, err
+				}
 				fs.printHelp(fs.stderr)
 				return nil, err
 			}
@@ -311,33 +315,9 @@ func (fs *flagSet) printHelp(w io.Writer) {
 		fmt.Fprintln(w)
 		wrap(w, "", h.about)
 	}
-	bySection := map[string][]*flag.Flag{}
-	fs.VisitAll(func(f *flag.Flag) {
-		if !fs.hidden[f.Name] {
-			s := fs.groups[f.Name]
-			if s == "" {
-				s = "Flags"
-			}
-			bySection[s] = append(bySection[s], f)
-		}
-	})
-	for carrier, r := range fs.routes {
-		if fs.Lookup(carrier) == nil {
-			continue
-		}
-		for _, f := range r {
-			s := sectionOf(f.Key)
-			bySection[s] = append(bySection[s], &flag.Flag{Name: f.Name + " " + f.Prefix, Value: &keyFlag{f: f}})
-		}
-	}
-	for _, s := range sections {
-		flags := bySection[s]
-		if len(flags) == 0 {
-			continue
-		}
-		sort.SliceStable(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
-		fmt.Fprintf(w, "\n%s:\n", sectionTitle(s, h))
-		for _, f := range flags {
+	for _, sec := range fs.helpSections() {
+		fmt.Fprintf(w, "\n%s:\n", sec.title)
+		for _, f := range sec.flags {
 			fs.printFlag(w, f)
 		}
 	}
@@ -362,6 +342,44 @@ func (fs *flagSet) printHelp(w io.Writer) {
 	}
 }
 
+// helpSection is a titled list of flags in a command's help.
+type helpSection struct {
+	title string
+	flags []*flag.Flag
+}
+
+// helpSections are the flags the help lists, by section: the listed
+// flags, and a map flag's prefixed forms (-p table-default.KEY=VALUE).
+func (fs *flagSet) helpSections() []helpSection {
+	bySection := map[string][]*flag.Flag{}
+	for _, f := range fs.listed() {
+		s := fs.groups[f.Name]
+		if s == "" {
+			s = "Flags"
+		}
+		bySection[s] = append(bySection[s], f)
+	}
+	for carrier, r := range fs.routes {
+		if fs.Lookup(carrier) == nil {
+			continue
+		}
+		for _, f := range r {
+			s := sectionOf(f.Key)
+			bySection[s] = append(bySection[s], &flag.Flag{Name: f.Name + " " + f.Prefix, Value: &keyFlag{f: f}})
+		}
+	}
+	var out []helpSection
+	for _, s := range sections {
+		flags := bySection[s]
+		if len(flags) == 0 {
+			continue
+		}
+		sort.SliceStable(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
+		out = append(out, helpSection{sectionTitle(s, helps[fs.name]), flags})
+	}
+	return out
+}
+
 func sectionTitle(s string, h commandHelp) string {
 	title := map[string]string{
 		"Flags":   "Flags",
@@ -377,11 +395,19 @@ func sectionTitle(s string, h commandHelp) string {
 }
 
 func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
-	const indent = "        "
+	spelling, paragraphs := flagEntry(fl)
+	fmt.Fprintf(w, "  %s\n", spelling)
+	for _, p := range paragraphs {
+		wrap(w, "        ", p)
+	}
+}
+
+// flagEntry is a flag as the help shows it: its spelling with its
+// argument ("--max-file-age DURATION"), and its description, a line of
+// prose then, for a pipeline key's flag, its default, values and key.
+func flagEntry(fl *flag.Flag) (string, []string) {
 	if kf, ok := fl.Value.(*keyFlag); ok {
 		f := kf.f
-		fmt.Fprintf(w, "  %s\n", f.Spelling())
-		wrap(w, indent, prose(f.Doc))
 		var more []string
 		switch {
 		case f.Default != "" && f.DefaultNote != "":
@@ -394,8 +420,8 @@ func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
 		if f.Kind == config.FlagBool && f.Default == "true" {
 			more = append(more, fmt.Sprintf("--%s=false turns it off.", f.Name))
 		}
-		if len(f.Allowed) > 0 && !strings.Contains(f.Arg, "|") && len(f.Allowed) > 1 {
-			more = append(more, "One of: "+strings.Join(f.Allowed, ", ")+".")
+		if vs := flagValues(fl); len(vs) > 0 && !strings.Contains(f.Arg, "|") {
+			more = append(more, "One of: "+strings.Join(vs, ", ")+".")
 		}
 		switch f.Kind {
 		case config.FlagList:
@@ -406,8 +432,7 @@ func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
 			}
 		}
 		more = append(more, "Key: "+f.Key+".")
-		wrap(w, indent, strings.Join(more, " "))
-		return
+		return f.Spelling(), []string{prose(f.Doc), strings.Join(more, " ")}
 	}
 	arg, usage := flag.UnquoteUsage(fl)
 	if arg != "" {
@@ -421,11 +446,26 @@ func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
 			arg = ""
 		}
 	}
-	fmt.Fprintf(w, "  %s%s\n", dashed(fl.Name), arg)
 	if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" && !strings.Contains(usage, "default") {
 		usage += " Default: " + fl.DefValue + "."
 	}
-	wrap(w, indent, usage)
+	return dashed(fl.Name) + arg, []string{usage}
+}
+
+// flagValues are the values a flag takes when they are a fixed few, for
+// the help and for completing them.
+func flagValues(fl *flag.Flag) []string {
+	if kf, ok := fl.Value.(*keyFlag); ok && len(kf.f.Allowed) > 1 {
+		return kf.f.Allowed
+	}
+	return nil
+}
+
+// takesValue reports whether a flag is followed by a value, as completion
+// needs to know.
+func takesValue(fl *flag.Flag) bool {
+	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // prose is the line of help a key's description gives a flag: its first

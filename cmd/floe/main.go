@@ -36,21 +36,59 @@ const (
 	exitNoInput = 3
 )
 
+// command is one of floe's commands: one that runs, or a group whose
+// subcommands run (floe table list). Dispatch, the help, the completion
+// scripts and the man page all take the commands from here.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run     runFunc
+	// subs are a group's subcommands; a group's summary ends with their
+	// names.
+	subs func() []subcommand
 }
 
-var commands = []command{
-	{"run", "run a pipeline file (the main job)", cmdRun},
-	{"stream", "stream landing files, an Iceberg table or Kafka topics into a table, configured by flags", cmdStream},
-	{"scan", "print or count a table's rows", cmdScan},
-	{"table", "inspect tables (list, describe, snapshots, files, history, health), register them, manage branches and tags", cmdTable},
-	{"maintain", "keep a table fast: expire-snapshots, rewrite-data-files, convert-equality-deletes, rewrite-manifests, remove-orphan-files", cmdMaintain},
-	{"serve", "serve the catalog as an Iceberg REST catalog for other engines", cmdServe},
-	{"checkpoint", "inspect and repair a checkpoint: show, verify, rebuild", cmdCheckpoint},
-	{"version", "print floe's version", cmdVersion},
+type runFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// commands are floe's commands, in the order `floe --help` lists them.
+// They are set in init because some of them (completion, man) are
+// generated from the list.
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "run", summary: "run a pipeline file (the main job)", run: cmdRun},
+		{name: "stream", summary: "stream landing files, an Iceberg table or Kafka topics into a table, configured by flags", run: cmdStream},
+		{name: "scan", summary: "print or count a table's rows", run: cmdScan},
+		{name: "table", summary: "inspect and manage tables", subs: func() []subcommand { return tableSubcommands }},
+		{name: "maintain", summary: "keep a table fast", subs: maintainSubcommands},
+		{name: "serve", summary: "serve the catalog as an Iceberg REST catalog for other engines", run: cmdServe},
+		{name: "checkpoint", summary: "inspect and repair a checkpoint", subs: func() []subcommand { return checkpointSubcommands }},
+		{name: "version", summary: "print floe's version", run: cmdVersion},
+		{name: "completion", summary: "print a shell completion script: bash, zsh or fish", run: cmdCompletion},
+		{name: "man", summary: "print floe's manual page (roff), every command and flag", run: cmdMan},
+	}
+}
+
+// fullSummary is the line `floe --help` gives the command: a group's
+// names its subcommands.
+func (c command) fullSummary() string {
+	if c.subs == nil {
+		return c.summary
+	}
+	var names []string
+	for _, s := range c.subs() {
+		names = append(names, s.name)
+	}
+	return c.summary + ": " + strings.Join(names, ", ")
+}
+
+// dispatch runs the command, or the group's subcommand args name.
+func (c command) dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if c.subs != nil {
+		return group(ctx, c.name, c.subs(), args, stdout, stderr)
+	}
+	return c.run(ctx, args, stdout, stderr)
 }
 
 // exitCodes is the table `floe --help` prints; the package comment says
@@ -97,8 +135,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			err := c.run(context.Background(), args[1:], stdout, stderr)
-			return report(err, stderr)
+			return report(c.dispatch(context.Background(), args[1:], stdout, stderr), stderr)
 		}
 	}
 	names := make([]string, len(commands))
@@ -158,7 +195,7 @@ func printUsage(w io.Writer) {
 		width = max(width, len(c.name))
 	}
 	for _, c := range commands {
-		listEntry(w, width, c.name, c.summary)
+		listEntry(w, width, c.name, c.fullSummary())
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Examples:")
@@ -205,7 +242,7 @@ func group(ctx context.Context, name string, subs []subcommand, args []string, s
 // subcommand is one of a group command's subcommands.
 type subcommand struct {
 	name, summary string
-	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run           runFunc
 }
 
 func printGroup(w io.Writer, name string, subs []subcommand) {

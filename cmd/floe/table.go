@@ -68,10 +68,6 @@ func init() {
 	}
 }
 
-func cmdTable(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return group(ctx, "table", tableSubcommands, args, stdout, stderr)
-}
-
 // openCatalog opens the catalog the flags name, which must exist: a
 // command that only reads would otherwise create an empty one wherever a
 // mistyped --warehouse points.
