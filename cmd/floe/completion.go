@@ -10,6 +10,7 @@ import (
 func init() {
 	helps["completion"] = commandHelp{
 		usage: "completion bash|zsh|fish",
+		args:  []string{"bash", "zsh", "fish"},
 		about: "Print a script that completes floe's commands, subcommands, flags and the values of flags that take " +
 			"a fixed few, for bash, zsh or fish. It is generated from the same list of commands as the help.",
 		examples: []example{
@@ -46,6 +47,7 @@ type completionEntry struct {
 	path    string // "" for floe itself, "table" for a group, "table describe"
 	summary string
 	words   []completionWord // subcommands, or flags
+	args    []string         // a command's fixed argument values
 }
 
 // completionWord is a command or flag with its description; a flag's
@@ -77,7 +79,7 @@ func completionEntries() []completionEntry {
 		out = append(out, g)
 	}
 	for _, l := range leaves() {
-		e := completionEntry{path: l.path, summary: l.summary}
+		e := completionEntry{path: l.path, summary: l.summary, args: helps[l.path].args}
 		for _, fl := range l.flags().listed() {
 			_, doc := flagEntry(fl)
 			e.words = append(e.words, completionWord{word: dashed(fl.Name), doc: shortDoc(doc[0]), flag: true,
@@ -137,7 +139,7 @@ func bashCompletion(w io.Writer, entries []completionEntry) {
 `, strings.Join(groupNames(), "|"))
 	for _, e := range entries {
 		if e.isLeaf() {
-			fmt.Fprintf(w, "    %s) [[ $cur == -* ]] && words=%s ;;\n", shellQuote(e.path), shellQuote(e.wordList()))
+			fmt.Fprintf(w, "    %s) [[ $cur == -* ]] && words=%s || words=%s ;;\n", shellQuote(e.path), shellQuote(e.wordList()), shellQuote(strings.Join(e.args, " ")))
 		} else {
 			fmt.Fprintf(w, "    %s) words=%s ;;\n", shellQuote(e.path), shellQuote(e.wordList()))
 		}
@@ -168,6 +170,7 @@ func zshCompletion(w io.Writer, entries []completionEntry) {
 	fmt.Fprintf(w, `_floe() {
     local cmdpath=""
     local -a described flagspecs
+    local argspec
     if (( CURRENT >= 3 )); then
         cmdpath=$words[2]
         case $cmdpath in
@@ -193,7 +196,11 @@ func zshCompletion(w io.Writer, entries []completionEntry) {
 			}
 		}
 		if e.isLeaf() {
-			fmt.Fprintf(w, "    %s) flagspecs=(%s) ;;\n", shellQuote(e.path), strings.Join(items, " "))
+			arg := "*:argument:_files"
+			if len(e.args) > 0 {
+				arg = "1:argument:(" + strings.Join(e.args, " ") + ")"
+			}
+			fmt.Fprintf(w, "    %s) flagspecs=(%s) argspec=%s ;;\n", shellQuote(e.path), strings.Join(items, " "), shellQuote(arg))
 		} else {
 			fmt.Fprintf(w, "    %s) described=(%s) ;;\n", shellQuote(e.path), strings.Join(items, " "))
 		}
@@ -202,7 +209,11 @@ func zshCompletion(w io.Writer, entries []completionEntry) {
     if (( ${#described} )); then
         _describe -t commands 'floe command' described
     else
-        _arguments -s $flagspecs '*:argument:_files'
+        # _arguments takes the command's own name as words[1].
+        local skip=${#${(z)cmdpath}}
+        shift $skip words
+        (( CURRENT -= skip ))
+        _arguments -s $flagspecs "$argspec"
     fi
 }
 _floe "$@"
@@ -242,6 +253,9 @@ end
 		cond := fmt.Sprintf("-n %s", fishQuote("test (count (commandline -opc)) -eq 1"))
 		if e.path != "" {
 			cond = fmt.Sprintf("-n %s", fishQuote("__floe_at "+fishQuote(e.path)))
+		}
+		for _, a := range e.args {
+			fmt.Fprintf(w, "complete -c floe -f %s -a %s\n", cond, fishQuote(a))
 		}
 		for _, wd := range e.words {
 			if !wd.flag {

@@ -286,6 +286,9 @@ type commandHelp struct {
 	// keysNote heads the sections of generated flags, where the command
 	// gives them a meaning of its own (floe run: they override the file).
 	keysNote string
+	// args are the fixed values of the command's argument, which
+	// completion offers (floe completion bash).
+	args []string
 	// options lists the values a map flag takes, such as -o's read
 	// options for each source type, after the flags.
 	options []optionList
@@ -420,8 +423,8 @@ func flagEntry(fl *flag.Flag) (string, []string) {
 		if f.Kind == config.FlagBool && f.Default == "true" {
 			more = append(more, fmt.Sprintf("--%s=false turns it off.", f.Name))
 		}
-		if vs := flagValues(fl); len(vs) > 0 && !strings.Contains(f.Arg, "|") {
-			more = append(more, "One of: "+strings.Join(vs, ", ")+".")
+		if len(f.Allowed) > 1 && !strings.Contains(f.Arg, "|") {
+			more = append(more, "One of: "+strings.Join(f.Allowed, ", ")+".")
 		}
 		switch f.Kind {
 		case config.FlagList:
@@ -453,13 +456,23 @@ func flagEntry(fl *flag.Flag) (string, []string) {
 }
 
 // flagValues are the values a flag takes when they are a fixed few, for
-// the help and for completing them.
+// completing them: the words of its allowed values, without forms such as
+// processing-time=<duration>, which only describe a value.
 func flagValues(fl *flag.Flag) []string {
-	if kf, ok := fl.Value.(*keyFlag); ok && len(kf.f.Allowed) > 1 {
-		return kf.f.Allowed
+	kf, ok := fl.Value.(*keyFlag)
+	if !ok || len(kf.f.Allowed) < 2 {
+		return nil
 	}
-	return nil
+	var vs []string
+	for _, v := range kf.f.Allowed {
+		if literalValue.MatchString(v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
 }
+
+var literalValue = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // takesValue reports whether a flag is followed by a value, as completion
 // needs to know.

@@ -86,6 +86,8 @@ func TestRegistryComplete(t *testing.T) {
 	// The words each script offers after a command path, and the man
 	// page's section of each command.
 	bashWords := bashCompletions(t, bash, paths)
+	zshWords := zshCompletions(t, zsh, paths)
+	fishWords := fishCompletions(t, fish, paths)
 	zshCase := func(path string) string {
 		for _, line := range strings.Split(zsh, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), shellQuote(path)+") ") {
@@ -113,7 +115,7 @@ func TestRegistryComplete(t *testing.T) {
 		if !strings.Contains(top, "\n  "+c.name+" ") {
 			t.Errorf("floe --help does not list command %s", c.name)
 		}
-		checkWord(t, "", c.name, bashWords, zshCase, fish, fishCond)
+		checkWord(t, "", c.name, bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 		if !strings.Contains(man, ".B "+roff(c.name)+"\n") {
 			t.Errorf("the man page does not list command %s", c.name)
 		}
@@ -125,7 +127,7 @@ func TestRegistryComplete(t *testing.T) {
 			if !strings.Contains(groupHelp, "\n  "+s.name+" ") {
 				t.Errorf("floe %s --help does not list subcommand %s", c.name, s.name)
 			}
-			checkWord(t, c.name, s.name, bashWords, zshCase, fish, fishCond)
+			checkWord(t, c.name, s.name, bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 		}
 	}
 	for path, flags := range paths {
@@ -134,32 +136,45 @@ func TestRegistryComplete(t *testing.T) {
 			t.Errorf("the man page has no section for floe %s", path)
 		}
 		for _, f := range flags {
-			checkWord(t, path, dashed(f), bashWords, zshCase, fish, fishCond)
+			checkWord(t, path, dashed(f), bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 			if !strings.Contains(section, `\fB`+roff(dashed(f))) {
 				t.Errorf("the man page's floe %s does not describe %s", path, dashed(f))
 			}
 		}
 	}
 
-	if _, err := exec.LookPath("bash"); err == nil {
-		script := filepath.Join(t.TempDir(), "floe.bash")
-		if err := os.WriteFile(script, []byte(bash), 0o644); err != nil {
+	// Each shell that is installed parses its script.
+	for shell, script := range map[string]string{"bash": bash, "zsh": zsh, "fish": fish} {
+		if _, err := exec.LookPath(shell); err != nil {
+			continue
+		}
+		file := filepath.Join(t.TempDir(), "floe."+shell)
+		if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
-			t.Errorf("bash -n on floe completion bash: %v\n%s", err, out)
+		if out, err := exec.Command(shell, "-n", file).CombinedOutput(); err != nil {
+			t.Errorf("%s -n on floe completion %s: %v\n%s", shell, shell, err, out)
 		}
 	}
 }
 
 // checkWord checks that each script completes word after path.
-func checkWord(t *testing.T, path, word string, bashWords map[string][]string, zshCase func(string) string, fish string, fishCond func(string) string) {
+func checkWord(t *testing.T, path, word string, bashWords, zshWords, fishWords map[string][]string, zshCase func(string) string, fish string, fishCond func(string) string) {
 	t.Helper()
 	if bashWords != nil && !slices.Contains(bashWords[path], word) {
 		t.Errorf("bash completion of floe %s offers %v, not %s", path, bashWords[path], word)
 	}
+	if zshWords != nil && !slices.Contains(zshWords[path], word) {
+		t.Errorf("zsh completion of floe %s offers %v, not %s", path, zshWords[path], word)
+	}
 	if line := zshCase(path); !strings.Contains(line, "'"+word+"[") && !strings.Contains(line, "'"+word+":") {
 		t.Errorf("zsh completion of floe %s does not offer %s: %q", path, word, line)
+	}
+	if fishWords != nil {
+		if !slices.Contains(fishWords[path], word) {
+			t.Errorf("fish completion of floe %s offers %v, not %s", path, fishWords[path], word)
+		}
+		return
 	}
 	fishWord := "-a " + fishQuote(word)
 	if strings.HasPrefix(word, "-") {
@@ -174,6 +189,98 @@ func checkWord(t *testing.T, path, word string, bashWords map[string][]string, z
 	}
 }
 
+// fishCompletions asks fish what it completes after every command path
+// and after floe and each group, as bashCompletions does bash; nil when
+// there is no fish.
+func fishCompletions(t *testing.T, script string, paths map[string][]string) map[string][]string {
+	t.Helper()
+	if _, err := exec.LookPath("fish"); err != nil {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(script)
+	for path := range probes(paths) {
+		line := strings.TrimSpace("floe "+path) + " "
+		if _, ok := paths[path]; ok {
+			line += "-"
+		}
+		fmt.Fprintf(&b, "echo %s\ncomplete -C %s\n", fishQuote("@@"+path), fishQuote(line))
+	}
+	file := filepath.Join(t.TempDir(), "probe.fish")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("fish", "--no-config", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fish completion: %v\n%s", err, out)
+	}
+	words := map[string][]string{}
+	var cur string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if p, ok := strings.CutPrefix(line, "@@"); ok {
+			cur = p
+			words[cur] = []string{}
+			continue
+		}
+		word, _, _ := strings.Cut(line, "\t")
+		words[cur] = append(words[cur], word)
+	}
+	return words
+}
+
+// zshCompletions runs the zsh script's function after every command
+// path, as bashCompletions does bash, with _describe and _arguments (the
+// completion system's, which needs a terminal) replaced by functions that
+// print the words they are given; nil when there is no zsh.
+func zshCompletions(t *testing.T, script string, paths map[string][]string) map[string][]string {
+	t.Helper()
+	if _, err := exec.LookPath("zsh"); err != nil {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(script)
+	b.WriteString("_describe() { print -rl -- \"${(@P)4}\" }\n_arguments() { shift; print -rl -- \"$@\" }\n")
+	for path := range probes(paths) {
+		cur := "''"
+		if _, ok := paths[path]; ok {
+			cur = "-"
+		}
+		fmt.Fprintf(&b, "words=(floe %s %s); CURRENT=${#words}; print -r -- %s; _floe\n", path, cur, shellQuote("@@"+path))
+	}
+	out, err := exec.Command("zsh", "-f", "-c", b.String()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("zsh completion: %v\n%s", err, out)
+	}
+	words := map[string][]string{}
+	cur := "\x00"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if p, ok := strings.CutPrefix(line, "@@"); ok {
+			cur = p
+			words[cur] = []string{}
+			continue
+		}
+		word := line
+		if i := strings.IndexAny(word, "[:"); i > 0 && word[i-1] != '\\' {
+			word = word[:i]
+		}
+		words[cur] = append(words[cur], word)
+	}
+	return words
+}
+
+// probes are the command paths completion is asked about: floe itself,
+// each group and each command path.
+func probes(paths map[string][]string) map[string]bool {
+	out := map[string]bool{"": true}
+	for path := range paths {
+		out[path] = true
+		if g, _, ok := strings.Cut(path, " "); ok {
+			out[g] = true
+		}
+	}
+	return out
+}
+
 // bashCompletions runs the bash script's completion function after every
 // command path, and after floe and each group, with the word being
 // completed a dash for commands (their flags) and empty for the others;
@@ -183,16 +290,9 @@ func bashCompletions(t *testing.T, script string, paths map[string][]string) map
 	if _, err := exec.LookPath("bash"); err != nil {
 		return nil
 	}
-	probes := map[string]bool{"": true}
-	for path := range paths {
-		probes[path] = true
-		if g, _, ok := strings.Cut(path, " "); ok {
-			probes[g] = true
-		}
-	}
 	var b strings.Builder
 	b.WriteString(script)
-	for path := range probes {
+	for path := range probes(paths) {
 		cur := "''"
 		if _, ok := paths[path]; ok {
 			cur = "-"
