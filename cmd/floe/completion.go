@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/floe-io/floe/config"
 )
 
 func init() {
@@ -36,7 +38,13 @@ func cmdCompletion(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if len(pos) != 1 || shells[pos[0]] == nil {
-		return usagef("completion takes a shell: bash, zsh or fish, e.g. floe completion bash")
+		hint := ""
+		if len(pos) == 1 {
+			if c := config.Closest(pos[0], helps["completion"].args); c != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", c)
+			}
+		}
+		return usagef("completion takes a shell: bash, zsh or fish, e.g. floe completion bash%s", hint)
 	}
 	shells[pos[0]](stdout, completionEntries())
 	return nil
@@ -44,10 +52,9 @@ func cmdCompletion(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // completionEntry is what a script completes after a command path.
 type completionEntry struct {
-	path    string // "" for floe itself, "table" for a group, "table describe"
-	summary string
-	words   []completionWord // subcommands, or flags
-	args    []string         // a command's fixed argument values
+	path  string           // "" for floe itself, "table" for a group, "table describe"
+	words []completionWord // subcommands, or flags
+	args  []string         // a command's fixed argument values
 }
 
 // completionWord is a command or flag with its description; a flag's
@@ -72,14 +79,14 @@ func completionEntries() []completionEntry {
 		if c.subs == nil {
 			continue
 		}
-		g := completionEntry{path: c.name, summary: c.summary}
+		g := completionEntry{path: c.name}
 		for _, s := range c.subs() {
 			g.words = append(g.words, completionWord{word: s.name, doc: s.summary})
 		}
 		out = append(out, g)
 	}
 	for _, l := range leaves() {
-		e := completionEntry{path: l.path, summary: l.summary, args: helps[l.path].args}
+		e := completionEntry{path: l.path, args: helps[l.path].args}
 		for _, fl := range l.flags().listed() {
 			_, doc := flagEntry(fl)
 			e.words = append(e.words, completionWord{word: dashed(fl.Name), doc: shortDoc(doc[0]), flag: true,
@@ -282,4 +289,18 @@ end
 // fishQuote quotes s for fish: single quotes, with \ and ' escaped.
 func fishQuote(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
+
+// shortDoc is a flag's or command's description cut to its first
+// sentence, for completion menus.
+func shortDoc(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := sentenceEnd(s); i > 0 {
+		s = s[:i]
+	}
+	const most = 100
+	if len(s) > most {
+		s = s[:strings.LastIndex(s[:most], " ")] + "..."
+	}
+	return s
 }

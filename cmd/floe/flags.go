@@ -286,6 +286,9 @@ type commandHelp struct {
 	// keysNote heads the sections of generated flags, where the command
 	// gives them a meaning of its own (floe run: they override the file).
 	keysNote string
+	// flagNotes add a sentence to a flag's description where the command
+	// gives it more meaning than its pipeline key says, by flag name.
+	flagNotes map[string]string
 	// args are the fixed values of the command's argument, which
 	// completion offers (floe completion bash).
 	args []string
@@ -398,11 +401,21 @@ func sectionTitle(s string, h commandHelp) string {
 }
 
 func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
-	spelling, paragraphs := flagEntry(fl)
+	spelling, paragraphs := fs.flagEntry(fl)
 	fmt.Fprintf(w, "  %s\n", spelling)
 	for _, p := range paragraphs {
 		wrap(w, "        ", p)
 	}
+}
+
+// flagEntry is flagEntry with the command's note on the flag.
+func (fs *flagSet) flagEntry(fl *flag.Flag) (string, []string) {
+	spelling, paragraphs := flagEntry(fl)
+	if note := helps[fs.name].flagNotes[fl.Name]; note != "" {
+		// After the line of prose: a key's flag ends with its key.
+		paragraphs = slices.Insert(paragraphs, 1, note)
+	}
+	return spelling, paragraphs
 }
 
 // flagEntry is a flag as the help shows it: its spelling with its

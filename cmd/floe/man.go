@@ -83,7 +83,7 @@ func writeManCommand(w io.Writer, l leaf) {
 	for _, sec := range fs.helpSections() {
 		fmt.Fprintf(w, ".PP\n%s:\n", roff(sec.title))
 		for _, fl := range sec.flags {
-			spelling, doc := flagEntry(fl)
+			spelling, doc := fs.flagEntry(fl)
 			fmt.Fprintf(w, ".TP\n\\fB%s\\fR\n%s\n", roff(spelling), roff(strings.Join(doc, " ")))
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io"
 	"sort"
-	"strings"
 )
 
 // leaf is a command that runs: a command of its own (floe scan) or a
@@ -61,18 +60,4 @@ func (fs *flagSet) listed() []*flag.Flag {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// shortDoc is a flag's or command's description cut to its first
-// sentence, for completion menus.
-func shortDoc(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := sentenceEnd(s); i > 0 {
-		s = s[:i]
-	}
-	const most = 100
-	if len(s) > most {
-		s = s[:strings.LastIndex(s[:most], " ")] + "..."
-	}
-	return s
 }

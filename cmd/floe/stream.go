@@ -18,8 +18,11 @@ func init() {
 			"the appends of an Iceberg table (--source-table) or Kafka topics (--source-type kafka), write a table (--table, which may be a template " +
 			"such as db.events_{region}) or the console, and record progress in --checkpoint. " +
 			"Exits 3 when --fail-on-empty is given and there was no input. " +
-			"--source is a local directory or an object store prefix (s3://, gs://, abfs://, abfss://). " +
-			"--format is the landing files' format, or with Kafka the messages' format (kafka, the default, gives Spark's key, value, topic, ... columns).",
+			"--source is a local directory or an object store prefix (s3://, gs://, abfs://, abfss://).",
+		flagNotes: map[string]string{
+			"format": "Landing files take the formats below; with --source-type kafka it is the messages' format: kafka " +
+				"(the default: Spark's key, value, topic, ... columns), json, debezium-json, avro, debezium-avro, protobuf or json-schema (docs/kafka.md).",
+		},
 		options: []optionList{
 			{"Read options of --source-table (-o KEY=VALUE, Spark's Iceberg source names)", config.SourceOptions("iceberg")},
 			{"Read options of --source-type kafka (-o KEY=VALUE, Spark's Kafka source names, docs/kafka.md)", config.SourceOptions("kafka")},

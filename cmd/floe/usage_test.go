@@ -89,6 +89,9 @@ func TestStreamHelpSources(t *testing.T) {
 	e := newEnv(t)
 	help := e.OK("stream", "--help").Stderr
 	usage, _, _ := strings.Cut(help, "\n")
+	if entry := helpEntries(t, help)["--format FORMAT"]; !strings.Contains(entry, "--source-type kafka") || !strings.Contains(entry, "protobuf") {
+		t.Errorf("floe stream --help: --format does not describe Kafka's message formats: %q", entry)
+	}
 	for _, format := range []string{"parquet", "csv", "json", "debezium-json", "avro", "kafka", "debezium-avro", "protobuf", "json-schema"} {
 		if !regexp.MustCompile(`[ |]` + format + `[|\]]`).MatchString(usage) {
 			t.Errorf("floe stream --help's usage leaves out format %s: %s", format, usage)
@@ -150,6 +153,7 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"stream", "--checkpiont", "ckpt"}, 2, "stream has no flag --checkpiont; did you mean --checkpoint?"},
 		{[]string{"scan", "db.events", "--cuont"}, 2, "scan has no flag --cuont; did you mean --count?"},
 		{[]string{"table", "describe", "db.events", "--jsno"}, 2, "table describe has no flag --jsno; did you mean --json?"},
+		{[]string{"completion", "bsh"}, 2, "did you mean bash?"},
 		{[]string{"scan", "db.events", "--no-such-thing"}, 2, "scan has no flag --no-such-thing; floe scan --help lists the flags"},
 	} {
 		r := e.Run(c.args...)
@@ -182,5 +186,23 @@ func TestDidYouMean(t *testing.T) {
 	if r := e.Run("scan", "db.zzzzzzzz", "--count"); r.Code == 0 || strings.Contains(r.Stderr, "did you mean") ||
 		!strings.Contains(r.Stderr, "table db.zzzzzzzz does not exist") {
 		t.Errorf("floe scan db.zzzzzzzz: want no suggestion, got %s", r)
+	}
+}
+
+// The completion scripts and the man page go to stdout, for redirecting
+// into a file.
+func TestCompletionAndManOnStdout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, c := range []struct{ args, prefix string }{
+		{"completion bash", "# bash completion for floe"},
+		{"completion zsh", "#compdef floe\n"},
+		{"completion fish", "# fish completion for floe"},
+		{"man", ".TH FLOE 1 "},
+	} {
+		r := e.OK(strings.Fields(c.args)...)
+		if !strings.HasPrefix(r.Stdout, c.prefix) || r.Stderr != "" {
+			t.Errorf("floe %s: want stdout starting %q and nothing on stderr, got %s", c.args, c.prefix, r)
+		}
 	}
 }
