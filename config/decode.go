@@ -246,7 +246,7 @@ func (w *walker) merge(n *yaml.Node, path string, v reflect.Value) {
 
 func (w *walker) unknownKey(k *yaml.Node, path string, keys []string) {
 	msg := fmt.Sprintf("unknown key %q %s", k.Value, where(path))
-	if hint := closest(k.Value, keys); hint != "" {
+	if hint := Closest(k.Value, keys); hint != "" {
 		msg += fmt.Sprintf("; did you mean %q?", hint)
 		// The value was probably meant for hint, so a "required"
 		// complaint about hint would only repeat this problem.

@@ -363,7 +363,7 @@ func (t *managedTranslation) catalog(m *managedFile) Catalog {
 			t.fail(cp("type"), "%s", unsupportedCatalog(lower))
 		default:
 			names := []string{"jdbc", "rest", "hadoop", "glue", "hive"}
-			if hint := closest(lower, names); hint != "" {
+			if hint := Closest(lower, names); hint != "" {
 				t.fail(cp("type"), "unknown catalog type %q; did you mean %q? (%s)", typ, hint, supportedCatalogs)
 			} else {
 				t.fail(cp("type"), "unknown catalog type %q; %s", typ, supportedCatalogs)

@@ -2,12 +2,14 @@ package config
 
 import "strings"
 
-// closest returns the candidate a user most likely meant by word, or "" if
-// none is close enough to be worth suggesting. A wrong suggestion is worse
+// Closest returns the candidate a user most likely meant by word, or "" if
+// none is close enough to be worth suggesting: the "did you mean" of
+// pipeline keys and options here, and of commands, flags and tables in
+// the floe command. A wrong suggestion is worse
 // than none, so the bar is: same letters once case and -/_ are ignored
 // (maxFilesPerTrigger, max_files_per_trigger), a prefix either way, or an
 // edit distance of at most 3 that is still less than half the word.
-func closest(word string, candidates []string) string {
+func Closest(word string, candidates []string) string {
 	if word == "" {
 		return ""
 	}
@@ -49,10 +51,13 @@ func abs(x int) int {
 	return x
 }
 
-// levenshtein is the classic two-row edit distance over runes; keys are
-// short, so nothing cleverer pays for itself.
+// levenshtein is the edit distance over runes with a swap of two
+// neighbours counted as one edit (optimal string alignment), the commonest
+// typo (sacn, checkpiont); keys are short, so nothing cleverer pays for
+// itself.
 func levenshtein(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -66,8 +71,11 @@ func levenshtein(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
 }

@@ -33,7 +33,7 @@ func CheckTableProperty(key, value string) error {
 	case "write.parquet.compression-codec":
 		if l := strings.ToLower(v); !slices.Contains(parquetCodecs, l) {
 			known := "zstd, snappy, gzip, lz4, brotli or uncompressed"
-			if hint := closest(l, parquetCodecs); hint != "" {
+			if hint := Closest(l, parquetCodecs); hint != "" {
 				return fmt.Errorf("%q is not a Parquet codec floe writes; did you mean %q? (use %s)", value, hint, known)
 			}
 			return fmt.Errorf("%q is not a Parquet codec floe writes; use %s", value, known)
@@ -124,7 +124,7 @@ func CheckTablePropertyColumns(props map[string]string, sc *iceberg.Schema) erro
 			continue
 		}
 		hint := ""
-		if c := closest(col, columns); c != "" {
+		if c := Closest(col, columns); c != "" {
 			hint = fmt.Sprintf("did you mean %q? ", c)
 		}
 		errs = append(errs, fmt.Errorf("table property %s names column %q, which is not a primitive column of the table; %s(its primitive columns: %s); fix the name or remove the property",

@@ -57,7 +57,7 @@ func ParseTrigger(s string) (Trigger, error) {
 		// than a confusing duration-syntax complaint.
 		if c := v[0]; !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+') {
 			name, _, _ := strings.Cut(v, "=")
-			if hint := closest(name, []string{TriggerAvailableNow, TriggerOnce, TriggerProcessingTime}); hint != "" {
+			if hint := Closest(name, []string{TriggerAvailableNow, TriggerOnce, TriggerProcessingTime}); hint != "" {
 				return Trigger{}, fmt.Errorf("unknown trigger %q; did you mean %q? (use available-now, once, processing-time=<duration> or a duration such as \"1m\")", s, hint)
 			}
 			return Trigger{}, fmt.Errorf("unknown trigger %q; use available-now, once, processing-time=<duration> or a duration such as \"1m\"", s)

@@ -375,18 +375,7 @@ func (s *Source) typeName() string {
 
 // icebergOptions are the read options the iceberg source understands,
 // with Spark's names.
-var icebergOptions = []string{
-	"stream-from-timestamp",
-	"streaming-max-files-per-micro-batch",
-	"streaming-max-rows-per-micro-batch",
-	"streaming-skip-overwrite-snapshots",
-	"streaming-skip-delete-snapshots",
-	"streaming-skip-expired-snapshots",
-	"async-micro-batch-planning-enabled",
-	"streaming-snapshot-polling-interval-ms",
-	"async-queue-preload-file-limit",
-	"async-queue-preload-row-limit",
-}
+var icebergOptions = optionNames(icebergSourceOptions)
 
 // ReadLimits are the per-batch limits the source's configuration sets:
 // max-files-per-trigger and max-bytes-per-trigger for files, the
@@ -428,13 +417,7 @@ func (s *Source) ReadLimits() (maxFiles int, maxBytes, maxRows int64) {
 
 // kafkaOptions are the options the kafka source understands besides the
 // client's kafka.* settings, with Spark's names.
-var kafkaOptions = []string{
-	"subscribe", "subscribePattern", "assign",
-	"startingOffsets", "startingTimestamp", "endingOffsets",
-	"maxOffsetsPerTrigger", "maxBytesPerTrigger", "failOnDataLoss", "includeHeaders",
-	"schema.registry.url", "schema.registry.basic.auth.user.info",
-	"controlTopic", "stateTable", "objectNotifications", "objectNotifications.dedupMessages", "deadLetterTopic",
-}
+var kafkaOptions = optionNames(kafkaSourceOptions)
 
 // validateKafka checks a source of type kafka: the brokers, exactly one
 // way to choose topics, none of the landing-directory keys, and the
@@ -527,7 +510,7 @@ func (s *Source) validateKafka(ps *problems) {
 			if strings.HasPrefix(k, "kafka.") {
 				continue
 			}
-			if hint := closest(k, kafkaOptions); hint != "" {
+			if hint := Closest(k, kafkaOptions); hint != "" {
 				ps.add(p, 0, "unknown kafka source option; did you mean %q? (known: %s, and kafka.* client settings)", hint, strings.Join(kafkaOptions, ", "))
 			} else {
 				ps.add(p, 0, "unknown kafka source option (known: %s, and kafka.* client settings)", strings.Join(kafkaOptions, ", "))
@@ -584,7 +567,7 @@ func (s *Source) validateIceberg(ps *problems) {
 				ps.add(p, 0, "%q is not valid; use \"true\" or \"false\"", v)
 			}
 		default:
-			if hint := closest(k, icebergOptions); hint != "" {
+			if hint := Closest(k, icebergOptions); hint != "" {
 				ps.add(p, 0, "unknown iceberg source option; did you mean %q? (known: %s)", hint, strings.Join(icebergOptions, ", "))
 			} else {
 				ps.add(p, 0, "unknown iceberg source option (known: %s)", strings.Join(icebergOptions, ", "))
@@ -616,7 +599,7 @@ func (ps *problems) oneOf(path, v string) {
 		return
 	}
 	list := strings.Join(allowed, ", ")
-	if hint := closest(v, allowed); hint != "" {
+	if hint := Closest(v, allowed); hint != "" {
 		ps.add(path, 0, "%q is not allowed; did you mean %q? (one of: %s)", v, hint, list)
 		return
 	}
@@ -666,7 +649,7 @@ func checkIcebergType(t string) error {
 	case typeAliases[lower] != "":
 		hint = typeAliases[lower]
 	default:
-		hint = closest(t, icebergPrimitives)
+		hint = Closest(t, icebergPrimitives)
 	}
 	list := strings.Join(icebergPrimitives, ", ") + ", decimal(P,S)"
 	if hint != "" {

@@ -35,10 +35,6 @@ var checkpointSubcommands = []subcommand{
 	{"rebuild", "remake a lost or damaged checkpoint from its table's record", checkpointRebuild},
 }
 
-func cmdCheckpoint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return group(ctx, "checkpoint", checkpointSubcommands, args, stdout, stderr)
-}
-
 func checkpointShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("checkpoint show", stderr)
 	asJSON := fs.Bool("json", false, "Print JSON.")

@@ -237,8 +237,15 @@ func (fs *flagSet) parse(args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				if c, ok := fs.stderr.(*flagCollector); ok {
+					c.fs = fs
+					return nil, err
+				}
 				fs.printHelp(fs.stderr)
 				return nil, err
+			}
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+				return nil, fs.unknownFlag(name)
 			}
 			// The flag package names flags with one dash; floe's docs and
 			// help use two.
@@ -254,6 +261,21 @@ func (fs *flagSet) parse(args []string) ([]string, error) {
 	}
 }
 
+// unknownFlag is the error of a flag the command does not take, with the
+// listed flag it most likely meant.
+func (fs *flagSet) unknownFlag(name string) error {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !fs.hidden[f.Name] {
+			names = append(names, f.Name)
+		}
+	})
+	if hint := config.Closest(name, names); hint != "" {
+		return usagef("%s has no flag %s; did you mean %s? (floe %s --help lists the flags)", fs.name, dashed(name), dashed(hint), fs.name)
+	}
+	return usagef("%s has no flag %s; floe %s --help lists the flags", fs.name, dashed(name), fs.name)
+}
+
 var flagNameRE = regexp.MustCompile(`(flag |defined: |argument: |for )-(\w[\w-]+)`)
 
 // commandHelp is a command's help besides its flags.
@@ -264,6 +286,21 @@ type commandHelp struct {
 	// keysNote heads the sections of generated flags, where the command
 	// gives them a meaning of its own (floe run: they override the file).
 	keysNote string
+	// flagNotes add a sentence to a flag's description where the command
+	// gives it more meaning than its pipeline key says, by flag name.
+	flagNotes map[string]string
+	// args are the fixed values of the command's argument, which
+	// completion offers (floe completion bash).
+	args []string
+	// options lists the values a map flag takes, such as -o's read
+	// options for each source type, after the flags.
+	options []optionList
+}
+
+// optionList is a help section of the keys a map flag takes.
+type optionList struct {
+	title   string
+	options []config.SourceOption
 }
 
 // example is a command line with a comment saying what it does.
@@ -284,34 +321,17 @@ func (fs *flagSet) printHelp(w io.Writer) {
 		fmt.Fprintln(w)
 		wrap(w, "", h.about)
 	}
-	bySection := map[string][]*flag.Flag{}
-	fs.VisitAll(func(f *flag.Flag) {
-		if !fs.hidden[f.Name] {
-			s := fs.groups[f.Name]
-			if s == "" {
-				s = "Flags"
-			}
-			bySection[s] = append(bySection[s], f)
-		}
-	})
-	for carrier, r := range fs.routes {
-		if fs.Lookup(carrier) == nil {
-			continue
-		}
-		for _, f := range r {
-			s := sectionOf(f.Key)
-			bySection[s] = append(bySection[s], &flag.Flag{Name: f.Name + " " + f.Prefix, Value: &keyFlag{f: f}})
+	for _, sec := range fs.helpSections() {
+		fmt.Fprintf(w, "\n%s:\n", sec.title)
+		for _, f := range sec.flags {
+			fs.printFlag(w, f)
 		}
 	}
-	for _, s := range sections {
-		flags := bySection[s]
-		if len(flags) == 0 {
-			continue
-		}
-		sort.SliceStable(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
-		fmt.Fprintf(w, "\n%s:\n", sectionTitle(s, h))
-		for _, f := range flags {
-			fs.printFlag(w, f)
+	for _, l := range h.options {
+		fmt.Fprintf(w, "\n%s:\n", l.title)
+		for _, o := range l.options {
+			fmt.Fprintf(w, "  %s\n", o.Name)
+			wrap(w, "        ", o.Doc)
 		}
 	}
 	if len(h.examples) > 0 {
@@ -326,6 +346,44 @@ func (fs *flagSet) printHelp(w io.Writer) {
 			fmt.Fprintf(w, "  %-22s use %s\n", a.old, a.use)
 		}
 	}
+}
+
+// helpSection is a titled list of flags in a command's help.
+type helpSection struct {
+	title string
+	flags []*flag.Flag
+}
+
+// helpSections are the flags the help lists, by section: the listed
+// flags, and a map flag's prefixed forms (-p table-default.KEY=VALUE).
+func (fs *flagSet) helpSections() []helpSection {
+	bySection := map[string][]*flag.Flag{}
+	for _, f := range fs.listed() {
+		s := fs.groups[f.Name]
+		if s == "" {
+			s = "Flags"
+		}
+		bySection[s] = append(bySection[s], f)
+	}
+	for carrier, r := range fs.routes {
+		if fs.Lookup(carrier) == nil {
+			continue
+		}
+		for _, f := range r {
+			s := sectionOf(f.Key)
+			bySection[s] = append(bySection[s], &flag.Flag{Name: f.Name + " " + f.Prefix, Value: &keyFlag{f: f}})
+		}
+	}
+	var out []helpSection
+	for _, s := range sections {
+		flags := bySection[s]
+		if len(flags) == 0 {
+			continue
+		}
+		sort.SliceStable(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
+		out = append(out, helpSection{sectionTitle(s, helps[fs.name]), flags})
+	}
+	return out
 }
 
 func sectionTitle(s string, h commandHelp) string {
@@ -343,11 +401,29 @@ func sectionTitle(s string, h commandHelp) string {
 }
 
 func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
-	const indent = "        "
+	spelling, paragraphs := fs.flagEntry(fl)
+	fmt.Fprintf(w, "  %s\n", spelling)
+	for _, p := range paragraphs {
+		wrap(w, "        ", p)
+	}
+}
+
+// flagEntry is flagEntry with the command's note on the flag.
+func (fs *flagSet) flagEntry(fl *flag.Flag) (string, []string) {
+	spelling, paragraphs := flagEntry(fl)
+	if note := helps[fs.name].flagNotes[fl.Name]; note != "" {
+		// After the line of prose: a key's flag ends with its key.
+		paragraphs = slices.Insert(paragraphs, 1, note)
+	}
+	return spelling, paragraphs
+}
+
+// flagEntry is a flag as the help shows it: its spelling with its
+// argument ("--max-file-age DURATION"), and its description, a line of
+// prose then, for a pipeline key's flag, its default, values and key.
+func flagEntry(fl *flag.Flag) (string, []string) {
 	if kf, ok := fl.Value.(*keyFlag); ok {
 		f := kf.f
-		fmt.Fprintf(w, "  %s\n", f.Spelling())
-		wrap(w, indent, prose(f.Doc))
 		var more []string
 		switch {
 		case f.Default != "" && f.DefaultNote != "":
@@ -360,7 +436,7 @@ func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
 		if f.Kind == config.FlagBool && f.Default == "true" {
 			more = append(more, fmt.Sprintf("--%s=false turns it off.", f.Name))
 		}
-		if len(f.Allowed) > 0 && !strings.Contains(f.Arg, "|") && len(f.Allowed) > 1 {
+		if len(f.Allowed) > 1 && !strings.Contains(f.Arg, "|") {
 			more = append(more, "One of: "+strings.Join(f.Allowed, ", ")+".")
 		}
 		switch f.Kind {
@@ -372,8 +448,7 @@ func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
 			}
 		}
 		more = append(more, "Key: "+f.Key+".")
-		wrap(w, indent, strings.Join(more, " "))
-		return
+		return f.Spelling(), []string{prose(f.Doc), strings.Join(more, " ")}
 	}
 	arg, usage := flag.UnquoteUsage(fl)
 	if arg != "" {
@@ -387,11 +462,36 @@ func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
 			arg = ""
 		}
 	}
-	fmt.Fprintf(w, "  %s%s\n", dashed(fl.Name), arg)
 	if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" && !strings.Contains(usage, "default") {
 		usage += " Default: " + fl.DefValue + "."
 	}
-	wrap(w, indent, usage)
+	return dashed(fl.Name) + arg, []string{usage}
+}
+
+// flagValues are the values a flag takes when they are a fixed few, for
+// completing them: the words of its allowed values, without forms such as
+// processing-time=<duration>, which only describe a value.
+func flagValues(fl *flag.Flag) []string {
+	kf, ok := fl.Value.(*keyFlag)
+	if !ok || len(kf.f.Allowed) < 2 {
+		return nil
+	}
+	var vs []string
+	for _, v := range kf.f.Allowed {
+		if literalValue.MatchString(v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+var literalValue = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// takesValue reports whether a flag is followed by a value, as completion
+// needs to know.
+func takesValue(fl *flag.Flag) bool {
+	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // prose is the line of help a key's description gives a flag: its first

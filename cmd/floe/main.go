@@ -1,5 +1,6 @@
-// Command floe streams files into Apache Iceberg tables exactly once, and
-// inspects the tables and checkpoints it writes.
+// Command floe streams landing files (a local directory or an object
+// store), an Iceberg table's appends or Kafka topics into Apache Iceberg
+// tables exactly once, and inspects the tables and checkpoints it writes.
 //
 // Exit codes: 0 success; 1 the job failed (bad input, unreachable catalog,
 // failed commit); 2 invalid usage or configuration, including a warehouse,
@@ -35,21 +36,59 @@ const (
 	exitNoInput = 3
 )
 
+// command is one of floe's commands: one that runs, or a group whose
+// subcommands run (floe table list). Dispatch, the help, the completion
+// scripts and the man page all take the commands from here.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run     runFunc
+	// subs are a group's subcommands; a group's summary ends with their
+	// names.
+	subs func() []subcommand
 }
 
-var commands = []command{
-	{"run", "run a pipeline file (the main job)", cmdRun},
-	{"stream", "stream a landing directory or a table into a table, configured by flags", cmdStream},
-	{"scan", "print or count a table's rows", cmdScan},
-	{"table", "inspect tables: list, describe, snapshots, files, history, health", cmdTable},
-	{"maintain", "keep a table fast: expire-snapshots, rewrite-data-files, rewrite-manifests, remove-orphan-files", cmdMaintain},
-	{"serve", "serve the catalog as an Iceberg REST catalog for other engines", cmdServe},
-	{"checkpoint", "inspect a checkpoint: show", cmdCheckpoint},
-	{"version", "print floe's version", cmdVersion},
+type runFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// commands are floe's commands, in the order `floe --help` lists them.
+// They are set in init because some of them (completion, man) are
+// generated from the list.
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "run", summary: "run a pipeline file (the main job)", run: cmdRun},
+		{name: "stream", summary: "stream landing files, an Iceberg table or Kafka topics into a table, configured by flags", run: cmdStream},
+		{name: "scan", summary: "print or count a table's rows", run: cmdScan},
+		{name: "table", summary: "inspect and manage tables", subs: func() []subcommand { return tableSubcommands }},
+		{name: "maintain", summary: "keep a table fast", subs: maintainSubcommands},
+		{name: "serve", summary: "serve the catalog as an Iceberg REST catalog for other engines", run: cmdServe},
+		{name: "checkpoint", summary: "inspect and repair a checkpoint", subs: func() []subcommand { return checkpointSubcommands }},
+		{name: "version", summary: "print floe's version", run: cmdVersion},
+		{name: "completion", summary: "print a shell completion script: bash, zsh or fish", run: cmdCompletion},
+		{name: "man", summary: "print floe's manual page (roff), every command and flag", run: cmdMan},
+	}
+}
+
+// fullSummary is the line `floe --help` gives the command: a group's
+// names its subcommands.
+func (c command) fullSummary() string {
+	if c.subs == nil {
+		return c.summary
+	}
+	var names []string
+	for _, s := range c.subs() {
+		names = append(names, s.name)
+	}
+	return c.summary + ": " + strings.Join(names, ", ")
+}
+
+// dispatch runs the command, or the group's subcommand args name.
+func (c command) dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if c.subs != nil {
+		return group(ctx, c.name, c.subs(), args, stdout, stderr)
+	}
+	return c.run(ctx, args, stdout, stderr)
 }
 
 // exitCodes is the table `floe --help` prints; the package comment says
@@ -84,6 +123,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	newLogger(stderr, slog.LevelWarn)
+	if len(args) > 0 && isVersion(args[0]) {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
 		printUsage(stderr)
 		if len(args) == 0 {
@@ -93,9 +135,16 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			err := c.run(context.Background(), args[1:], stdout, stderr)
-			return report(err, stderr)
+			return report(c.dispatch(context.Background(), args[1:], stdout, stderr), stderr)
 		}
+	}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	if hint := config.Closest(args[0], names); hint != "" {
+		fmt.Fprintf(stderr, "floe: unknown command %q; did you mean %q? (floe --help lists the commands)\n", args[0], hint)
+		return exitUsage
 	}
 	fmt.Fprintf(stderr, "floe: unknown command %q\n\n", args[0])
 	printUsage(stderr)
@@ -103,6 +152,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// isVersion reports whether arg asks for the version the way most tools
+// take it, as a flag rather than as floe's version command.
+func isVersion(arg string) bool { return arg == "-version" || arg == "--version" }
 
 func report(err error, stderr io.Writer) int {
 	if err == nil {
@@ -131,13 +184,18 @@ func report(err error, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "floe streams files into Apache Iceberg tables exactly once.")
+	fmt.Fprintln(w, "floe streams landing files (a local directory or an object store), an Iceberg")
+	fmt.Fprintln(w, "table's appends or Kafka topics into Apache Iceberg tables exactly once.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: floe COMMAND [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		listEntry(w, width, c.name, c.fullSummary())
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Examples:")
@@ -162,6 +220,15 @@ func group(ctx context.Context, name string, subs []subcommand, args []string, s
 			}
 		}
 	}
+	if len(args) > 0 && !isHelp(args[0]) && args[0] != "help" {
+		names := make([]string, len(subs))
+		for i, s := range subs {
+			names[i] = s.name
+		}
+		if hint := config.Closest(args[0], names); hint != "" {
+			return usagef("%s has no subcommand %q; did you mean %q? (floe %s --help lists them)", name, args[0], hint, name)
+		}
+	}
 	printGroup(stderr, name, subs)
 	switch {
 	case len(args) > 0 && (isHelp(args[0]) || args[0] == "help"):
@@ -175,15 +242,28 @@ func group(ctx context.Context, name string, subs []subcommand, args []string, s
 // subcommand is one of a group command's subcommands.
 type subcommand struct {
 	name, summary string
-	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run           runFunc
 }
 
 func printGroup(w io.Writer, name string, subs []subcommand) {
 	fmt.Fprintf(w, "Usage: floe %s SUBCOMMAND [flags]\n\nSubcommands:\n", name)
+	width := 0
 	for _, s := range subs {
-		fmt.Fprintf(w, "  %-20s %s\n", s.name, s.summary)
+		width = max(width, len(s.name))
+	}
+	for _, s := range subs {
+		listEntry(w, width, s.name, s.summary)
 	}
 	fmt.Fprintf(w, "\n`floe %s SUBCOMMAND --help` describes a subcommand, its flags and examples.\n", name)
+}
+
+// listEntry prints a name and its summary in a list whose names take width
+// columns, the summary wrapped under itself.
+func listEntry(w io.Writer, width int, name, summary string) {
+	indent := strings.Repeat(" ", 2+width+2)
+	var b strings.Builder
+	wrap(&b, indent, summary)
+	fmt.Fprintf(w, "  %-*s  %s", width, name, strings.TrimPrefix(b.String(), indent))
 }
 
 // newLogger makes floe's logger on stderr and routes what libraries log

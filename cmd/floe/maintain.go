@@ -18,11 +18,11 @@ var maintainCommands = map[string]maintainCommand{}
 // in: the order a table usually needs them.
 var maintainOrder = []string{"expire-snapshots", "rewrite-data-files", "convert-equality-deletes", "rewrite-manifests", "remove-orphan-files"}
 
-func cmdMaintain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func maintainSubcommands() []subcommand {
 	var subs []subcommand
 	for _, name := range maintainOrder {
 		c := maintainCommands[name]
 		subs = append(subs, subcommand{name, c.summary, c.run})
 	}
-	return group(ctx, "maintain", subs, args, stdout, stderr)
+	return subs
 }

@@ -65,6 +65,9 @@ func maintainExpire(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	if err := requireTable(ctx, cat, cf, ident); err != nil {
+		return err
+	}
 	res, err := maintenance.ExpireSnapshots(ctx, cat, ident, opts)
 	if err != nil {
 		return err

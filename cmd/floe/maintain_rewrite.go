@@ -77,6 +77,9 @@ func maintainTable(ctx context.Context, sub string, args []string, stderr io.Wri
 	if err != nil {
 		return nil, nil, false, err
 	}
+	if err := requireTable(ctx, cat, cf, ident); err != nil {
+		return nil, nil, false, err
+	}
 	if testMaintainCatalog != nil {
 		cat = testMaintainCatalog(cat)
 	}

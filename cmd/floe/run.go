@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -80,6 +81,9 @@ func fileConfig(name string, args []string, stderr io.Writer) (*config.Pipeline,
 	}
 	// The flags fill in the file before it is checked, so that a Managed
 	// I/O config, which has no source, is complete once they are given.
+	if _, err := os.Stat(pos[0]); errors.Is(err, os.ErrNotExist) {
+		return nil, rf, usagef("pipeline file %s does not exist; check the path (floe %s takes a YAML file, e.g. floe %s examples/quickstart.yaml)", pos[0], name, name)
+	}
 	complete := func(p *config.Pipeline) { _ = fs.apply(p) }
 	cfg, err := config.LoadWith(pos[0], complete)
 	if err != nil {

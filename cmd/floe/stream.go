@@ -10,12 +10,23 @@ import (
 
 func init() {
 	helps["stream"] = commandHelp{
-		usage: "stream (--source DIR --format parquet|csv|json|debezium-json | --source-table TABLE [-o KEY=VALUE ...] | --source-type kafka -o KEY=VALUE ...) (--table TABLE | --sink console) --checkpoint DIR [flags]",
+		usage: "stream (--source DIR --format parquet|csv|json|debezium-json|avro | --source-table TABLE [-o KEY=VALUE ...] | " +
+			"--source-type kafka -o kafka.bootstrap.servers=HOST:PORT -o subscribe=TOPIC [--format kafka|json|debezium-json|avro|debezium-avro|protobuf|json-schema]) " +
+			"(--table TABLE | --sink console) --checkpoint DIR [flags]",
 		about: "Run a pipeline configured by flags instead of a file: every pipeline key that has a flag " +
-			"(docs/config.md) is one here, with the key's name, type and default. Read a landing directory (--source) " +
+			"(docs/config.md) is one here, with the key's name, type and default. Read a landing directory (--source), " +
 			"the appends of an Iceberg table (--source-table) or Kafka topics (--source-type kafka), write a table (--table, which may be a template " +
 			"such as db.events_{region}) or the console, and record progress in --checkpoint. " +
-			"Exits 3 when --fail-on-empty is given and there was no input.",
+			"Exits 3 when --fail-on-empty is given and there was no input. " +
+			"--source is a local directory or an object store prefix (s3://, gs://, abfs://, abfss://).",
+		flagNotes: map[string]string{
+			"format": "Landing files take the formats below; with --source-type kafka it is the messages' format: kafka " +
+				"(the default: Spark's key, value, topic, ... columns), json, debezium-json, avro, debezium-avro, protobuf or json-schema (docs/kafka.md).",
+		},
+		options: []optionList{
+			{"Read options of --source-table (-o KEY=VALUE, Spark's Iceberg source names)", config.SourceOptions("iceberg")},
+			{"Read options of --source-type kafka (-o KEY=VALUE, Spark's Kafka source names, docs/kafka.md)", config.SourceOptions("kafka")},
+		},
 		examples: []example{
 			{"Drain a landing directory's backlog into a table, then stop.",
 				"floe stream --source landing/ --format parquet --table db.events --checkpoint ckpt/events"},

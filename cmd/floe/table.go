@@ -68,10 +68,6 @@ func init() {
 	}
 }
 
-func cmdTable(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return group(ctx, "table", tableSubcommands, args, stdout, stderr)
-}
-
 // openCatalog opens the catalog the flags name, which must exist: a
 // command that only reads would otherwise create an empty one wherever a
 // mistyped --warehouse points.
@@ -109,8 +105,7 @@ func loadTable(ctx context.Context, cf catalogFlags, name string) (*table.Table,
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
-		wh, _ := floe.ResolveWarehouse(cfg.Warehouse)
-		return nil, fmt.Errorf("table %s does not exist in the catalog of warehouse %s; `floe table list` shows the tables there (use --warehouse to pick another)", name, wh)
+		return nil, noSuchTable(ctx, cat, cf, ident)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)

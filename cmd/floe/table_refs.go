@@ -86,7 +86,9 @@ func parseRefArgs(ctx context.Context, sub string, args []string, stderr io.Writ
 	if r.cat, err = openCatalog(ctx, cf); err != nil {
 		return nil, err
 	}
-	if r.tbl, err = r.cat.LoadTable(ctx, ident); err != nil {
+	if r.tbl, err = r.cat.LoadTable(ctx, ident); errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, noSuchTable(ctx, r.cat, cf, ident)
+	} else if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", pos[0], err)
 	}
 	r.name, r.pos = pos[0], pos[1:]

@@ -1,0 +1,208 @@
+package main_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// commandSummary is the line `floe --help` gives a command, its wrapped
+// continuation lines joined on.
+func commandSummary(t *testing.T, help, name string) string {
+	t.Helper()
+	lines := strings.Split(help, "\n")
+	for i, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "  "+name+" "); ok {
+			summary := strings.TrimSpace(rest)
+			for _, more := range lines[i+1:] {
+				if !strings.HasPrefix(more, "     ") {
+					break
+				}
+				summary += " " + strings.TrimSpace(more)
+			}
+			return summary
+		}
+	}
+	t.Fatalf("floe --help does not list %s:\n%s", name, help)
+	return ""
+}
+
+// subcommandColumns maps each subcommand a group's help lists to the
+// column its summary starts at.
+func subcommandColumns(help string) map[string]int {
+	out := map[string]int{}
+	inList := false
+	for _, line := range strings.Split(help, "\n") {
+		switch {
+		case line == "Subcommands:":
+			inList = true
+		case line == "":
+			inList = false
+		case inList && strings.HasPrefix(line, "  ") && line[2] != ' ':
+			name, _, _ := strings.Cut(line[2:], " ")
+			out[name] = len(line) - len(strings.TrimLeft(line[2+len(name):], " "))
+		}
+	}
+	return out
+}
+
+// The overview says what floe reads, and each group's summary names every
+// subcommand the group has, in a list whose summaries line up.
+func TestUsageTexts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	help := e.OK("--help").Stderr
+	for _, want := range []string{"landing files", "object store", "Iceberg", "Kafka"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("floe --help does not say it reads %s:\n%s", want, help)
+		}
+	}
+	if s := commandSummary(t, help, "stream"); !strings.Contains(s, "Kafka") || !strings.Contains(s, "Iceberg") {
+		t.Errorf("stream's summary does not name Kafka and Iceberg sources: %q", s)
+	}
+	for _, group := range []string{"checkpoint", "maintain"} {
+		summary := commandSummary(t, help, group)
+		cols := subcommandColumns(e.OK(group, "--help").Stderr)
+		if len(cols) < 3 {
+			t.Fatalf("floe %s --help lists %d subcommands: %v", group, len(cols), cols)
+		}
+		first := -1
+		for name, col := range cols {
+			if !strings.Contains(summary, name) {
+				t.Errorf("floe --help: %s's summary %q leaves out %s", group, summary, name)
+			}
+			if first == -1 {
+				first = col
+			}
+			if col != first || col < 2+len(name)+1 {
+				t.Errorf("floe %s --help: summaries start at columns %v, want one column past the longest name", group, cols)
+				break
+			}
+		}
+	}
+}
+
+// stream --help names every source format and the read options of the
+// Iceberg and Kafka sources, with Spark's names.
+func TestStreamHelpSources(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	help := e.OK("stream", "--help").Stderr
+	usage, _, _ := strings.Cut(help, "\n")
+	if entry := helpEntries(t, help)["--format FORMAT"]; !strings.Contains(entry, "--source-type kafka") || !strings.Contains(entry, "protobuf") {
+		t.Errorf("floe stream --help: --format does not describe Kafka's message formats: %q", entry)
+	}
+	for _, format := range []string{"parquet", "csv", "json", "debezium-json", "avro", "kafka", "debezium-avro", "protobuf", "json-schema"} {
+		if !regexp.MustCompile(`[ |]` + format + `[|\]]`).MatchString(usage) {
+			t.Errorf("floe stream --help's usage leaves out format %s: %s", format, usage)
+		}
+	}
+	for _, option := range []string{
+		"kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets", "startingTimestamp",
+		"endingOffsets", "maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders", "schema.registry.url", "kafka.group.id",
+		"streaming-max-files-per-micro-batch", "stream-from-timestamp",
+	} {
+		if !strings.Contains(help, "\n  "+option+"\n        ") {
+			t.Errorf("floe stream --help does not describe -o %s", option)
+		}
+	}
+}
+
+// --version and -version print what floe version prints.
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	want := e.OK("version").Stdout
+	if !strings.HasPrefix(want, "floe ") {
+		t.Fatalf("floe version printed %q", want)
+	}
+	for _, flag := range []string{"--version", "-version"} {
+		if r := e.OK(flag); r.Stdout != want {
+			t.Errorf("floe %s printed %q, floe version %q", flag, r.Stdout, want)
+		}
+	}
+}
+
+// A pipeline file that does not exist is a usage error naming the file.
+func TestRunMissingFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, cmd := range [][]string{{"run", "missing.yaml"}, {"checkpoint", "verify", "missing.yaml"}} {
+		r := e.Run(cmd...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "missing.yaml does not exist") {
+			t.Errorf("floe %s: want exit 2 naming the file, got %s", strings.Join(cmd, " "), r)
+		}
+	}
+}
+
+// A mistyped command, subcommand, flag or table is a usage mistake whose
+// message names what was most likely meant.
+func TestDidYouMean(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sacn", "db.events"}, 2, `unknown command "sacn"; did you mean "scan"?`},
+		{[]string{"tabel", "list"}, 2, `did you mean "table"?`},
+		{[]string{"table", "snapshot", "db.events"}, 2, `table has no subcommand "snapshot"; did you mean "snapshots"?`},
+		{[]string{"maintain", "expire-snapshot", "db.events"}, 2, `did you mean "expire-snapshots"?`},
+		{[]string{"checkpoint", "verfy", "p.yaml"}, 2, `did you mean "verify"?`},
+		{[]string{"stream", "--checkpiont", "ckpt"}, 2, "stream has no flag --checkpiont; did you mean --checkpoint?"},
+		{[]string{"scan", "db.events", "--cuont"}, 2, "scan has no flag --cuont; did you mean --count?"},
+		{[]string{"table", "describe", "db.events", "--jsno"}, 2, "table describe has no flag --jsno; did you mean --json?"},
+		{[]string{"completion", "bsh"}, 2, "did you mean bash?"},
+		{[]string{"scan", "db.events", "--no-such-thing"}, 2, "scan has no flag --no-such-thing; floe scan --help lists the flags"},
+	} {
+		r := e.Run(c.args...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("floe %s: want exit %d and %q, got %s", strings.Join(c.args, " "), c.code, c.want, r)
+		}
+		if strings.Contains(r.Stderr, "flag provided but not defined") {
+			t.Errorf("floe %s: the flag package's message reached the user: %s", strings.Join(c.args, " "), r.Stderr)
+		}
+	}
+
+	e.WriteIDs("a.parquet", 0, 10)
+	e.Stream("db.events")
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.users", "--checkpoint", e.Ckpt+"-users")
+	for _, args := range [][]string{
+		{"scan", "db.evnts", "--count"},
+		{"table", "describe", "db.evnts"},
+		{"table", "refs", "db.evnts"},
+		{"maintain", "expire-snapshots", "db.evnts"},
+		{"maintain", "rewrite-manifests", "db.evnts"},
+	} {
+		r := e.Run(args...)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "did you mean db.events?") || !strings.Contains(r.Stderr, "namespace db has db.events, db.users") {
+			t.Errorf("floe %s: want the table meant and the namespace's tables, got %s", strings.Join(args, " "), r)
+		}
+	}
+	if r := e.Run("scan", "dbb.events", "--count"); r.Code == 0 || !strings.Contains(r.Stderr, "did you mean db.events?") {
+		t.Errorf("floe scan dbb.events: want the table meant in another namespace, got %s", r)
+	}
+	if r := e.Run("scan", "db.zzzzzzzz", "--count"); r.Code == 0 || strings.Contains(r.Stderr, "did you mean") ||
+		!strings.Contains(r.Stderr, "table db.zzzzzzzz does not exist") {
+		t.Errorf("floe scan db.zzzzzzzz: want no suggestion, got %s", r)
+	}
+}
+
+// The completion scripts and the man page go to stdout, for redirecting
+// into a file.
+func TestCompletionAndManOnStdout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, c := range []struct{ args, prefix string }{
+		{"completion bash", "# bash completion for floe"},
+		{"completion zsh", "#compdef floe\n"},
+		{"completion fish", "# fish completion for floe"},
+		{"man", ".TH FLOE 1 "},
+	} {
+		r := e.OK(strings.Fields(c.args)...)
+		if !strings.HasPrefix(r.Stdout, c.prefix) || r.Stderr != "" {
+			t.Errorf("floe %s: want stdout starting %q and nothing on stderr, got %s", c.args, c.prefix, r)
+		}
+	}
+}
