@@ -13,9 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// version is set by release builds:
-// -ldflags "-X github.com/floe-io/floe/internal/buildinfo.version=v1.2.0".
-var version string
+// version and revision are set by release builds (-ldflags "-X
+// github.com/floe-io/floe/internal/buildinfo.version=v1.2.0 -X ...revision=COMMIT"):
+// go build records no commit in a git worktree or without -buildvcs.
+var version, revision string
 
 // Devel is the version of a build that was given none and whose module
 // version the toolchain did not record (go build in a checkout without
@@ -40,34 +41,34 @@ type Info struct {
 // Read is the running binary's build.
 func Read() Info {
 	bi, _ := debug.ReadBuildInfo()
-	return from(version, bi)
+	return from(version, revision, bi)
 }
 
-// from reads a build's identity from the version given at link time (""
-// for none) and what the toolchain recorded (nil where nothing was).
-func from(linked string, bi *debug.BuildInfo) Info {
+// from reads a build's identity from the version and revision given at
+// link time ("" for none) and what the toolchain recorded (nil where
+// nothing was).
+func from(linked, linkedRevision string, bi *debug.BuildInfo) Info {
 	info := Info{Version: linked, GoVersion: runtime.Version()}
-	if bi == nil {
+	if bi != nil {
+		if bi.GoVersion != "" {
+			info.GoVersion = bi.GoVersion
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				info.Revision = s.Value
+			case "vcs.time":
+				info.Time, _ = time.Parse(time.RFC3339, s.Value)
+			case "vcs.modified":
+				info.Modified = s.Value == "true"
+			}
+		}
 		if info.Version == "" {
-			info.Version = Devel
-		}
-		return info
-	}
-	if bi.GoVersion != "" {
-		info.GoVersion = bi.GoVersion
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			info.Revision = s.Value
-		case "vcs.time":
-			info.Time, _ = time.Parse(time.RFC3339, s.Value)
-		case "vcs.modified":
-			info.Modified = s.Value == "true"
+			info.Version = bi.Main.Version
 		}
 	}
-	if info.Version == "" {
-		info.Version = bi.Main.Version
+	if linkedRevision != "" {
+		info.Revision = linkedRevision
 	}
 	if info.Version == "" {
 		info.Version = Devel
