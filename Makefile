@@ -11,7 +11,8 @@
 #   go test ./interop -run Spark -spark-all
 #   go test ./cmd/floe -run Kafka -kafka=apache
 #   bench/run.sh
-.PHONY: test test-deps build
+#   go test ./cmd/floe -run TestReleaseBuild -release-build
+.PHONY: test test-deps build release
 
 VERSITYGW := github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
@@ -50,3 +51,9 @@ interop/node_modules/.package-lock.json: interop/package-lock.json
 
 build:
 	go build -o floe ./cmd/floe
+
+# Static, stripped binaries for linux and darwin on amd64 and arm64 in
+# dist/, named by git describe, and dist/SHA256SUMS; PLATFORMS=linux/amd64
+# builds only that one, VERSION=v1.2.0 names the release otherwise.
+release:
+	scripts/release.sh

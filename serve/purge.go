@@ -16,7 +16,26 @@ import (
 	"github.com/floe-io/floe/maintenance"
 )
 
-// purgeTable drops a table and deletes the files its metadata names, as
+// ErrUnreadableMetadata is a purge refused before the drop because a file
+// the table's metadata names cannot be read: the files to delete are not
+// known.
+var ErrUnreadableMetadata = errors.New("a file the table's metadata names cannot be read")
+
+// PurgeResult is what a purge deleted and kept.
+type PurgeResult struct {
+	// Location is the table's.
+	Location string
+	// Deleted counts the files deleted; Kept those its metadata names that
+	// were left (outside its own places, inside another table's, or data
+	// and delete files under gc.enabled=false); Failed those whose delete
+	// failed (the log names each).
+	Deleted, Kept, Failed int
+	// ByCatalog tells a REST catalog behind the server purged the table
+	// itself, and the counts are not known.
+	ByCatalog bool
+}
+
+// Purge drops a table and deletes the files its metadata names, as
 // Iceberg's own catalogs do: every snapshot's manifest list, manifests,
 // data and delete files, the statistics files and the metadata files. It
 // never lists a directory, and deletes only files inside the table's own
@@ -24,38 +43,34 @@ import (
 // tables and that are not inside another table's place: a table whose
 // metadata names another table's files, or files elsewhere on the server,
 // is dropped and those files stay. With gc.enabled=false data and delete
-// files stay too, as in Iceberg.
+// files stay too, as in Iceberg. A metadata file that cannot be read
+// leaves the table undropped (ErrUnreadableMetadata).
 //
 // A REST catalog behind the server purges its own tables.
-func (s *Server) purgeTable(ctx context.Context, ident table.Identifier) response {
+func (s *Server) Purge(ctx context.Context, ident table.Identifier) (PurgeResult, error) {
 	if p, ok := s.cfg.Catalog.(catalog.PurgeableTable); ok && s.cfg.Catalog.CatalogType() == catalog.REST {
-		if err := p.PurgeTable(ctx, ident); err != nil {
-			return s.fromError(err)
-		}
-		return noContent()
+		return PurgeResult{ByCatalog: true}, p.PurgeTable(ctx, ident)
 	}
 	// No table is placed while the files to delete are chosen.
 	s.placing.Lock()
 	defer s.placing.Unlock()
 	tbl, err := s.cfg.Catalog.LoadTable(ctx, ident)
 	if err != nil {
-		return s.fromError(err)
+		return PurgeResult{}, err
 	}
+	res := PurgeResult{Location: tbl.Location()}
 	name := strings.Join(ident, ".")
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return s.fromError(err)
+		return res, err
 	}
 	files, err := referencedFiles(tbl, fsys)
 	if err != nil {
-		ref := errorRef()
-		s.logger().Error("purge: the table's files cannot be listed", "ref", ref, "table", name, "error", err)
-		return fail(http.StatusInternalServerError, "InternalServerError",
-			"table %s was not dropped: a file its metadata names cannot be read (ref=%s in the server's log); drop it without purgeRequested=true and delete its files yourself", name, ref)
+		return res, fmt.Errorf("%w: %v", ErrUnreadableMetadata, err)
 	}
 	others, err := s.tableAreas(ctx, ident)
 	if err != nil {
-		return s.fromError(err)
+		return res, err
 	}
 	var own []place
 	for _, l := range placesOf(tbl.Location(), tbl.Properties()) {
@@ -64,21 +79,38 @@ func (s *Server) purgeTable(ctx context.Context, ident table.Identifier) respons
 		}
 	}
 	if err := s.cfg.Catalog.DropTable(ctx, ident); err != nil {
-		return s.fromError(err)
+		return res, err
 	}
-	deleted, kept, gc := 0, 0, maintenance.GCEnabled(tbl)
+	gc := maintenance.GCEnabled(tbl)
 	for _, f := range files {
 		if !mayDelete(f.path, own, others) || (f.data && !gc) {
-			kept++
+			res.Kept++
 			continue
 		}
 		if err := fsys.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.logger().Warn("purge: a file of the dropped table was not deleted", "table", name, "file", f.path, "error", err)
+			res.Failed++
 			continue
 		}
-		deleted++
+		res.Deleted++
 	}
-	s.logger().Info("purged table", "table", name, "deleted", deleted, "kept", kept)
+	s.logger().Info("purged table", "table", name, "deleted", res.Deleted, "kept", res.Kept)
+	return res, nil
+}
+
+// purgeTable is DELETE ...?purgeRequested=true.
+func (s *Server) purgeTable(ctx context.Context, ident table.Identifier) response {
+	_, err := s.Purge(ctx, ident)
+	if errors.Is(err, ErrUnreadableMetadata) {
+		name := strings.Join(ident, ".")
+		ref := errorRef()
+		s.logger().Error("purge: the table's files cannot be listed", "ref", ref, "table", name, "error", err)
+		return fail(http.StatusInternalServerError, "InternalServerError",
+			"table %s was not dropped: a file its metadata names cannot be read (ref=%s in the server's log); drop it without purgeRequested=true and delete its files yourself", name, ref)
+	}
+	if err != nil {
+		return s.fromError(err)
+	}
 	return noContent()
 }
 

@@ -70,9 +70,10 @@ const DefaultMaxRequestBytes = 16 << 20
 
 // Server is the REST catalog's HTTP side.
 type Server struct {
-	cfg  Config
-	keys *idempotency
-	mux  *http.ServeMux
+	cfg     Config
+	keys    *idempotency
+	mux     *http.ServeMux
+	metrics *requestMetrics
 
 	warehouse *place  // nil when the catalog places tables itself
 	prefixes  []place // AllowedLocationPrefixes
@@ -89,7 +90,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
-	s := &Server{cfg: cfg, keys: newIdempotency(cfg.IdempotencyLifetime), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, keys: newIdempotency(cfg.IdempotencyLifetime), mux: http.NewServeMux(), metrics: newRequestMetrics()}
 	if cfg.Warehouse != "" {
 		p, err := parsePlace(cfg.Warehouse)
 		if err != nil {
@@ -112,16 +113,32 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Handler serves the REST API, with authentication, the cap on request
-// bodies and the access log.
+// bodies and the access log; and beside it, outside the API's /v1 and
+// without a token, the operator's /healthz, /readyz and /metrics (which
+// name routes, never tables). Every request is counted.
 func (s *Server) Handler() http.Handler {
-	var h http.Handler = s.limitBodies(s.mux)
+	var api http.Handler = s.limitBodies(s.mux)
 	if s.cfg.Auth != nil {
-		h = s.cfg.Auth.require(h)
+		api = s.cfg.Auth.require(api)
 	}
 	if s.cfg.Log != nil {
-		h = accessLog(s.cfg.Log, h)
+		api = accessLog(s.cfg.Log, api)
 	}
-	return h
+	ops := http.NewServeMux()
+	ops.HandleFunc("GET /healthz", healthz)
+	ops.HandleFunc("GET /readyz", s.readyz)
+	ops.Handle("GET /metrics", s.metrics.handler())
+	ops.Handle("/", api)
+	route := func(r *http.Request) string {
+		if _, p := ops.Handler(r); p != "" && p != "/" {
+			return p
+		}
+		if _, p := s.mux.Handler(r); p != "" && p != "/" {
+			return p
+		}
+		return unmatched
+	}
+	return s.metrics.count(route, ops)
 }
 
 // endpoint is one route: its method and path as the specification writes

@@ -90,8 +90,8 @@ func (e *env) startServing(addr *regexp.Regexp, vars []string, args ...string) (
 
 // A processing-time stream with --metrics-listen: the counters move with
 // the rows the table holds (counted by a scan, not by floe's counters),
-// the seconds since the last commit grow while nothing arrives and start
-// again after the next commit, and the health endpoints answer.
+// the time of the last commit is the wall clock's at the commit and moves
+// with the next, the build is reported, and the health endpoints answer.
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -103,27 +103,33 @@ func TestMetricsEndpoint(t *testing.T) {
 	if c := status(t, base+"/readyz"); c != http.StatusOK {
 		t.Fatalf("/readyz: %d", c)
 	}
+	if _, body := get(t, base+"/metrics"); !regexp.MustCompile(`(?m)^floe_build_info\{goversion="go[0-9.]+",revision="[^"]+",version="[^"]+"\} 1$`).MatchString(body) {
+		t.Errorf("/metrics lacks floe_build_info:\n%s", body)
+	}
 	rowsOut := `floe_output_rows_total{table="db.t"}`
-	since := `floe_seconds_since_last_commit{table="db.t"}`
-	if _, ok := scrape(t, base, since); ok {
-		t.Fatal("seconds since the last commit reported before any commit")
+	last := `floe_last_commit_timestamp_seconds{table="db.t"}`
+	if _, ok := scrape(t, base, last); ok {
+		t.Fatal("the time of the last commit reported before any commit")
+	}
+	if _, ok := scrape(t, base, `floe_seconds_since_last_commit{table="db.t"}`); ok {
+		t.Fatal("floe_seconds_since_last_commit is still served; floe_last_commit_timestamp_seconds replaces it")
 	}
 
+	written := unixNow()
 	e.WriteIDs("a.parquet", 0, 100)
 	fixture.WaitFor(t, 20*time.Second, "100 rows counted", func() bool { v, _ := scrape(t, base, rowsOut); return v == 100 })
+	first, ok := scrape(t, base, last)
+	if now := unixNow(); !ok || first < written || first > now {
+		t.Fatalf("the last commit at %.3f (present %v), want between the file's writing at %.3f and now, %.3f", first, ok, written, now)
+	}
 	if n := len(e.IDs("db.t")); n != 100 {
 		t.Fatalf("the table holds %d ids, the metrics counted 100", n)
-	}
-	time.Sleep(600 * time.Millisecond) // idle polls, no commit
-	before, ok := scrape(t, base, since)
-	if !ok || before < 0.5 {
-		t.Fatalf("seconds since the last commit after 0.6 s idle: %v (present %v)", before, ok)
 	}
 
 	e.WriteIDs("b.parquet", 100, 50)
 	fixture.WaitFor(t, 20*time.Second, "150 rows counted", func() bool { v, _ := scrape(t, base, rowsOut); return v == 150 })
-	if after, _ := scrape(t, base, since); after >= before {
-		t.Fatalf("seconds since the last commit went from %.2f to %.2f across a commit", before, after)
+	if second, _ := scrape(t, base, last); second <= first {
+		t.Fatalf("the time of the last commit went from %.3f to %.3f across a commit", first, second)
 	}
 	if n := len(e.IDs("db.t")); n != 150 {
 		t.Fatalf("the table holds %d ids, the metrics counted 150", n)
@@ -148,6 +154,8 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatalf("stream: %v", err)
 	}
 }
+
+func unixNow() float64 { return float64(time.Now().UnixNano()) / 1e9 }
 
 // --metrics-listen on an address that cannot be bound is refused before
 // any batch runs, naming the key and the flag.

@@ -31,7 +31,8 @@ func init() {
 			"Without --tokens or --oauth-clients anyone who reaches the port may change tables: keep it on 127.0.0.1, or give tokens. " +
 			"Clients place tables only inside the warehouse (or under --allow-location-prefix), never where another table is; " +
 			"a purge deletes only the files the table's metadata names, inside its own location. " +
-			"One access-log line per request goes to stderr.",
+			"One access-log line per request to the catalog goes to stderr. " +
+			"The same port answers /healthz, /readyz (503 while the catalog does not answer) and /metrics (Prometheus), without a token.",
 		examples: []example{
 			{"Serve ./warehouse on the default port.", "floe serve --warehouse ./warehouse --listen 127.0.0.1:8181"},
 			{"Require bearer tokens, static or issued to OAuth2 clients.", "floe serve --listen :8181 --tokens tokens.txt --oauth-clients clients.txt"},

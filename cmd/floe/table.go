@@ -32,6 +32,7 @@ var tableSubcommands = []subcommand{
 	{"history", "the snapshot log: which snapshot was current when", tableHistory},
 	{"health", "snapshots, metadata, small files and plan time, with advice", tableHealth},
 	{"register", "add a table to the catalog by its metadata file (Spark's register_table)", tableRegister},
+	{"drop", "drop a table from the catalog; --purge deletes its files too", tableDrop},
 	{"refs", "a table's branches and tags", tableRefs},
 	{"create-branch", "make a branch at a snapshot", tableCreateRef(table.BranchRef)},
 	{"create-tag", "make a tag at a snapshot", tableCreateRef(table.TagRef)},

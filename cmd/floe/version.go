@@ -4,21 +4,34 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"runtime/debug"
-)
+	"strings"
+	"time"
 
-// version is set at release build time with -ldflags "-X main.version=...".
-var version = "dev"
+	"github.com/floe-io/floe/internal/buildinfo"
+)
 
 func init() {
 	helps["version"] = commandHelp{
-		usage: "version",
-		about: "Print floe's version, the iceberg-go version it was built with, and Go's.",
+		usage: "version [--json]",
+		about: "Print floe's version, the commit it was built from and that commit's time where the build recorded them, " +
+			"the iceberg-go version it was built with, and Go's. A release build's version is the one it was given " +
+			"(git describe of its commit); otherwise it is the module's, as go install or go build recorded it.",
 		examples: []example{
 			{"The versions, e.g. for a bug report.", "floe version"},
+			{"As JSON, for scripts.", "floe version --json"},
 		},
 	}
+}
+
+// versionJSON is `floe version --json`.
+type versionJSON struct {
+	Version   string `json:"version"`
+	Revision  string `json:"revision,omitempty"`
+	Time      string `json:"time,omitempty"`
+	Modified  bool   `json:"modified,omitempty"`
+	IcebergGo string `json:"icebergGo"`
+	Go        string `json:"go"`
 }
 
 func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -29,17 +42,41 @@ func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cf.register(fs)
 	cf.registerPathPrefix(fs)
 	fs.hide(catalogFlagNames()...)
+	asJSON := fs.Bool("json", false, "Print JSON.")
 	if _, err := fs.parse(args); err != nil {
 		return err
 	}
-	iceberg := "unknown"
+	info := buildinfo.Read()
+	v := versionJSON{Version: info.Version, Revision: info.Revision, Modified: info.Modified, IcebergGo: icebergGoVersion(), Go: info.GoVersion}
+	if !info.Time.IsZero() {
+		v.Time = info.Time.UTC().Format(time.RFC3339)
+	}
+	if *asJSON {
+		return writeJSON(stdout, v)
+	}
+	var built []string
+	if v.Revision != "" {
+		commit := "commit " + v.Revision
+		if v.Modified {
+			commit += " with uncommitted changes"
+		}
+		built = append(built, commit)
+	}
+	if v.Time != "" {
+		built = append(built, "committed "+v.Time)
+	}
+	built = append(built, "iceberg-go "+v.IcebergGo, v.Go)
+	fmt.Fprintf(stdout, "floe %s (%s)\n", v.Version, strings.Join(built, ", "))
+	return nil
+}
+
+func icebergGoVersion() string {
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range info.Deps {
 			if d.Path == "github.com/apache/iceberg-go" {
-				iceberg = d.Version
+				return d.Version
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "floe %s (iceberg-go %s, %s)\n", version, iceberg, runtime.Version())
-	return nil
+	return "unknown"
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/floe-io/floe/internal/buildinfo"
 )
 
 // Batch is what one committed batch tells the metrics.
@@ -76,7 +78,8 @@ type Query struct {
 	staleAfter time.Duration
 }
 
-// New registers a query's metrics, with Go's and the process's own.
+// New registers a query's metrics, with floe_build_info and Go's and the
+// process's own.
 // /readyz fails when no batch or poll has finished for staleAfter (0:
 // never for that reason).
 func New(staleAfter time.Duration) *Query {
@@ -108,7 +111,7 @@ func New(staleAfter time.Duration) *Query {
 		Help: "Maintenance task runs between batches, by table, task and result (ok or failed)."}, []string{"table", "task", "result"})
 	q.maintDur = f.NewHistogramVec(prometheus.HistogramOpts{Name: "floe_maintenance_duration_seconds",
 		Help: "Time of each maintenance task run.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}, []string{"task"})
-	q.reg.MustRegister(commitCollector{q}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	q.reg.MustRegister(commitCollector{q}, buildinfo.Collector(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return q
 }
 
@@ -197,27 +200,20 @@ func (q *Query) Handler() http.Handler {
 	return mux
 }
 
-// commitCollector reports each table's newest commit by this query, as a
-// time and as the seconds since, computed when scraped (Flink's
-// elapsedSecondsSinceLastSuccessfulCommit): the alert on a stream that
-// stopped committing.
+// commitCollector reports the time of each table's newest commit by this
+// query, the alert on a stream that stopped committing (time() minus it,
+// as Prometheus advises over a computed "seconds since" gauge).
 type commitCollector struct{ q *Query }
 
-var (
-	lastDesc = prometheus.NewDesc("floe_last_commit_timestamp_seconds",
-		"Unix time of each table's newest successful commit by this query.", []string{"table"}, nil)
-	sinceDesc = prometheus.NewDesc("floe_seconds_since_last_commit",
-		"Seconds since each table's newest successful commit by this query.", []string{"table"}, nil)
-)
+var lastDesc = prometheus.NewDesc("floe_last_commit_timestamp_seconds",
+	"Unix time of each table's newest successful commit by this query.", []string{"table"}, nil)
 
-func (c commitCollector) Describe(ch chan<- *prometheus.Desc) { ch <- lastDesc; ch <- sinceDesc }
+func (c commitCollector) Describe(ch chan<- *prometheus.Desc) { ch <- lastDesc }
 
 func (c commitCollector) Collect(ch chan<- prometheus.Metric) {
 	c.q.mu.Lock()
 	defer c.q.mu.Unlock()
-	now := time.Now()
 	for name, at := range c.q.lastCommit {
 		ch <- prometheus.MustNewConstMetric(lastDesc, prometheus.GaugeValue, float64(at.UnixNano())/1e9, name)
-		ch <- prometheus.MustNewConstMetric(sinceDesc, prometheus.GaugeValue, now.Sub(at).Seconds(), name)
 	}
 }
