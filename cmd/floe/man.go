@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/floe-io/floe/internal/buildinfo"
 )
 
 func init() {
@@ -35,7 +37,7 @@ func cmdMan(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // writeMan writes floe(1): the overview of `floe --help`, then each
 // command's help.
 func writeMan(w io.Writer) {
-	fmt.Fprintf(w, ".TH FLOE 1 \"\" \"floe %s\" \"floe manual\"\n", roff(version))
+	fmt.Fprintf(w, ".TH FLOE 1 \"\" \"floe %s\" \"floe manual\"\n", roff(buildinfo.Read().Version))
 	fmt.Fprintf(w, ".SH NAME\nfloe \\- stream landing files, Iceberg tables and Kafka topics into Apache Iceberg tables exactly once\n")
 	fmt.Fprintf(w, ".SH SYNOPSIS\n.B floe\n.I COMMAND\n[\\fISUBCOMMAND\\fR] [\\fIflags\\fR]\n")
 	fmt.Fprintf(w, ".SH DESCRIPTION\n%s\n", roff("floe streams landing files (a local directory or an object store), an Iceberg table's appends "+
