@@ -227,6 +227,14 @@ func churn(t *testing.T, workers []*clusterWorker, wait func(time.Duration)) *cl
 			break
 		}
 	}
+	if zombie == nil {
+		for _, w := range workers {
+			if w != coord {
+				t.Logf("worker %s exited with %d:\n%s", w.name, w.code, w.stderr.String())
+			}
+		}
+		t.Fatalf("no worker but the killed coordinator is running")
+	}
 	t.Logf("stopping worker %s past the session timeout", zombie.name)
 	_ = zombie.proc(syscall.SIGSTOP)
 	wait(9 * time.Second)
