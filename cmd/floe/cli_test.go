@@ -711,3 +711,22 @@ func TestRunTableDefault(t *testing.T) {
 		t.Errorf("table properties %v, want from.flag=v and the flag's from.file=flag", p)
 	}
 }
+
+// The progress bar shows the rows so far with their rate and the time
+// taken, and the time left while planned files wait.
+func TestProgressBarRateAndETA(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 3 {
+		e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*100, 100)
+	}
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt, "--max-files-per-trigger", "1", "--progress", "bar")
+	for _, want := range []string{
+		`\] 1/3 files, batch 0, 100 rows, \d+ rows/s, [0-9.]+m?s elapsed, ETA [0-9.]+m?s\r`,
+		`\] 3/3 files, batch 2, 300 rows, \d+ rows/s, [0-9.]+m?s elapsed\r`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.Stderr) {
+			t.Errorf("want %s in\n%q", want, r.Stderr)
+		}
+	}
+}
