@@ -730,3 +730,28 @@ func TestProgressBarRateAndETA(t *testing.T) {
 		}
 	}
 }
+
+// The console sink's summary says the rows were printed and that nothing
+// was committed because it writes no table, not that a batch had no rows.
+func TestConsoleSummarySaysPrinted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 3 {
+		e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*20, 20)
+	}
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--sink", "console", "--checkpoint", e.Ckpt, "--progress", "summary")
+	if n := strings.Count(r.Stdout, "\n"); n != 60 {
+		t.Fatalf("the console sink printed %d lines, want 60:\n%s", n, r.Stdout)
+	}
+	for _, want := range []string{
+		`(?m)^batch 0: 3 input files read, 60 rows printed, nothing committed \(the console sink writes no table\), \d+ ms, \d+ rows/s$`,
+		`(?m)^floe: 1 batch, 3 input files read, 60 rows printed to the console in [0-9.]+m?s, \d+ rows/s; nothing committed \(the console sink writes no table\)$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.Stderr) {
+			t.Errorf("want %s in\n%s", want, r.Stderr)
+		}
+	}
+	if strings.Contains(r.Stderr, "no snapshot") || strings.Contains(r.Stderr, "no rows") {
+		t.Errorf("the summary tells of no rows after printing them:\n%s", r.Stderr)
+	}
+}

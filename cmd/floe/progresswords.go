@@ -18,12 +18,14 @@ type readSoFar struct {
 	rows     int64
 	began    time.Time // the first batch's start
 	ended    time.Time // the last batch's end
+	printed  bool      // the console sink printed the rows
 }
 
 func (r *readSoFar) add(p floe.Progress) {
 	r.files += inputFiles(p)
 	r.messages += batchMessages(p)
 	r.rows += p.NumInputRows
+	r.printed = printedOnly(p)
 	if at, err := time.Parse(time.RFC3339Nano, p.Timestamp); err == nil {
 		if r.began.IsZero() {
 			r.began = at
@@ -99,6 +101,14 @@ func consumerLag(p floe.Progress) (lag int64, ok bool) {
 	}
 	return lag, ok
 }
+
+// noTable is what the console sink committed: rows printed leave no
+// snapshot behind, which is no failure.
+const noTable = "nothing committed (the console sink writes no table)"
+
+// printedOnly tells whether the batch's rows were printed by the console
+// sink rather than written to a table.
+func printedOnly(p floe.Progress) bool { return p.Sink.Description == "ConsoleSink" }
 
 // rowsPerSecond spells a rate: "1234 rows/s".
 func rowsPerSecond(r float64) string { return fmt.Sprintf("%.0f rows/s", r) }

@@ -362,8 +362,12 @@ func (s *summaryProgress) progress(p floe.Progress) {
 	if lag, ok := consumerLag(p); ok {
 		pace += fmt.Sprintf(", lag %s", plural(lag, "message"))
 	}
-	fmt.Fprintf(s.w, "batch %d: %s, %s, %s written, %s, %s%s\n", p.BatchID, batchRead(p),
-		rows, plural(p.Sink.DataFiles, "data file"), snap, pace, extra)
+	written := fmt.Sprintf("%s written, %s", plural(p.Sink.DataFiles, "data file"), snap)
+	if printedOnly(p) {
+		rows += " printed"
+		written = noTable
+	}
+	fmt.Fprintf(s.w, "batch %d: %s, %s, %s, %s%s\n", p.BatchID, batchRead(p), rows, written, pace, extra)
 }
 
 // clusterProgress is a worker's line: what it published, and on the
@@ -401,6 +405,10 @@ func summaryLine(sum floe.Summary, read *readSoFar, table string) string {
 	pace := ""
 	if rate := read.rate(); rate != "" {
 		pace = fmt.Sprintf(" in %s, %s", shortDuration(read.elapsed()), rate)
+	}
+	if read.printed {
+		return fmt.Sprintf("floe: %s, %s, %s printed to the console%s; %s", plural(sum.Batches, "batch"), read.read(),
+			plural(sum.Rows, "row"), pace, noTable)
 	}
 	return fmt.Sprintf("floe: %s, %s, %s, %s committed to %s%s", plural(sum.Batches, "batch"), read.read(),
 		plural(sum.Rows, "row"), plural(sum.Snapshots, "snapshot"), table, pace) + recovered
