@@ -464,8 +464,8 @@ func shellWords(t *testing.T, s string) []string {
 }
 
 // The run summary counts input files read and data files written, in the
-// right number, per batch and in total; progress records carry the input
-// file count too.
+// right number, per batch and in total, with the rate and the time taken;
+// progress records carry the input file count too.
 func TestRunSummaryCounts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -474,13 +474,16 @@ func TestRunSummaryCounts(t *testing.T) {
 	}
 	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt, "--max-files-per-trigger", "2", "--progress", "summary")
 	for _, want := range []string{
-		"batch 0: 2 input files read, 200 rows, 1 data file written, snapshot ",
-		"batch 1: 1 input file read, 100 rows, 1 data file written, snapshot ",
-		"floe: 2 batches, 3 input files read, 300 rows, 2 snapshots committed to db.t\n",
+		`(?m)^batch 0: 2 input files read, 200 rows, 1 data file written, snapshot \d+, \d+ ms, \d+ rows/s$`,
+		`(?m)^batch 1: 1 input file read, 100 rows, 1 data file written, snapshot \d+, \d+ ms, \d+ rows/s$`,
+		`(?m)^floe: 2 batches, 3 input files read, 300 rows, 2 snapshots committed to db\.t in [0-9.]+m?s, \d+ rows/s$`,
 	} {
-		if !strings.Contains(r.Stderr, want) {
-			t.Errorf("want %q in\n%s", want, r.Stderr)
+		if !regexp.MustCompile(want).MatchString(r.Stderr) {
+			t.Errorf("want %s in\n%s", want, r.Stderr)
 		}
+	}
+	if strings.Contains(r.Stderr, "lag") || strings.Contains(r.Stderr, "message") {
+		t.Errorf("a file source's summary speaks of Kafka:\n%s", r.Stderr)
 	}
 	if r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt); !strings.Contains(r.Stderr, "floe: no new input; nothing committed to db.t\n") {
 		t.Errorf("a run without input:\n%s", r.Stderr)
@@ -706,5 +709,49 @@ func TestRunTableDefault(t *testing.T) {
 	p := e.describe("db.t").Properties
 	if p["from.flag"] != "v" || p["from.file"] != "flag" {
 		t.Errorf("table properties %v, want from.flag=v and the flag's from.file=flag", p)
+	}
+}
+
+// The progress bar shows the rows so far with their rate and the time
+// taken, and the time left while planned files wait.
+func TestProgressBarRateAndETA(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 3 {
+		e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*100, 100)
+	}
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.t", "--checkpoint", e.Ckpt, "--max-files-per-trigger", "1", "--progress", "bar")
+	for _, want := range []string{
+		`\] 1/3 files, batch 0, 100 rows, \d+ rows/s, [0-9.]+m?s elapsed, ETA [0-9.]+m?s\r`,
+		`\] 3/3 files, batch 2, 300 rows, \d+ rows/s, [0-9.]+m?s elapsed\r`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.Stderr) {
+			t.Errorf("want %s in\n%q", want, r.Stderr)
+		}
+	}
+}
+
+// The console sink's summary says the rows were printed and that nothing
+// was committed because it writes no table, not that a batch had no rows.
+func TestConsoleSummarySaysPrinted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 3 {
+		e.WriteIDs(fmt.Sprintf("part-%d.parquet", i), int64(i)*20, 20)
+	}
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--sink", "console", "--checkpoint", e.Ckpt, "--progress", "summary")
+	if n := strings.Count(r.Stdout, "\n"); n != 60 {
+		t.Fatalf("the console sink printed %d lines, want 60:\n%s", n, r.Stdout)
+	}
+	for _, want := range []string{
+		`(?m)^batch 0: 3 input files read, 60 rows printed, nothing committed \(the console sink writes no table\), \d+ ms, \d+ rows/s$`,
+		`(?m)^floe: 1 batch, 3 input files read, 60 rows printed to the console in [0-9.]+m?s, \d+ rows/s; nothing committed \(the console sink writes no table\)$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.Stderr) {
+			t.Errorf("want %s in\n%s", want, r.Stderr)
+		}
+	}
+	if strings.Contains(r.Stderr, "no snapshot") || strings.Contains(r.Stderr, "no rows") {
+		t.Errorf("the summary tells of no rows after printing them:\n%s", r.Stderr)
 	}
 }

@@ -140,7 +140,8 @@ func TestFaultKafkaDeadLetters(t *testing.T) {
 }
 
 // With on-bad-record: fail (the default) the first poison message stops
-// the run, naming its topic, partition and offset, and nothing of the
+// the run, told as a bad message with its topic, partition and offset,
+// and nothing of the
 // batch is committed.
 func TestKafkaBadRecordFails(t *testing.T) {
 	t.Parallel()
@@ -155,8 +156,11 @@ func TestKafkaBadRecordFails(t *testing.T) {
 	c.Produce(t, recs...)
 	source := []string{"type: kafka", "format: json", "options:", "  kafka.bootstrap.servers: " + c.Addr(), "  subscribe: " + topic}
 	r := e.Run("run", deadLetterPipeline(e, "fail", "available-now", source...))
-	if r.Code != 1 || !strings.Contains(r.Stderr, fmt.Sprintf("kafka topic %s partition 0 offset 37", topic)) {
+	if r.Code != 1 || !strings.Contains(r.Stderr, fmt.Sprintf("bad message at kafka topic %s partition 0 offset 37: ", topic)) {
 		t.Fatalf("want exit 1 naming the poison message's offset, got %s", r)
+	}
+	if strings.Contains(r.Stderr, "input file") {
+		t.Fatalf("a bad Kafka message is told as a file:\n%s", r.Stderr)
 	}
 	if ids := e.TableIDs("db.events"); len(ids) != 0 {
 		t.Fatalf("the failed batch left %d ids in the table", len(ids))

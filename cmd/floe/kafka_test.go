@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +58,29 @@ func TestKafkaJSONExactlyOnce(t *testing.T) {
 	}
 	if msg := fixture.Exact(e.TableIDs("db.events"), 0, 100_000); msg != "" {
 		t.Fatalf("after the second run: %s", msg)
+	}
+}
+
+// A Kafka run's summary tells what it read in Kafka's terms: messages
+// and partitions, not input files, with the consumer lag each batch left
+// and the rate.
+func TestKafkaSummarySpeaksKafka(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := kafkatest.Start(t, "events", 4)
+	produceIDs(t, c, c.Name("events"), 4, 0, 100)
+	r := e.OK(kafkaStream(e, c, "-o", "maxOffsetsPerTrigger=40", "--progress", "summary")...)
+	for _, want := range []string{
+		`(?m)^batch 0: 40 messages from 4 partitions, 40 rows, \d+ data files? written, snapshot \d+, \d+ ms, \d+ rows/s, lag 60 messages$`,
+		`(?m)^batch 2: 20 messages from 4 partitions, 20 rows, \d+ data files? written, snapshot \d+, \d+ ms, \d+ rows/s, lag 0 messages$`,
+		`(?m)^floe: 3 batches, 100 messages read, 100 rows, 3 snapshots committed to db\.events in [0-9.]+m?s, \d+ rows/s$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.Stderr) {
+			t.Errorf("want %s in\n%s", want, r.Stderr)
+		}
+	}
+	if strings.Contains(r.Stderr, "input file") {
+		t.Errorf("a Kafka run's summary speaks of input files:\n%s", r.Stderr)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -266,4 +267,23 @@ func columnValues(t *testing.T, path, col string) []any {
 		}
 	}
 	return out
+}
+
+// floe table describe names the columns a partition field reads, as
+// Spark's DESCRIBE does, not their field ids.
+func TestDescribeNamesPartitionColumns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeTransformInput(t, filepath.Join(e.Landing, "in.parquet"), 100)
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.p", "--checkpoint", e.Ckpt, "--partition-fields", "day(ts), bucket(i, 16)")
+	desc := e.OK("table", "describe", "db.p").Stdout
+	for _, want := range []string{`(?m)^  1000  ts_day +day\(ts\)$`, `(?m)^  1001  i_bucket +bucket\[16\]\(i\)$`} {
+		if !regexp.MustCompile(want).MatchString(desc) {
+			t.Errorf("want %s in\n%s", want, desc)
+		}
+	}
+	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.u", "--checkpoint", e.Ckpt+"-u")
+	if desc := e.OK("table", "describe", "db.u").Stdout; !strings.Contains(desc, "partition spec: unpartitioned\n") {
+		t.Errorf("an unpartitioned table is not told as such:\n%s", desc)
+	}
 }

@@ -325,8 +325,8 @@ func inputFiles(p floe.Progress) int {
 
 // summaryProgress prints one line per batch and one at the end, for logs.
 type summaryProgress struct {
-	w     io.Writer
-	files int
+	w    io.Writer
+	read readSoFar
 }
 
 func (s *summaryProgress) progress(p floe.Progress) {
@@ -334,7 +334,7 @@ func (s *summaryProgress) progress(p floe.Progress) {
 		s.clusterProgress(p, c)
 		return
 	}
-	s.files += inputFiles(p)
+	s.read.add(p)
 	snap := "no snapshot (no rows)"
 	switch {
 	case len(p.Sink.Tables) > 1:
@@ -358,8 +358,16 @@ func (s *summaryProgress) progress(p floe.Progress) {
 			rows += fmt.Sprintf(", %s replaced or deleted", plural(*u.NumRemovedRows, "table row"))
 		}
 	}
-	fmt.Fprintf(s.w, "batch %d: %s read, %s, %s written, %s, %d ms%s\n", p.BatchID, plural(inputFiles(p), "input file"),
-		rows, plural(p.Sink.DataFiles, "data file"), snap, p.DurationMs.TriggerExecution, extra)
+	pace := fmt.Sprintf("%d ms, %s", p.DurationMs.TriggerExecution, rowsPerSecond(p.ProcessedRowsPerSecond))
+	if lag, ok := consumerLag(p); ok {
+		pace += fmt.Sprintf(", lag %s", plural(lag, "message"))
+	}
+	written := fmt.Sprintf("%s written, %s", plural(p.Sink.DataFiles, "data file"), snap)
+	if printedOnly(p) {
+		rows += " printed"
+		written = noTable
+	}
+	fmt.Fprintf(s.w, "batch %d: %s, %s, %s, %s%s\n", p.BatchID, batchRead(p), rows, written, pace, extra)
 }
 
 // clusterProgress is a worker's line: what it published, and on the
@@ -381,12 +389,12 @@ func (s *summaryProgress) clusterProgress(p floe.Progress, c *floe.ClusterProgre
 func (s *summaryProgress) warning(msg string) { fmt.Fprintf(s.w, "floe: warning: %s\n", msg) }
 func (s *summaryProgress) info(msg string)    { fmt.Fprintf(s.w, "floe: %s\n", msg) }
 func (s *summaryProgress) done(sum floe.Summary, table string) {
-	fmt.Fprintln(s.w, summaryLine(sum, s.files, table))
+	fmt.Fprintln(s.w, summaryLine(sum, &s.read, table))
 }
 func (s *summaryProgress) failed() {}
 
 // summaryLine is the last line of a run that succeeded.
-func summaryLine(sum floe.Summary, files int, table string) string {
+func summaryLine(sum floe.Summary, read *readSoFar, table string) string {
 	recovered := ""
 	if sum.Recovered > 0 {
 		recovered = fmt.Sprintf("; %s the stopped run had committed to %s found there and recorded", plural(sum.Recovered, "batch"), table)
@@ -394,22 +402,39 @@ func summaryLine(sum floe.Summary, files int, table string) string {
 	if sum.Batches == 0 {
 		return fmt.Sprintf("floe: no new input; nothing committed to %s%s", table, recovered)
 	}
-	return fmt.Sprintf("floe: %s, %s read, %s, %s committed to %s", plural(sum.Batches, "batch"), plural(files, "input file"),
-		plural(sum.Rows, "row"), plural(sum.Snapshots, "snapshot"), table) + recovered
+	pace := ""
+	if rate := read.rate(); rate != "" {
+		pace = fmt.Sprintf(" in %s, %s", shortDuration(read.elapsed()), rate)
+	}
+	if read.printed {
+		return fmt.Sprintf("floe: %s, %s, %s printed to the console%s; %s", plural(sum.Batches, "batch"), read.read(),
+			plural(sum.Rows, "row"), pace, noTable)
+	}
+	return fmt.Sprintf("floe: %s, %s, %s, %s committed to %s%s", plural(sum.Batches, "batch"), read.read(),
+		plural(sum.Rows, "row"), plural(sum.Snapshots, "snapshot"), table, pace) + recovered
 }
 
 // barProgress redraws one line on a terminal: a bar over the files of an
-// available-now run, the batch and the rows so far.
+// available-now run, the batch, the rows so far, their rate and the time
+// taken, with the time left when the backlog is known and the consumer
+// lag for Kafka.
 type barProgress struct {
-	w     io.Writer
-	rows  int64
-	files int
+	w    io.Writer
+	read readSoFar
 }
 
 func (b *barProgress) progress(p floe.Progress) {
-	b.rows += p.NumInputRows
-	b.files += inputFiles(p)
-	line := fmt.Sprintf("batch %d, %s", p.BatchID, plural(b.rows, "row"))
+	b.read.add(p)
+	line := fmt.Sprintf("batch %d, %s", p.BatchID, plural(b.read.rows, "row"))
+	if rate := b.read.rate(); rate != "" {
+		line += fmt.Sprintf(", %s, %s elapsed", rate, shortDuration(b.read.elapsed()))
+	}
+	if lag, ok := consumerLag(p); ok {
+		line += fmt.Sprintf(", lag %s", plural(lag, "message"))
+	}
+	if left, ok := eta(p.Backlog, b.read.elapsed()); ok {
+		line += fmt.Sprintf(", ETA %s", shortDuration(left))
+	}
 	if bl := p.Backlog; bl != nil && bl.TotalFiles > 0 {
 		const width = 30
 		done := bl.TotalFiles - bl.RemainingFiles
@@ -421,6 +446,6 @@ func (b *barProgress) progress(p floe.Progress) {
 func (b *barProgress) warning(msg string) { fmt.Fprintf(b.w, "\r\033[Kfloe: warning: %s\n", msg) }
 func (b *barProgress) info(msg string)    { fmt.Fprintf(b.w, "\r\033[Kfloe: %s\n", msg) }
 func (b *barProgress) done(sum floe.Summary, table string) {
-	fmt.Fprintf(b.w, "\r\033[K%s\n", summaryLine(sum, b.files, table))
+	fmt.Fprintf(b.w, "\r\033[K%s\n", summaryLine(sum, &b.read, table))
 }
 func (b *barProgress) failed() { fmt.Fprint(b.w, "\r\033[K") }

@@ -79,3 +79,19 @@ func TestMaxFilesPerTrigger(t *testing.T) {
 		t.Fatalf("%d rows, %d snapshots; want 3000 and 3", n, s)
 	}
 }
+
+// A file in a subdirectory is told of once a run, in the singular, however
+// many listings the run makes.
+func TestNestedFileToldOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("top.parquet", 0, 100)
+	e.WriteIDs("later/part-0.parquet", 100, 100)
+	r := e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.nested", "--checkpoint", e.Ckpt, "--trigger", "available-now")
+	if n := strings.Count(r.Stderr, "in a subdirectory"); n != 1 || !strings.Contains(r.Stderr, "1 file sits in a subdirectory of ") {
+		t.Fatalf("want one warning that 1 file sits in a subdirectory, got %d:\n%s", n, r.Stderr)
+	}
+	if strings.Contains(r.Stderr, "1 files") {
+		t.Fatalf("a count of one takes the singular:\n%s", r.Stderr)
+	}
+}

@@ -203,7 +203,8 @@ func tableDescribe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if d.CurrentSnapshotID != nil {
 		fmt.Fprintf(stdout, "current:        %d\n", *d.CurrentSnapshotID)
 	}
-	fmt.Fprintf(stdout, "partition spec: %s\nschema:\n", tbl.Spec())
+	printSpec(stdout, tbl)
+	fmt.Fprintln(stdout, "schema:")
 	for _, f := range tbl.Schema().Fields() {
 		req := "optional"
 		if f.Required {
@@ -410,4 +411,26 @@ func tableHistory(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "%s  %d  current-ancestor=%v\n", msTime(h.MadeCurrentAtMs), h.SnapshotID, h.IsCurrentAncestor)
 	}
 	return nil
+}
+
+// printSpec prints each partition field as its transform of the columns it
+// reads, by name, as Spark's DESCRIBE does: "day(ts)", not "day(2)".
+func printSpec(w io.Writer, tbl *table.Table) {
+	spec := tbl.Spec()
+	if spec.NumFields() == 0 {
+		fmt.Fprintln(w, "partition spec: unpartitioned")
+		return
+	}
+	fmt.Fprintln(w, "partition spec:")
+	for _, f := range spec.Fields() {
+		cols := make([]string, len(f.SourceIDs))
+		for i, id := range f.SourceIDs {
+			name, ok := tbl.Schema().FindColumnName(id)
+			if !ok {
+				name = fmt.Sprintf("dropped column %d", id)
+			}
+			cols[i] = name
+		}
+		fmt.Fprintf(w, "  %4d  %-24s %s(%s)\n", f.FieldID, f.Name, f.Transform, strings.Join(cols, ", "))
+	}
 }

@@ -52,6 +52,32 @@ func (e *BadFileError) Error() string { return fmt.Sprintf("bad input file %s: %
 // BadFileError.
 func (e *BadFileError) Unwrap() []error { return []error{ErrBadInput, e.Err} }
 
+// BadMessageError reports a message of a Kafka topic that cannot be
+// ingested: it names the message where BadFileError would name a file,
+// since a message is no file and cannot be set aside as one.
+type BadMessageError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *BadMessageError) Error() string {
+	return fmt.Sprintf("bad message at kafka topic %s partition %d offset %d: %v", e.Topic, e.Partition, e.Offset, e.Err)
+}
+
+// Unwrap exposes the cause; errors.Is(err, ErrBadInput) holds for every
+// BadMessageError.
+func (e *BadMessageError) Unwrap() []error { return []error{ErrBadInput, e.Err} }
+
+// NamesInput tells whether err already names the file or message that
+// caused it, so that a reader does not name the part around it again.
+func NamesInput(err error) bool {
+	var bf *BadFileError
+	var bm *BadMessageError
+	return errors.As(err, &bf) || errors.As(err, &bm)
+}
+
 // UnstableFileError reports a file that is still being written.
 type UnstableFileError struct {
 	Path   string

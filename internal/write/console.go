@@ -58,8 +58,7 @@ func printPart(ctx context.Context, part ingest.Part, proj *conform.Projection, 
 	}
 	if err := rdr.Err(); err != nil {
 		var uf *ingest.UnstableFileError
-		var bf *ingest.BadFileError
-		if ctx.Err() != nil || errors.As(err, &uf) || errors.As(err, &bf) {
+		if ctx.Err() != nil || errors.As(err, &uf) || ingest.NamesInput(err) {
 			return n, err
 		}
 		return n, &ingest.BadFileError{Path: part.Name(), Err: err}

@@ -232,8 +232,7 @@ func (b *batch) writePart(ctx context.Context, worker int, p ingest.Part) error 
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr // a cancelled cast says nothing about the file
 		}
-		var bf *ingest.BadFileError
-		if errors.As(err, &bf) {
+		if ingest.NamesInput(err) {
 			return err
 		}
 		return &ingest.BadFileError{Path: p.Name(), Err: err}

@@ -79,7 +79,11 @@ func (s *Files) list(ctx context.Context, after string, enough func(fileEntry) b
 			return nil, held, l, fmt.Errorf("list landing prefix %s: %w", s.dir, err)
 		}
 		if nested > 0 {
-			s.warns = append(s.warns, fmt.Sprintf("%d prefixes below %s hold objects that are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", nested, s.dir))
+			what := fmt.Sprintf("%d prefixes below %s hold objects that are not read", nested, s.dir)
+			if nested == 1 {
+				what = fmt.Sprintf("1 prefix below %s holds objects that are not read", s.dir)
+			}
+			s.warnOnce(fmt.Sprintf("nested:%d", nested), what+": the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them")
 		}
 	} else {
 		w := &walk{s: s, ctx: ctx, after: after, read: map[string]string{}, listed: map[fileID]string{}}
@@ -97,7 +101,13 @@ func (s *Files) list(ctx context.Context, after string, enough func(fileEntry) b
 			return nil, held, l, fmt.Errorf("list landing directory %s: %w", s.dir, err)
 		}
 		if w.nested > 0 {
-			s.warns = append(s.warns, fmt.Sprintf("%d files sit in subdirectories of %s and are not read: the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them", w.nested, s.dir))
+			// Every listing finds them again: told once a run, and again
+			// only when their number changes.
+			what := fmt.Sprintf("%d files sit in subdirectories of %s and are not read", w.nested, s.dir)
+			if w.nested == 1 {
+				what = fmt.Sprintf("1 file sits in a subdirectory of %s and is not read", s.dir)
+			}
+			s.warnOnce(fmt.Sprintf("nested:%d", w.nested), what+": the file source does not recurse by default; pass --recursive (source.recursive: true) to ingest them")
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool {

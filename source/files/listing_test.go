@@ -205,7 +205,7 @@ func TestListingFollowsSymlinks(t *testing.T) {
 		want      []string
 		warnings  []string
 	}{
-		{false, []string{"a.csv", "link.csv"}, []string{"again.csv is the same file as", "dangling.csv cannot be followed", "1 files sit in subdirectories"}},
+		{false, []string{"a.csv", "link.csv"}, []string{"again.csv is the same file as", "dangling.csv cannot be followed", "1 file sits in a subdirectory"}},
 		{true, []string{"a.csv", "link.csv", "linkdir/real.csv"}, []string{"again.csv is the same file as", "dangling.csv cannot be followed", "back leads back to", "(a loop)"}},
 	}
 	for _, tc := range cases {

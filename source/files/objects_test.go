@@ -110,7 +110,7 @@ func TestObjectLandingListingOptions(t *testing.T) {
 		if got := l.names(source.ReadLimit{}); !slices.Equal(got, []string{"a.csv"}) {
 			t.Fatalf("without recursion: %v, want [a.csv]", got)
 		}
-		if w := strings.Join(l.src.Warnings(), "\n"); !strings.Contains(w, "1 prefixes below "+l.dir) || !strings.Contains(w, "--recursive") {
+		if w := strings.Join(l.src.Warnings(), "\n"); !strings.Contains(w, "1 prefix below "+l.dir+" holds") || !strings.Contains(w, "--recursive") {
 			t.Fatalf("warnings %q do not name the unread prefix and --recursive", w)
 		}
 		l.cfg.Recursive = true

@@ -107,6 +107,9 @@ type Source struct {
 	// newestTs is the newest message timestamp (epoch ms) read since the
 	// last progress record, for its commit lag.
 	newestTs atomic.Int64
+	// fetched counts the messages read since the last progress record,
+	// and the partitions they came from.
+	fetched fetchCount
 	// pos is where the source goes on from, with the topic ids of its
 	// offsets; listedIDs the topic ids the last listing found
 	// (discontinuity.go).

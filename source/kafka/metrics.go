@@ -3,6 +3,7 @@ package kafka
 import (
 	"encoding/json"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/floe-io/floe/source"
@@ -13,7 +14,8 @@ import (
 // maxOffsetsBehindLatest and minOffsetsBehindLatest, and the lag of every
 // partition (offsetsBehindLatest, in the offsets' JSON shape), with the
 // latest offsets themselves; and commitLagMs, the time from the newest
-// message the batch read (its Kafka timestamp) to now, after the commit.
+// message the batch read (its Kafka timestamp) to now, after the commit;
+// and numMessages and numPartitions, what the batch read in Kafka's terms.
 func (s *Source) Metrics(end source.Offset) (source.Offset, map[string]string) {
 	s.mu.Lock()
 	latest := s.latest
@@ -55,6 +57,10 @@ func (s *Source) Metrics(end source.Offset) (source.Offset, map[string]string) {
 		"minOffsetsBehindLatest": strconv.FormatInt(lo, 10),
 		"offsetsBehindLatest":    string(lag),
 	}
+	if msgs, parts := s.fetched.take(); msgs > 0 {
+		out["numMessages"] = strconv.FormatInt(msgs, 10)
+		out["numPartitions"] = strconv.Itoa(parts)
+	}
 	if ts := s.newestTs.Swap(0); ts > 0 {
 		out["commitLagMs"] = strconv.FormatInt(max(time.Now().UnixMilli()-ts, 0), 10)
 	}
@@ -71,4 +77,34 @@ func (s *Source) sawTimestamp(ms int64) {
 			return
 		}
 	}
+}
+
+// fetchCount counts the messages a batch fetched and the partitions they
+// came from, for its progress record.
+type fetchCount struct {
+	mu       sync.Mutex
+	messages int64
+	parts    map[TopicPartition]bool
+}
+
+func (c *fetchCount) add(tp TopicPartition, n int) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.parts == nil {
+		c.parts = map[TopicPartition]bool{}
+	}
+	c.messages += int64(n)
+	c.parts[tp] = true
+}
+
+// take returns the counts and starts them again for the next batch.
+func (c *fetchCount) take() (messages int64, partitions int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	messages, partitions = c.messages, len(c.parts)
+	c.messages, c.parts = 0, nil
+	return messages, partitions
 }

@@ -49,7 +49,7 @@ func (p *part) Name() string {
 func (p *part) SizeBytes() int64 { return -1 }
 
 func (p *part) bad(at int64, err error) error {
-	return &source.BadFileError{Path: fmt.Sprintf("kafka topic %s partition %d offset %d", p.r.Topic, p.r.Partition, at), Err: err}
+	return &ingest.BadMessageError{Topic: p.r.Topic, Partition: p.r.Partition, Offset: at, Err: err}
 }
 
 // fetch reads the range's messages once: the offsets [From, Until),
@@ -93,6 +93,7 @@ func (p *part) fetch(ctx context.Context) error {
 	}
 	p.records = recs
 	p.src.sizes.note(recs)
+	p.src.fetched.add(p.r.TopicPartition, len(recs))
 	return nil
 }
 
