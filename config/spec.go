@@ -168,7 +168,8 @@ var specs = []fieldSpec{
 	{
 		path: "catalog.properties", flag: "p", typ: "map of string to string",
 		doc: "Extra catalog properties, passed to iceberg-go unchanged: `s3.endpoint`, `s3.region`, `s3.access-key-id`, " +
-			"REST `credential` or `token`, `sql.dialect`, and so on. Values are strings; quote them if YAML would read a number.",
+			"REST `credential` or `token`, `header.NAME` (a REST request header), `sql.dialect`, and so on. A property no catalog reads is " +
+			"refused, naming the one most likely meant. Values are strings; quote them if YAML would read a number.",
 	},
 
 	{

@@ -285,3 +285,29 @@ func TestPendingBatchKeepsItsPlan(t *testing.T) {
 		t.Fatalf("rows = %d, want 100", n)
 	}
 }
+
+// A misspelt catalog property would be passed on and ignored, sending writes
+// to AWS instead of the endpoint meant: refused, naming the one meant, while
+// the properties the catalogs read and the open families are taken.
+func TestUnknownCatalogPropertyIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("a.parquet", 0, 10)
+	for _, args := range [][]string{
+		e.StreamArgs("db.p", "-p", "s3.endpiont=http://localhost:9000"),
+		{"scan", "db.p", "--count", "-p", "s3.endpiont=http://localhost:9000"},
+	} {
+		r := e.Run(args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, `"s3.endpiont"`) || !strings.Contains(r.Stderr, `"s3.endpoint"`) {
+			t.Fatalf("%v: want exit 2 naming s3.endpiont and s3.endpoint, got %s", args[0], r)
+		}
+	}
+	if _, err := os.Stat(e.Ckpt); err == nil {
+		t.Fatalf("a refused run wrote checkpoint %s", e.Ckpt)
+	}
+	e.OK(e.StreamArgs("db.p", "-p", "s3.region=us-east-1", "-p", "header.X-Tenant=a", "-p", "adls.sas-token.acct=x",
+		"-p", "client.region=us-east-1", "-p", "table-default.write.parquet.compression-codec=zstd")...)
+	if n := e.Count("db.p"); n != 10 {
+		t.Fatalf("rows = %d, want 10", n)
+	}
+}
