@@ -311,3 +311,21 @@ func TestUnknownCatalogPropertyIsRefused(t *testing.T) {
 		t.Fatalf("rows = %d, want 10", n)
 	}
 }
+
+// A read option given to a landing directory is refused naming the flag and
+// its value and listing the write options -o takes there, which work.
+func TestReadOptionOnLandingIsNamed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("a.parquet", 0, 10)
+	r := e.Run(e.StreamArgs("db.o", "-o", "stream-from-timestamp=1700000000000")...)
+	for _, want := range []string{"-o stream-from-timestamp=1700000000000", "snapshot-property.KEY=VALUE", "branch=NAME"} {
+		if r.Code != 2 || !strings.Contains(r.Stderr, want) {
+			t.Fatalf("want exit 2 naming %q, got %s", want, r)
+		}
+	}
+	e.OK(e.StreamArgs("db.o", "-o", "branch=audit", "-o", "snapshot-property.job=nightly")...)
+	if n := e.Count("db.o"); n != 0 {
+		t.Fatalf("main holds %d rows, want 0: -o branch=audit commits to the branch", n)
+	}
+}
