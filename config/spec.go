@@ -326,8 +326,10 @@ var specs = []fieldSpec{
 			"landing time in the object's metadata, which `checkpoint rebuild` reads back on S3) and then deleted.",
 	},
 	{
-		path: "source.schema", typ: "list of columns",
+		path: "source.schema", flag: "schema", flagArg: "'COL TYPE, ...'", typ: "list of columns",
 		doc: "Columns of `csv` and `json` files, in file order, instead of deriving them from the data. " +
+			"On the command line, in the syntax of Spark's DDL strings: `--schema 'id long, ts timestamp, name string NOT NULL'` " +
+			"(Spark's and SQL's type names, such as `bigint` or `varchar`, are taken as the Iceberg type they stand for). " +
 			"Not allowed for `parquet`, whose files carry their own schema, nor for `debezium-json`, whose events carry theirs " +
 			"(or have it inferred, as `json` is).",
 	},
