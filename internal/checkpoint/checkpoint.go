@@ -47,6 +47,9 @@ type Checkpoint struct {
 	// made tells that Open created the directory, which Close then
 	// removes.
 	unaccepted, made bool
+	// created tells that this run made the checkpoint: Withdraw may
+	// then take it back.
+	created bool
 
 	// purging is set while a purge runs, up to the newest commit in
 	// committed; Close waits on purges.
@@ -148,7 +151,7 @@ func Open(fsys FS, dir, sink, source string, same func(string) bool) (*Checkpoin
 			return nil, fmt.Errorf("%w: checkpoint %s has lost its metadata file but still holds %s: it is not a new checkpoint; run floe checkpoint rebuild with this pipeline's arguments to restore it from the table, or restore the file from a backup", ingest.ErrCheckpointMismatch, abs, what)
 		}
 		c.Metadata = Metadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
-		c.unaccepted = true
+		c.unaccepted, c.created = true, true
 		ok = true
 		return c, nil
 	default:
@@ -183,10 +186,37 @@ func (c *Checkpoint) Close() error {
 	}
 	err := c.lock.Close()
 	c.lock = nil
-	if c.unaccepted && c.made {
+	switch {
+	case c.unaccepted && c.made:
 		err = errors.Join(err, c.fs.RemoveAll(c.Dir))
+	case c.unaccepted && c.created:
+		// The directory was there, empty, before the run: leave it so.
+		for _, f := range []string{"metadata", "offsets", "commits", "sources"} {
+			err = errors.Join(err, c.fs.RemoveAll(filepath.Join(c.Dir, f)))
+		}
 	}
 	return err
+}
+
+// Withdraw takes back a checkpoint this run created when its first batch
+// was refused and forgotten before anything was committed (a table the
+// catalog lost): Close then leaves the directory as the run found it, so
+// that the repair the refusal names finds no checkpoint of a query that
+// never ran.
+func (c *Checkpoint) Withdraw() error {
+	if !c.created {
+		return nil
+	}
+	commit, err := c.LatestCommit()
+	if err != nil || commit >= 0 {
+		return err
+	}
+	off, err := c.LatestOffsets()
+	if err != nil || off >= 0 {
+		return err
+	}
+	c.unaccepted = true
+	return nil
 }
 
 // Accept writes a new checkpoint's metadata once its run is accepted: the
