@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,6 +244,17 @@ func TestManagedIOTemplateValuesAndReadKeys(t *testing.T) {
 	r := e.OK("run", read, "--checkpoint", filepath.Join(e.Dir, "ck-read"), "--trigger", "once")
 	if got := strings.Count(r.Stdout, "\n"); got != 10 {
 		t.Fatalf("the streaming read printed %d rows, want 10:\n%s", got, r.Stdout)
+	}
+	// floe scan takes to_snapshot as time travel.
+	first := e.Snapshots("db.events_eu-west")[0].SnapshotID
+	writeRegions(t, filepath.Join(e.Landing, "b.parquet"), 100, 4, func(int64) (string, bool, bool) { return "eu-west", false, true })
+	e.OK("run", write, "--source", e.Landing, "--format", "parquet", "--checkpoint", e.Ckpt)
+	body = fmt.Sprintf("table: db.events_eu-west\nto_snapshot: %d\n%s", first, catalog)
+	if err := os.WriteFile(read, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.TrimSpace(e.OK("scan", read, "--count").Stdout); n != "10" || e.Count("db.events_eu-west") != 14 {
+		t.Fatalf("scan to_snapshot %d counted %s rows, want 10 of the table's 14", first, n)
 	}
 	for _, c := range []struct{ key, want string }{
 		{"to_snapshot: 1\n", "floe scan"},
