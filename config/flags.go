@@ -179,6 +179,14 @@ func (p *Pipeline) SetKey(key, value string) error {
 		}
 		v.SetInt(n)
 	case reflect.Slice:
+		if v.Type().Elem() == columnType {
+			cols, err := ParseColumns(value)
+			if err != nil {
+				return err
+			}
+			v.Set(reflect.AppendSlice(v, reflect.ValueOf(cols)))
+			return nil
+		}
 		if v.Type().Elem().Kind() != reflect.String {
 			return fmt.Errorf("key %s cannot be set from the command line", key)
 		}
@@ -202,6 +210,8 @@ func (p *Pipeline) SetKey(key, value string) error {
 	}
 	return nil
 }
+
+var columnType = reflect.TypeFor[Column]()
 
 // SplitList splits a list value at the commas outside parentheses, so that
 // "id, bucket(id, 16)" gives two items; items are trimmed, empty ones

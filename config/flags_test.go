@@ -96,7 +96,8 @@ func TestSetKey(t *testing.T) {
 		{"source.min-file-age", "10", "missing unit"},
 		{"trigger", "availble-now", "available-now"},
 		{"catalog.properties", "s3.secret-access-key:hunter2", "takes KEY=VALUE"},
-		{"source.schema", "x", "cannot be set from the command line"},
+		{"source.schema", "x", `column "x" has no type`},
+		{"source.schema", "id long primary", "only NOT NULL may follow it"},
 	} {
 		err := p.SetKey(c.key, c.value)
 		if err == nil || !strings.Contains(err.Error(), c.err) {

@@ -41,9 +41,12 @@ type managedFile struct {
 	TableProperties            map[string]string `yaml:"table_properties"`
 	TriggeringFrequencySeconds int32             `yaml:"triggering_frequency_seconds"`
 
-	// floe's additions.
-	Source     Source `yaml:"source"`
-	Checkpoint string `yaml:"checkpoint"`
+	// floe's additions. A dead-letter table takes the rows a template
+	// cannot route and the records the source cannot read, as Beam's
+	// error handling sends failed records to a dead-letter output.
+	Source          Source `yaml:"source"`
+	Checkpoint      string `yaml:"checkpoint"`
+	DeadLetterTable string `yaml:"dead_letter_table"`
 }
 
 // managedKeys are the keys Beam defines; any one of them at the top level
@@ -94,7 +97,7 @@ func managedForm(root *yaml.Node) string {
 		case k.Kind != yaml.ScalarNode:
 		case k.Value == "pipeline":
 			return "beam"
-		case k.Value == "filter":
+		case slices.Contains(managedReadKeys, k.Value):
 			return "managed-read" // a key of the read config alone
 		case slices.Contains(managedKeys, k.Value):
 			form = "managed"
@@ -301,12 +304,19 @@ func (t *managedTranslation) translate(m *managedFile) *Pipeline {
 			t.fail("source", "set, but the pipeline's ReadFromIceberg transform already gives the source; remove one of them")
 		}
 		p.Source = r.source()
+		t.stream(r, p)
 		const one = "a floe pipeline reads and writes through one catalog; give both transforms the same catalog_name and catalog_properties, or leave them out of ReadFromIceberg"
 		switch {
 		case t.readCatalogProps && !reflect.DeepEqual(r.Catalog, p.Catalog):
 			t.fail("catalog_properties", "differs from the ReadFromIceberg transform's catalog, but %s", one)
 		case !t.readCatalogProps && t.readCatalogName != "" && t.readCatalogName != p.Catalog.Name:
 			t.fail("catalog_name", "%q differs from the ReadFromIceberg transform's %q, but %s", p.Catalog.Name, t.readCatalogName, one)
+		}
+	}
+	if d := m.DeadLetterTable; d != "" {
+		p.Sink.DeadLetterTable = d
+		if p.Source.Type != "iceberg" {
+			p.OnBadRecord = "dead-letter"
 		}
 	}
 	if tf := t.path("triggering_frequency_seconds"); t.w.present[tf] && !t.w.broken(tf) {
@@ -544,6 +554,7 @@ func managedPath(p, typeKey string) string {
 		{"sink.table-properties", "table_properties"},
 		{"sink.table-overrides", `catalog_properties["table-override.*"]`},
 		{"sink.partition-fields", "partition_fields"},
+		{"sink.dead-letter-table", "dead_letter_table"},
 		{"sink.table", "table"},
 		{"sink.keep", "keep"},
 		{"sink.drop", "drop"},
@@ -723,6 +734,7 @@ func mappingValue(n *yaml.Node, key string) *yaml.Node {
 func (t *managedTranslation) readToConsole(complete func(*Pipeline)) (*Pipeline, []string, error) {
 	r := t.icebergRead
 	p := &Pipeline{Catalog: r.Catalog, Source: r.source(), Sink: Sink{Type: "console"}}
+	t.stream(r, p)
 	if complete != nil {
 		complete(p)
 	}

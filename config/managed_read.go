@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strconv"
+	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -19,7 +22,24 @@ type ManagedRead struct {
 	Keep, Drop []string
 	// Warnings name settings floe ignores (Hadoop properties).
 	Warnings []string
+	// Options are the floe Iceberg-source options of Beam's read keys:
+	// from_timestamp is stream-from-timestamp.
+	Options map[string]string
+	// Streaming, with PollInterval, is Beam's streaming read: a floe
+	// query under a processing-time trigger of that interval.
+	Streaming    bool
+	PollInterval time.Duration
+	// ToSnapshot and ToTimestampMs bound a read, as floe scan's
+	// --snapshot-id and --as-of do; a streaming query has no end, so a
+	// pipeline refuses them.
+	ToSnapshot    int64
+	ToTimestampMs *int64
 }
+
+// managedReadKeys are the keys of Beam's read config alone; any one of them
+// at the top level marks a file as one.
+var managedReadKeys = []string{"filter", "streaming", "starting_strategy", "from_snapshot", "to_snapshot",
+	"from_timestamp", "to_timestamp", "poll_interval_seconds"}
 
 // managedReadFile holds the keys of Beam's Iceberg read config.
 type managedReadFile struct {
@@ -30,10 +50,19 @@ type managedReadFile struct {
 	Drop              []string          `yaml:"drop"`
 	Keep              []string          `yaml:"keep"`
 	Filter            string            `yaml:"filter"`
+	Streaming         bool              `yaml:"streaming"`
+	StartingStrategy  string            `yaml:"starting_strategy"`
+	FromSnapshot      *int64            `yaml:"from_snapshot"`
+	ToSnapshot        *int64            `yaml:"to_snapshot"`
+	FromTimestamp     *int64            `yaml:"from_timestamp"`
+	ToTimestamp       *int64            `yaml:"to_timestamp"`
+	PollSeconds       *int64            `yaml:"poll_interval_seconds"`
 }
 
 // LoadManagedRead reads a Managed I/O Iceberg read config (keys table,
-// catalog_name, catalog_properties, config_properties, filter, keep, drop),
+// catalog_name, catalog_properties, config_properties, filter, keep, drop,
+// and Beam's streaming, starting_strategy, from_timestamp, to_snapshot,
+// to_timestamp and poll_interval_seconds),
 // with the catalog translated as for a write config. Errors are an *Error
 // naming the file.
 func LoadManagedRead(path string) (*ManagedRead, error) {
@@ -89,10 +118,59 @@ func (t *managedTranslation) read(node *yaml.Node) *ManagedRead {
 	if len(m.Keep) > 0 && len(m.Drop) > 0 {
 		t.fail("drop", "keep and drop are mutually exclusive; keep one of them")
 	}
+	t.readRange(m, r)
 	return r
+}
+
+// readRange maps Beam's streaming and range keys onto floe's Iceberg
+// source, refusing the ones it cannot honour exactly.
+func (t *managedTranslation) readRange(m *managedReadFile, r *ManagedRead) {
+	r.Streaming = m.Streaming
+	r.PollInterval = 60 * time.Second // Beam's default
+	if s := m.PollSeconds; s != nil {
+		if *s <= 0 {
+			t.fail("poll_interval_seconds", "%d is not a positive number of seconds", *s)
+		}
+		r.PollInterval = time.Duration(*s) * time.Second
+	}
+	switch strings.ToLower(m.StartingStrategy) {
+	case "", "earliest":
+	case "latest":
+		t.fail("starting_strategy", "latest is not supported: floe's Iceberg source starts at the table's first snapshot or at from_timestamp; "+
+			"give from_timestamp (epoch milliseconds) to start later")
+	default:
+		t.fail("starting_strategy", "%q is not a starting strategy; use earliest or latest", m.StartingStrategy)
+	}
+	if m.FromSnapshot != nil {
+		t.fail("from_snapshot", "is not supported: floe's Iceberg source starts from a time, not a snapshot id; give from_timestamp, the "+
+			"snapshot's commit time in epoch milliseconds (floe table snapshots TABLE lists them)")
+	}
+	if m.FromTimestamp != nil {
+		r.Options = map[string]string{"stream-from-timestamp": strconv.FormatInt(*m.FromTimestamp, 10)}
+	}
+	if m.ToSnapshot != nil {
+		r.ToSnapshot = *m.ToSnapshot
+	}
+	r.ToTimestampMs = m.ToTimestamp
+	if m.ToSnapshot != nil && m.ToTimestamp != nil {
+		t.fail("to_timestamp", "set with to_snapshot; give one of them")
+	}
 }
 
 // source is the read as a floe source: the table's appends, streamed.
 func (r *ManagedRead) source() Source {
-	return Source{Type: "iceberg", Table: r.Table, Filter: r.Filter, Keep: r.Keep, Drop: r.Drop}
+	return Source{Type: "iceberg", Table: r.Table, Filter: r.Filter, Keep: r.Keep, Drop: r.Drop, Options: r.Options}
+}
+
+// stream makes p, which runs the read as a query, a streaming one when the
+// read is; a query reads the table's appends without end, so a bounded
+// read is refused.
+func (t *managedTranslation) stream(r *ManagedRead, p *Pipeline) {
+	if r.ToSnapshot != 0 || r.ToTimestampMs != nil {
+		t.fail("to_snapshot", "a floe query reads the table's appends without end, so to_snapshot and to_timestamp cannot bound it; "+
+			"read up to a snapshot with floe scan FILE, or remove the key")
+	}
+	if r.Streaming {
+		p.Trigger = Trigger{Kind: TriggerProcessingTime, Interval: r.PollInterval}
+	}
 }

@@ -168,7 +168,8 @@ var specs = []fieldSpec{
 	{
 		path: "catalog.properties", flag: "p", typ: "map of string to string",
 		doc: "Extra catalog properties, passed to iceberg-go unchanged: `s3.endpoint`, `s3.region`, `s3.access-key-id`, " +
-			"REST `credential` or `token`, `sql.dialect`, and so on. Values are strings; quote them if YAML would read a number.",
+			"REST `credential` or `token`, `header.NAME` (a REST request header), `sql.dialect`, and so on. A property no catalog reads is " +
+			"refused, naming the one most likely meant. Values are strings; quote them if YAML would read a number.",
 	},
 
 	{
@@ -325,8 +326,10 @@ var specs = []fieldSpec{
 			"landing time in the object's metadata, which `checkpoint rebuild` reads back on S3) and then deleted.",
 	},
 	{
-		path: "source.schema", typ: "list of columns",
+		path: "source.schema", flag: "schema", flagArg: "'COL TYPE, ...'", typ: "list of columns",
 		doc: "Columns of `csv` and `json` files, in file order, instead of deriving them from the data. " +
+			"On the command line, in the syntax of Spark's DDL strings: `--schema 'id long, ts timestamp, name string NOT NULL'` " +
+			"(Spark's and SQL's type names, such as `bigint` or `varchar`, are taken as the Iceberg type they stand for). " +
 			"Not allowed for `parquet`, whose files carry their own schema, nor for `debezium-json`, whose events carry theirs " +
 			"(or have it inferred, as `json` is).",
 	},

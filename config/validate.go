@@ -39,6 +39,11 @@ func (p *Pipeline) validate() problems {
 		}
 	}
 	ps.propertyKeys("catalog.properties", p.Catalog.Properties)
+	for _, k := range slices.Sorted(maps.Keys(p.Catalog.Properties)) {
+		if err := CheckCatalogProperty(k); k != "" && err != nil {
+			ps.add("catalog.properties."+k, 0, "%v", err)
+		}
+	}
 
 	p.Source.validate(&ps)
 

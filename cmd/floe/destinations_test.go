@@ -186,7 +186,7 @@ func TestDynamicDestinationBadValues(t *testing.T) {
 		case 7:
 			return "", true, true
 		case 11:
-			return "no-dash", false, true
+			return "no.dot", false, true
 		}
 		return "", false, false
 	})
@@ -203,7 +203,7 @@ func TestDynamicDestinationBadValues(t *testing.T) {
 		t.Fatalf("dead-letter table holds %d rows, want 2", n)
 	}
 	out := e.OK("scan", "db.dead", "--output-format", "jsonl").Stdout
-	if !strings.Contains(out, `"_floe_error":"column region is null"`) || !strings.Contains(out, `no-dash`) || !strings.Contains(out, `"_floe_source_row":12`) {
+	if !strings.Contains(out, `"_floe_error":"column region is null"`) || !strings.Contains(out, `no.dot`) || !strings.Contains(out, `"_floe_source_row":12`) {
 		t.Fatalf("dead letters lack their reason or location:\n%s", out)
 	}
 	var total int64 = 2

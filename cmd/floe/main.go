@@ -16,8 +16,10 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/floe-io/floe"
@@ -327,6 +329,11 @@ func (c *catalogFlags) override(cat config.Catalog) (config.Catalog, error) {
 	p := config.Pipeline{Catalog: cat}
 	if err := c.fs.apply(&p); err != nil {
 		return config.Catalog{}, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Catalog.Properties)) {
+		if err := config.CheckCatalogProperty(k); err != nil {
+			return config.Catalog{}, usagef("-p: %v", err)
+		}
 	}
 	return p.Catalog, nil
 }

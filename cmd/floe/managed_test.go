@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,5 +204,69 @@ keep: [id]
 	out = e.OK("scan", "db.copy", "--output-format", "csv").Stdout
 	if lines = strings.Split(strings.TrimSpace(out), "\n"); lines[0] != "id" || len(lines) != 51 {
 		t.Fatalf("db.copy holds %q, want ids 0-49 without v", out)
+	}
+}
+
+// A Managed I/O template routes values Iceberg and Beam take as names
+// (eu-west) and sends what cannot name a table to the file's dead-letter
+// table; a read config takes Beam's streaming and range keys.
+func TestManagedIOTemplateValuesAndReadKeys(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeRegions(t, filepath.Join(e.Landing, "a.parquet"), 0, 20, func(id int64) (string, bool, bool) {
+		switch {
+		case id == 3:
+			return "eu.west", false, true
+		case id%2 == 0:
+			return "eu-west", false, true
+		}
+		return "us-east", false, true
+	})
+	catalog := `catalog_properties:
+  type: jdbc
+  uri: jdbc:sqlite:` + filepath.Join(e.Warehouse, "catalog.db") + `
+  warehouse: ` + e.Warehouse + `
+`
+	write := filepath.Join(e.Dir, "write.yaml")
+	if err := os.WriteFile(write, []byte("table: db.events_{region}\ndead_letter_table: db.unrouted\n"+catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.OK("run", write, "--source", e.Landing, "--format", "parquet", "--checkpoint", e.Ckpt)
+	if a, b, d := e.Count("db.events_eu-west"), e.Count("db.events_us-east"), e.Count("db.unrouted"); a != 10 || b != 9 || d != 1 {
+		t.Fatalf("eu-west %d, us-east %d, dead letters %d rows; want 10, 9 and 1 (eu.west is two name parts)", a, b, d)
+	}
+
+	read := filepath.Join(e.Dir, "read.yaml")
+	body := "table: db.events_eu-west\nstreaming: true\npoll_interval_seconds: 5\nstarting_strategy: earliest\nfrom_timestamp: 0\n" + catalog
+	if err := os.WriteFile(read, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.OK("run", read, "--checkpoint", filepath.Join(e.Dir, "ck-read"), "--trigger", "once")
+	if got := strings.Count(r.Stdout, "\n"); got != 10 {
+		t.Fatalf("the streaming read printed %d rows, want 10:\n%s", got, r.Stdout)
+	}
+	// floe scan takes to_snapshot as time travel.
+	first := e.Snapshots("db.events_eu-west")[0].SnapshotID
+	writeRegions(t, filepath.Join(e.Landing, "b.parquet"), 100, 4, func(int64) (string, bool, bool) { return "eu-west", false, true })
+	e.OK("run", write, "--source", e.Landing, "--format", "parquet", "--checkpoint", e.Ckpt)
+	body = fmt.Sprintf("table: db.events_eu-west\nto_snapshot: %d\n%s", first, catalog)
+	if err := os.WriteFile(read, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.TrimSpace(e.OK("scan", read, "--count").Stdout); n != "10" || e.Count("db.events_eu-west") != 14 {
+		t.Fatalf("scan to_snapshot %d counted %s rows, want 10 of the table's 14", first, n)
+	}
+	for _, c := range []struct{ key, want string }{
+		{"to_snapshot: 1\n", "floe scan"},
+		{"from_snapshot: 1\n", "from_timestamp"},
+		{"starting_strategy: latest\n", "from_timestamp"},
+	} {
+		if err := os.WriteFile(read, []byte("table: db.events_eu-west\nstreaming: true\n"+c.key+catalog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := e.Run("run", read, "--checkpoint", filepath.Join(e.Dir, "ck-refused"), "--trigger", "once")
+		if r.Code != 2 || !strings.Contains(r.Stderr, strings.SplitN(c.key, ":", 2)[0]) || !strings.Contains(r.Stderr, c.want) {
+			t.Fatalf("%s: want exit 2 naming the key and %q, got %s", strings.TrimSpace(c.key), c.want, r)
+		}
 	}
 }

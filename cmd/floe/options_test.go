@@ -285,3 +285,47 @@ func TestPendingBatchKeepsItsPlan(t *testing.T) {
 		t.Fatalf("rows = %d, want 100", n)
 	}
 }
+
+// A misspelt catalog property would be passed on and ignored, sending writes
+// to AWS instead of the endpoint meant: refused, naming the one meant, while
+// the properties the catalogs read and the open families are taken.
+func TestUnknownCatalogPropertyIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("a.parquet", 0, 10)
+	for _, args := range [][]string{
+		e.StreamArgs("db.p", "-p", "s3.endpiont=http://localhost:9000"),
+		{"scan", "db.p", "--count", "-p", "s3.endpiont=http://localhost:9000"},
+	} {
+		r := e.Run(args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, `"s3.endpiont"`) || !strings.Contains(r.Stderr, `"s3.endpoint"`) {
+			t.Fatalf("%v: want exit 2 naming s3.endpiont and s3.endpoint, got %s", args[0], r)
+		}
+	}
+	if _, err := os.Stat(e.Ckpt); err == nil {
+		t.Fatalf("a refused run wrote checkpoint %s", e.Ckpt)
+	}
+	e.OK(e.StreamArgs("db.p", "-p", "s3.region=us-east-1", "-p", "header.X-Tenant=a", "-p", "adls.sas-token.acct=x",
+		"-p", "client.region=us-east-1", "-p", "table-default.write.parquet.compression-codec=zstd")...)
+	if n := e.Count("db.p"); n != 10 {
+		t.Fatalf("rows = %d, want 10", n)
+	}
+}
+
+// A read option given to a landing directory is refused naming the flag and
+// its value and listing the write options -o takes there, which work.
+func TestReadOptionOnLandingIsNamed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("a.parquet", 0, 10)
+	r := e.Run(e.StreamArgs("db.o", "-o", "stream-from-timestamp=1700000000000")...)
+	for _, want := range []string{"-o stream-from-timestamp=1700000000000", "snapshot-property.KEY=VALUE", "branch=NAME"} {
+		if r.Code != 2 || !strings.Contains(r.Stderr, want) {
+			t.Fatalf("want exit 2 naming %q, got %s", want, r)
+		}
+	}
+	e.OK(e.StreamArgs("db.o", "-o", "branch=audit", "-o", "snapshot-property.job=nightly")...)
+	if n := e.Count("db.o"); n != 0 {
+		t.Fatalf("main holds %d rows, want 0: -o branch=audit commits to the branch", n)
+	}
+}

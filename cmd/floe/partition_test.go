@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -285,5 +286,37 @@ func TestDescribeNamesPartitionColumns(t *testing.T) {
 	e.OK("stream", "--source", e.Landing, "--format", "parquet", "--table", "db.u", "--checkpoint", e.Ckpt+"-u")
 	if desc := e.OK("table", "describe", "db.u").Stdout; !strings.Contains(desc, "partition spec: unpartitioned\n") {
 		t.Errorf("an unpartitioned table is not told as such:\n%s", desc)
+	}
+}
+
+// JSON has no timestamp type, so the README's day(ts) needs the column typed:
+// --schema does it from the command line, in Spark's DDL syntax.
+func TestSchemaFlagTypesJSONForDayPartitions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	body := `{"id": 1, "ts": "2026-03-01T10:00:00", "name": "a"}
+{"id": 2, "ts": "2026-03-01T23:59:59", "name": "b"}
+{"id": 3, "ts": "2026-03-02T00:00:01", "name": "c"}
+`
+	if err := os.WriteFile(filepath.Join(e.Landing, "a.json"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"stream", "--source", e.Landing, "--format", "json", "--table", "db.events", "--checkpoint", e.Ckpt,
+		"--partition-fields", "day(ts),bucket(id, 16)"}
+	e.OK(append(args, "--schema", "id bigint NOT NULL, ts timestamp, name string")...)
+	f := e.fields("db.events")
+	if f["id"].Type != "long" || !f["id"].Required || f["ts"].Type != "timestamp" || f["name"].Type != "string" {
+		t.Fatalf("columns = %+v, want id long required, ts timestamp, name string", f)
+	}
+	days := map[string]bool{}
+	for _, file := range e.files("db.events") {
+		days[fmt.Sprint(file.Partition["ts_day"])] = true
+	}
+	if !days["2026-03-01"] || !days["2026-03-02"] || len(days) != 2 {
+		t.Fatalf("day partitions = %v, want 2026-03-01 and 2026-03-02", days)
+	}
+	r := e.Run(append(args[:len(args):len(args)], "--checkpoint", filepath.Join(e.Dir, "c2"), "--schema", "id long, ts")...)
+	if r.Code != 2 || !strings.Contains(r.Stderr, `"ts" has no type`) {
+		t.Fatalf("want exit 2 naming the column without a type, got %s", r)
 	}
 }

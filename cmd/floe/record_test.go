@@ -116,7 +116,7 @@ func TestDamagedCheckpointIsRefusedThenRebuilt(t *testing.T) {
 		{"source log", func(ck string) error { return os.RemoveAll(filepath.Join(ck, "sources")) }, "is empty or gone"},
 		{"metadata", func(ck string) error { return os.Remove(filepath.Join(ck, "metadata")) }, "lost its metadata file"},
 		{"offsets entry", func(ck string) error { return os.Remove(filepath.Join(ck, "offsets", "2")) }, "offsets entries were deleted"},
-		{"whole checkpoint", os.RemoveAll, "already holds batches of floe query"},
+		{"whole checkpoint", os.RemoveAll, "this query's checkpoint was lost"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -257,7 +257,7 @@ func TestLostCheckpointAndCatalogAreRefused(t *testing.T) {
 	refused(t, r, "db.t is not in the catalog", "floe table register db.t ")
 	meta := strings.Fields(r.Stderr[strings.Index(r.Stderr, "floe table register db.t ")+len("floe table register db.t "):])[0]
 	e.OK("table", "register", "db.t", meta)
-	refused(t, e.Stream("db.t"), "already holds batches of floe query", "floe checkpoint rebuild")
+	refused(t, e.Stream("db.t"), "this query's checkpoint was lost", "floe checkpoint rebuild")
 	e.exactly("db.t", 200)
 	// The refused runs planned nothing that stays: the rebuild takes the
 	// table's query, and the stream goes on exactly.
@@ -524,4 +524,41 @@ func TestDeletedCommitAfterLogCompactionIsRebuilt(t *testing.T) {
 	e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
 	e.OK(e.StreamArgs("db.t")...)
 	e.exactly("db.t", 1100)
+}
+
+// A run refused at start writes nothing into its checkpoint directory, so
+// that floe checkpoint rebuild afterwards has nothing to set aside as
+// damaged; a lost checkpoint is refused as this query's, naming the repair.
+func TestRefusedRunLeavesNoCheckpoint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.streamFiles(0, 2)
+	if err := os.RemoveAll(e.Ckpt); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Stream("db.t")
+	refused(t, r, "this query's checkpoint was lost", "floe checkpoint rebuild", "A lost checkpoint", "up to batch 1")
+	if strings.Contains(r.Stderr, "another query") {
+		t.Fatalf("the refusal calls the table's query another one:\n%s", r.Stderr)
+	}
+	if _, err := os.Stat(e.Ckpt); err == nil {
+		t.Fatalf("the refused run wrote checkpoint %s", e.Ckpt)
+	}
+	// A directory made ahead of the run is not the lost checkpoint: the
+	// table's query is found at start and the run refused, leaving the
+	// directory as it was.
+	if err := os.MkdirAll(e.Ckpt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, e.Stream("db.t"), "duplicate rows")
+	if _, err := os.Stat(filepath.Join(e.Ckpt, "metadata")); err == nil {
+		t.Fatalf("the refused run wrote %s/metadata", e.Ckpt)
+	}
+	out := e.OK(append([]string{"checkpoint", "rebuild"}, e.StreamArgs("db.t")[1:]...)...)
+	if strings.Contains(out.Stdout+out.Stderr, "damaged") {
+		t.Fatalf("rebuild set something aside after a refused run:\n%s%s", out.Stdout, out.Stderr)
+	}
+	e.land(2)
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 300)
 }

@@ -412,6 +412,12 @@ func loadManagedRead(ctx context.Context, cf catalogFlags, path string, o *scan.
 	if len(o.Columns) == 0 && len(o.Drop) == 0 {
 		o.Columns, o.Drop = r.Keep, r.Drop
 	}
+	if o.SnapshotID == 0 && o.AsOfMs == nil {
+		o.SnapshotID, o.AsOfMs = r.ToSnapshot, r.ToTimestampMs
+	}
+	if len(r.Options) > 0 {
+		fmt.Fprintln(stderr, "warning: from_timestamp is ignored: floe scan reads the whole table as of one snapshot; floe run FILE reads its appends from then on")
+	}
 	catCfg, err := cf.override(r.Catalog)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"io"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/floe-io/floe/config"
 )
@@ -102,8 +104,13 @@ func readFlags(cfg *config.Pipeline) error {
 		return nil
 	}
 	if src.Table == "" {
-		if len(src.Options) > 0 || src.Filter != "" {
-			return usagef("-o KEY=VALUE (other than -o snapshot-property.KEY=VALUE) and --filter are read options of --source-table; for a landing directory, see floe stream --help")
+		if len(src.Options) > 0 {
+			k := slices.Sorted(maps.Keys(src.Options))[0]
+			return usagef("-o %s=%s is a read option of --source-table, but the source is a landing directory; with one, -o takes only the write options %s",
+				k, shownOption(k, src.Options[k]), landingOptions())
+		}
+		if src.Filter != "" {
+			return usagef("--filter %q filters the rows read with --source-table, but the source is a landing directory, whose files are read whole; remove it", src.Filter)
 		}
 		return nil
 	}
@@ -116,4 +123,26 @@ func readFlags(cfg *config.Pipeline) error {
 		cfg.Sink.Keep, cfg.Sink.Drop = nil, nil
 	}
 	return nil
+}
+
+// landingOptions lists the -o options a landing directory takes: Spark's
+// write options.
+func landingOptions() string {
+	opts := []string{config.SnapshotPropertyPrefix + "KEY=VALUE"}
+	for _, k := range slices.Sorted(maps.Keys(config.SparkSinkOptions)) {
+		opts = append(opts, k+"=NAME")
+	}
+	return strings.Join(opts, ", ")
+}
+
+// shownOption is an option's value as an error may show it: a value whose
+// name says it is a secret is not shown.
+func shownOption(key, value string) string {
+	k := strings.ToLower(key)
+	for _, s := range []string{"password", "secret", "token", "jaas", "credential", "auth"} {
+		if strings.Contains(k, s) {
+			return "(not shown)"
+		}
+	}
+	return value
 }

@@ -41,6 +41,16 @@ type Checkpoint struct {
 	fs       FS
 	lock     io.Closer
 
+	// unaccepted is set on a new checkpoint until Accept: its metadata
+	// is not written before the run is accepted, so that a run refused
+	// at start leaves nothing a later rebuild would take for damage.
+	// made tells that Open created the directory, which Close then
+	// removes.
+	unaccepted, made bool
+	// created tells that this run made the checkpoint: Withdraw may
+	// then take it back.
+	created bool
+
 	// purging is set while a purge runs, up to the newest commit in
 	// committed; Close waits on purges.
 	purging   atomic.Bool
@@ -100,6 +110,8 @@ func Open(fsys FS, dir, sink, source string, same func(string) bool) (*Checkpoin
 		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
 	c := &Checkpoint{Dir: abs, fs: fsys}
+	_, statErr := fsys.Stat(abs)
+	c.made = errors.Is(statErr, fs.ErrNotExist)
 	if c.lock, err = lockDir(fsys, abs); err != nil {
 		return nil, err
 	}
@@ -139,9 +151,7 @@ func Open(fsys FS, dir, sink, source string, same func(string) bool) (*Checkpoin
 			return nil, fmt.Errorf("%w: checkpoint %s has lost its metadata file but still holds %s: it is not a new checkpoint; run floe checkpoint rebuild with this pipeline's arguments to restore it from the table, or restore the file from a backup", ingest.ErrCheckpointMismatch, abs, what)
 		}
 		c.Metadata = Metadata{ID: uuid.NewString(), Created: time.Now().UTC(), Sink: sink, Source: source}
-		if err := writeMetadata(fsys, abs, c.Metadata); err != nil {
-			return nil, fmt.Errorf("create checkpoint %s: %w", abs, err)
-		}
+		c.unaccepted, c.created = true, true
 		ok = true
 		return c, nil
 	default:
@@ -176,7 +186,51 @@ func (c *Checkpoint) Close() error {
 	}
 	err := c.lock.Close()
 	c.lock = nil
+	switch {
+	case c.unaccepted && c.made:
+		err = errors.Join(err, c.fs.RemoveAll(c.Dir))
+	case c.unaccepted && c.created:
+		// The directory was there, empty, before the run: leave it so.
+		for _, f := range []string{"metadata", "offsets", "commits", "sources"} {
+			err = errors.Join(err, c.fs.RemoveAll(filepath.Join(c.Dir, f)))
+		}
+	}
 	return err
+}
+
+// Withdraw takes back a checkpoint this run created when its first batch
+// was refused and forgotten before anything was committed (a table the
+// catalog lost): Close then leaves the directory as the run found it, so
+// that the repair the refusal names finds no checkpoint of a query that
+// never ran.
+func (c *Checkpoint) Withdraw() error {
+	if !c.created {
+		return nil
+	}
+	commit, err := c.LatestCommit()
+	if err != nil || commit >= 0 {
+		return err
+	}
+	off, err := c.LatestOffsets()
+	if err != nil || off >= 0 {
+		return err
+	}
+	c.unaccepted = true
+	return nil
+}
+
+// Accept writes a new checkpoint's metadata once its run is accepted: the
+// checks every run starts with passed. It does nothing after the first
+// time, or for a checkpoint that was there.
+func (c *Checkpoint) Accept() error {
+	if !c.unaccepted {
+		return nil
+	}
+	if err := writeMetadata(c.fs, c.Dir, c.Metadata); err != nil {
+		return fmt.Errorf("create checkpoint %s: %w", c.Dir, err)
+	}
+	c.unaccepted = false
+	return nil
 }
 
 // WriteOffsets records batch N's range before it runs.
@@ -294,6 +348,9 @@ func (c *Checkpoint) latest(log string) (int64, error) {
 }
 
 func (c *Checkpoint) writeEntry(log string, id int64, v any) error {
+	if err := c.Accept(); err != nil {
+		return err
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err

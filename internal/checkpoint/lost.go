@@ -73,7 +73,7 @@ func ResumeLost(ctx context.Context, fsys FS, cfg *config.Pipeline, openCatalog 
 	if err != nil || tbl == nil {
 		return out, false, err
 	}
-	return out, false, c.RefuseOtherQuery(tbl, dir)
+	return out, false, c.RefuseLostCheckpoint(tbl, dir)
 }
 
 // resume rebuilds the missing checkpoint dir from the table's record. A

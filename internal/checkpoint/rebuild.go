@@ -64,8 +64,13 @@ func Rebuild(ctx context.Context, fsys FS, cfg *config.Pipeline, cat catalog.Cat
 	if err != nil {
 		return out, fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
 	}
-	_, statErr := fsys.Stat(dir)
-	existed := statErr == nil
+	// A directory holding nothing but the lock (made ahead of a run, or
+	// left by one refused at start) holds no damage to keep.
+	existed := false
+	entries, _ := fsys.ReadDir(dir)
+	for _, d := range entries {
+		existed = existed || d.Name() != ".lock"
+	}
 	lock, err := lockDir(fsys, dir)
 	if err != nil {
 		return out, err

@@ -83,6 +83,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		// only template sinks have in a cluster so far.
 		return fmt.Errorf("%w: on-bad-record: dead-letter runs in a single process: its dead letters and rows are two tables' commits; drop kafka.group.id, or use on-bad-record: fail", ingest.ErrConfig)
 	}
+	if err := e.Checkpoint.Accept(); err != nil {
+		return err
+	}
 	home := e.Fixed
 	if home == "" {
 		var err error

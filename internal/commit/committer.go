@@ -220,6 +220,33 @@ func (c *Committer) RefuseOtherQuery(tbl *table.Table, checkpoint string) error 
 	return fmt.Errorf("%w: table %s already holds batches of floe query %s reading %s, and checkpoint %s is new: running would ingest the same input again and duplicate rows. Reuse that query's checkpoint; if it was lost, floe checkpoint rebuild with this pipeline's arguments remakes it from the table; pass --allow-new-query (allow-new-query: true) if a second copy is intended", ingest.ErrQueryConflict, c.Name(), other, src, checkpoint)
 }
 
+// RefuseLostCheckpoint is the refusal of a run whose checkpoint directory
+// is not there when OtherQuery finds a query on the table reading the same
+// source: that is most likely this query, whose checkpoint was lost, and
+// the repair is to remake it from the table; nil when there is none.
+func (c *Committer) RefuseLostCheckpoint(tbl *table.Table, checkpoint string) error {
+	other, src := c.OtherQuery(tbl)
+	if other == "" {
+		return nil
+	}
+	upTo := ""
+	if r, err := ReadRecord(tbl, other); err == nil && r != nil {
+		upTo = fmt.Sprintf(" up to batch %d", r.Batch)
+	}
+	return lostCheckpoint{fmt.Sprintf("checkpoint %s is not there, and table %s holds the batches%s of query %s reading %s: "+
+		"this query's checkpoint was lost, and a new one would ingest the same input again and duplicate rows. "+
+		"Run floe checkpoint rebuild with this pipeline's arguments to remake it from the table, then run again "+
+		"(docs/format/checkpoint.md, \"A lost checkpoint\"); pass --allow-new-query (allow-new-query: true) only if a second copy is intended",
+		checkpoint, c.Name(), upTo, other, src)}
+}
+
+// lostCheckpoint is a refusal that is an ErrQueryConflict without its
+// wording: the query on the table is this one.
+type lostCheckpoint struct{ msg string }
+
+func (e lostCheckpoint) Error() string { return e.msg }
+func (e lostCheckpoint) Unwrap() error { return ingest.ErrQueryConflict }
+
 // Commit adds the batch's files in one snapshot, or finds that an earlier
 // attempt already did. When it finally fails the files are deleted, unless
 // the catalog could not tell whether the commit happened: then they are kept

@@ -104,6 +104,11 @@ func (e *Engine) RunBatch(ctx context.Context, entry checkpoint.OffsetEntry, beg
 					e.Hooks.Logger.Warn("could not discard the source's plan of failed batch", "batch", entry.BatchID, "err", derr)
 				}
 			}
+			if errors.Is(err, ingest.ErrTableLost) {
+				if werr := e.Checkpoint.Withdraw(); werr != nil {
+					e.Hooks.Logger.Warn("could not take back the checkpoint of a refused first batch", "err", werr)
+				}
+			}
 		}
 		return err
 	}

@@ -191,6 +191,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.Verify(ctx); err != nil {
 		return err
 	}
+	if err := e.Checkpoint.Accept(); err != nil {
+		return err
+	}
 	start, next, err := e.recover(ctx)
 	if err != nil {
 		return err

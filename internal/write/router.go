@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -65,19 +66,15 @@ func parseTemplate(s string) (*template, error) {
 	return t, nil
 }
 
-// validNamePart tells whether a column value can stand in a table name:
-// letters, digits and underscores, the characters every catalog and query
-// engine accepts unquoted.
+// validNamePart tells whether a column value can stand in a table name.
+// Iceberg identifiers and Beam's dynamic destinations take any characters
+// (eu-west, région), so only what would change the name's meaning is
+// refused: a dot would make it two name parts, a slash or backslash a
+// path in the table's location, and a control character cannot be typed.
 func validNamePart(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return r == '.' || r == '/' || r == '\\' || unicode.IsControl(r)
+	}) < 0
 }
 
 // Router splits records by the table their values name.
@@ -222,7 +219,7 @@ func (r *Router) route(ctx context.Context, rec arrow.RecordBatch, file string, 
 			case !ok:
 				reason = fmt.Sprintf("column %s is null", strings.Join(r.tmpl.holes[h], "."))
 			case !validNamePart(v):
-				reason = fmt.Sprintf("column %s is %q, which is not a valid table name part (letters, digits and _ only)", strings.Join(r.tmpl.holes[h], "."), v)
+				reason = fmt.Sprintf("column %s is %q, which cannot be part of a table name (it holds a dot, slash, backslash or control character)", strings.Join(r.tmpl.holes[h], "."), v)
 			}
 			if reason != "" {
 				break
