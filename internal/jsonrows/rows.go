@@ -1024,12 +1024,9 @@ func (c *column) appendString(s []byte) {
 }
 
 func (c *column) appendFloat(text []byte) error {
-	f, ok := textnum.Float(text)
-	if !ok {
-		var err error
-		if f, err = strconv.ParseFloat(transient(text), 64); err != nil || math.IsInf(f, 0) {
-			return wrongType(fmt.Errorf("number %s is out of the range of a double", text))
-		}
+	f, err := textnum.ParseFloat(text)
+	if err != nil || math.IsInf(f, 0) {
+		return wrongType(fmt.Errorf("number %s is out of the range of a double", text))
 	}
 	c.n++
 	c.valid = append(c.valid, true)
@@ -1125,13 +1122,7 @@ func (p *parser) fixedValue(c *column) error {
 			return nil
 		}
 		if c.kind == "float" {
-			f, ok := textnum.Float(text)
-			if !ok {
-				var err error
-				f, err = strconv.ParseFloat(transient(text), 64)
-				ok = err == nil
-			}
-			if ok {
+			if f, err := textnum.ParseFloat(text); err == nil {
 				c.n++
 				c.valid = append(c.valid, true)
 				c.floats = append(c.floats, f)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"strconv"
 	"sync"
 )
 
@@ -99,6 +100,14 @@ func Float[T ~string | ~[]byte](s T) (f float64, ok bool) {
 		f = -f
 	}
 	return f, true
+}
+
+// ParseFloat is strconv.ParseFloat(s, 64), by Float where it can.
+func ParseFloat[T ~string | ~[]byte](s T) (float64, error) {
+	if f, ok := Float(s); ok {
+		return f, nil
+	}
+	return strconv.ParseFloat(string(s), 64)
 }
 
 // The powers of ten pow10 holds.

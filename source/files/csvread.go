@@ -181,10 +181,8 @@ func (c *csvColumn) append(s string) error {
 		i, err = strconv.ParseInt(s, 10, 64)
 		c.ints = append(c.ints, i)
 	case arrow.FLOAT64:
-		f, ok := textnum.Float(s)
-		if !ok {
-			f, err = strconv.ParseFloat(s, 64)
-		}
+		var f float64
+		f, err = textnum.ParseFloat(s)
 		c.flts = append(c.flts, f)
 	case arrow.STRING:
 		c.data = append(c.data, s...)

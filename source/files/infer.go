@@ -52,10 +52,8 @@ func (k *csvKind) observe(v string) {
 		}
 	}
 	if k.isFloat {
-		if _, ok := textnum.Float(v); !ok {
-			if _, err := strconv.ParseFloat(v, 64); err != nil {
-				k.isFloat = false
-			}
+		if _, err := textnum.ParseFloat(v); err != nil {
+			k.isFloat = false
 		}
 	}
 	if k.isBool {
