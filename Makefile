@@ -49,8 +49,12 @@ test-deps: interop/node_modules/.package-lock.json
 interop/node_modules/.package-lock.json: interop/package-lock.json
 	cd interop && npm ci --no-audit --no-fund
 
+# ./floe, carrying the version git describe gives and the commit, as a
+# release binary does (go build alone records neither in a worktree or
+# under -buildvcs=false).
+STAMP := github.com/floe-io/floe/internal/buildinfo
 build:
-	go build -o floe ./cmd/floe
+	go build -ldflags "-X $(STAMP).version=$$(git describe --tags --always --dirty 2>/dev/null) -X $(STAMP).revision=$$(git rev-parse HEAD 2>/dev/null)" -o floe ./cmd/floe
 
 # Static, stripped binaries for linux and darwin on amd64 and arm64 in
 # dist/, named by git describe, and dist/SHA256SUMS; PLATFORMS=linux/amd64

@@ -100,7 +100,7 @@ func TestDeployContainerDefinition(t *testing.T) {
 		t.Fatal(err)
 	}
 	df := string(b)
-	for _, want := range []string{"CGO_ENABLED=0 go build", "./cmd/floe", "FROM scratch", "USER 65532:65532", `ENTRYPOINT ["/floe"]`, "EXPOSE 9249", "ca-certificates.crt"} {
+	for _, want := range []string{"CGO_ENABLED=0 go build", "./cmd/floe", "FROM scratch", "USER 65532:65532", `ENTRYPOINT ["/floe"]`, "EXPOSE 9249", "ca-certificates.crt", "ARG VERSION", "ARG REVISION"} {
 		if !strings.Contains(df, want) {
 			t.Errorf("deploy/Dockerfile lacks %q", want)
 		}
@@ -128,8 +128,16 @@ func TestDeployContainerDefinition(t *testing.T) {
 	if !*deployBuild {
 		return
 	}
+	// The Dockerfile's own linker flags, with the build arguments given
+	// as `docker build --build-arg` would.
+	ldflags := regexp.MustCompile(`-ldflags="([^"]*)"`).FindStringSubmatch(df)
+	if ldflags == nil {
+		t.Fatal("deploy/Dockerfile's go build has no -ldflags=\"...\"")
+	}
+	const version, revision = "v9.8.7-image", "0123456789abcdef0123456789abcdef01234567"
+	flags := strings.NewReplacer("${VERSION}", version, "${REVISION}", revision).Replace(ldflags[1])
 	bin := filepath.Join(t.TempDir(), "floe")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/floe")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags="+flags, "-o", bin, "./cmd/floe")
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -145,8 +153,12 @@ func TestDeployContainerDefinition(t *testing.T) {
 			t.Fatalf("the image's binary asks for a dynamic loader; it would not start on an empty base")
 		}
 	}
-	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil {
+	out, err = exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
 		t.Fatalf("floe version: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), version) || !strings.Contains(string(out), revision) {
+		t.Fatalf("the image's floe version does not report --build-arg VERSION=%s REVISION=%s: %s", version, revision, out)
 	}
 }
 
