@@ -157,9 +157,20 @@ func TestIcebergSourceStartOptions(t *testing.T) {
 	if got := copyTo("db.latest", "starting-strategy=incremental_from_latest_snapshot"); !slices.Equal(got, seqIDs(20, 30)) {
 		t.Fatalf("INCREMENTAL_FROM_LATEST_SNAPSHOT copied ids %v, want 20-29", got)
 	}
-	r := e.Run("stream", "--source-table", "db.events", "--table", "db.bad", "--checkpoint", filepath.Join(e.Dir, "ck-bad"),
-		"-o", "starting-strategy=INCREMENTAL_FROM_LATEST_SNAPSHOT", "-o", fmt.Sprintf("start-snapshot-id=%d", snaps[1]))
-	if r.Code != 2 || !strings.Contains(r.Stderr, "start-snapshot-id") {
-		t.Fatalf("a latest start with start-snapshot-id: want exit 2 naming start-snapshot-id, got %s", r)
+	for _, c := range []struct {
+		opts []string
+		want string
+	}{
+		{[]string{"starting-strategy=INCREMENTAL_FROM_LATEST_SNAPSHOT", fmt.Sprintf("start-snapshot-id=%d", snaps[1])}, "start-snapshot-id"},
+		{[]string{"starting-strategy=latest"}, "INCREMENTAL_FROM_LATEST_SNAPSHOT"},
+		{[]string{"start-snapshot-id=77"}, "floe table snapshots db.events"},
+	} {
+		args := []string{"stream", "--source-table", "db.events", "--table", "db.bad", "--checkpoint", filepath.Join(e.Dir, "ck-bad")}
+		for _, o := range c.opts {
+			args = append(args, "-o", o)
+		}
+		if r := e.Run(args...); r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Fatalf("-o %v: want exit 2 naming %q, got %s", c.opts, c.want, r)
+		}
 	}
 }
