@@ -1,7 +1,8 @@
 // Package iceberg is the Iceberg table source: the data files appended to a
 // table of the pipeline's catalog are read once each, in micro-batches,
 // with the offsets, options and meaning of Spark's Iceberg streaming source
-// (SparkMicroBatchStream).
+// (SparkMicroBatchStream), and Flink's options for where a new query starts
+// (start.go).
 //
 // The unit of work is one data file added by an append snapshot. Replace
 // snapshots (compactions) add no new rows and are skipped; overwrite and
