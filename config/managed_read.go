@@ -23,8 +23,16 @@ type ManagedRead struct {
 	// Warnings name settings floe ignores (Hadoop properties).
 	Warnings []string
 	// Options are the floe Iceberg-source options of Beam's read keys:
-	// from_timestamp is stream-from-timestamp.
+	// from_snapshot is start-snapshot-id, from_timestamp is
+	// stream-from-timestamp, and starting_strategy latest (the default of
+	// a streaming read) is starting-strategy
+	// INCREMENTAL_FROM_LATEST_SNAPSHOT.
 	Options map[string]string
+	// Incremental names the key that makes the read Beam's incremental
+	// read of the appends from a start snapshot (streaming,
+	// starting_strategy, from_snapshot or from_timestamp), empty for a
+	// read of the table as of one snapshot.
+	Incremental string
 	// Streaming, with PollInterval, is Beam's streaming read: a floe
 	// query under a processing-time trigger of that interval.
 	Streaming    bool
@@ -61,8 +69,8 @@ type managedReadFile struct {
 
 // LoadManagedRead reads a Managed I/O Iceberg read config (keys table,
 // catalog_name, catalog_properties, config_properties, filter, keep, drop,
-// and Beam's streaming, starting_strategy, from_timestamp, to_snapshot,
-// to_timestamp and poll_interval_seconds),
+// and Beam's streaming, starting_strategy, from_snapshot, from_timestamp,
+// to_snapshot, to_timestamp and poll_interval_seconds),
 // with the catalog translated as for a write config. Errors are an *Error
 // naming the file.
 func LoadManagedRead(path string) (*ManagedRead, error) {
@@ -133,20 +141,53 @@ func (t *managedTranslation) readRange(m *managedReadFile, r *ManagedRead) {
 		}
 		r.PollInterval = time.Duration(*s) * time.Second
 	}
+	// Beam's rules (IcebergScanConfig.validate): one start at most, and
+	// a poll interval only for a streaming read.
+	if m.StartingStrategy != "" {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"from_snapshot", m.FromSnapshot != nil}, {"from_timestamp", m.FromTimestamp != nil}} {
+			if k.set {
+				t.fail(k.key, "set with starting_strategy, which Beam refuses; give one of them")
+			}
+		}
+	}
+	if m.FromSnapshot != nil && m.FromTimestamp != nil {
+		t.fail("from_timestamp", "set with from_snapshot; give one of them")
+	}
+	if m.PollSeconds != nil && !m.Streaming {
+		t.fail("poll_interval_seconds", "set, but streaming is not true; Beam polls only a streaming read: set streaming: true, or remove the key")
+	}
+	r.Options = map[string]string{}
 	switch strings.ToLower(m.StartingStrategy) {
-	case "", "earliest":
+	case "earliest":
+		r.Incremental = "starting_strategy"
 	case "latest":
-		t.fail("starting_strategy", "latest is not supported: floe's Iceberg source starts at the table's first snapshot or at from_timestamp; "+
-			"give from_timestamp (epoch milliseconds) to start later")
+		r.Options["starting-strategy"] = "INCREMENTAL_FROM_LATEST_SNAPSHOT"
+		r.Incremental = "starting_strategy"
+	case "":
+		// Beam starts a streaming read at the latest snapshot, a batch
+		// read at the earliest.
+		if m.Streaming && m.FromSnapshot == nil && m.FromTimestamp == nil {
+			r.Options["starting-strategy"] = "INCREMENTAL_FROM_LATEST_SNAPSHOT"
+		}
 	default:
 		t.fail("starting_strategy", "%q is not a starting strategy; use earliest or latest", m.StartingStrategy)
 	}
 	if m.FromSnapshot != nil {
-		t.fail("from_snapshot", "is not supported: floe's Iceberg source starts from a time, not a snapshot id; give from_timestamp, the "+
-			"snapshot's commit time in epoch milliseconds (floe table snapshots TABLE lists them)")
+		r.Options["start-snapshot-id"] = strconv.FormatInt(*m.FromSnapshot, 10)
+		r.Incremental = "from_snapshot"
 	}
 	if m.FromTimestamp != nil {
-		r.Options = map[string]string{"stream-from-timestamp": strconv.FormatInt(*m.FromTimestamp, 10)}
+		r.Options["stream-from-timestamp"] = strconv.FormatInt(*m.FromTimestamp, 10)
+		r.Incremental = "from_timestamp"
+	}
+	if m.Streaming {
+		r.Incremental = "streaming"
+	}
+	if len(r.Options) == 0 {
+		r.Options = nil
 	}
 	if m.ToSnapshot != nil {
 		r.ToSnapshot = *m.ToSnapshot

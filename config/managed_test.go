@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -460,6 +461,34 @@ func TestManagedHive(t *testing.T) {
 		}
 		if p.Catalog.Type != "hive" || p.Catalog.URI != "thrift://metastore:9083" || p.Catalog.Warehouse != "s3://bucket/wh" {
 			t.Errorf("%s: catalog %+v", kind, p.Catalog)
+		}
+	}
+}
+
+// Beam's start keys become the Iceberg source's start options, with
+// Beam's defaults: latest for a streaming read, earliest for a batch one.
+func TestManagedReadStartKeys(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		keys        string
+		want        map[string]string
+		incremental string
+	}{
+		{"", nil, ""},
+		{"streaming: true\n", map[string]string{"starting-strategy": "INCREMENTAL_FROM_LATEST_SNAPSHOT"}, "streaming"},
+		{"streaming: true\nstarting_strategy: earliest\n", nil, "streaming"},
+		{"starting_strategy: LATEST\n", map[string]string{"starting-strategy": "INCREMENTAL_FROM_LATEST_SNAPSHOT"}, "starting_strategy"},
+		{"starting_strategy: earliest\n", nil, "starting_strategy"},
+		{"from_snapshot: 42\n", map[string]string{"start-snapshot-id": "42"}, "from_snapshot"},
+		{"streaming: true\nfrom_snapshot: 42\n", map[string]string{"start-snapshot-id": "42"}, "streaming"},
+		{"streaming: true\nfrom_timestamp: 7\n", map[string]string{"stream-from-timestamp": "7"}, "streaming"},
+	} {
+		r, err := config.ParseManagedRead([]byte("table: db.t\n" + c.keys))
+		if err != nil {
+			t.Fatalf("%q: %v", c.keys, err)
+		}
+		if !maps.Equal(r.Options, c.want) || r.Incremental != c.incremental {
+			t.Errorf("%q: options %v, incremental %q; want %v, %q", c.keys, r.Options, r.Incremental, c.want, c.incremental)
 		}
 	}
 }

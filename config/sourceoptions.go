@@ -25,7 +25,11 @@ func SourceOptions(typ string) []SourceOption {
 }
 
 var icebergSourceOptions = []SourceOption{
+	{"starting-strategy", "Where a new query starts (Flink's values): INCREMENTAL_FROM_EARLIEST_SNAPSHOT (default), INCREMENTAL_FROM_LATEST_SNAPSHOT, " +
+		"INCREMENTAL_FROM_SNAPSHOT_ID or INCREMENTAL_FROM_SNAPSHOT_TIMESTAMP; the start snapshot's own appends are read."},
+	{"start-snapshot-id", "Start at this snapshot, its appends included (floe table snapshots TABLE lists them)."},
 	{"stream-from-timestamp", "Epoch milliseconds: start at the first snapshot committed at or after it."},
+	{"start-snapshot-timestamp", "Flink's name for stream-from-timestamp."},
 	{"streaming-max-files-per-micro-batch", "Most data files a batch reads."},
 	{"streaming-max-rows-per-micro-batch", "Most rows a batch reads (soft: whole files)."},
 	{"streaming-skip-overwrite-snapshots", "true skips overwrite snapshots instead of failing."},
@@ -36,6 +40,11 @@ var icebergSourceOptions = []SourceOption{
 	{"async-queue-preload-file-limit", "How many files the background planner plans ahead (100)."},
 	{"async-queue-preload-row-limit", "How many rows the background planner plans ahead (100000)."},
 }
+
+// icebergStartingStrategies are the values of the iceberg source's
+// starting-strategy.
+var icebergStartingStrategies = []string{"INCREMENTAL_FROM_EARLIEST_SNAPSHOT", "INCREMENTAL_FROM_LATEST_SNAPSHOT",
+	"INCREMENTAL_FROM_SNAPSHOT_ID", "INCREMENTAL_FROM_SNAPSHOT_TIMESTAMP"}
 
 var kafkaSourceOptions = []SourceOption{
 	{"kafka.bootstrap.servers", "Required: the brokers, comma separated."},

@@ -189,7 +189,10 @@ var specs = []fieldSpec{
 	{
 		path: "source.options", flag: "o", typ: "map of string to string",
 		doc: "Read options of `type: iceberg`, with Spark's names and values: `stream-from-timestamp` (epoch milliseconds: " +
-			"start at the first snapshot committed at or after it), `streaming-max-files-per-micro-batch`, " +
+			"start at the first snapshot committed at or after it; Flink's `start-snapshot-timestamp` too), Flink's `starting-strategy` " +
+			"(`INCREMENTAL_FROM_EARLIEST_SNAPSHOT`, the default, `INCREMENTAL_FROM_LATEST_SNAPSHOT`, `INCREMENTAL_FROM_SNAPSHOT_ID`, " +
+			"`INCREMENTAL_FROM_SNAPSHOT_TIMESTAMP`; the start snapshot's own appends are read, and a restarted query goes on from its checkpoint) " +
+			"and `start-snapshot-id` (a snapshot of the table's current history), `streaming-max-files-per-micro-batch`, " +
 			"`streaming-max-rows-per-micro-batch` (soft: whole files), `streaming-skip-overwrite-snapshots` and " +
 			"`streaming-skip-delete-snapshots` (`\"true\"` skips such snapshots instead of failing), " +
 			"`streaming-skip-expired-snapshots` (`\"true\"` goes on, with a warning, past snapshots expired before the query read them, instead of failing), " +

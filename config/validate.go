@@ -557,15 +557,23 @@ func (s *Source) validateIceberg(ps *problems) {
 		v := s.Options[k]
 		p := "source.options." + k
 		switch k {
-		case "stream-from-timestamp", "streaming-max-files-per-micro-batch", "streaming-max-rows-per-micro-batch",
+		case "stream-from-timestamp", "start-snapshot-timestamp", "start-snapshot-id", "streaming-max-files-per-micro-batch", "streaming-max-rows-per-micro-batch",
 			"streaming-snapshot-polling-interval-ms", "async-queue-preload-file-limit", "async-queue-preload-row-limit":
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil || n < 0 || (n == 0 && k != "stream-from-timestamp") {
+			start := k == "stream-from-timestamp" || k == "start-snapshot-timestamp" || k == "start-snapshot-id"
+			if err != nil || n < 0 || (n == 0 && !start) {
 				what := "a positive whole number"
-				if k == "stream-from-timestamp" {
+				switch k {
+				case "stream-from-timestamp", "start-snapshot-timestamp":
 					what = "epoch milliseconds, e.g. \"1700000000000\""
+				case "start-snapshot-id":
+					what = "a snapshot id (floe table snapshots TABLE lists them)"
 				}
 				ps.add(p, 0, "%q is not valid; use %s", v, what)
+			}
+		case "starting-strategy":
+			if !slices.Contains(icebergStartingStrategies, strings.ToUpper(strings.TrimSpace(v))) {
+				ps.add(p, 0, "%q is not valid; use one of %s", v, strings.Join(icebergStartingStrategies, ", "))
 			}
 		case "streaming-skip-overwrite-snapshots", "streaming-skip-delete-snapshots", "streaming-skip-expired-snapshots", "async-micro-batch-planning-enabled":
 			if b := strings.ToLower(strings.TrimSpace(v)); b != "true" && b != "false" {

@@ -237,7 +237,7 @@ func TestManagedIOTemplateValuesAndReadKeys(t *testing.T) {
 	}
 
 	read := filepath.Join(e.Dir, "read.yaml")
-	body := "table: db.events_eu-west\nstreaming: true\npoll_interval_seconds: 5\nstarting_strategy: earliest\nfrom_timestamp: 0\n" + catalog
+	body := "table: db.events_eu-west\nstreaming: true\npoll_interval_seconds: 5\nfrom_timestamp: 0\n" + catalog
 	if err := os.WriteFile(read, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -258,8 +258,7 @@ func TestManagedIOTemplateValuesAndReadKeys(t *testing.T) {
 	}
 	for _, c := range []struct{ key, want string }{
 		{"to_snapshot: 1\n", "floe scan"},
-		{"from_snapshot: 1\n", "from_timestamp"},
-		{"starting_strategy: latest\n", "from_timestamp"},
+		{"starting_strategy: earliest\nfrom_timestamp: 0\n", "starting_strategy"},
 	} {
 		if err := os.WriteFile(read, []byte("table: db.events_eu-west\nstreaming: true\n"+c.key+catalog), 0o644); err != nil {
 			t.Fatal(err)

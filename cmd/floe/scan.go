@@ -415,8 +415,12 @@ func loadManagedRead(ctx context.Context, cf catalogFlags, path string, o *scan.
 	if o.SnapshotID == 0 && o.AsOfMs == nil {
 		o.SnapshotID, o.AsOfMs = r.ToSnapshot, r.ToTimestampMs
 	}
-	if len(r.Options) > 0 {
-		fmt.Fprintln(stderr, "warning: from_timestamp is ignored: floe scan reads the whole table as of one snapshot; floe run FILE reads its appends from then on")
+	if r.Incremental != "" {
+		// Beam reads the appends of a range of snapshots then, not the
+		// table as of one: rows deleted since would be missing here.
+		return nil, usagef("%s: %s makes this Beam's incremental read of the table's appends from a start snapshot, "+
+			"which floe scan, reading the table as of one snapshot, cannot do exactly; run floe run %s, which prints those appends, "+
+			"or remove %s to scan the table", path, r.Incremental, path, r.Incremental)
 	}
 	catCfg, err := cf.override(r.Catalog)
 	if err != nil {

@@ -107,21 +107,32 @@ func (s *Source) cached(id int64) ([]iceberg.DataFile, bool) {
 // the oldest newer snapshot left, with a warning naming what was skipped.
 func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 	var end *table.Snapshot
-	if s.capSnapshot != nil {
-		if *s.capSnapshot == noSnapshot {
-			return nil, nil
-		}
+	if s.capSnapshot != nil && *s.capSnapshot != noSnapshot {
 		if end = tbl.SnapshotByID(*s.capSnapshot); end == nil {
 			return nil, fmt.Errorf("%w: iceberg source: snapshot %d of table %s, the end of this available-now run, is gone (expired?)", source.ErrCannotContinue, *s.capSnapshot, s.name)
 		}
-	} else if end = tbl.CurrentSnapshot(); end == nil {
-		return nil, nil
+	} else if s.capSnapshot == nil {
+		end = tbl.CurrentSnapshot()
 	}
 	start := st.SnapshotID
+	first := int64(noSnapshot) // where a query with no position starts
+	if start == noSnapshot {
+		var err error
+		if first, err = s.firstSnapshot(end); err != nil {
+			return nil, err
+		}
+	}
+	if end == nil {
+		if first != noSnapshot && tbl.SnapshotByID(first) == nil {
+			return nil, s.missingStart(tbl, first, end)
+		}
+		return nil, nil
+	}
 	var (
-		chain []*table.Snapshot
-		found bool
-		gone  int64 = noSnapshot // a parent the walk found expired
+		chain      []*table.Snapshot
+		found      bool
+		foundFirst bool
+		gone       int64 = noSnapshot // a parent the walk found expired
 	)
 	for snap := end; snap != nil; {
 		if start != noSnapshot && snap.SnapshotID == start {
@@ -129,8 +140,12 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 			found = true
 			break
 		}
-		if start == noSnapshot && s.fromTimestamp > 0 && snap.TimestampMs < s.fromTimestamp {
-			found = true
+		if first != noSnapshot && snap.SnapshotID == first {
+			chain = append(chain, snap)
+			foundFirst = true
+			break
+		}
+		if start == noSnapshot && s.start.fromTimestamp > 0 && snap.TimestampMs < s.start.fromTimestamp {
 			break
 		}
 		chain = append(chain, snap)
@@ -140,6 +155,9 @@ func (s *Source) after(tbl *table.Table, st offset) ([]*table.Snapshot, error) {
 		if snap = tbl.SnapshotByID(*snap.ParentSnapshotID); snap == nil {
 			gone = *chain[len(chain)-1].ParentSnapshotID
 		}
+	}
+	if first != noSnapshot && !foundFirst {
+		return nil, s.missingStart(tbl, first, end)
 	}
 	if start != noSnapshot && !found {
 		startSnap := tbl.SnapshotByID(start)

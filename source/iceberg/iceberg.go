@@ -1,7 +1,8 @@
 // Package iceberg is the Iceberg table source: the data files appended to a
 // table of the pipeline's catalog are read once each, in micro-batches,
 // with the offsets, options and meaning of Spark's Iceberg streaming source
-// (SparkMicroBatchStream).
+// (SparkMicroBatchStream), and Flink's options for where a new query starts
+// (start.go).
 //
 // The unit of work is one data file added by an append snapshot. Replace
 // snapshots (compactions) add no new rows and are skipped; overwrite and
@@ -76,7 +77,15 @@ type Source struct {
 	// instead of its appended files: one unit a snapshot.
 	changelog bool
 
-	fromTimestamp int64 // epoch ms; 0 means from the first snapshot
+	// start is where a query with no position begins; latest is the
+	// snapshot fromLatestSnapshot resolved to, once it has.
+	start  start
+	latest *int64
+	// stateDir, through stateFS, keeps latest for a re-run of the
+	// query's first batch; empty outside a pipeline.
+	stateDir string
+	stateFS  source.FS
+
 	skipOverwrite bool
 	skipDelete    bool
 	skipExpired   bool
@@ -116,8 +125,8 @@ var (
 
 // offset is the position: every unit up to and including the first
 // Position added data files (in manifest order) of snapshot SnapshotID has
-// been read. SnapshotID -1 is before the first snapshot (or before the
-// first one at or after stream-from-timestamp). TimestampMs is the
+// been read. SnapshotID -1 is before the query's start snapshot (the
+// first, or the one the start options name; see start). TimestampMs is the
 // snapshot's commit time, which tells where to go on if the snapshot is
 // expired before the query resumes.
 type offset struct {
@@ -144,6 +153,7 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 		name: cfg.Table, ident: ident, cat: env.Catalog, log: log,
 		read:  scan.Options{Filter: cfg.Filter, Columns: cfg.Keep, Drop: cfg.Drop},
 		added: map[int64]addedFiles{}, warned: map[int64]bool{}, registered: noSnapshot, changelog: cfg.Changelog,
+		stateDir: env.StateDir, stateFS: env.StateFS(),
 	}
 	num := func(k string, def int64) (int64, error) {
 		v, ok := cfg.Options[k]
@@ -157,7 +167,7 @@ func New(cfg config.Source, env source.Env) (*Source, error) {
 		return n, nil
 	}
 	flag := func(k string) bool { return strings.EqualFold(strings.TrimSpace(cfg.Options[k]), "true") }
-	if s.fromTimestamp, err = num(OptStreamFromTimestamp, 0); err != nil {
+	if s.start, err = parseStart(cfg.Options); err != nil {
 		return nil, err
 	}
 	s.skipOverwrite, s.skipDelete, s.skipExpired = flag(OptSkipOverwriteSnaps), flag(OptSkipDeleteSnapshots), flag(OptSkipExpiredSnaps)
@@ -398,8 +408,9 @@ func (s *Source) Commit(ctx context.Context, end source.Offset) error {
 }
 
 // OwnPosition is always true: the offset (a snapshot and how many of its
-// added files were read) is all the source keeps of a query, which has no
-// state under the checkpoint's source directory.
+// added files were read) is all the source keeps of a query once its first
+// batch is committed; its state holds only the latest snapshot that a
+// query starting there resolved before that.
 func (s *Source) OwnPosition(config.Trigger) bool { return true }
 
 // SetQueryID names the query, whose tag registerPosition keeps.
