@@ -94,6 +94,7 @@ func printHealth(w io.Writer, r maintenance.Report) {
 	row("data files", "%s, %s, %s records", c(r.DataFiles), maintenance.Bytes(r.DataBytes), maintenance.Count(r.DataRecords))
 	row("mean data file", "%s (target %s)", maintenance.Bytes(r.MeanDataFileBytes), maintenance.Bytes(r.TargetFileSizeBytes))
 	row("small data files", "%s (%.0f%%) below %s", c(r.SmallDataFiles), r.SmallFileShare*100, maintenance.Bytes(r.SmallFileThresholdBytes))
+	row("partitions", "%s", r.PartitionSummary())
 	row("delete files", "%s, %s (%d position, %d equality, %d deletion vectors)", c(r.DeleteFiles), maintenance.Bytes(r.DeleteBytes),
 		r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)
 	if r.DeleteFiles > 0 {
