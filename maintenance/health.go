@@ -224,7 +224,7 @@ func Health(ctx context.Context, tbl *table.Table, opts HealthOptions) (Report, 
 	r := Report{
 		Table: strings.Join(tbl.Identifier(), "."), Location: tbl.Location(), MetadataLocation: tbl.MetadataLocation(),
 		FormatVersion: md.Version(), Snapshots: len(md.Snapshots()), TargetFileSizeBytes: targetFileSize(tbl, opts),
-		Recommendations: []Recommendation{}, Histogram: []SizeBucket{}, History: []SnapshotPoint{}, PartitionFields: []string{},
+		Recommendations: []Recommendation{}, Histogram: []SizeBucket{}, History: []SnapshotPoint{}, PartitionFields: partitionFields(md),
 	}
 	r.SmallFileThresholdBytes = r.TargetFileSizeBytes / SmallFileFraction
 	r.History = history(md.Snapshots())

@@ -74,14 +74,8 @@ func (p *partitionTally) add(df iceberg.DataFile, small bool) {
 // default min-input-files, so that the advice to run it never meets
 // "already of a good size".
 func (p *partitionTally) fill(r *Report) error {
-	r.PartitionFields = []string{}
 	for i, pf := range p.spec.Fields() {
-		src, ok := p.schema.FindColumnName(pf.SourceID())
-		if !ok {
-			src = fmt.Sprintf("<dropped column %d>", pf.SourceID())
-		}
-		r.PartitionFields = append(r.PartitionFields, fieldExpr(src, pf.Transform))
-		r.fields = append(r.fields, fieldStats{source: src, transform: pf.Transform, distinct: len(p.values[i])})
+		r.fields = append(r.fields, fieldStats{source: sourceName(p.schema, pf), transform: pf.Transform, distinct: len(p.values[i])})
 	}
 	r.Partitions = len(p.parts)
 	if r.Partitions > 0 {
@@ -113,6 +107,23 @@ func (p *partitionTally) fill(r *Report) error {
 		}
 	}
 	return nil
+}
+
+// partitionFields names the current spec's fields.
+func partitionFields(md table.Metadata) []string {
+	out := []string{}
+	spec := md.PartitionSpec()
+	for _, pf := range spec.Fields() {
+		out = append(out, fieldExpr(sourceName(md.CurrentSchema(), pf), pf.Transform))
+	}
+	return out
+}
+
+func sourceName(sc *iceberg.Schema, pf iceberg.PartitionField) string {
+	if src, ok := sc.FindColumnName(pf.SourceID()); ok {
+		return src
+	}
+	return fmt.Sprintf("<dropped column %d>", pf.SourceID())
 }
 
 // fieldExpr writes a partition field as partition-fields takes it, with

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -138,7 +139,11 @@ func TestTableHealthOverPartitioned(t *testing.T) {
 					t.Errorf("partition advice lacks %q: %s", w, msg)
 				}
 			}
-			text := e.OK("table", "health", "db.t", "--plan-runs", "0").Stdout
+			page := filepath.Join(e.Dir, "health.html")
+			text := e.OK("table", "health", "db.t", "--plan-runs", "0", "--html", page).Stdout
+			if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "<th>partitions</th><td>80 by "+c.named+", mean 1 file, ") {
+				t.Errorf("the HTML report has no partitions row (%v)", err)
+			}
 			if want := regexp.MustCompile(`partitions +80 by ` + regexp.QuoteMeta(c.named) + `, mean 1 file, `); !want.MatchString(text) {
 				t.Errorf("text report lacks %s:\n%s", want, text)
 			}
