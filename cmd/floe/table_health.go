@@ -14,7 +14,7 @@ import (
 func init() {
 	helps["table health"] = commandHelp{
 		usage: "table health NS.TABLE|TABLE_DIR|METADATA_FILE [flags]",
-		about: "Report a table's snapshots, metadata files, manifests, data and delete files (with the rows they delete) and full-scan plan time, " +
+		about: "Report a table's snapshots, metadata files, manifests, data and delete files (with the rows they delete), partitions and full-scan plan time, " +
 			"and recommend the maintenance it needs (docs/maintenance.md).",
 		examples: []example{
 			{"The report as text.", "floe table health db.events"},
