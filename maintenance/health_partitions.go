@@ -207,8 +207,9 @@ func coarserFields(fields []fieldStats, need float64) []string {
 // coarsen proposes one field at about need times fewer partitions, and
 // how many times fewer it makes them; "" drops the field.
 func coarsen(f fieldStats, need float64) (string, float64) {
-	d := float64(max(f.distinct, 1))
-	if need <= 1 {
+	d := float64(f.distinct)
+	if need <= 1 || d <= 1 {
+		// A field of one value splits nothing: coarsening it gains nothing.
 		return fieldExpr(f.source, f.transform), 1
 	}
 	switch t := f.transform.(type) {
@@ -226,7 +227,8 @@ func coarsen(f fieldStats, need float64) (string, float64) {
 		}
 	}
 	if unit < 0 {
-		// A wider truncate splits strings no less: drop it.
+		// A truncate is coarser shorter for strings and wider for
+		// numbers; dropping it is coarser for both.
 		return "", d
 	}
 	fewer := 1.0
@@ -272,8 +274,21 @@ func partitionAdvice(r Report, name string) string {
 	}
 	fmt.Fprintf(&b, "; partition it more coarsely, by [%s]: in the pipeline that writes it set `partition-fields: [%s]` and `partition-spec-evolution: true` "+
 		"(`--partition-fields '%s' --partition-spec-evolution`); files written before keep their partitions until `floe maintain rewrite-data-files %s --rewrite-all` rewrites them into the new ones",
-		strings.Join(coarser, ", "), strings.Join(coarser, ", "), strings.Join(coarser, ","), name)
+		strings.Join(coarser, ", "), yamlList(coarser), strings.Join(coarser, ","), name)
 	return b.String()
+}
+
+// yamlList writes entries for a YAML flow sequence, quoting those whose
+// comma would split them: month(ts), "bucket(country, 4)".
+func yamlList(entries []string) string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e
+		if strings.Contains(e, ",") {
+			out[i] = strconv.Quote(e)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // meanFiles writes a mean file count: "1 file", "8 files", "1.5 files".

@@ -30,6 +30,7 @@ func TestCoarserFields(t *testing.T) {
 		{"fewer buckets", 4, []string{"id"}, []iceberg.Transform{iceberg.BucketTransform{NumBuckets: 64}}, []int{64}, []string{"bucket(id, 16)"}},
 		{"last field first", 40, []string{"ts", "country"}, []iceberg.Transform{day, identity}, []int{80, 80}, []string{"day(ts)", "bucket(country, 2)"}},
 		{"then the one before", 400, []string{"ts", "country"}, []iceberg.Transform{day, identity}, []int{80, 80}, []string{"month(ts)"}},
+		{"one value kept", 40, []string{"ts", "country"}, []iceberg.Transform{day, identity}, []int{80, 1}, []string{"year(ts)", "identity(country)"}},
 		{"truncate dropped", 2, []string{"ts", "name"}, []iceberg.Transform{day, iceberg.TruncateTransform{Width: 4}}, []int{80, 50}, []string{"day(ts)"}},
 	} {
 		if got := maintenance.CoarserFields(c.need, c.sources, c.transforms, c.distinct); !slices.Equal(got, c.want) {

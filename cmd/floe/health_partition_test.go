@@ -108,6 +108,8 @@ func TestTableHealthOverPartitioned(t *testing.T) {
 			want: []string{"target file size of 16 KiB", "partition-fields: [month(ts)]", "--partition-fields 'month(ts)' --partition-spec-evolution"}},
 		{name: "identity", field: "country", named: "identity(country)",
 			want: []string{"target file size of 512 MiB", "needs no partitioning"}},
+		{name: "identity to buckets", field: "country", named: "identity(country)", props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
+			want: []string{`partition-fields: ["bucket(country, 3)"]`, "--partition-fields 'bucket(country, 3)' --partition-spec-evolution"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
