@@ -131,6 +131,28 @@ type Report struct {
 	SmallDataFiles          int     `json:"small_data_files"`
 	SmallFileShare          float64 `json:"small_file_share"`
 
+	// Partitions of the live data files, each a spec and its values, as
+	// rewrite-data-files groups them; PartitionFields is the current spec
+	// as partition-fields writes it, with identity spelled out ([] when
+	// unpartitioned).
+	PartitionFields    []string `json:"partition_fields"`
+	Partitions         int      `json:"partitions"`
+	MeanPartitionFiles float64  `json:"mean_partition_files"`
+	MeanPartitionBytes int64    `json:"mean_partition_bytes"`
+	// MergeableSmallFiles are the small files rewrite-data-files merges:
+	// those its plan groups with at least MinSmallFilesToCompact files of
+	// their partition. LoneSmallFiles are alone in their partition.
+	MergeableSmallFiles int `json:"mergeable_small_files"`
+	LoneSmallFiles      int `json:"lone_small_files"`
+	// OlderSpecFiles were written with an earlier partition spec and keep
+	// its partitions; olderStranded are the small ones rewrite-data-files
+	// does not merge there.
+	OlderSpecFiles int `json:"older_spec_files"`
+	olderStranded  int
+	// fields are the current spec's fields with the partitions each makes,
+	// for the advice on a coarser spec.
+	fields []fieldStats
+
 	// Live delete files: position and equality deletes, and deletion
 	// vectors (position deletes in Puffin files).
 	DeleteFiles         int   `json:"delete_files"`
@@ -164,8 +186,8 @@ type Report struct {
 // Recommendation is one thing to do, derived from the report's numbers.
 type Recommendation struct {
 	// Kind names the remedy: expire-snapshots, rewrite-data-files,
-	// convert-equality-deletes, rewrite-manifests, metadata-retention,
-	// plan.
+	// partition-spec, convert-equality-deletes, rewrite-manifests,
+	// metadata-retention, plan.
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -202,7 +224,7 @@ func Health(ctx context.Context, tbl *table.Table, opts HealthOptions) (Report, 
 	r := Report{
 		Table: strings.Join(tbl.Identifier(), "."), Location: tbl.Location(), MetadataLocation: tbl.MetadataLocation(),
 		FormatVersion: md.Version(), Snapshots: len(md.Snapshots()), TargetFileSizeBytes: targetFileSize(tbl, opts),
-		Recommendations: []Recommendation{}, Histogram: []SizeBucket{}, History: []SnapshotPoint{},
+		Recommendations: []Recommendation{}, Histogram: []SizeBucket{}, History: []SnapshotPoint{}, PartitionFields: partitionFields(md),
 	}
 	r.SmallFileThresholdBytes = r.TargetFileSizeBytes / SmallFileFraction
 	r.History = history(md.Snapshots())
@@ -223,7 +245,7 @@ func Health(ctx context.Context, tbl *table.Table, opts HealthOptions) (Report, 
 		id := cur.SnapshotID
 		r.CurrentSnapshotID = &id
 		r.LastCommitAgeMs = max(0, opts.Now().UnixMilli()-cur.TimestampMs)
-		if err := r.countFiles(cur, fs); err != nil {
+		if err := r.countFiles(cur, fs, md); err != nil {
 			return r, err
 		}
 	}
@@ -307,12 +329,13 @@ func fileInfo(fs icebergio.IO, path string) (iofs.FileInfo, error) {
 	return f.Stat()
 }
 
-func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
+func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO, md table.Metadata) error {
 	manifests, err := cur.Manifests(fs)
 	if err != nil {
 		return fmt.Errorf("read manifest list %s: %w", cur.ManifestList, err)
 	}
 	var sizes []int64
+	parts := newPartitionTally(md)
 	for _, m := range manifests {
 		r.Manifests++
 		r.ManifestBytes += m.Length()
@@ -333,9 +356,11 @@ func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
 				r.DataBytes += df.FileSizeBytes()
 				r.DataRecords += df.Count()
 				sizes = append(sizes, df.FileSizeBytes())
-				if df.FileSizeBytes() < r.SmallFileThresholdBytes {
+				small := df.FileSizeBytes() < r.SmallFileThresholdBytes
+				if small {
 					r.SmallDataFiles++
 				}
+				parts.add(df, small)
 			case iceberg.EntryContentPosDeletes:
 				r.DeleteFiles++
 				r.DeleteBytes += df.FileSizeBytes()
@@ -358,6 +383,9 @@ func (r *Report) countFiles(cur *table.Snapshot, fs icebergio.IO) error {
 		r.SmallFileShare = float64(r.SmallDataFiles) / float64(r.DataFiles)
 	}
 	r.Histogram = sizeHistogram(sizes)
+	if err := parts.fill(r); err != nil {
+		return err
+	}
 	if live := r.DataRecords - r.DeletedRows; live > 0 {
 		r.RowsReadPerLiveRow = float64(r.DataRecords+r.DeletedRows+r.EqualityDeleteRows) / float64(live)
 	}
@@ -460,9 +488,22 @@ func recommend(r Report, props iceberg.Properties, now time.Time) []Recommendati
 			Count(int64(r.Snapshots)), Duration(r.HistoryMs), Duration(int64(86_400_000/max(r.SnapshotsPerDay, 1e-9))), Count(int64(r.SnapshotsPerDay+0.5)), name,
 			config.Duration(olderThan), keep, keep)
 	}
-	if r.SmallDataFiles >= MinSmallFilesToCompact && r.SmallFileShare > MaxHealthySmallFileShare {
-		add("rewrite-data-files", "%d%% of data files (%s of %s) are smaller than a quarter of the target size %s (%s); mean size %s: run `floe maintain rewrite-data-files %s`",
-			int(r.SmallFileShare*100+0.5), Count(int64(r.SmallDataFiles)), Count(int64(r.DataFiles)), Bytes(r.TargetFileSizeBytes), Bytes(r.SmallFileThresholdBytes), Bytes(r.MeanDataFileBytes), name)
+	smallFiles := r.SmallDataFiles >= MinSmallFilesToCompact && r.SmallFileShare > MaxHealthySmallFileShare
+	// Advised only for the files it merges: it leaves a partition's only
+	// file as it is.
+	if smallFiles && r.MergeableSmallFiles >= MinSmallFilesToCompact {
+		merges := ""
+		if r.MergeableSmallFiles < r.SmallDataFiles {
+			merges = fmt.Sprintf(", which merges the %s of them in partitions with at least %d files to merge", Count(int64(r.MergeableSmallFiles)), MinSmallFilesToCompact)
+		}
+		add("rewrite-data-files", "%d%% of data files (%s of %s) are smaller than a quarter of the target size %s (%s); mean size %s: run `floe maintain rewrite-data-files %s`%s",
+			int(r.SmallFileShare*100+0.5), Count(int64(r.SmallDataFiles)), Count(int64(r.DataFiles)), Bytes(r.TargetFileSizeBytes), Bytes(r.SmallFileThresholdBytes), Bytes(r.MeanDataFileBytes), name, merges)
+	}
+	if smallFiles && r.olderStranded >= MinSmallFilesToCompact {
+		add("rewrite-data-files", "%s", olderSpecAdvice(r, name))
+	}
+	if smallFiles && overPartitioned(r) {
+		add("partition-spec", "%s", partitionAdvice(r, name))
 	}
 	if r.DeleteFiles >= MinDeleteFilesToCompact && float64(r.DeleteFiles) > MaxHealthyDeleteFileRatio*float64(max(r.DataFiles, 1)) {
 		add("rewrite-data-files", "%s delete files (%s) for %s data files are merged into every read: run `floe maintain rewrite-data-files %s --delete-file-threshold 1` to apply them",

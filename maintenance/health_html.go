@@ -106,6 +106,7 @@ func reportRows(r Report) [][2]string {
 		{"manifests", fmt.Sprintf("%s (%s data, %s delete), %s", Count(int64(r.Manifests)), Count(int64(r.DataManifests)), Count(int64(r.DeleteManifests)), Bytes(r.ManifestBytes))},
 		{"data files", fmt.Sprintf("%s, %s, %s records, mean %s", Count(int64(r.DataFiles)), Bytes(r.DataBytes), Count(r.DataRecords), Bytes(r.MeanDataFileBytes))},
 		{"small data files", fmt.Sprintf("%s (%.0f%%) below %s, a quarter of the target %s", Count(int64(r.SmallDataFiles)), r.SmallFileShare*100, Bytes(r.SmallFileThresholdBytes), Bytes(r.TargetFileSizeBytes))},
+		{"partitions", r.PartitionSummary()},
 		{"delete files", fmt.Sprintf("%s, %s (%d position, %d equality, %d deletion vectors)", Count(int64(r.DeleteFiles)), Bytes(r.DeleteBytes), r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)},
 		{"full-scan plan", fmt.Sprintf("%.1f ms, %s tasks", r.PlanMs, Count(int64(r.PlanTasks)))},
 	}

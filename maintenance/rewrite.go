@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -266,20 +265,13 @@ func planRewrite(ctx context.Context, tbl *table.Table, o RewriteOptions, target
 			tasks[i].Residual = nil
 		}
 	}
-	cfg := compaction.DefaultConfig()
-	cfg.TargetFileSizeBytes = target
-	cfg.MinFileSizeBytes = target * 3 / 4
-	cfg.MaxFileSizeBytes = target * 9 / 5
-	cfg.DeleteFileThreshold = math.MaxInt
+	cfg := binpackConfig(target)
 	if o.DeleteFileThreshold > 0 {
 		cfg.DeleteFileThreshold = o.DeleteFileThreshold
 	}
 	if o.DeleteRatioThreshold > 0 {
 		cfg.DeleteRatioThreshold = o.DeleteRatioThreshold
 	}
-	// min-input-files is applied below, where files picked for their
-	// deletes are exempt from it, as in Iceberg.
-	cfg.MinInputFiles = 1
 	minInput := int(compaction.DefaultMinInputFiles)
 	if o.MinInputFiles > 0 {
 		minInput = o.MinInputFiles
@@ -294,6 +286,29 @@ func planRewrite(ctx context.Context, tbl *table.Table, o RewriteOptions, target
 		// overlaps the others' ranges.
 		return partitionGroups(tasks, heavy, o.RewriteAll), 0, nil
 	}
+	return binpackGroups(cfg, tasks, minInput, heavy)
+}
+
+// binpackConfig is Iceberg's bin-pack planner for target: files from 75%
+// to 180% of it are of a good size, and deletes pick no file unless the
+// caller sets a threshold.
+func binpackConfig(target int64) compaction.Config {
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes = target
+	cfg.MinFileSizeBytes = target * 3 / 4
+	cfg.MaxFileSizeBytes = target * 9 / 5
+	cfg.DeleteFileThreshold = math.MaxInt
+	// min-input-files is applied by binpackGroups, where files picked for
+	// their deletes are exempt from it, as in Iceberg.
+	cfg.MinInputFiles = 1
+	return cfg
+}
+
+// binpackGroups bin-packs each partition's files as cfg plans them and
+// keeps the groups of at least minInput files, or with a file heavy with
+// deletes; it also returns how many files it leaves alone. Health counts
+// the small files it would merge with the same plan.
+func binpackGroups(cfg compaction.Config, tasks []table.FileScanTask, minInput int, heavy map[string]bool) ([]table.CompactionTaskGroup, int, error) {
 	plan, err := cfg.PlanCompaction(tasks)
 	if err != nil {
 		return nil, 0, err
@@ -335,18 +350,12 @@ func partitionGroups(tasks []table.FileScanTask, heavy map[string]bool, all bool
 	var groups []table.CompactionTaskGroup
 	at := map[string]int{}
 	for _, t := range tasks {
-		part := t.File.Partition()
-		ids := slices.Sorted(maps.Keys(part))
-		var key strings.Builder
-		fmt.Fprintf(&key, "spec %d", t.File.SpecID())
-		for _, id := range ids {
-			fmt.Fprintf(&key, " %d=%v", id, part[id])
-		}
-		i, ok := at[key.String()]
+		key := partitionKey(t.File)
+		i, ok := at[key]
 		if !ok {
 			i = len(groups)
-			at[key.String()] = i
-			groups = append(groups, table.CompactionTaskGroup{PartitionKey: key.String()})
+			at[key] = i
+			groups = append(groups, table.CompactionTaskGroup{PartitionKey: key})
 		}
 		groups[i].Tasks = append(groups[i].Tasks, t)
 		groups[i].TotalSizeBytes += t.File.FileSizeBytes()

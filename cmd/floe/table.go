@@ -30,7 +30,7 @@ var tableSubcommands = []subcommand{
 	{"snapshots", "a table's snapshots with their summaries", tableSnapshots},
 	{"files", "the data and delete files of the current snapshot", tableFiles},
 	{"history", "the snapshot log: which snapshot was current when", tableHistory},
-	{"health", "snapshots, metadata, small files and plan time, with advice", tableHealth},
+	{"health", "snapshots, metadata, small files, partitions and plan time, with advice", tableHealth},
 	{"register", "add a table to the catalog by its metadata file (Spark's register_table)", tableRegister},
 	{"drop", "drop a table from the catalog; --purge deletes its files too", tableDrop},
 	{"refs", "a table's branches and tags", tableRefs},

@@ -14,7 +14,7 @@ import (
 func init() {
 	helps["table health"] = commandHelp{
 		usage: "table health NS.TABLE|TABLE_DIR|METADATA_FILE [flags]",
-		about: "Report a table's snapshots, metadata files, manifests, data and delete files (with the rows they delete) and full-scan plan time, " +
+		about: "Report a table's snapshots, metadata files, manifests, data and delete files (with the rows they delete), partitions and full-scan plan time, " +
 			"and recommend the maintenance it needs (docs/maintenance.md).",
 		examples: []example{
 			{"The report as text.", "floe table health db.events"},
@@ -94,6 +94,7 @@ func printHealth(w io.Writer, r maintenance.Report) {
 	row("data files", "%s, %s, %s records", c(r.DataFiles), maintenance.Bytes(r.DataBytes), maintenance.Count(r.DataRecords))
 	row("mean data file", "%s (target %s)", maintenance.Bytes(r.MeanDataFileBytes), maintenance.Bytes(r.TargetFileSizeBytes))
 	row("small data files", "%s (%.0f%%) below %s", c(r.SmallDataFiles), r.SmallFileShare*100, maintenance.Bytes(r.SmallFileThresholdBytes))
+	row("partitions", "%s", r.PartitionSummary())
 	row("delete files", "%s, %s (%d position, %d equality, %d deletion vectors)", c(r.DeleteFiles), maintenance.Bytes(r.DeleteBytes),
 		r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)
 	if r.DeleteFiles > 0 {
