@@ -100,7 +100,7 @@ func WriteHTML(w io.Writer, r Report) error {
 // reportRows are the numbers of the summary, as label and value.
 func reportRows(r Report) [][2]string {
 	rows := [][2]string{
-		{"snapshots", fmt.Sprintf("%s over %s (%s a day)", Count(int64(r.Snapshots)), Duration(r.HistoryMs), Count(int64(r.SnapshotsPerDay+0.5)))},
+		{"snapshots", r.SnapshotSpan()},
 		{"last commit", Duration(r.LastCommitAgeMs) + " ago"},
 		{"metadata files", fmt.Sprintf("%s, %s", Count(int64(r.MetadataFiles)), Bytes(r.MetadataBytes))},
 		{"manifests", fmt.Sprintf("%s (%s data, %s delete), %s", Count(int64(r.Manifests)), Count(int64(r.DataManifests)), Count(int64(r.DeleteManifests)), Bytes(r.ManifestBytes))},

@@ -137,14 +137,15 @@ func TestHealthManySmallAppends(t *testing.T) {
 	if files != 30 {
 		t.Errorf("histogram holds %d files, want 30: %+v", files, r.Histogram)
 	}
-	got := strings.Join(kinds(r), ",")
-	if !strings.Contains(got, "expire-snapshots") || !strings.Contains(got, "rewrite-data-files") {
-		t.Fatalf("recommendations %q; want expire-snapshots and rewrite-data-files", got)
+	// 30 commits in well under an hour tell no daily rate, and are too
+	// few to expire by their count.
+	if got := strings.Join(kinds(r), ","); strings.Contains(got, "expire-snapshots") || !strings.Contains(got, "rewrite-data-files") {
+		t.Fatalf("recommendations %q; want rewrite-data-files and no expire-snapshots", got)
+	}
+	if r.SnapshotsPerDay != nil || r.HistoryMs <= 0 {
+		t.Errorf("%d ms of history, a rate told: %t", r.HistoryMs, r.SnapshotsPerDay != nil)
 	}
 	for _, rec := range r.Recommendations {
-		if rec.Kind == "expire-snapshots" && !strings.Contains(rec.Message, "floe maintain expire-snapshots db.t") {
-			t.Errorf("expire recommendation names no command: %s", rec.Message)
-		}
 		if rec.Kind == "rewrite-data-files" && !strings.Contains(rec.Message, "100% of data files (30 of 30)") {
 			t.Errorf("rewrite recommendation: %s", rec.Message)
 		}

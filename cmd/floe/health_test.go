@@ -1,18 +1,23 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"flag"
 	"fmt"
 	"image/color"
 	"image/png"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/maintenance"
 )
@@ -21,19 +26,21 @@ var chromiumFlag = flag.Bool("chromium", false, "render the health page in headl
 
 // healthReport is the part of `floe table health --json` the tests read.
 type healthReport struct {
-	Snapshots         int     `json:"snapshots"`
-	MetadataFiles     int     `json:"metadata_files"`
-	MetadataBytes     int64   `json:"metadata_bytes"`
-	Manifests         int     `json:"manifests"`
-	DataFiles         int     `json:"data_files"`
-	DataBytes         int64   `json:"data_bytes"`
-	DataRecords       int64   `json:"data_records"`
-	MeanDataFileBytes int64   `json:"mean_data_file_bytes"`
-	SmallDataFiles    int     `json:"small_data_files"`
-	SmallFileShare    float64 `json:"small_file_share"`
-	DeleteFiles       int     `json:"delete_files"`
-	LastCommitAgeMs   int64   `json:"last_commit_age_ms"`
-	PlanMs            float64 `json:"plan_ms"`
+	Snapshots         int      `json:"snapshots"`
+	HistoryMs         int64    `json:"history_ms"`
+	SnapshotsPerDay   *float64 `json:"snapshots_per_day"`
+	MetadataFiles     int      `json:"metadata_files"`
+	MetadataBytes     int64    `json:"metadata_bytes"`
+	Manifests         int      `json:"manifests"`
+	DataFiles         int      `json:"data_files"`
+	DataBytes         int64    `json:"data_bytes"`
+	DataRecords       int64    `json:"data_records"`
+	MeanDataFileBytes int64    `json:"mean_data_file_bytes"`
+	SmallDataFiles    int      `json:"small_data_files"`
+	SmallFileShare    float64  `json:"small_file_share"`
+	DeleteFiles       int      `json:"delete_files"`
+	LastCommitAgeMs   int64    `json:"last_commit_age_ms"`
+	PlanMs            float64  `json:"plan_ms"`
 	Recommendations   []struct {
 		Kind    string `json:"kind"`
 		Message string `json:"message"`
@@ -93,19 +100,27 @@ func TestTableHealth(t *testing.T) {
 	if h.SmallDataFiles != 25 || h.SmallFileShare != 1 || h.DeleteFiles != 0 || h.Manifests != 25 || h.MetadataFiles < 25 || h.PlanMs <= 0 {
 		t.Errorf("health: %+v", h)
 	}
+	// 25 snapshots in well under an hour are a backfill's burst, not a
+	// daily rate, and too few to expire by their count.
 	kinds := ""
 	for _, r := range h.Recommendations {
 		kinds += r.Kind + " "
 	}
-	if !strings.Contains(kinds, "expire-snapshots") || !strings.Contains(kinds, "rewrite-data-files") {
+	if strings.Contains(kinds, "expire-snapshots") || !strings.Contains(kinds, "rewrite-data-files") {
 		t.Errorf("recommendations: %+v", h.Recommendations)
+	}
+	if h.SnapshotsPerDay != nil {
+		t.Errorf("snapshots_per_day %v from %d ms of history, want null", *h.SnapshotsPerDay, h.HistoryMs)
 	}
 
 	text := e.OK("table", "health", "db.t").Stdout
-	for _, want := range []string{"snapshots         25 over", "data files        25,", "small data files  25 (100%) below 128 MiB", "recommendations:", "floe maintain rewrite-data-files db.t"} {
+	for _, want := range []string{"snapshots         25 over " + maintenance.Duration(h.HistoryMs) + "\n", "data files        25,", "small data files  25 (100%) below 128 MiB", "recommendations:", "floe maintain rewrite-data-files db.t"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "a day") {
+		t.Errorf("text output tells a daily rate:\n%s", text)
 	}
 	t.Logf("floe table health db.t:\n%s", text)
 
@@ -264,3 +279,127 @@ func renderInChromium(t *testing.T, page, shot string) {
 }
 
 func near(a, b uint8) bool { return int(a)-int(b) <= 3 && int(b)-int(a) <= 3 }
+
+// editedMetadata writes a metadata file beside db.t's current one with
+// its snapshots as edit leaves them, and returns the file's path: the
+// metadata a table with another commit history would have.
+func editedMetadata(t *testing.T, e *env, edit func(snaps []map[string]any) []map[string]any) string {
+	t.Helper()
+	var d struct {
+		MetadataLocation string `json:"metadata_location"`
+	}
+	if err := json.Unmarshal([]byte(e.OK("table", "describe", "db.t", "--json").Stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	current := strings.TrimPrefix(d.MetadataLocation, "file://")
+	b, err := os.ReadFile(current)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Numbers stay json.Number: snapshot IDs do not survive a float64.
+	decode := func(v any) {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if err := d.Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var md struct {
+		Snapshots []map[string]any `json:"snapshots"`
+		Log       []map[string]any `json:"snapshot-log"`
+	}
+	var all map[string]any
+	decode(&md)
+	decode(&all)
+	snaps := edit(md.Snapshots)
+	times := map[any]any{}
+	for _, s := range snaps {
+		times[s["snapshot-id"]] = s["timestamp-ms"]
+	}
+	for _, l := range md.Log {
+		l["timestamp-ms"] = times[l["snapshot-id"]]
+	}
+	all["snapshots"], all["snapshot-log"] = snaps, md.Log
+	if b, err = json.Marshal(all); err != nil {
+		t.Fatal(err)
+	}
+	// Named as a commit names it, so that the table commits after it.
+	version, _ := strconv.Atoi(strings.SplitN(filepath.Base(current), "-", 2)[0])
+	path := filepath.Join(filepath.Dir(current), fmt.Sprintf("%05d-%s.metadata.json", version+1, uuid.NewString()))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// copies adds n copies of the first snapshot, committed at the same
+// time: to the health report, which reads no snapshot's files but the
+// current one's, a table with n more commits.
+func copies(n int) func([]map[string]any) []map[string]any {
+	return func(snaps []map[string]any) []map[string]any {
+		for i := range n {
+			c := maps.Clone(snaps[0])
+			c["snapshot-id"] = json.Number(strconv.Itoa(1_000_000 + i))
+			snaps = append(snaps, c)
+		}
+		return snaps
+	}
+}
+
+// spaced moves the snapshots' commit times apart, oldest first, ending
+// at the newest one's.
+func spaced(apart time.Duration) func([]map[string]any) []map[string]any {
+	return func(snaps []map[string]any) []map[string]any {
+		last, _ := snaps[len(snaps)-1]["timestamp-ms"].(json.Number).Int64()
+		for i, s := range snaps {
+			s["timestamp-ms"] = json.Number(strconv.FormatInt(last-int64(len(snaps)-1-i)*apart.Milliseconds(), 10))
+		}
+		return snaps
+	}
+}
+
+// A table of 525 snapshots committed within a second has too many by
+// their count, so expiry is advised, but no daily rate is told from that
+// second; 25 spread over an hour tell one.
+func TestTableHealthSnapshotRate(t *testing.T) {
+	t.Parallel()
+	e := healthTable(t, 24)
+	health := func(path string) (healthReport, string, string) {
+		var h healthReport
+		if err := json.Unmarshal([]byte(e.OK("table", "health", path, "--json", "--plan-runs", "0").Stdout), &h); err != nil {
+			t.Fatal(err)
+		}
+		var expire string
+		for _, r := range h.Recommendations {
+			if r.Kind == "expire-snapshots" {
+				expire = r.Message
+			}
+		}
+		return h, expire, e.OK("table", "health", path, "--plan-runs", "0").Stdout
+	}
+
+	h, expire, text := health(editedMetadata(t, e, copies(500)))
+	if h.Snapshots != 525 || h.SnapshotsPerDay != nil || h.HistoryMs <= 0 || h.HistoryMs >= time.Hour.Milliseconds() {
+		t.Fatalf("%d snapshots over %d ms, a rate told: %t; want 525 in under an hour and no rate", h.Snapshots, h.HistoryMs, h.SnapshotsPerDay != nil)
+	}
+	span := maintenance.Duration(h.HistoryMs)
+	if want := "525 snapshots in " + span + "; "; !strings.HasPrefix(expire, want) || !strings.Contains(expire, "--retain-last 100") || strings.Contains(expire, "a day") {
+		t.Errorf("expire-snapshots advice %q, want it to begin %q, keep 100 and tell no daily rate", expire, want)
+	}
+	if !strings.Contains(text, "snapshots         525 over "+span+"\n") {
+		t.Errorf("text:\n%s", text)
+	}
+
+	// 25 commits 2.5 minutes apart: an hour, enough to tell a rate, of
+	// 576 a day.
+	h, expire, text = health(editedMetadata(t, e, spaced(150*time.Second)))
+	if h.SnapshotsPerDay == nil || h.HistoryMs != time.Hour.Milliseconds() {
+		t.Fatalf("%d snapshots over %d ms, a rate told: %t; want a rate from an hour", h.Snapshots, h.HistoryMs, h.SnapshotsPerDay != nil)
+	}
+	if *h.SnapshotsPerDay != 576 {
+		t.Errorf("snapshots_per_day %v, want 576", *h.SnapshotsPerDay)
+	}
+	if !strings.HasPrefix(expire, "25 snapshots in 60 min (about one every 2.5 min: 576 a day); ") || !strings.Contains(text, "snapshots         25 over 60 min (576 a day)\n") {
+		t.Errorf("advice %q, text:\n%s", expire, text)
+	}
+}
