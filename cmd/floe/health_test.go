@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
 	"fmt"
+	"html"
 	"image/color"
 	"image/png"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,8 +20,6 @@ import (
 
 	"github.com/floe-io/floe/maintenance"
 )
-
-var chromiumFlag = flag.Bool("chromium", false, "render the health page in headless Chromium and check the screenshot")
 
 // healthReport is the part of `floe table health --json` the tests read.
 type healthReport struct {
@@ -207,47 +204,151 @@ func TestTableHealthHTML(t *testing.T) {
 	if !strings.Contains(html, `<svg id="snapshot-history"`) || strings.Count(html, "<tr>") < h.Snapshots+1 {
 		t.Error("no snapshot history")
 	}
-	if *chromiumFlag {
-		renderInChromium(t, page, filepath.Join(os.TempDir(), "floe-health-chromium.png"))
-	}
 }
 
-// renderInChromium screenshots the page and checks it is not blank and
-// that the histogram's bars were painted; with console logging, that no
-// error was logged.
-func renderInChromium(t *testing.T, page, shot string) {
-	bin, err := exec.LookPath("chromium")
+// minColumnGap is the least space, in CSS pixels, between the text of
+// two adjacent cells of the snapshot table for a reader to see columns.
+const minColumnGap = 8
+
+// measureScript measures the rendered page into <pre id=measure>: the
+// text of every cell of the snapshot table and the time-axis labels of
+// both charts, each as its text and horizontal extent, and the charts'
+// extents. A Range over the contents measures the text itself, so
+// padding counts as space.
+const measureScript = `<script>
+(() => {
+  const box = el => {
+    const r = document.createRange();
+    r.selectNodeContents(el);
+    const b = r.getBoundingClientRect();
+    return {text: el.textContent, left: b.left, right: b.right};
+  };
+  const m = {rows: [], ticks: {}, charts: {}};
+  for (const tr of document.querySelectorAll("#snapshots tr")) m.rows.push([...tr.cells].map(box));
+  for (const id of ["snapshot-history", "commit-rate"]) {
+    const svg = document.getElementById(id).getBoundingClientRect();
+    m.charts[id] = {left: svg.left, right: svg.right};
+    m.ticks[id] = [...document.querySelectorAll("#" + id + " text.xtick")].map(box);
+  }
+  const pre = document.createElement("pre");
+  pre.id = "measure";
+  pre.textContent = JSON.stringify(m);
+  document.body.append(pre);
+})();
+</script>`
+
+type textBox struct {
+	Text        string
+	Left, Right float64
+}
+
+// TestTableHealthHTMLInChromium renders the page of a table whose
+// history spans well under a second (one snapshot per file of a
+// backfill) in headless Chromium: the snapshot table's columns stand
+// apart, its counts align right, the time-axis labels differ and do not
+// overlap, and the screenshot shows the histogram's bars.
+func TestTableHealthHTMLInChromium(t *testing.T) {
+	t.Parallel()
+	chromium := needChromium(t)
+	e := healthTable(t, 24)
+	page := filepath.Join(e.Dir, "health.html")
+	e.OK("table", "health", "db.t", "--html", page, "--plan-runs", "0")
+	b, err := os.ReadFile(page)
 	if err != nil {
-		t.Skip("-chromium: no chromium on PATH (Debian: apt-get install chromium)")
+		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", "--user-data-dir="+t.TempDir(),
-		"--enable-logging=stderr", "--v=0", "--screenshot="+shot, "--window-size=1200,1500", "file://"+page)
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatal("chromium did not finish in 90 s")
+	measured := filepath.Join(e.Dir, "measured.html")
+	if err := os.WriteFile(measured, []byte(strings.Replace(string(b), "</body>", measureScript+"\n</body>", 1)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
+	dom := string(headlessChromium(t, chromium, "--dump-dom", "file://"+measured))
+	_, after, ok := strings.Cut(dom, `<pre id="measure">`)
+	raw, _, ok2 := strings.Cut(after, "</pre>")
+	if !ok || !ok2 {
+		t.Fatalf("the measuring script left no result:\n%s", dom)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "Uncaught") || strings.Contains(l, "ERROR:CONSOLE") || strings.Contains(l, ":CONSOLE(") && strings.Contains(l, "rror") {
-			t.Errorf("console error: %s", l)
+	var m struct {
+		Rows   [][]textBox
+		Ticks  map[string][]textBox
+		Charts map[string]textBox
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(raw)), &m); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+
+	if len(m.Rows) != 26 {
+		t.Fatalf("%d rows in the snapshot table, want a header and 25 snapshots", len(m.Rows))
+	}
+	// One message per kind of fault, naming its first row and how many.
+	faults := map[string][]string{}
+	for i, row := range m.Rows {
+		if len(row) != 5 {
+			t.Fatalf("row %d has %d cells: %+v", i, len(row), row)
+		}
+		for j := 1; j < len(row); j++ {
+			if gap := row[j].Left - row[j-1].Right; gap < minColumnGap {
+				faults["narrow gap"] = append(faults["narrow gap"], fmt.Sprintf("row %d: %.1f px between %q and %q, want at least %d", i, gap, row[j-1].Text, row[j].Text, minColumnGap))
+			}
+		}
+		// Added records and files align right, under their headers.
+		for _, j := range []int{3, 4} {
+			if d := row[j].Right - m.Rows[0][j].Right; d < -0.5 || d > 0.5 {
+				faults["not right-aligned"] = append(faults["not right-aligned"], fmt.Sprintf("row %d: %q ends %.1f px from the end of its header %q", i, row[j].Text, d, m.Rows[0][j].Text))
+			}
 		}
 	}
+	for kind, f := range faults {
+		t.Errorf("snapshot table, %s in %d cells, first %s", kind, len(f), f[0])
+	}
+
+	for _, chart := range []string{"snapshot-history", "commit-rate"} {
+		ticks := m.Ticks[chart]
+		t.Logf("%s time axis: %+v", chart, ticks)
+		if len(ticks) < 2 {
+			t.Errorf("%s: time-axis labels %+v, want at least the first and last commit", chart, ticks)
+		}
+		seen := map[string]bool{}
+		for i, l := range ticks {
+			if seen[l.Text] {
+				t.Errorf("%s: two time-axis labels read %q", chart, l.Text)
+			}
+			seen[l.Text] = true
+			if box := m.Charts[chart]; l.Left < box.Left || l.Right > box.Right {
+				t.Errorf("%s: label %q spans %.0f to %.0f px, past the chart's %.0f to %.0f", chart, l.Text, l.Left, l.Right, box.Left, box.Right)
+			}
+			if i > 0 && l.Left < ticks[i-1].Right {
+				t.Errorf("%s: labels %q and %q overlap", chart, ticks[i-1].Text, l.Text)
+			}
+		}
+	}
+
+	artifacts := filepath.Join(os.TempDir(), "floe-test-artifacts")
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(artifacts, "health-report.png")
+	if err := os.Remove(shot); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err) // a stale screenshot would pass for this run's
+	}
+	headlessChromium(t, chromium, "--screenshot="+shot, "--window-size=1280,2000", "file://"+page)
+	if err := os.WriteFile(filepath.Join(artifacts, "health-report.html"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkScreenshot(t, shot)
+}
+
+// checkScreenshot checks the screenshot is not blank and that the
+// histogram's bars were painted.
+func checkScreenshot(t *testing.T, shot string) {
+	t.Helper()
 	f, err := os.Open(shot)
 	if err != nil {
-		t.Fatalf("no screenshot: %v\n%s", err, out)
+		t.Fatalf("no screenshot: %v", err)
 	}
 	defer f.Close()
 	img, err := png.Decode(f)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("screenshot %s: %v", shot, err)
 	}
 	var want color.RGBA
 	if _, err := fmt.Sscanf(maintenance.HistogramBarColor, "#%02x%02x%02x", &want.R, &want.G, &want.B); err != nil {
@@ -269,13 +370,13 @@ func renderInChromium(t *testing.T, page, shot string) {
 		}
 	}
 	if len(colours) < 3 {
-		t.Fatalf("the screenshot is blank: %d colours", len(colours))
+		t.Fatalf("the screenshot %s is blank: %d colours", shot, len(colours))
 	}
 	// Two bars at least a few pixels wide and tall each.
 	if bars < 200 {
-		t.Fatalf("%d pixels of the bar colour %s in the screenshot", bars, maintenance.HistogramBarColor)
+		t.Fatalf("%d pixels of the bar colour %s in the screenshot %s", bars, maintenance.HistogramBarColor, shot)
 	}
-	t.Logf("screenshot %s: %d bar pixels", shot, bars)
+	t.Logf("screenshot %s (%dx%d): %d bar pixels", shot, bounds.Dx(), bounds.Dy(), bars)
 }
 
 func near(a, b uint8) bool { return int(a)-int(b) <= 3 && int(b)-int(a) <= 3 }
