@@ -31,6 +31,13 @@ const (
 	MaxHealthySnapshotsPerDay = MaxHealthySnapshots
 	// MinSnapshotsForRate: a rate measured over fewer commits is noise.
 	MinSnapshotsForRate = 20
+	// MinHistoryForRate: a daily rate from a shorter history multiplies
+	// whatever happened in it, most often a burst (a backfill, a restart
+	// catching up), by more than 24; the count and span are all that is
+	// known then. A table committing fast enough to matter shows its rate
+	// within the hour, and one that passes MaxHealthySnapshots sooner is
+	// advised by its count.
+	MinHistoryForRate = time.Hour
 	// MaxHealthyManifests: planning reads every manifest; 100 is Iceberg's
 	// commit.manifest.min-count-to-merge, where its own merging kicks in.
 	MaxHealthyManifests = 100
@@ -97,10 +104,12 @@ type Report struct {
 	CurrentSnapshotID *int64 `json:"current_snapshot_id"`
 
 	// Snapshots retained in the metadata, and the span and rate of their
-	// commits.
-	Snapshots       int     `json:"snapshots"`
-	HistoryMs       int64   `json:"history_ms"`
-	SnapshotsPerDay float64 `json:"snapshots_per_day"`
+	// commits. SnapshotsPerDay is nil (null) when the history is too short
+	// to tell a rate: fewer than MinSnapshotsForRate snapshots or less
+	// than MinHistoryForRate between the oldest and newest.
+	Snapshots       int      `json:"snapshots"`
+	HistoryMs       int64    `json:"history_ms"`
+	SnapshotsPerDay *float64 `json:"snapshots_per_day"`
 	// LastCommitAgeMs is now minus the current snapshot's timestamp (0
 	// without one).
 	LastCommitAgeMs int64 `json:"last_commit_age_ms"`
@@ -230,8 +239,9 @@ func Health(ctx context.Context, tbl *table.Table, opts HealthOptions) (Report, 
 	r.History = history(md.Snapshots())
 	if n := len(r.History); n > 0 {
 		r.HistoryMs = r.History[n-1].TimestampMs - r.History[0].TimestampMs
-		if r.HistoryMs > 0 && n > 1 {
-			r.SnapshotsPerDay = float64(n-1) / (float64(r.HistoryMs) / float64(24*time.Hour/time.Millisecond))
+		if n >= MinSnapshotsForRate && r.HistoryMs >= MinHistoryForRate.Milliseconds() {
+			perDay := float64(n-1) / (float64(r.HistoryMs) / float64(24*time.Hour/time.Millisecond))
+			r.SnapshotsPerDay = &perDay
 		}
 	}
 	fs, err := tbl.FS(ctx)
@@ -479,13 +489,17 @@ func recommend(r Report, props iceberg.Properties, now time.Time) []Recommendati
 	add := func(kind, format string, args ...any) {
 		out = append(out, Recommendation{Kind: kind, Message: fmt.Sprintf(format, args...)})
 	}
-	fastRate := r.Snapshots >= MinSnapshotsForRate && r.SnapshotsPerDay > MaxHealthySnapshotsPerDay
+	fastRate := r.SnapshotsPerDay != nil && *r.SnapshotsPerDay > MaxHealthySnapshotsPerDay
 	if r.Snapshots > MaxHealthySnapshots || fastRate {
 		keep, olderThan := expireAdvice(r, now)
-		add("expire-snapshots", "%s snapshots in %s (about one every %s: %s a day); "+
+		rate := ""
+		if r.SnapshotsPerDay != nil {
+			rate = fmt.Sprintf(" (about one every %s: %s a day)", Duration(int64(86_400_000 / *r.SnapshotsPerDay)), Count(int64(*r.SnapshotsPerDay+0.5)))
+		}
+		add("expire-snapshots", "%s snapshots in %s%s; "+
 			"let the writing pipeline's maintenance expire them (its maintenance: block, on unless turned off) or run `floe maintain expire-snapshots %s --older-than %s --retain-last %d`, "+
 			"which keeps the newest %d (and those floe queries and refs need)",
-			Count(int64(r.Snapshots)), Duration(r.HistoryMs), Duration(int64(86_400_000/max(r.SnapshotsPerDay, 1e-9))), Count(int64(r.SnapshotsPerDay+0.5)), name,
+			Count(int64(r.Snapshots)), Duration(r.HistoryMs), rate, name,
 			config.Duration(olderThan), keep, keep)
 	}
 	smallFiles := r.SmallDataFiles >= MinSmallFilesToCompact && r.SmallFileShare > MaxHealthySmallFileShare
@@ -541,6 +555,20 @@ func recommend(r Report, props iceberg.Properties, now time.Time) []Recommendati
 		add("plan", "planning a full scan takes %s; fewer manifests and data files (the steps above) make it faster", Duration(int64(r.PlanMs)))
 	}
 	return out
+}
+
+// SnapshotSpan tells the snapshot count, the time between the oldest and
+// newest, and the daily rate where the history is long enough to tell
+// one: "25 over 489 ms", "1,980 over 3.5 days (566 a day)".
+func (r Report) SnapshotSpan() string {
+	s := Count(int64(r.Snapshots))
+	if r.Snapshots > 1 {
+		s += " over " + Duration(r.HistoryMs)
+	}
+	if r.SnapshotsPerDay != nil {
+		s += " (" + Count(int64(*r.SnapshotsPerDay+0.5)) + " a day)"
+	}
+	return s
 }
 
 // Count formats n with thousands separators: 1,980.

@@ -100,7 +100,7 @@ func WriteHTML(w io.Writer, r Report) error {
 // reportRows are the numbers of the summary, as label and value.
 func reportRows(r Report) [][2]string {
 	rows := [][2]string{
-		{"snapshots", fmt.Sprintf("%s over %s (%s a day)", Count(int64(r.Snapshots)), Duration(r.HistoryMs), Count(int64(r.SnapshotsPerDay+0.5)))},
+		{"snapshots", r.SnapshotSpan()},
 		{"last commit", Duration(r.LastCommitAgeMs) + " ago"},
 		{"metadata files", fmt.Sprintf("%s, %s", Count(int64(r.MetadataFiles)), Bytes(r.MetadataBytes))},
 		{"manifests", fmt.Sprintf("%s (%s data, %s delete), %s", Count(int64(r.Manifests)), Count(int64(r.DataManifests)), Count(int64(r.DeleteManifests)), Bytes(r.ManifestBytes))},
@@ -171,17 +171,42 @@ func buildHistory(points []SnapshotPoint) historyChart {
 		fmt.Fprintf(&b, " %.1f,%.1f %.1f,%.1f", x(p.TimestampMs), y(i), x(p.TimestampMs), y(i+1))
 	}
 	c.Points = b.String()
-	layout := "2006-01-02 15:04:05"
-	for _, ms := range []int64{first, first + (last-first)/2, last} {
-		c.XTicks = append(c.XTicks, tick{X: x(ms), Label: time.UnixMilli(ms).UTC().Format(layout)})
+	step := (last - first) / 2
+	labelled := []int64{}
+	for _, ms := range []int64{first, first + step, last} {
+		if slices.Contains(labelled, ms) {
+			continue // a history under 2 ms has fewer instants to label
+		}
+		c.XTicks = append(c.XTicks, tick{X: x(ms), Label: timeLabel(ms, step, len(labelled) > 0 && sameDay(ms, first))})
+		labelled = append(labelled, ms)
 	}
-	if last == first {
-		c.XTicks = c.XTicks[:1]
-	} else {
-		c.XTicks[2].Anchor = "end" // a centred label would run off the page
+	// Centred, the labels at the ends would run past the chart's edges.
+	c.XTicks[0].Anchor = "start"
+	if n := len(c.XTicks); n > 1 {
+		c.XTicks[n-1].Anchor = "end"
 	}
 	c.YTicks = yTicks(len(points))
 	return c
+}
+
+// timeLabel formats ms (UTC) to the second, or to the millisecond when
+// labels are less than a second apart, so that labels step apart at
+// least one unit of what they show and never repeat. The date is left
+// off a label on the first label's day, which tells it.
+func timeLabel(ms, apart int64, dateKnown bool) string {
+	layout := "15:04:05"
+	if apart < time.Second.Milliseconds() {
+		layout += ".000"
+	}
+	if !dateKnown {
+		layout = "2006-01-02 " + layout
+	}
+	return time.UnixMilli(ms).UTC().Format(layout)
+}
+
+func sameDay(a, b int64) bool {
+	ta, tb := time.UnixMilli(a).UTC(), time.UnixMilli(b).UTC()
+	return ta.YearDay() == tb.YearDay() && ta.Year() == tb.Year()
 }
 
 // buildCommits counts the commits in equal slots of the history's time
@@ -215,7 +240,7 @@ func buildCommits(points []SnapshotPoint) histogramChart {
 		from := first + int64(i)*binMs
 		c.Bars = append(c.Bars, bar{X: float64(chartLeft) + float64(i)*slot + slot*0.05, Y: float64(chartXAxisY) - h, W: slot * 0.9, H: h,
 			Title: fmt.Sprintf("%s commits, %s records added, from %s for %s", Count(int64(n)), Count(records[i]),
-				time.UnixMilli(from).UTC().Format("2006-01-02 15:04:05"), Duration(max(binMs, 1)))})
+				timeLabel(from, binMs, false), Duration(max(binMs, 1)))})
 	}
 	c.YTicks = yTicks(most)
 	return c
@@ -223,6 +248,7 @@ func buildCommits(points []SnapshotPoint) histogramChart {
 
 var healthPage = template.Must(template.New("health").Funcs(template.FuncMap{
 	"msTime": func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000") },
+	"count":  Count,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -233,6 +259,11 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 table.numbers { border-collapse: collapse; }
 table.numbers th { text-align: left; padding: 2px 16px 2px 0; font-weight: 600; }
 table.numbers td { padding: 2px 0; font-variant-numeric: tabular-nums; }
+table.snapshots { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+table.snapshots th, table.snapshots td { padding: 3px 12px; text-align: left; white-space: nowrap; }
+table.snapshots th { font-weight: 600; border-bottom: 1px solid #888; }
+table.snapshots .num { text-align: right; }
+table.snapshots tr:nth-child(even) td { background: #f3f3f3; }
 svg { display: block; margin: 8px 0 24px; }
 svg text { font-size: 11px; fill: #444; }
 svg .axis { stroke: #888; stroke-width: 1; }
@@ -265,7 +296,7 @@ li.rec { margin-bottom: 6px; }
 <line class="axis" x1="{{.Left}}" y1="{{.AxisY}}" x2="{{.Right}}" y2="{{.AxisY}}"/>
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.AxisY}}"/>
 <polyline points="{{.History.Points}}" fill="none" stroke="#d62728" stroke-width="2"/>
-{{range .History.XTicks}}<text x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
+{{range .History.XTicks}}<text class="xtick" x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
 {{end}}{{range .History.YTicks}}<text x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.TitleY}}" text-anchor="middle">commit time (UTC)</text>
 <text x="14" y="{{.Top}}" transform="rotate(-90 14 {{.Top}})" text-anchor="end">snapshots</text>
@@ -275,16 +306,16 @@ li.rec { margin-bottom: 6px; }
 <line class="axis" x1="{{.Left}}" y1="{{.AxisY}}" x2="{{.Right}}" y2="{{.AxisY}}"/>
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.AxisY}}"/>
 {{range .Commits.Bars}}<rect class="bar" x="{{printf "%.1f" .X}}" y="{{printf "%.1f" .Y}}" width="{{printf "%.1f" .W}}" height="{{printf "%.1f" .H}}" fill="{{$.CommitColor}}"><title>{{.Title}}</title></rect>
-{{end}}{{range .History.XTicks}}<text x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
+{{end}}{{range .History.XTicks}}<text class="xtick" x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
 {{end}}{{range .Commits.YTicks}}<text x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.TitleY}}" text-anchor="middle">commit time (UTC), snapshots still in the table</text>
 <text x="14" y="{{.Top}}" transform="rotate(-90 14 {{.Top}})" text-anchor="end">commits</text>
 </svg>{{else}}<p>No snapshots.</p>{{end}}
 <h2>Snapshots</h2>
 {{if lt (len .RecentHistory) (len .R.History)}}<p>The newest {{len .RecentHistory}} of {{len .R.History}}.</p>{{end}}
-<table class="numbers">
-<tr><th>time (UTC)</th><th>snapshot</th><th>operation</th><th>added records</th><th>added files</th></tr>
-{{range .RecentHistory}}<tr><td>{{msTime .TimestampMs}}</td><td>{{.SnapshotID}}</td><td>{{.Operation}}</td><td>{{.AddedRecords}}</td><td>{{.AddedFiles}}</td></tr>
+<table class="snapshots" id="snapshots">
+<tr><th>time (UTC)</th><th>snapshot</th><th>operation</th><th class="num">added records</th><th class="num">added files</th></tr>
+{{range .RecentHistory}}<tr><td>{{msTime .TimestampMs}}</td><td>{{.SnapshotID}}</td><td>{{.Operation}}</td><td class="num">{{count .AddedRecords}}</td><td class="num">{{count .AddedFiles}}</td></tr>
 {{end}}</table>
 </body>
 </html>

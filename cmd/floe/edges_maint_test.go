@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/floe-io/floe/internal/fixture"
 )
@@ -15,6 +16,8 @@ import (
 // The health report's expiry advice, run as printed, brings the snapshot
 // count down to the level it names, on a table whose snapshots are all
 // younger than Iceberg's 5-day default (the rate is what is unhealthy).
+// The table is a backfill's, registered with its 30 commits moved 2.5
+// minutes apart: a rate is told only from an hour of history.
 func TestHealthExpireAdviceExpires(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -23,6 +26,7 @@ func TestHealthExpireAdviceExpires(t *testing.T) {
 		e.WriteIDs(fmt.Sprintf("f-%03d.parquet", i), i*10, 10)
 	}
 	e.Stream("db.t", "--max-files-per-trigger", "1", "--maintenance=false")
+	e.OK("table", "register", "db.r", editedMetadata(t, e, spaced(150*time.Second)))
 	var h struct {
 		Snapshots int `json:"snapshots"`
 		Recs      []struct {
@@ -30,7 +34,7 @@ func TestHealthExpireAdviceExpires(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"recommendations"`
 	}
-	if err := json.Unmarshal([]byte(e.OK("table", "health", "db.t", "--json").Stdout), &h); err != nil {
+	if err := json.Unmarshal([]byte(e.OK("table", "health", "db.r", "--json").Stdout), &h); err != nil {
 		t.Fatal(err)
 	}
 	if h.Snapshots != n {
@@ -48,10 +52,10 @@ func TestHealthExpireAdviceExpires(t *testing.T) {
 		t.Fatalf("expire advice names no command and level: %q", advice)
 	}
 	e.OK(strings.Fields(cmd[1])...)
-	if got := len(e.Snapshots("db.t")); fmt.Sprint(got) != level[1] {
+	if got := len(e.Snapshots("db.r")); fmt.Sprint(got) != level[1] {
 		t.Fatalf("after `floe %s`: %d snapshots, the advice said %s (%s)", cmd[1], got, level[1], advice)
 	}
-	if msg := fixture.Exact(e.TableIDs("db.t"), 0, n*10); msg != "" {
+	if msg := fixture.Exact(e.TableIDs("db.r"), 0, n*10); msg != "" {
 		t.Fatal(msg)
 	}
 }

@@ -83,7 +83,7 @@ func printHealth(w io.Writer, r maintenance.Report) {
 		fmt.Fprintf(tw, "  %s\t"+format+"\n", append([]any{label}, args...)...)
 	}
 	c := func(n int) string { return maintenance.Count(int64(n)) }
-	row("snapshots", "%s over %s (%s a day)", c(r.Snapshots), maintenance.Duration(r.HistoryMs), maintenance.Count(int64(r.SnapshotsPerDay+0.5)))
+	row("snapshots", "%s", r.SnapshotSpan())
 	if r.CurrentSnapshotID != nil {
 		row("last commit", "%s ago (snapshot %d)", maintenance.Duration(r.LastCommitAgeMs), *r.CurrentSnapshotID)
 	} else {
