@@ -108,7 +108,11 @@ func reportRows(r Report) [][2]string {
 		{"small data files", fmt.Sprintf("%s (%.0f%%) below %s, a quarter of the target %s", Count(int64(r.SmallDataFiles)), r.SmallFileShare*100, Bytes(r.SmallFileThresholdBytes), Bytes(r.TargetFileSizeBytes))},
 		{"partitions", r.PartitionSummary()},
 		{"delete files", fmt.Sprintf("%s, %s (%d position, %d equality, %d deletion vectors)", Count(int64(r.DeleteFiles)), Bytes(r.DeleteBytes), r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)},
-		{"full-scan plan", fmt.Sprintf("%.1f ms, %s tasks", r.PlanMs, Count(int64(r.PlanTasks)))},
+	}
+	// As in the text report: a report made without timing a plan
+	// (--plan-runs 0) has no plan to show.
+	if r.PlanMs > 0 || r.PlanTasks > 0 {
+		rows = append(rows, [2]string{"full-scan plan", fmt.Sprintf("%.1f ms, %s tasks", r.PlanMs, Count(int64(r.PlanTasks)))})
 	}
 	return rows
 }

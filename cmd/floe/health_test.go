@@ -257,6 +257,9 @@ func TestTableHealthHTMLInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(string(b), "full-scan plan") {
+		t.Errorf("the page made with --plan-runs 0 shows a full-scan plan it never timed")
+	}
 	measured := filepath.Join(e.Dir, "measured.html")
 	if err := os.WriteFile(measured, []byte(strings.Replace(string(b), "</body>", measureScript+"\n</body>", 1)), 0o644); err != nil {
 		t.Fatal(err)
