@@ -266,6 +266,35 @@ func TestLostCheckpointAndCatalogAreRefused(t *testing.T) {
 	e.exactly("db.t", 300)
 }
 
+// A table dropped and created again by another query is another table: it
+// holds nothing of the first query, whose checkpoint records batches as
+// committed to that name. Its runs and floe checkpoint verify refuse the
+// checkpoint, rather than take those batches as done and go on without
+// their rows; the new table's own query goes on exactly.
+func TestTableCreatedAgainUnderCheckpointIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.streamFiles(0, 2)
+	e.OK("table", "drop", "db.t", "--purge")
+	other := filepath.Join(e.Dir, "other-checkpoint")
+	otherArgs := append(e.StreamArgs("db.t")[:0:0], e.StreamArgs("db.t")...)
+	for i, a := range otherArgs {
+		if a == e.Ckpt {
+			otherArgs[i] = other
+		}
+	}
+	e.OK(otherArgs...)
+	e.exactly("db.t", 200)
+
+	e.land(2)
+	want := []string{"table db.t holds no batch of query", "records batch 1 committed to it", "dropped and created again", "start a new checkpoint"}
+	refused(t, e.Stream("db.t"), want...)
+	refused(t, e.Run(append([]string{"checkpoint", "verify"}, e.StreamArgs("db.t")[1:]...)...), want...)
+	e.exactly("db.t", 200)
+	e.OK(otherArgs...)
+	e.exactly("db.t", 300)
+}
+
 // A table the catalog lost, under a checkpoint that lost its commits log
 // too, so that nothing says the table existed but its own location: the
 // run refuses to create a new table over the old one's metadata (a later

@@ -85,7 +85,8 @@ func (c *Checkpoint) Check(ctx context.Context, a Against) (map[string]string, e
 			}
 		}
 		if p.Fixed != "" {
-			if in, s, e, err := p.checkRecord(ctx, committed[p.Fixed], lastOff, lastCommit); err != nil {
+			last, wrote := committed[p.Fixed]
+			if in, s, e, err := p.checkRecord(ctx, last, wrote, lastOff, lastCommit); err != nil {
 				return nil, err
 			} else if in != nil {
 				input, start, end = in, s, e
@@ -133,17 +134,25 @@ type checking struct {
 // checkpoint, whose newest commit to the table is last. Every batch the
 // query commits, with rows or without, moves the record, so the record
 // and the commits log end at the same batch, or the record one ahead when
-// a run stopped between the table commit and the commits log. It returns
-// the table's account and the batch's offsets when the two agree.
-func (p checking) checkRecord(ctx context.Context, last CommitEntry, lastOff, lastCommit int64) (input map[string]string, start, end source.Offset, err error) {
+// a run stopped between the table commit and the commits log. wrote tells
+// that the commits log holds a commit to the table, last the newest. It
+// returns the table's account and the batch's offsets when the two agree.
+func (p checking) checkRecord(ctx context.Context, last CommitEntry, wrote bool, lastOff, lastCommit int64) (input map[string]string, start, end source.Offset, err error) {
 	tbl, err := p.Tables.Load(ctx, p.Fixed)
 	if err != nil || tbl == nil {
 		return nil, nil, nil, err
 	}
 	rec, err := commit.ReadRecord(tbl, p.c.Metadata.ID)
-	if err != nil || rec == nil {
-		// A table written before records, or not yet by this query.
+	if err != nil {
 		return nil, nil, nil, err
+	}
+	if rec == nil {
+		if wrote && !holdsSnapshotOf(tbl, p.c.Metadata.ID) {
+			return nil, nil, nil, p.foreignTable(last)
+		}
+		// Not yet written by this query, or written before tables
+		// carried records (its snapshots say so).
+		return nil, nil, nil, nil
 	}
 	if branch := p.Config.Sink.Branch; branchName(rec.Branch) != branchName(branch) {
 		// The checkpoint holds the batches as done wherever they went:
@@ -186,6 +195,31 @@ func (p checking) checkRecord(ctx context.Context, last CommitEntry, lastOff, la
 		return nil, nil, nil, p.diverged("table %s holds batch %d read up to offset %s, the checkpoint's batch %d read up to %s", p.Fixed, rec.Batch, rec.Offset, rec.Batch, o.End)
 	}
 	return rec.Input, o.Start, rec.Offset, nil
+}
+
+// holdsSnapshotOf tells whether any snapshot the table keeps was
+// committed by query.
+func holdsSnapshotOf(tbl *table.Table, query string) bool {
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[commit.SummaryQueryID] == query {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignTable is the refusal of a table that holds nothing of a query
+// whose checkpoint records commits to it: it is another table of that
+// name (dropped and created again, or in another catalog), and going on
+// would take the batches the checkpoint holds as done for rows it lacks.
+func (p checking) foreignTable(last CommitEntry) error {
+	meta := last.MetadataFiles[p.Fixed]
+	if meta == "" {
+		meta = "METADATA_FILE"
+	}
+	return fmt.Errorf("%w: table %s holds no batch of query %s, but checkpoint %s records batch %d committed to it as snapshot %d: the table was dropped and created again, or the catalog is not the one the checkpoint wrote to, and the rows of those batches are not in it. "+
+		"If the catalog is the wrong one, give the right one; if the old table's metadata file %s is still there, drop this table and register it (floe table register %s %s); to ingest the input again into this table, start a new checkpoint",
+		ingest.ErrCheckpointMismatch, p.Fixed, p.c.Metadata.ID, p.c.Dir, last.BatchID, last.Snapshots[p.Fixed], meta, p.Fixed, meta)
 }
 
 // diverged is the refusal of a checkpoint that does not match its table.
