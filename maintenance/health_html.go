@@ -149,7 +149,10 @@ func buildHistogram(buckets []SizeBucket) histogramChart {
 func yTicks(most int) []tick {
 	ticks := []tick{{Y: chartXAxisY, Label: "0"}}
 	if most >= 2 {
-		ticks = append(ticks, tick{Y: chartXAxisY - float64(chartPlotH)/2, Label: Count(int64(most) / 2)})
+		// A whole count, drawn at its own height: half of an odd most
+		// is not a count, and would sit where no bar or step can.
+		mid := most / 2
+		ticks = append(ticks, tick{Y: chartXAxisY - float64(chartPlotH)*float64(mid)/float64(most), Label: Count(int64(mid))})
 	}
 	if most >= 1 {
 		ticks = append(ticks, tick{Y: chartTop, Label: Count(int64(most))})
@@ -291,7 +294,7 @@ li.rec { margin-bottom: 6px; }
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.AxisY}}"/>
 {{range .Histogram.Bars}}<rect class="bar" x="{{printf "%.1f" .X}}" y="{{printf "%.1f" .Y}}" width="{{printf "%.1f" .W}}" height="{{printf "%.1f" .H}}" fill="{{$.Color}}"><title>{{.Title}}</title></rect>
 {{end}}{{range .Histogram.Ticks}}<text x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="middle">{{.Label}}</text>
-{{end}}{{range .Histogram.YTicks}}<text x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}{{range .Histogram.YTicks}}<text class="ytick" x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.TitleY}}" text-anchor="middle">file size (bucket lower bound; each bucket doubles)</text>
 <text x="14" y="{{.Top}}" transform="rotate(-90 14 {{.Top}})" text-anchor="end">files</text>
 </svg>{{else}}<p>No data files.</p>{{end}}
@@ -301,7 +304,7 @@ li.rec { margin-bottom: 6px; }
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.AxisY}}"/>
 <polyline points="{{.History.Points}}" fill="none" stroke="#d62728" stroke-width="2"/>
 {{range .History.XTicks}}<text class="xtick" x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
-{{end}}{{range .History.YTicks}}<text x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}{{range .History.YTicks}}<text class="ytick" x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.TitleY}}" text-anchor="middle">commit time (UTC)</text>
 <text x="14" y="{{.Top}}" transform="rotate(-90 14 {{.Top}})" text-anchor="end">snapshots</text>
 </svg>{{end}}
@@ -311,7 +314,7 @@ li.rec { margin-bottom: 6px; }
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.AxisY}}"/>
 {{range .Commits.Bars}}<rect class="bar" x="{{printf "%.1f" .X}}" y="{{printf "%.1f" .Y}}" width="{{printf "%.1f" .W}}" height="{{printf "%.1f" .H}}" fill="{{$.CommitColor}}"><title>{{.Title}}</title></rect>
 {{end}}{{range .History.XTicks}}<text class="xtick" x="{{printf "%.1f" .X}}" y="{{$.LabelY}}" text-anchor="{{or .Anchor "middle"}}">{{.Label}}</text>
-{{end}}{{range .Commits.YTicks}}<text x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}{{range .Commits.YTicks}}<text class="ytick" x="{{$.Left | printf "%d"}}" dx="-6" y="{{printf "%.1f" .Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.TitleY}}" text-anchor="middle">commit time (UTC), snapshots still in the table</text>
 <text x="14" y="{{.Top}}" transform="rotate(-90 14 {{.Top}})" text-anchor="end">commits</text>
 </svg>{{else}}<p>No snapshots.</p>{{end}}

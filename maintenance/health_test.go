@@ -415,3 +415,49 @@ func TestWriteHTMLTimeLabels(t *testing.T) {
 		}
 	}
 }
+
+// Each count axis labels whole counts at their own heights: with 3
+// snapshots the middle label is 1, a third of the way up, where the
+// step to the first snapshot is drawn.
+func TestWriteHTMLCountLabelsAtTheirHeights(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= 7; n++ {
+		r := maintenance.Report{Table: "db.t", Histogram: []maintenance.SizeBucket{}, Recommendations: []maintenance.Recommendation{}}
+		for i := range n {
+			r.History = append(r.History, maintenance.SnapshotPoint{SnapshotID: int64(i + 1), TimestampMs: int64(i) * 60_000})
+		}
+		var buf bytes.Buffer
+		if err := maintenance.WriteHTML(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		var svg struct {
+			Texts []struct {
+				Class string  `xml:"class,attr"`
+				Y     float64 `xml:"y,attr"`
+				Text  string  `xml:",chardata"`
+			} `xml:"text"`
+		}
+		if err := xml.Unmarshal([]byte(fragment(t, buf.String(), `<svg id="snapshot-history"`)), &svg); err != nil {
+			t.Fatal(err)
+		}
+		heights := map[int]float64{}
+		for _, l := range svg.Texts {
+			if l.Class == "ytick" {
+				var v int
+				if _, err := fmt.Sscan(l.Text, &v); err != nil {
+					t.Fatalf("%d snapshots: y label %q is not a count", n, l.Text)
+				}
+				heights[v] = l.Y
+			}
+		}
+		zero, top := heights[0], heights[n]
+		if len(heights) < 2 || top >= zero {
+			t.Fatalf("%d snapshots: y labels at %v, want 0 and %d", n, heights, n)
+		}
+		for v, y := range heights {
+			if want := zero - (zero-top)*float64(v)/float64(n); y < want-0.1 || y > want+0.1 {
+				t.Errorf("%d snapshots: label %d at y %.1f, want %.1f", n, v, y, want)
+			}
+		}
+	}
+}
