@@ -58,8 +58,32 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // streamConfig reads a pipeline given as flags, for command name.
 func streamConfig(name string, args []string, stderr io.Writer) (*config.Pipeline, runFlags, error) {
+	fs, rf := streamFlags(name, stderr)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return nil, *rf, err
+	}
+	if len(pos) > 0 {
+		return nil, *rf, usagef("%s takes no positional arguments (got %q); see floe %s --help", name, pos[0], name)
+	}
+	var cfg config.Pipeline
+	if err := fs.apply(&cfg); err != nil {
+		return nil, *rf, err
+	}
+	if err := readFlags(&cfg); err != nil {
+		return nil, *rf, err
+	}
+	cfg.SetFlagDefaults(fs.isGiven)
+	if err := cfg.Validate(); err != nil {
+		return nil, *rf, err
+	}
+	return &cfg, *rf, nil
+}
+
+// streamFlags are the flags of a pipeline given whole as flags.
+func streamFlags(name string, stderr io.Writer) (*flagSet, *runFlags) {
 	fs := newFlagSet(name, stderr)
-	var rf runFlags
+	rf := &runFlags{}
 	rf.register(fs)
 	// Every other key that has a flag: stream is the pipeline file as flags.
 	bound := append(slices.Clone(catalogKeys), runKeys...)
@@ -72,25 +96,7 @@ func streamConfig(name string, args []string, stderr io.Writer) (*config.Pipelin
 	fs.alias("table-property", "p", "-p table-default.KEY=VALUE", func(v string) string { return "table-default." + v })
 	fs.alias("snapshot-property", "o", "-o snapshot-property.KEY=VALUE", func(v string) string { return config.SnapshotPropertyPrefix + v })
 	fs.alias("no-fanout", "fanout", "--fanout=false", negate)
-	pos, err := fs.parse(args)
-	if err != nil {
-		return nil, rf, err
-	}
-	if len(pos) > 0 {
-		return nil, rf, usagef("%s takes no positional arguments (got %q); see floe %s --help", name, pos[0], name)
-	}
-	var cfg config.Pipeline
-	if err := fs.apply(&cfg); err != nil {
-		return nil, rf, err
-	}
-	if err := readFlags(&cfg); err != nil {
-		return nil, rf, err
-	}
-	cfg.SetFlagDefaults(fs.isGiven)
-	if err := cfg.Validate(); err != nil {
-		return nil, rf, err
-	}
-	return &cfg, rf, nil
+	return fs, rf
 }
 
 // readFlags makes --source-table an iceberg source, with the -o options

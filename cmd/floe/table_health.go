@@ -102,7 +102,7 @@ func printHealth(w io.Writer, r maintenance.Report) {
 			maintenance.Count(r.DeletedRows), maintenance.Count(r.EqualityDeleteRows), r.RowsReadPerLiveRow)
 	}
 	if r.PlanMs > 0 || r.PlanTasks > 0 {
-		row("full-scan plan", "%.1f ms, %s tasks", r.PlanMs, c(r.PlanTasks))
+		row("full-scan plan", "%.1f ms, %s", r.PlanMs, maintenance.Counted(r.PlanTasks, "task"))
 	}
 	tw.Flush()
 	if len(r.Recommendations) == 0 {
