@@ -112,6 +112,10 @@ func readFlags(cfg *config.Pipeline) error {
 	if src.Table == "" {
 		if len(src.Options) > 0 {
 			k := slices.Sorted(maps.Keys(src.Options))[0]
+			if f := flagFor(k); f != "" {
+				return usagef("-o %s=%s is not an option of a landing directory; give it as the flag %s=%s",
+					k, shownOption(k, src.Options[k]), f, src.Options[k])
+			}
 			return usagef("-o %s=%s is a read option of --source-table, but the source is a landing directory; with one, -o takes only the write options %s",
 				k, shownOption(k, src.Options[k]), landingOptions())
 		}
@@ -129,6 +133,21 @@ func readFlags(cfg *config.Pipeline) error {
 		cfg.Sink.Keep, cfg.Sink.Drop = nil, nil
 	}
 	return nil
+}
+
+// flagFor is the flag most likely meant by an option name in Spark's
+// spelling (maxFilesPerTrigger: --max-files-per-trigger), "" for none.
+func flagFor(option string) string {
+	var names []string
+	for _, f := range config.Flags() {
+		if f.Prefix == "" && len(f.Name) > 1 {
+			names = append(names, f.Name)
+		}
+	}
+	if hint := config.Closest(option, names); hint != "" {
+		return "--" + hint
+	}
+	return ""
 }
 
 // landingOptions lists the -o options a landing directory takes: Spark's
