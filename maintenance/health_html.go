@@ -104,10 +104,10 @@ func reportRows(r Report) [][2]string {
 		{"last commit", Duration(r.LastCommitAgeMs) + " ago"},
 		{"metadata files", fmt.Sprintf("%s, %s", Count(int64(r.MetadataFiles)), Bytes(r.MetadataBytes))},
 		{"manifests", fmt.Sprintf("%s (%s data, %s delete), %s", Count(int64(r.Manifests)), Count(int64(r.DataManifests)), Count(int64(r.DeleteManifests)), Bytes(r.ManifestBytes))},
-		{"data files", fmt.Sprintf("%s, %s, %s records, mean %s", Count(int64(r.DataFiles)), Bytes(r.DataBytes), Count(r.DataRecords), Bytes(r.MeanDataFileBytes))},
+		{"data files", fmt.Sprintf("%s, %s, %s, mean %s", Count(int64(r.DataFiles)), Bytes(r.DataBytes), Counted(r.DataRecords, "record"), Bytes(r.MeanDataFileBytes))},
 		{"small data files", fmt.Sprintf("%s (%.0f%%) below %s, a quarter of the target %s", Count(int64(r.SmallDataFiles)), r.SmallFileShare*100, Bytes(r.SmallFileThresholdBytes), Bytes(r.TargetFileSizeBytes))},
 		{"partitions", r.PartitionSummary()},
-		{"delete files", fmt.Sprintf("%s, %s (%d position, %d equality, %d deletion vectors)", Count(int64(r.DeleteFiles)), Bytes(r.DeleteBytes), r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)},
+		{"delete files", fmt.Sprintf("%s, %s (%d position, %d equality, %s)", Count(int64(r.DeleteFiles)), Bytes(r.DeleteBytes), r.PositionDeleteFiles, r.EqualityDeleteFiles, Counted(r.DeletionVectors, "deletion vector"))},
 	}
 	// As in the text report: a report made without timing a plan
 	// (--plan-runs 0) has no plan to show.
