@@ -95,6 +95,9 @@ type Rebuilt struct {
 	// MovedTo is where the damaged checkpoint was set aside ("" when there
 	// was none).
 	MovedTo string
+	// Matched tells that the checkpoint already matched its table, as
+	// Verify holds it, and was left as it was.
+	Matched bool
 }
 
 // RebuildCheckpoint makes the checkpoint of a pipeline writing one table
@@ -102,7 +105,8 @@ type Rebuilt struct {
 // the newest batch and its offset, and the source's own state where the
 // source can remake it exactly (source.Recorder); otherwise it refuses,
 // saying why, and changes nothing. A damaged checkpoint is set aside
-// beside the new one, its quarantined files moved over.
+// beside the new one, its quarantined files moved over; one that already
+// matches its table is left alone (Rebuilt.Matched).
 func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) (Rebuilt, error) {
 	if err := cfg.Validate(); err != nil {
 		return Rebuilt{}, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -120,8 +124,34 @@ func RebuildCheckpoint(ctx context.Context, cfg *config.Pipeline, opts Options) 
 			defer c.Close()
 		}
 	}
+	if r, ok := matchesTable(ctx, cfg, Options{Catalog: cat, Logger: opts.Logger}); ok {
+		return r, nil
+	}
 	r, err := checkpoint.Rebuild(ctx, checkpoint.OS, cfg, cat, opts.Logger)
-	return Rebuilt(r), err
+	return Rebuilt{QueryID: r.QueryID, BatchID: r.BatchID, Offset: r.Offset, MovedTo: r.MovedTo}, err
+}
+
+// matchesTable tells whether the checkpoint has committed a batch and
+// passes the check every run makes first, so that a rebuild would only
+// set a sound checkpoint aside. Any failure to tell means it does not.
+func matchesTable(ctx context.Context, cfg *config.Pipeline, opts Options) (Rebuilt, bool) {
+	st, err := ReadCheckpoint(cfg.Checkpoint)
+	if err != nil || st.LatestCommit == nil {
+		return Rebuilt{}, false
+	}
+	p, err := Open(ctx, cfg, opts)
+	if err != nil {
+		return Rebuilt{}, false
+	}
+	defer p.Close()
+	if p.Verify(ctx) != nil {
+		return Rebuilt{}, false
+	}
+	r := Rebuilt{QueryID: st.Metadata.ID, BatchID: st.LatestCommit.BatchID, Matched: true}
+	if o := st.LatestOffsets; o != nil && o.BatchID == r.BatchID {
+		r.Offset = o.End
+	}
+	return r, true
 }
 
 // ResumeFromTable applies, before Open, the rule for a checkpoint
@@ -157,7 +187,7 @@ func ResumeFromTable(ctx context.Context, cfg *config.Pipeline, opts Options) (o
 		cat, err = OpenCatalog(ctx, cfg.Catalog)
 		return cat, err
 	}, opts.Logger)
-	return Rebuilt(r), resumed, err
+	return Rebuilt{QueryID: r.QueryID, BatchID: r.BatchID, Offset: r.Offset, MovedTo: r.MovedTo}, resumed, err
 }
 
 // Verify holds the checkpoint against its tables as every run does first

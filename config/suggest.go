@@ -7,8 +7,9 @@ import "strings"
 // pipeline keys and options here, and of commands, flags and tables in
 // the floe command. A wrong suggestion is worse
 // than none, so the bar is: same letters once case and -/_ are ignored
-// (maxFilesPerTrigger, max_files_per_trigger), a prefix either way, or an
-// edit distance of at most 3 that is still less than half the word.
+// (maxFilesPerTrigger, max_files_per_trigger), a prefix either way, an
+// edit distance of at most 3 that is still less than half the word, or
+// letters left out of a word at least half as long (jsn for jsonl).
 func Closest(word string, candidates []string) string {
 	if word == "" {
 		return ""
@@ -28,16 +29,31 @@ func Closest(word string, candidates []string) string {
 			score = 4 + abs(len(nc)-len(norm))
 		default:
 			d := levenshtein(word, c)
-			if d > 3 || 2*d >= len(word) {
+			switch {
+			case d <= 3 && 2*d < len(word):
+				score = d
+			case len(norm) >= 3 && 2*len(norm) >= len(nc) && norm[0] == nc[0] && isSubsequence(norm, nc):
+				score = 8 + len(nc) - len(norm)
+			default:
 				continue
 			}
-			score = d
 		}
 		if score < bestScore {
 			best, bestScore = c, score
 		}
 	}
 	return best
+}
+
+// isSubsequence tells whether a's letters appear in b in order.
+func isSubsequence(a, b string) bool {
+	i := 0
+	for j := 0; i < len(a) && j < len(b); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
 }
 
 func normalizeKey(s string) string {

@@ -589,6 +589,18 @@ func Count(n int64) string {
 	return b.String()
 }
 
+// Counted writes a count, as Count does, with its noun in the singular or
+// the plural: "1 file", "1,980 snapshots", "2 batches".
+func Counted[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") || strings.HasSuffix(noun, "ch") {
+		return Count(int64(n)) + " " + noun + "es"
+	}
+	return Count(int64(n)) + " " + noun + "s"
+}
+
 // Bytes formats a size in binary units: 128 MiB, 3.4 KiB, 512 B.
 func Bytes(n int64) string {
 	const unit = 1024

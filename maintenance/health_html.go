@@ -104,15 +104,15 @@ func reportRows(r Report) [][2]string {
 		{"last commit", Duration(r.LastCommitAgeMs) + " ago"},
 		{"metadata files", fmt.Sprintf("%s, %s", Count(int64(r.MetadataFiles)), Bytes(r.MetadataBytes))},
 		{"manifests", fmt.Sprintf("%s (%s data, %s delete), %s", Count(int64(r.Manifests)), Count(int64(r.DataManifests)), Count(int64(r.DeleteManifests)), Bytes(r.ManifestBytes))},
-		{"data files", fmt.Sprintf("%s, %s, %s records, mean %s", Count(int64(r.DataFiles)), Bytes(r.DataBytes), Count(r.DataRecords), Bytes(r.MeanDataFileBytes))},
+		{"data files", fmt.Sprintf("%s, %s, %s, mean %s", Count(int64(r.DataFiles)), Bytes(r.DataBytes), Counted(r.DataRecords, "record"), Bytes(r.MeanDataFileBytes))},
 		{"small data files", fmt.Sprintf("%s (%.0f%%) below %s, a quarter of the target %s", Count(int64(r.SmallDataFiles)), r.SmallFileShare*100, Bytes(r.SmallFileThresholdBytes), Bytes(r.TargetFileSizeBytes))},
 		{"partitions", r.PartitionSummary()},
-		{"delete files", fmt.Sprintf("%s, %s (%d position, %d equality, %d deletion vectors)", Count(int64(r.DeleteFiles)), Bytes(r.DeleteBytes), r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)},
+		{"delete files", fmt.Sprintf("%s, %s (%d position, %d equality, %s)", Count(int64(r.DeleteFiles)), Bytes(r.DeleteBytes), r.PositionDeleteFiles, r.EqualityDeleteFiles, Counted(r.DeletionVectors, "deletion vector"))},
 	}
 	// As in the text report: a report made without timing a plan
 	// (--plan-runs 0) has no plan to show.
 	if r.PlanMs > 0 || r.PlanTasks > 0 {
-		rows = append(rows, [2]string{"full-scan plan", fmt.Sprintf("%.1f ms, %s tasks", r.PlanMs, Count(int64(r.PlanTasks)))})
+		rows = append(rows, [2]string{"full-scan plan", fmt.Sprintf("%.1f ms, %s", r.PlanMs, Counted(r.PlanTasks, "task"))})
 	}
 	return rows
 }
@@ -139,7 +139,7 @@ func buildHistogram(buckets []SizeBucket) histogramChart {
 		}
 		h := float64(chartPlotH) * float64(b.Files) / float64(most)
 		c.Bars = append(c.Bars, bar{X: x + slot*0.1, Y: float64(chartXAxisY) - h, W: slot * 0.8, H: h,
-			Title: fmt.Sprintf("%s files of %s to %s (%s in all)", Count(int64(b.Files)), Bytes(b.MinBytes), Bytes(b.MaxBytes), Bytes(b.Bytes))})
+			Title: fmt.Sprintf("%s of %s to %s (%s in all)", Counted(b.Files, "file"), Bytes(b.MinBytes), Bytes(b.MaxBytes), Bytes(b.Bytes))})
 	}
 	c.YTicks = yTicks(most)
 	return c
@@ -246,7 +246,7 @@ func buildCommits(points []SnapshotPoint) histogramChart {
 		h := float64(chartPlotH) * float64(n) / float64(most)
 		from := first + int64(i)*binMs
 		c.Bars = append(c.Bars, bar{X: float64(chartLeft) + float64(i)*slot + slot*0.05, Y: float64(chartXAxisY) - h, W: slot * 0.9, H: h,
-			Title: fmt.Sprintf("%s commits, %s records added, from %s for %s", Count(int64(n)), Count(records[i]),
+			Title: fmt.Sprintf("%s, %s added, from %s for %s", Counted(n, "commit"), Counted(records[i], "record"),
 				timeLabel(from, binMs, false), Duration(max(binMs, 1)))})
 	}
 	c.YTicks = yTicks(most)

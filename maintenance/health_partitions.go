@@ -155,7 +155,7 @@ func (r Report) PartitionSummary() string {
 func olderSpecAdvice(r Report, name string) string {
 	by := "the current spec's partitions (unpartitioned)"
 	if len(r.PartitionFields) > 0 {
-		by = "the current spec's partitions (by [" + strings.Join(r.PartitionFields, ", ") + "])"
+		by = "the current spec's partitions (by " + strings.Join(r.PartitionFields, ", ") + ")"
 	}
 	return fmt.Sprintf("%s small data files were written with an earlier partition spec and are too few in each of its partitions for rewrite-data-files to merge: "+
 		"run `floe maintain rewrite-data-files %s --rewrite-all`, which rewrites every data file into %s, then `floe maintain rewrite-data-files %s` to merge them",
@@ -258,10 +258,9 @@ func bucketsFor(src string, d, need float64) (string, float64) {
 // partition-fields and partition-spec-evolution.
 func partitionAdvice(r Report, name string) string {
 	var b strings.Builder
-	spec := "[" + strings.Join(r.PartitionFields, ", ") + "]"
 	stranded := r.SmallDataFiles - r.MergeableSmallFiles
-	fmt.Fprintf(&b, "the table's %s partitions (by %s) hold on average %s in %s against a target file size of %s, so its files stay small",
-		Count(int64(r.Partitions)), spec, Bytes(r.MeanPartitionBytes), meanFiles(r.MeanPartitionFiles), Bytes(r.TargetFileSizeBytes))
+	fmt.Fprintf(&b, "the table's %s (by %s) hold on average %s in %s against a target file size of %s, so its files stay small",
+		Counted(r.Partitions, "partition"), strings.Join(r.PartitionFields, ", "), Bytes(r.MeanPartitionBytes), meanFiles(r.MeanPartitionFiles), Bytes(r.TargetFileSizeBytes))
 	if stranded > 0 {
 		fmt.Fprintf(&b, ": %s of the %s small data files (%s alone in their partition) are in partitions with too few files for rewrite-data-files, which merges files only within a partition",
 			Count(int64(stranded)), Count(int64(r.SmallDataFiles)), Count(int64(r.LoneSmallFiles)))
@@ -272,7 +271,7 @@ func partitionAdvice(r Report, name string) string {
 			Bytes(r.DataBytes))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "; partition it more coarsely, by [%s]: in the pipeline that writes it set `partition-fields: [%s]` and `partition-spec-evolution: true` "+
+	fmt.Fprintf(&b, "; partition it more coarsely, by %s: in the pipeline that writes it set `partition-fields: [%s]` and `partition-spec-evolution: true` "+
 		"(`--partition-fields '%s' --partition-spec-evolution`); files written before keep their partitions until `floe maintain rewrite-data-files %s --rewrite-all` rewrites them into the new ones",
 		strings.Join(coarser, ", "), yamlList(coarser), strings.Join(coarser, ","), name)
 	return b.String()
@@ -292,9 +291,11 @@ func yamlList(entries []string) string {
 }
 
 // meanFiles writes a mean file count: "1 file", "8 files", "1.5 files".
+// The noun follows the number as written, so that 1.01 is "1 file".
 func meanFiles(n float64) string {
-	if n == 1 {
+	s := strings.TrimSuffix(strconv.FormatFloat(n, 'f', 1, 64), ".0")
+	if s == "1" {
 		return "1 file"
 	}
-	return strings.TrimSuffix(strconv.FormatFloat(n, 'f', 1, 64), ".0") + " files"
+	return s + " files"
 }

@@ -345,7 +345,13 @@ func TestWriteHTML(t *testing.T) {
 	total := 0
 	for _, b := range commits.Rects {
 		var n int
-		if _, err := fmt.Sscanf(b.Title, "%d commits", &n); err != nil || b.Fill != maintenance.CommitBarColor {
+		var noun string
+		_, err := fmt.Sscanf(b.Title, "%d %s", &n, &noun)
+		want := "commits,"
+		if n == 1 {
+			want = "commit,"
+		}
+		if err != nil || noun != want || b.Fill != maintenance.CommitBarColor {
 			t.Fatalf("commit bar %+v: %v", b, err)
 		}
 		total += n

@@ -18,7 +18,7 @@ func init() {
 		about: "Hold a pipeline's checkpoint against the table it writes, as every run does before its first batch " +
 			"(docs/format/checkpoint.md), without running: exit 0 when the next run resumes exactly; exit 2 with the " +
 			"mismatch and its repair when the checkpoint is behind the table, lost files, or names a table the catalog " +
-			"no longer has. The pipeline is given as to floe run (a file) or floe stream (flags).",
+			"no longer has. The pipeline is given as to floe run (a file) or floe stream (flags). " + pipelineFormsNote,
 		examples: []example{
 			{"A pipeline file.", "floe checkpoint verify pipeline.yaml"},
 			{"A pipeline given as flags.", "floe checkpoint verify --source landing/ --format parquet --table db.events --checkpoint ckpt/events"},
@@ -30,13 +30,19 @@ func init() {
 			"newest batch and the offset it read up to, and for a landing directory the files read so far, found " +
 			"again from the recorded count, digest and watermark. It refuses, saying why and changing nothing, when " +
 			"the table does not hold enough to do it exactly. A damaged checkpoint is moved aside (DIR.damaged-TIME), " +
-			"its quarantined files moved into the new one.",
+			"its quarantined files moved into the new one; one that already matches its table, as floe checkpoint verify " +
+			"holds it, is left as it is. " + pipelineFormsNote,
 		examples: []example{
 			{"After the checkpoint directory was lost.", "floe checkpoint rebuild --source landing/ --format parquet --table db.events --checkpoint ckpt/events"},
 			{"A pipeline file.", "floe checkpoint rebuild pipeline.yaml"},
 		},
 	}
 }
+
+// pipelineFormsNote tells which of the flags listed go with which way of
+// giving the pipeline.
+const pipelineFormsNote = "With a pipeline file, only the flags floe run takes apply, and they override the file; the " +
+	"other flags listed (the source, the sink, --table, --mode and the rest) give the pipeline as flags instead of a file."
 
 func checkpointVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, _, err := pipelineConfig("checkpoint verify", args, stderr)
@@ -85,6 +91,8 @@ func checkpointRebuild(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	switch {
+	case r.Matched:
+		fmt.Fprintf(stdout, "checkpoint %s already matches table %s at batch %d; nothing to rebuild\n", cfg.Checkpoint, cfg.Sink.Table, r.BatchID)
 	case r.BatchID < 0 && r.QueryID == "":
 		fmt.Fprintf(stdout, "rebuilt checkpoint %s: nothing was committed to %s, which does not exist, so the next run starts a new query reading the whole input\n", cfg.Checkpoint, cfg.Sink.Table)
 	case r.BatchID < 0:

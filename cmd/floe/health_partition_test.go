@@ -136,7 +136,7 @@ func TestTableHealthOverPartitioned(t *testing.T) {
 			if msg == "" {
 				t.Fatalf("no partition-spec advice: %+v", h.Recommendations)
 			}
-			for _, w := range append([]string{"80 partitions", "[" + c.named + "]"}, c.want...) {
+			for _, w := range append([]string{"80 partitions (by " + c.named + ")"}, c.want...) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("partition advice lacks %q: %s", w, msg)
 				}
@@ -160,6 +160,29 @@ func TestTableHealthOverPartitioned(t *testing.T) {
 				followPartitionAdvice(t, e, msg)
 			}
 		})
+	}
+}
+
+// A mean just above one file a partition (81 files in 80 partitions) is
+// written as it rounds, "1 file"; the advice names the partition fields
+// as partition-fields does, without brackets.
+func TestTableHealthMeanFilesRounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeCountries(t, e, "all.parquet", 0, 400, 80)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "day(ts),country", "--maintenance=false")...)
+	writeCountries(t, e, "one.parquet", 400, 1, 80)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "day(ts),country", "--maintenance=false")...)
+	h := partitionHealthOf(t, e, "db.t")
+	if h.Partitions != 80 || h.DataFiles != 81 {
+		t.Fatalf("health: %d files in %d partitions, want 81 in 80", h.DataFiles, h.Partitions)
+	}
+	text := e.OK("table", "health", "db.t", "--plan-runs", "0").Stdout
+	if want := regexp.MustCompile(`partitions +80 by day\(ts\), identity\(country\), mean 1 file, `); !want.MatchString(text) {
+		t.Errorf("text report lacks %s:\n%s", want, text)
+	}
+	if msg := recommendation(h, "partition-spec"); !strings.Contains(msg, "80 partitions (by day(ts), identity(country))") {
+		t.Errorf("partition advice does not name the fields as partition-fields does: %s", msg)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,7 +139,7 @@ func TestTableHealth(t *testing.T) {
 	if r := e.Run("table", "health"); r.Code != 2 {
 		t.Errorf("no table: %s", r)
 	}
-	if r := e.Run("table", "health", "db.nope"); r.Code != 1 || !strings.Contains(r.Stderr, "does not exist") {
+	if r := e.Run("table", "health", "db.nope"); r.Code != 2 || !strings.Contains(r.Stderr, "does not exist") {
 		t.Errorf("missing table: %s", r)
 	}
 }
@@ -153,6 +154,36 @@ func TestTableHealthHealthy(t *testing.T) {
 	text := e.OK("table", "health", "db.t").Stdout
 	if !strings.Contains(text, "no recommendation: the table is healthy") {
 		t.Errorf("text:\n%s", text)
+	}
+}
+
+// Counts of one take the singular in the text report and on the page:
+// one plan task, one file in the histogram's bar, one commit in the
+// history's.
+func TestTableHealthCountsOfOne(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("a.parquet", 0, 1)
+	if r := e.Stream("db.t", "--maintenance=false"); r.Code != 0 {
+		t.Fatal(r)
+	}
+	page := filepath.Join(e.Dir, "health.html")
+	text := e.OK("table", "health", "db.t", "--html", page).Stdout
+	if !regexp.MustCompile(`full-scan plan +[0-9.]+ ms, 1 task\n`).MatchString(text) || !strings.Contains(text, "mean 1 file,") {
+		t.Errorf("text report:\n%s", text)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{"ms, 1 task</td>", "<title>1 file of ", "<title>1 commit, 1 record added, "} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if m := regexp.MustCompile(`\b1 (tasks|files|commits|records)\b`).FindString(html + text); m != "" {
+		t.Errorf("a count of one in the plural: %q", m)
 	}
 }
 

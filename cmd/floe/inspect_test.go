@@ -90,7 +90,7 @@ func TestInspectionCommands(t *testing.T) {
 	if out := e.OK("version").Stdout; !strings.HasPrefix(out, "floe ") {
 		t.Fatalf("version = %q", out)
 	}
-	if r := e.Run("scan", "db.missing", "--count"); r.Code != 1 || !strings.Contains(r.Stderr, "db.missing does not exist") {
+	if r := e.Run("scan", "db.missing", "--count"); r.Code != 2 || !strings.Contains(r.Stderr, "db.missing does not exist") {
 		t.Fatalf("scan of a missing table: %s", r)
 	}
 	if r := e.Run("bogus"); r.Code != 2 {

@@ -3,9 +3,10 @@
 // tables exactly once, and inspects the tables and checkpoints it writes.
 //
 // Exit codes: 0 success; 1 the job failed (bad input, unreachable catalog,
-// failed commit); 2 invalid usage or configuration, including a warehouse,
-// catalog or checkpoint that does not exist for a command that only reads
-// it, and a checkpoint that does not match its table; 3 no input was found and --fail-on-empty was given.
+// failed commit); 2 invalid usage or configuration, including a table
+// named on the command line that does not exist, a warehouse, catalog or
+// checkpoint that does not exist for a command that only reads it, and a
+// checkpoint that does not match its table; 3 no input was found and --fail-on-empty was given.
 package main
 
 import (
@@ -98,9 +99,10 @@ func (c command) dispatch(ctx context.Context, args []string, stdout, stderr io.
 const exitCodes = `Exit codes:
   0  success
   1  the job failed: bad input, an unreachable catalog, a failed commit
-  2  invalid usage or configuration, including a warehouse, catalog or
-     checkpoint that does not exist for a command that only reads it, and
-     a checkpoint that does not match its table (the message names the
+  2  invalid usage or configuration, including a table named on the
+     command line that does not exist, a warehouse, catalog or checkpoint
+     that does not exist for a command that only reads it, and a
+     checkpoint that does not match its table (the message names the
      repair)
   3  no input was found and --fail-on-empty was given`
 

@@ -79,7 +79,7 @@ func maintainExpire(ctx context.Context, args []string, stdout, stderr io.Writer
 	if res.DryRun {
 		verb, del = "would expire", "would delete"
 	}
-	fmt.Fprintf(stdout, "%s: %s %d snapshots older than %s, kept %d\n", res.Table, verb, res.ExpiredCount, time.UnixMilli(res.CutoffMs).UTC().Format(time.RFC3339), res.KeptCount)
+	fmt.Fprintf(stdout, "%s: %s %s older than %s, kept %d\n", res.Table, verb, plural(res.ExpiredCount, "snapshot"), time.UnixMilli(res.CutoffMs).UTC().Format(time.RFC3339), res.KeptCount)
 	for _, k := range res.Kept {
 		fmt.Fprintf(stdout, "  kept %d  %s  %s\n", k.SnapshotID, msTime(k.TimestampMs), strings.Join(k.Reasons, "; "))
 	}

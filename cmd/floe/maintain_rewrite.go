@@ -119,19 +119,20 @@ func maintainRewriteData(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	switch {
 	case res.Groups == 0 && res.SkippedFiles > 0:
-		fmt.Fprintf(stdout, "nothing to rewrite in %s (%d files already of a good size)\n", strings.Join(ident, "."), res.SkippedFiles)
+		fmt.Fprintf(stdout, "nothing to rewrite in %s (%s already of a good size)\n", strings.Join(ident, "."), plural(res.SkippedFiles, "file"))
 	case res.Groups == 0:
 		fmt.Fprintf(stdout, "nothing to rewrite in %s\n", strings.Join(ident, "."))
 	case res.DryRun:
-		fmt.Fprintf(stdout, "%s %d data files (%s) in %d groups\n", verb, res.RewrittenDataFiles, maintenance.Bytes(res.RewrittenBytes), res.Groups)
+		fmt.Fprintf(stdout, "%s %s (%s) in %s\n", verb, plural(res.RewrittenDataFiles, "data file"), maintenance.Bytes(res.RewrittenBytes), plural(res.Groups, "group"))
 	default:
-		fmt.Fprintf(stdout, "%s %d data files (%s) into %d (%s) in %d groups, %d snapshots; removed %d delete files\n",
-			verb, res.RewrittenDataFiles, maintenance.Bytes(res.RewrittenBytes), res.AddedDataFiles, maintenance.Bytes(res.AddedBytes), res.Groups, len(res.Snapshots), res.RemovedDeleteFiles)
+		fmt.Fprintf(stdout, "%s %s (%s) into %d (%s) in %s, %s; removed %s\n",
+			verb, plural(res.RewrittenDataFiles, "data file"), maintenance.Bytes(res.RewrittenBytes), res.AddedDataFiles, maintenance.Bytes(res.AddedBytes),
+			plural(res.Groups, "group"), plural(len(res.Snapshots), "snapshot"), plural(res.RemovedDeleteFiles, "delete file"))
 		if res.CarriedDeletes > 0 {
-			fmt.Fprintf(stdout, "carried over %d rows deleted while the rewrite ran\n", res.CarriedDeletes)
+			fmt.Fprintf(stdout, "carried over %s deleted while the rewrite ran\n", plural(res.CarriedDeletes, "row"))
 		}
 		if res.FailedGroups > 0 {
-			fmt.Fprintf(stdout, "%d groups failed and were left as they were\n", res.FailedGroups)
+			fmt.Fprintf(stdout, "%s failed; the files of failed groups were left as they were\n", plural(res.FailedGroups, "group"))
 		}
 	}
 	return nil

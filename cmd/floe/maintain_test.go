@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,25 @@ func TestMaintainExpireSnapshots(t *testing.T) {
 	}
 	if r := e.Run("maintain", "expire-snapshots", "db.t", "--retain-last", "0"); r.Code != 2 || !strings.Contains(r.Stderr, "retain-last") {
 		t.Fatalf("--retain-last 0: %s", r)
+	}
+}
+
+// Counts of one in the maintenance commands' lines take the singular.
+func TestMaintainCountsOfOne(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("part-000.parquet", 0, 100)
+	e.WriteIDs("part-001.parquet", 100, 100)
+	e.Stream("db.t", "--trigger", "available-now", "--max-files-per-trigger", "1")
+	if r := e.OK("maintain", "expire-snapshots", "db.t", "--older-than", "0", "--retain-last", "1"); !strings.Contains(r.Stdout, "expired 1 snapshot older than") {
+		t.Errorf("expire-snapshots: %s", r)
+	}
+	r := e.OK("maintain", "rewrite-data-files", "db.t", "--min-input-files", "2")
+	if !regexp.MustCompile(`^rewrote 2 data files \([^)]*\) into 1 \([^)]*\) in 1 group, 1 snapshot; removed 0 delete files\n$`).MatchString(r.Stdout) {
+		t.Errorf("rewrite-data-files: %s", r)
+	}
+	if r := e.OK("maintain", "rewrite-data-files", "db.t", "--min-input-files", "2"); r.Stdout != "nothing to rewrite in db.t (1 file already of a good size)\n" {
+		t.Errorf("a second rewrite: %s", r)
 	}
 }
 

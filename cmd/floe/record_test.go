@@ -3,6 +3,7 @@ package main_test
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,6 +134,31 @@ func TestDamagedCheckpointIsRefusedThenRebuilt(t *testing.T) {
 			e.exactly("db.t", 400)
 		})
 	}
+}
+
+// Rebuild of a checkpoint that verify passes says it already matches and
+// leaves it as it is, instead of setting a sound checkpoint aside.
+func TestRebuildLeavesMatchingCheckpoint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.streamFiles(0, 2)
+	flags := e.StreamArgs("db.t")[1:]
+	e.OK(append([]string{"checkpoint", "verify"}, flags...)...)
+	before := fixture.Tree(t, e.Ckpt)
+	r := e.OK(append([]string{"checkpoint", "rebuild"}, flags...)...)
+	want := fmt.Sprintf("checkpoint %s already matches table db.t at batch 1; nothing to rebuild\n", e.Ckpt)
+	if r.Stdout != want {
+		t.Fatalf("want %q, got %s", want, r)
+	}
+	if after := fixture.Tree(t, e.Ckpt); !maps.Equal(before, after) {
+		t.Fatalf("rebuild changed a matching checkpoint:\nbefore %v\nafter  %v", before, after)
+	}
+	if aside, _ := filepath.Glob(e.Ckpt + ".damaged-*"); len(aside) > 0 {
+		t.Fatalf("rebuild set a matching checkpoint aside: %v", aside)
+	}
+	e.land(2)
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 300)
 }
 
 // Rebuild refuses when the landing directory no longer tells which files

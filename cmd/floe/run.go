@@ -70,6 +70,11 @@ func fileConfig(name string, args []string, stderr io.Writer) (*config.Pipeline,
 	fs.key("sink.table-properties", "sink.table-overrides")
 	pos, err := fs.parse(args)
 	if err != nil {
+		if name != "run" {
+			if ferr := fileOnlyFlag(name, fs, args); ferr != nil {
+				return nil, rf, ferr
+			}
+		}
 		return nil, rf, err
 	}
 	if len(pos) != 1 {
@@ -93,6 +98,30 @@ func fileConfig(name string, args []string, stderr io.Writer) (*config.Pipeline,
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	return cfg, rf, nil
+}
+
+// fileOnlyFlag is the error of a flag a command acting on a pipeline takes
+// when the pipeline is given as flags, but not with a pipeline file, whose
+// keys it would set: its help lists both forms' flags, so "no such flag"
+// would contradict it. Nil when args hold no such flag.
+func fileOnlyFlag(name string, file *flagSet, args []string) error {
+	stream, _ := streamFlags(name, io.Discard)
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		flagName, ok := strings.CutPrefix(a, "-")
+		if !ok {
+			continue
+		}
+		flagName, _, _ = strings.Cut(strings.TrimPrefix(flagName, "-"), "=")
+		if flagName == "" || file.Lookup(flagName) != nil || stream.Lookup(flagName) == nil {
+			continue
+		}
+		return usagef("%s is set by the pipeline file %s; with a pipeline file, %s takes only the flags of floe run (floe run --help lists them), or give the whole pipeline as flags instead of the file",
+			dashed(flagName), args[0], name)
+	}
+	return nil
 }
 
 // pipelineConfig reads a pipeline as `run` does (a file first) or as

@@ -44,6 +44,9 @@ func init() {
 	}
 }
 
+// outputFormats are the values of scan's --output-format.
+var outputFormats = []string{"table", "csv", "jsonl", "parquet"}
+
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("scan", stderr)
 	var cf catalogFlags
@@ -103,6 +106,9 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return usagef("--output-format parquet needs --output FILE")
 		}
 	default:
+		if hint := config.Closest(*format, outputFormats); hint != "" {
+			return usagef("--output-format %q is not known; did you mean %s? (use table, csv, jsonl or parquet)", *format, hint)
+		}
 		return usagef("--output-format %q is not known; use table, csv, jsonl or parquet", *format)
 	}
 	if !*changelog && (co.FromSnapshot != 0 || co.ToSnapshot != 0 || ident != "") {

@@ -58,8 +58,32 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // streamConfig reads a pipeline given as flags, for command name.
 func streamConfig(name string, args []string, stderr io.Writer) (*config.Pipeline, runFlags, error) {
+	fs, rf := streamFlags(name, stderr)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return nil, *rf, err
+	}
+	if len(pos) > 0 {
+		return nil, *rf, usagef("%s takes no positional arguments (got %q); see floe %s --help", name, pos[0], name)
+	}
+	var cfg config.Pipeline
+	if err := fs.apply(&cfg); err != nil {
+		return nil, *rf, err
+	}
+	if err := readFlags(&cfg); err != nil {
+		return nil, *rf, err
+	}
+	cfg.SetFlagDefaults(fs.isGiven)
+	if err := cfg.Validate(); err != nil {
+		return nil, *rf, err
+	}
+	return &cfg, *rf, nil
+}
+
+// streamFlags are the flags of a pipeline given whole as flags.
+func streamFlags(name string, stderr io.Writer) (*flagSet, *runFlags) {
 	fs := newFlagSet(name, stderr)
-	var rf runFlags
+	rf := &runFlags{}
 	rf.register(fs)
 	// Every other key that has a flag: stream is the pipeline file as flags.
 	bound := append(slices.Clone(catalogKeys), runKeys...)
@@ -72,25 +96,7 @@ func streamConfig(name string, args []string, stderr io.Writer) (*config.Pipelin
 	fs.alias("table-property", "p", "-p table-default.KEY=VALUE", func(v string) string { return "table-default." + v })
 	fs.alias("snapshot-property", "o", "-o snapshot-property.KEY=VALUE", func(v string) string { return config.SnapshotPropertyPrefix + v })
 	fs.alias("no-fanout", "fanout", "--fanout=false", negate)
-	pos, err := fs.parse(args)
-	if err != nil {
-		return nil, rf, err
-	}
-	if len(pos) > 0 {
-		return nil, rf, usagef("%s takes no positional arguments (got %q); see floe %s --help", name, pos[0], name)
-	}
-	var cfg config.Pipeline
-	if err := fs.apply(&cfg); err != nil {
-		return nil, rf, err
-	}
-	if err := readFlags(&cfg); err != nil {
-		return nil, rf, err
-	}
-	cfg.SetFlagDefaults(fs.isGiven)
-	if err := cfg.Validate(); err != nil {
-		return nil, rf, err
-	}
-	return &cfg, rf, nil
+	return fs, rf
 }
 
 // readFlags makes --source-table an iceberg source, with the -o options
@@ -106,6 +112,10 @@ func readFlags(cfg *config.Pipeline) error {
 	if src.Table == "" {
 		if len(src.Options) > 0 {
 			k := slices.Sorted(maps.Keys(src.Options))[0]
+			if f := flagFor(k); f != "" {
+				return usagef("-o %s=%s is not an option of a landing directory; give it as the flag %s=%s",
+					k, shownOption(k, src.Options[k]), f, src.Options[k])
+			}
 			return usagef("-o %s=%s is a read option of --source-table, but the source is a landing directory; with one, -o takes only the write options %s",
 				k, shownOption(k, src.Options[k]), landingOptions())
 		}
@@ -123,6 +133,21 @@ func readFlags(cfg *config.Pipeline) error {
 		cfg.Sink.Keep, cfg.Sink.Drop = nil, nil
 	}
 	return nil
+}
+
+// flagFor is the flag most likely meant by an option name in Spark's
+// spelling (maxFilesPerTrigger: --max-files-per-trigger), "" for none.
+func flagFor(option string) string {
+	var names []string
+	for _, f := range config.Flags() {
+		if f.Prefix == "" && len(f.Name) > 1 {
+			names = append(names, f.Name)
+		}
+	}
+	if hint := config.Closest(option, names); hint != "" {
+		return "--" + hint
+	}
+	return ""
 }
 
 // landingOptions lists the -o options a landing directory takes: Spark's

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,7 +19,8 @@ const shownTables = 10
 
 // noSuchTable is the error of a table name the catalog does not have: the
 // table most likely meant, looked for in its namespace or, when that is
-// missing too, in every namespace, and the namespace's tables.
+// missing too, in every namespace, and the namespace's other tables. Like
+// any name on the command line that names nothing, it is a usage error.
 func noSuchTable(ctx context.Context, cat catalog.Catalog, cf catalogFlags, ident table.Identifier) error {
 	name := strings.Join(ident, ".")
 	wh := "(the configured catalog)"
@@ -38,20 +38,27 @@ func noSuchTable(ctx context.Context, cat catalog.Catalog, cf catalogFlags, iden
 			candidates = append(candidates, names...)
 		}
 	}
-	there := ""
-	if len(siblings) > 0 {
-		shown := siblings[:min(len(siblings), shownTables)]
-		more := ""
-		if len(siblings) > len(shown) {
-			more = fmt.Sprintf(" and %d more", len(siblings)-len(shown))
-		}
-		there = fmt.Sprintf("namespace %s has %s%s; ", strings.Join(ns, "."), strings.Join(shown, ", "), more)
-	}
-	msg := fmt.Sprintf("table %s does not exist in the catalog of warehouse %s (%s`floe table list` shows them all, --warehouse picks another)", name, wh, there)
-	if hint := config.Closest(name, candidates); hint != "" {
+	msg := fmt.Sprintf("table %s does not exist in the catalog of warehouse %s", name, wh)
+	hint := config.Closest(name, candidates)
+	if hint != "" {
 		msg += fmt.Sprintf("; did you mean %s?", hint)
 	}
-	return errors.New(msg)
+	// The table meant is named once, in the question.
+	others := slices.DeleteFunc(slices.Clone(siblings), func(s string) bool { return s == hint })
+	there := ""
+	if len(others) > 0 {
+		shown := others[:min(len(others), shownTables)]
+		more := ""
+		if len(others) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(others)-len(shown))
+		}
+		also := ""
+		if hint != "" {
+			also = "also "
+		}
+		there = fmt.Sprintf("namespace %s %shas %s%s; ", strings.Join(ns, "."), also, strings.Join(shown, ", "), more)
+	}
+	return usagef("%s (%s`floe table list` shows them all, --warehouse picks another)", msg, there)
 }
 
 // requireTable checks that the catalog has the table a command acts on,

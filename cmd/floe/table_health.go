@@ -91,18 +91,18 @@ func printHealth(w io.Writer, r maintenance.Report) {
 	}
 	row("metadata files", "%s, %s", c(r.MetadataFiles), maintenance.Bytes(r.MetadataBytes))
 	row("manifests", "%s (%s data, %s delete), %s", c(r.Manifests), c(r.DataManifests), c(r.DeleteManifests), maintenance.Bytes(r.ManifestBytes))
-	row("data files", "%s, %s, %s records", c(r.DataFiles), maintenance.Bytes(r.DataBytes), maintenance.Count(r.DataRecords))
+	row("data files", "%s, %s, %s", c(r.DataFiles), maintenance.Bytes(r.DataBytes), maintenance.Counted(r.DataRecords, "record"))
 	row("mean data file", "%s (target %s)", maintenance.Bytes(r.MeanDataFileBytes), maintenance.Bytes(r.TargetFileSizeBytes))
 	row("small data files", "%s (%.0f%%) below %s", c(r.SmallDataFiles), r.SmallFileShare*100, maintenance.Bytes(r.SmallFileThresholdBytes))
 	row("partitions", "%s", r.PartitionSummary())
-	row("delete files", "%s, %s (%d position, %d equality, %d deletion vectors)", c(r.DeleteFiles), maintenance.Bytes(r.DeleteBytes),
-		r.PositionDeleteFiles, r.EqualityDeleteFiles, r.DeletionVectors)
+	row("delete files", "%s, %s (%d position, %d equality, %s)", c(r.DeleteFiles), maintenance.Bytes(r.DeleteBytes),
+		r.PositionDeleteFiles, r.EqualityDeleteFiles, maintenance.Counted(r.DeletionVectors, "deletion vector"))
 	if r.DeleteFiles > 0 {
 		row("deleted rows", "%s by position, %s equality-delete keys; %.2f rows read per live row",
 			maintenance.Count(r.DeletedRows), maintenance.Count(r.EqualityDeleteRows), r.RowsReadPerLiveRow)
 	}
 	if r.PlanMs > 0 || r.PlanTasks > 0 {
-		row("full-scan plan", "%.1f ms, %s tasks", r.PlanMs, c(r.PlanTasks))
+		row("full-scan plan", "%.1f ms, %s", r.PlanMs, maintenance.Counted(r.PlanTasks, "task"))
 	}
 	tw.Flush()
 	if len(r.Recommendations) == 0 {

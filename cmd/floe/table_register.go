@@ -15,13 +15,15 @@ import (
 
 func init() {
 	helps["table register"] = commandHelp{
-		usage: "table register NS.TABLE METADATA_FILE [flags]",
+		usage: "table register NS.TABLE (METADATA_FILE | TABLE_DIR) [flags]",
 		about: "Add a table to the catalog by an existing metadata file, as Spark's register_table procedure does: " +
 			"nothing is copied or rewritten. It brings back a table a catalog lost (a deleted catalog.db, a dropped " +
-			"catalog entry whose files remain); register the newest metadata file of the table's metadata directory. " +
+			"catalog entry whose files remain). Give the metadata file, or the table's directory (the one holding " +
+			"metadata/), which stands for the newest metadata file in its metadata directory. " +
 			"A name the catalog already has is refused.",
 		examples: []example{
-			{"Bring back db.events after catalog.db was lost.", "floe table register db.events warehouse/db/events/metadata/00012-3f1c….metadata.json"},
+			{"Bring back db.events after catalog.db was lost, by its directory.", "floe table register db.events warehouse/db.db/events"},
+			{"The same, by a metadata file.", "floe table register db.events warehouse/db.db/events/metadata/00012-3f1c….metadata.json"},
 		},
 	}
 }
@@ -36,7 +38,7 @@ func tableRegister(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("table register takes a table name and a metadata file, e.g. floe table register db.events warehouse/db/events/metadata/00012-….metadata.json")
+		return usagef("table register takes a table name and a metadata file or table directory (its newest metadata file), e.g. floe table register db.events warehouse/db.db/events")
 	}
 	ident, err := floe.ParseIdent(pos[0])
 	if err != nil {
@@ -50,7 +52,7 @@ func tableRegister(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// not table metadata.
 	tbl, err := catalogs.LoadTableAt(ctx, pos[1], iceberg.Properties(cfg.Properties), cf.prefixes)
 	if err != nil {
-		return fmt.Errorf("%w: %s is not a readable table metadata file: %v", floe.ErrConfig, pos[1], err)
+		return fmt.Errorf("%w: %s is not a readable table metadata file, nor a table directory holding one: %v", floe.ErrConfig, pos[1], err)
 	}
 	loc := tbl.MetadataLocation()
 	if !strings.Contains(loc, "://") {

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -155,6 +156,9 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"table", "describe", "db.events", "--jsno"}, 2, "table describe has no flag --jsno; did you mean --json?"},
 		{[]string{"completion", "bsh"}, 2, "did you mean bash?"},
 		{[]string{"scan", "db.events", "--no-such-thing"}, 2, "scan has no flag --no-such-thing; floe scan --help lists the flags"},
+		{[]string{"scan", "db.events", "--output-format", "jsn"}, 2, `--output-format "jsn" is not known; did you mean jsonl?`},
+		{[]string{"stream", "--source", "landing", "--format", "csv", "--table", "db.t", "--checkpoint", "ck", "-o", "maxFilesPerTrigger=5"}, 2,
+			"-o maxFilesPerTrigger=5 is not an option of a landing directory; give it as the flag --max-files-per-trigger=5"},
 	} {
 		r := e.Run(c.args...)
 		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
@@ -176,8 +180,9 @@ func TestDidYouMean(t *testing.T) {
 		{"maintain", "rewrite-manifests", "db.evnts"},
 	} {
 		r := e.Run(args...)
-		if r.Code == 0 || !strings.Contains(r.Stderr, "did you mean db.events?") || !strings.Contains(r.Stderr, "namespace db has db.events, db.users") {
-			t.Errorf("floe %s: want the table meant and the namespace's tables, got %s", strings.Join(args, " "), r)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "did you mean db.events?") || !strings.Contains(r.Stderr, "namespace db also has db.users;") ||
+			strings.Count(r.Stderr, "db.events") != 1 {
+			t.Errorf("floe %s: want exit 2, the table meant once and the namespace's other tables, got %s", strings.Join(args, " "), r)
 		}
 	}
 	if r := e.Run("scan", "dbb.events", "--count"); r.Code == 0 || !strings.Contains(r.Stderr, "did you mean db.events?") {
@@ -186,6 +191,85 @@ func TestDidYouMean(t *testing.T) {
 	if r := e.Run("scan", "db.zzzzzzzz", "--count"); r.Code == 0 || strings.Contains(r.Stderr, "did you mean") ||
 		!strings.Contains(r.Stderr, "table db.zzzzzzzz does not exist") {
 		t.Errorf("floe scan db.zzzzzzzz: want no suggestion, got %s", r)
+	}
+}
+
+// A table that does not exist is a name on the command line that names
+// nothing: every command that takes a table exits 2, as for a missing
+// warehouse, and suggests the table meant.
+func TestMissingTableIsUsageError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.WriteIDs("a.parquet", 0, 10)
+	e.OK(e.StreamArgs("db.events")...)
+	for _, args := range [][]string{
+		{"scan", "db.evnts"},
+		{"scan", "db.evnts", "--count"},
+		{"table", "describe", "db.evnts"},
+		{"table", "snapshots", "db.evnts"},
+		{"table", "files", "db.evnts"},
+		{"table", "history", "db.evnts"},
+		{"table", "health", "db.evnts"},
+		{"table", "refs", "db.evnts"},
+		{"table", "drop", "db.evnts"},
+		{"table", "create-branch", "db.evnts", "b"},
+		{"table", "create-tag", "db.evnts", "t"},
+		{"table", "rollback", "db.evnts", "1"},
+		{"table", "set-current", "db.evnts", "1"},
+		{"table", "fast-forward", "db.evnts", "main", "b"},
+		{"table", "cherrypick", "db.evnts", "1"},
+		{"maintain", "expire-snapshots", "db.evnts"},
+		{"maintain", "rewrite-data-files", "db.evnts"},
+		{"maintain", "convert-equality-deletes", "db.evnts"},
+		{"maintain", "rewrite-manifests", "db.evnts"},
+		{"maintain", "remove-orphan-files", "db.evnts"},
+	} {
+		r := e.Run(args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "table db.evnts does not exist") {
+			t.Errorf("floe %s: want exit 2 naming the missing table, got %s", strings.Join(args, " "), r)
+		}
+	}
+	if r := e.Run("scan", "db.events", "--warehouse", filepath.Join(e.Dir, "nowhere")); r.Code != 2 {
+		t.Errorf("a missing warehouse: want exit 2, got %s", r)
+	}
+}
+
+// With a pipeline file, checkpoint verify and rebuild take only floe
+// run's flags: one that gives the pipeline as flags is refused saying so,
+// not as a flag the command lacks, since its help lists it.
+func TestCheckpointFlagsWithPipelineFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, sub := range []string{"verify", "rebuild"} {
+		for _, flag := range []string{"--mode", "--table"} {
+			r := e.Run("checkpoint", sub, "quickstart.yaml", flag, "x")
+			want := flag + " is set by the pipeline file quickstart.yaml; with a pipeline file, checkpoint " + sub + " takes only the flags of floe run"
+			if r.Code != 2 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "has no flag") {
+				t.Errorf("floe checkpoint %s quickstart.yaml %s x: want exit 2 and %q, got %s", sub, flag, want, r)
+			}
+		}
+		help := e.Run("checkpoint", sub, "--help")
+		if !strings.Contains(help.Stdout+help.Stderr, "With a pipeline file, only the flags floe run takes apply") {
+			t.Errorf("floe checkpoint %s --help does not say which flags go with a pipeline file:\n%s", sub, help)
+		}
+	}
+	if r := e.Run("checkpoint", "verify", "quickstart.yaml", "--no-such-flag"); r.Code != 2 || !strings.Contains(r.Stderr, "has no flag --no-such-flag") {
+		t.Errorf("a flag neither form takes: %s", r)
+	}
+}
+
+// table register takes a table's directory as well as a metadata file,
+// and its usage says so.
+func TestTableRegisterUsageNamesDirectory(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	help := e.Run("table", "register", "--help")
+	if out := help.Stdout + help.Stderr; !strings.Contains(out, "table register NS.TABLE (METADATA_FILE | TABLE_DIR)") ||
+		!strings.Contains(out, "newest metadata file") {
+		t.Errorf("table register --help:\n%s", out)
+	}
+	if r := e.Run("table", "register", "db.t"); r.Code != 2 || !strings.Contains(r.Stderr, "a metadata file or table directory (its newest metadata file)") {
+		t.Errorf("table register with one argument: %s", r)
 	}
 }
 
