@@ -230,19 +230,14 @@ func (fs *flagSet) section(section string, names ...string) {
 
 // parse parses flags that may come before or after positional arguments
 // (`floe scan db.t --count` as well as `floe scan --count db.t`), which the
-// flag package alone does not allow. --help prints the help and returns
-// flag.ErrHelp.
+// flag package alone does not allow. --help returns a helpRequest, which
+// main prints.
 func (fs *flagSet) parse(args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				if c, ok := fs.stderr.(*flagCollector); ok {
-					c.fs = fs
-					return nil, err
-				}
-				fs.printHelp(fs.stderr)
-				return nil, err
+				return nil, helpRequest{write: fs.printHelp, fs: fs}
 			}
 			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
 				return nil, fs.unknownFlag(name)

@@ -58,7 +58,7 @@ func dispatched(t *testing.T) map[string][]string {
 		}
 		for _, s := range subs {
 			path := strings.TrimSpace(c.name + " " + s)
-			_, help := runFloe(t, append(strings.Fields(path), "--help")...)
+			help, _ := runFloe(t, append(strings.Fields(path), "--help")...)
 			if !strings.HasPrefix(help, "Usage: floe "+path) {
 				t.Errorf("floe %s --help does not describe it:\n%s", path, help)
 			}
@@ -77,7 +77,7 @@ func TestRegistryComplete(t *testing.T) {
 	if len(paths) < 20 {
 		t.Fatalf("found %d command paths: %v", len(paths), paths)
 	}
-	_, top := runFloe(t, "--help")
+	top, _ := runFloe(t, "--help")
 	bash, _ := runFloe(t, "completion", "bash")
 	zsh, _ := runFloe(t, "completion", "zsh")
 	fish, _ := runFloe(t, "completion", "fish")
@@ -122,7 +122,7 @@ func TestRegistryComplete(t *testing.T) {
 		if c.subs == nil {
 			continue
 		}
-		_, groupHelp := runFloe(t, c.name, "--help")
+		groupHelp, _ := runFloe(t, c.name, "--help")
 		for _, s := range c.subs() {
 			if !strings.Contains(groupHelp, "\n  "+s.name+" ") {
 				t.Errorf("floe %s --help does not list subcommand %s", c.name, s.name)
