@@ -457,8 +457,10 @@ func flagEntry(fl *flag.Flag) (string, []string) {
 			arg = ""
 		}
 	}
-	if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" && !strings.Contains(usage, "default") {
-		usage += " Default: " + fl.DefValue + "."
+	// The default is written here only, from the flag's own, so that a
+	// usage text never states it too, nor a stale one.
+	if d := flagDefault(fl); d != "" {
+		usage += " Default: " + d + "."
 	}
 	return dashed(fl.Name) + arg, []string{usage}
 }
@@ -534,4 +536,14 @@ func wrap(w io.Writer, indent, text string) {
 	if len(line) > len(indent) {
 		fmt.Fprintln(w, line)
 	}
+}
+
+// flagDefault is the default a hand-registered flag's help states: its
+// value when not given, unless that is the zero value, which means none.
+func flagDefault(fl *flag.Flag) string {
+	switch fl.DefValue {
+	case "", "0", "false":
+		return ""
+	}
+	return fl.DefValue
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -313,4 +314,31 @@ func bashCompletions(t *testing.T, script string, paths map[string][]string) map
 		words[path] = strings.Fields(list)
 	}
 	return words
+}
+
+var defaultRE = regexp.MustCompile(`(?i)\bdefault\b:`)
+
+// No flag's help states a default twice, or states one the generator
+// does not write from the flag itself: the help, the man page and the
+// completion descriptions all take the entry from flagEntry.
+func TestHelpStatesDefaultsOnce(t *testing.T) {
+	for _, l := range leaves() {
+		fs := l.flags()
+		for _, sec := range fs.helpSections() {
+			for _, fl := range sec.flags {
+				spelling, doc := fs.flagEntry(fl)
+				text := strings.Join(doc, " ")
+				if n := len(defaultRE.FindAllString(text, -1)); n > 1 {
+					t.Errorf("floe %s %s states a default %d times: %q", l.path, spelling, n, text)
+				}
+				d := flagDefault(fl)
+				if kf, ok := fl.Value.(*keyFlag); ok && kf.f.Default != "false" {
+					d = kf.f.Default
+				}
+				if d != "" && strings.Count(text, "Default: "+d) != 1 {
+					t.Errorf("floe %s %s: want its default %s stated once, got %q", l.path, spelling, d, text)
+				}
+			}
+		}
+	}
 }
