@@ -1,6 +1,9 @@
 package main_test
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -75,6 +78,44 @@ func TestUsageMistakesOnStderr(t *testing.T) {
 		}
 		if strings.Contains(r.Stderr, "unknown command") && strings.HasPrefix(c.args, "-") {
 			t.Errorf("floe %s: a flag called a command: %s", c.args, r.Stderr)
+		}
+	}
+}
+
+// floe man renders without a warning from man at the widths of common
+// terminals, and its header carries a date that is the same on every
+// run.
+func TestManPageRenders(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	page := e.OK("man").Stdout
+	if again := e.OK("man").Stdout; again != page {
+		t.Error("floe man printed two different pages")
+	}
+	th, _, _ := strings.Cut(page, "\n")
+	if fields := strings.Split(th, `"`); len(fields) < 3 || strings.TrimSpace(fields[1]) == "" {
+		t.Errorf("floe man's header has no date: %s", th)
+	}
+	if _, err := exec.LookPath("man"); err != nil {
+		t.Skip("no man here to render the page")
+	}
+	file := filepath.Join(t.TempDir(), "floe.1")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []string{"80", "60", "50"} {
+		cmd := exec.Command("man", "-l", file)
+		cmd.Env = append(os.Environ(), "MANWIDTH="+width, "MANPAGER=cat", "PAGER=cat")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+			t.Errorf("MANWIDTH=%s man -l on floe man: %v\n%s", width, err, stderr.String())
+		}
+	}
+	if _, err := exec.LookPath("groff"); err == nil {
+		// groff without man's preconv reads only ASCII.
+		if out, err := exec.Command("groff", "-man", "-Tutf8", "-ww", "-z", file).CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("groff -ww on floe man: %v\n%s", err, out)
 		}
 	}
 }
