@@ -71,7 +71,7 @@ func dispatched(t *testing.T) map[string][]string {
 
 // Every command, subcommand and flag that dispatch accepts is in the
 // top-level help (commands), its group's help (subcommands), the three
-// completion scripts and the man page; the bash script parses and
+// completion scripts (with --help after each command) and the man page; the bash script parses and
 // completes each of them.
 func TestRegistryComplete(t *testing.T) {
 	paths := dispatched(t)
@@ -123,6 +123,7 @@ func TestRegistryComplete(t *testing.T) {
 		if c.subs == nil {
 			continue
 		}
+		checkWord(t, c.name, "--help", bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 		groupHelp, _ := runFloe(t, c.name, "--help")
 		for _, s := range c.subs() {
 			if !strings.Contains(groupHelp, "\n  "+s.name+" ") {
@@ -136,6 +137,7 @@ func TestRegistryComplete(t *testing.T) {
 		if section == "" {
 			t.Errorf("the man page has no section for floe %s", path)
 		}
+		checkWord(t, path, "--help", bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 		for _, f := range flags {
 			checkWord(t, path, dashed(f), bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 			if !strings.Contains(section, `\fB`+roff(dashed(f))) {
@@ -202,10 +204,12 @@ func fishCompletions(t *testing.T, script string, paths map[string][]string) map
 	b.WriteString(script)
 	for path := range probes(paths) {
 		line := strings.TrimSpace("floe "+path) + " "
-		if _, ok := paths[path]; ok {
-			line += "-"
+		fmt.Fprintf(&b, "echo %s\n", fishQuote("@@"+path))
+		if _, ok := paths[path]; !ok {
+			// fish offers flags only once a dash is typed.
+			fmt.Fprintf(&b, "complete -C %s\n", fishQuote(line))
 		}
-		fmt.Fprintf(&b, "echo %s\ncomplete -C %s\n", fishQuote("@@"+path), fishQuote(line))
+		fmt.Fprintf(&b, "complete -C %s\n", fishQuote(line+"-"))
 	}
 	file := filepath.Join(t.TempDir(), "probe.fish")
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
