@@ -237,7 +237,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command that opens a catalog takes --warehouse DIR (default $FLOE_WAREHOUSE,")
 	fmt.Fprintln(w, "else ./warehouse); run and stream create it, the other commands need it to exist.")
-	fmt.Fprintln(w, "`floe COMMAND --help` describes a command, its flags and examples.")
+	fmt.Fprintln(w, "`floe COMMAND --help`, or `floe help COMMAND`, describes a command, its flags and examples.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, exitCodes)
 }
