@@ -448,7 +448,7 @@ func (s *Source) validateKafka(ps *problems) {
 		default:
 			ps.add("source.format", 0, "%q is not a file format: with source.options.objectNotifications the messages announce objects, which are read as source.format; use parquet, csv, json, debezium-json or avro", s.Format)
 		}
-	case s.Format == "", s.Format == "kafka", s.Format == "json", s.Format == "debezium-json", registryFormat(s.Format):
+	case s.Format == "", slices.Contains(KafkaFormats, s.Format):
 	default:
 		ps.add("source.format", 0, "%q is not a kafka message format; use kafka (Spark's key, value, topic, ... columns), json, debezium-json, avro, debezium-avro, protobuf or json-schema (or, for a topic of S3 event notifications announcing %s objects, set source.options.objectNotifications: s3)", s.Format, s.Format)
 	}
@@ -732,6 +732,10 @@ func (s *Sink) checkUpsert(ps *problems) {
 		ps.add("sink.cdc.op-column", 0, "%s is also a key column; name the column that holds the operation code", s.CDC.OpColumn)
 	}
 }
+
+// KafkaFormats are the formats of source.format with source.type kafka:
+// kafka, the default, is Spark's columns (key, value, topic, ...).
+var KafkaFormats = []string{"kafka", "json", "debezium-json", "avro", "debezium-avro", "protobuf", "json-schema"}
 
 // registryFormat tells the Kafka formats whose values are in the
 // Confluent wire format, their schemas in a schema registry.

@@ -75,7 +75,7 @@ func TestFlagsMirrorSpec(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.OK("stream", "--help")
-	entries := helpEntries(t, r.Stderr)
+	entries := helpEntries(t, r.Stdout)
 	listed := map[string]string{} // key → spelling in --help
 	for spelling, prose := range entries {
 		if prose == "" {
@@ -169,14 +169,14 @@ func TestHelp(t *testing.T) {
 	for _, c := range commands {
 		r := e.Run(append(c, "--help")...)
 		name := strings.Join(c, " ")
-		if r.Code != 0 || !strings.HasPrefix(r.Stderr, "Usage: floe "+name) {
+		if r.Code != 0 || !strings.HasPrefix(r.Stdout, "Usage: floe "+name) {
 			t.Errorf("floe %s --help: %s", name, r)
 			continue
 		}
-		if !strings.Contains(r.Stderr, "\nExamples:\n") {
-			t.Errorf("floe %s --help shows no examples:\n%s", name, r.Stderr)
+		if !strings.Contains(r.Stdout, "\nExamples:\n") {
+			t.Errorf("floe %s --help shows no examples:\n%s", name, r.Stdout)
 		}
-		entries := helpEntries(t, r.Stderr)
+		entries := helpEntries(t, r.Stdout)
 		for spelling, prose := range entries {
 			if prose == "" {
 				t.Errorf("floe %s --help: %s has no prose", name, spelling)
@@ -207,8 +207,8 @@ func TestHelp(t *testing.T) {
 				t.Errorf("floe %s %s: exit %d, want 0\n%s", group, help, r.Code, r)
 			}
 			for _, s := range subs {
-				if !strings.Contains(r.Stderr, "\n  "+s+" ") {
-					t.Errorf("floe %s %s does not list %s:\n%s", group, help, s, r.Stderr)
+				if !strings.Contains(r.Stdout, "\n  "+s+" ") {
+					t.Errorf("floe %s %s does not list %s:\n%s", group, help, s, r.Stdout)
 				}
 			}
 		}
@@ -222,8 +222,8 @@ func TestHelp(t *testing.T) {
 
 	r := e.OK("--help")
 	for _, want := range []string{"Exit codes:", "  0  success", "  1  the job failed", "  2  invalid usage", "  3  no input"} {
-		if !strings.Contains(r.Stderr, want) {
-			t.Errorf("floe --help lacks %q:\n%s", want, r.Stderr)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("floe --help lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }

@@ -73,24 +73,26 @@ func completionEntries() []completionEntry {
 		{word: "--help", doc: "describe floe's commands", flag: true},
 		{word: "--version", doc: "print floe's version", flag: true},
 	}}
+	help := completionWord{word: "--help", doc: "describe the command, its flags and examples", flag: true}
 	var out []completionEntry
 	for _, c := range commands {
 		top.words = append(top.words, completionWord{word: c.name, doc: c.fullSummary()})
 		if c.subs == nil {
 			continue
 		}
-		g := completionEntry{path: c.name}
+		g := completionEntry{path: c.name, words: []completionWord{help}}
 		for _, s := range c.subs() {
 			g.words = append(g.words, completionWord{word: s.name, doc: s.summary})
 		}
 		out = append(out, g)
 	}
 	for _, l := range leaves() {
-		e := completionEntry{path: l.path, args: helps[l.path].args}
-		for _, fl := range l.flags().listed() {
+		e := completionEntry{path: l.path, args: helps[l.path].args, words: []completionWord{help}}
+		fs := l.flags()
+		for _, fl := range fs.listed() {
 			_, doc := flagEntry(fl)
 			e.words = append(e.words, completionWord{word: dashed(fl.Name), doc: shortDoc(doc[0]), flag: true,
-				value: takesValue(fl), values: flagValues(fl)})
+				value: takesValue(fl), values: fs.flagValues(fl)})
 		}
 		out = append(out, e)
 	}

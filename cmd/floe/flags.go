@@ -35,6 +35,13 @@ type flagSet struct {
 	groups  map[string]string // flag name → help section
 	hidden  map[string]bool
 	aliases []*aliasFlag
+
+	// choices are the values a flag takes when they are a fixed few,
+	// beyond its pipeline key's allowed values, by flag name; notes add a
+	// sentence to a flag's description where the command gives it more
+	// meaning than its pipeline key says.
+	choices map[string][]string
+	notes   map[string]string
 }
 
 type keyValue struct{ key, value string }
@@ -44,7 +51,7 @@ var sections = []string{"Flags", "Query", "Source", "Sink", "Catalog"}
 
 func newFlagSet(name string, stderr io.Writer) *flagSet {
 	fs := &flagSet{FlagSet: flag.NewFlagSet("floe "+name, flag.ContinueOnError), name: name, stderr: stderr,
-		keys: map[string]*keyFlag{}, routes: map[string][]config.Flag{}, groups: map[string]string{}, hidden: map[string]bool{}}
+		keys: map[string]*keyFlag{}, routes: map[string][]config.Flag{}, groups: map[string]string{}, hidden: map[string]bool{}, choices: map[string][]string{}, notes: map[string]string{}}
 	// Errors are returned and printed once, by main; the help only when
 	// asked for.
 	fs.SetOutput(io.Discard)
@@ -220,6 +227,24 @@ func (fs *flagSet) hide(names ...string) {
 	}
 }
 
+// values records the fixed few values a flag takes, for completion to
+// offer: a hand-registered flag's, or those a command's key flag takes
+// beyond its key's (stream's --format with --source-type kafka).
+func (fs *flagSet) values(name string, values ...string) {
+	if fs.Lookup(name) == nil {
+		panic("floe: values of unknown flag " + name)
+	}
+	fs.choices[name] = append(fs.choices[name], values...)
+}
+
+// note adds a sentence to a flag's description, after its line of prose.
+func (fs *flagSet) note(name, text string) {
+	if fs.Lookup(name) == nil {
+		panic("floe: note on unknown flag " + name)
+	}
+	fs.notes[name] = text
+}
+
 // section puts hand-registered flags under a help section other than
 // "Flags".
 func (fs *flagSet) section(section string, names ...string) {
@@ -230,19 +255,14 @@ func (fs *flagSet) section(section string, names ...string) {
 
 // parse parses flags that may come before or after positional arguments
 // (`floe scan db.t --count` as well as `floe scan --count db.t`), which the
-// flag package alone does not allow. --help prints the help and returns
-// flag.ErrHelp.
+// flag package alone does not allow. --help returns a helpRequest, which
+// main prints.
 func (fs *flagSet) parse(args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				if c, ok := fs.stderr.(*flagCollector); ok {
-					c.fs = fs
-					return nil, err
-				}
-				fs.printHelp(fs.stderr)
-				return nil, err
+				return nil, helpRequest{write: fs.printHelp, fs: fs}
 			}
 			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
 				return nil, fs.unknownFlag(name)
@@ -286,9 +306,6 @@ type commandHelp struct {
 	// keysNote heads the sections of generated flags, where the command
 	// gives them a meaning of its own (floe run: they override the file).
 	keysNote string
-	// flagNotes add a sentence to a flag's description where the command
-	// gives it more meaning than its pipeline key says, by flag name.
-	flagNotes map[string]string
 	// args are the fixed values of the command's argument, which
 	// completion offers (floe completion bash).
 	args []string
@@ -411,7 +428,7 @@ func (fs *flagSet) printFlag(w io.Writer, fl *flag.Flag) {
 // flagEntry is flagEntry with the command's note on the flag.
 func (fs *flagSet) flagEntry(fl *flag.Flag) (string, []string) {
 	spelling, paragraphs := flagEntry(fl)
-	if note := helps[fs.name].flagNotes[fl.Name]; note != "" {
+	if note := fs.notes[fl.Name]; note != "" {
 		// After the line of prose: a key's flag ends with its key.
 		paragraphs = slices.Insert(paragraphs, 1, note)
 	}
@@ -462,23 +479,29 @@ func flagEntry(fl *flag.Flag) (string, []string) {
 			arg = ""
 		}
 	}
-	if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" && !strings.Contains(usage, "default") {
-		usage += " Default: " + fl.DefValue + "."
+	// The default is written here only, from the flag's own, so that a
+	// usage text never states it too, nor a stale one.
+	if d := flagDefault(fl); d != "" {
+		usage += " Default: " + d + "."
 	}
 	return dashed(fl.Name) + arg, []string{usage}
 }
 
 // flagValues are the values a flag takes when they are a fixed few, for
-// completing them: the words of its allowed values, without forms such as
-// processing-time=<duration>, which only describe a value.
-func flagValues(fl *flag.Flag) []string {
-	kf, ok := fl.Value.(*keyFlag)
-	if !ok || len(kf.f.Allowed) < 2 {
-		return nil
-	}
+// completing them: the words of its key's allowed values, without forms
+// such as processing-time=<duration>, which only describe a value, and
+// those the command gave it.
+func (fs *flagSet) flagValues(fl *flag.Flag) []string {
 	var vs []string
-	for _, v := range kf.f.Allowed {
-		if literalValue.MatchString(v) {
+	if kf, ok := fl.Value.(*keyFlag); ok && len(kf.f.Allowed) > 1 {
+		for _, v := range kf.f.Allowed {
+			if literalValue.MatchString(v) {
+				vs = append(vs, v)
+			}
+		}
+	}
+	for _, v := range fs.choices[fl.Name] {
+		if !slices.Contains(vs, v) {
 			vs = append(vs, v)
 		}
 	}
@@ -539,4 +562,14 @@ func wrap(w io.Writer, indent, text string) {
 	if len(line) > len(indent) {
 		fmt.Fprintln(w, line)
 	}
+}
+
+// flagDefault is the default a hand-registered flag's help states: its
+// value when not given, unless that is the zero value, which means none.
+func flagDefault(fl *flag.Flag) string {
+	switch fl.DefValue {
+	case "", "0", "false":
+		return ""
+	}
+	return fl.DefValue
 }

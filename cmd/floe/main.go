@@ -12,7 +12,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -130,16 +129,24 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if len(args) > 0 && isVersion(args[0]) {
 		args = append([]string{"version"}, args[1:]...)
 	}
-	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
+	if len(args) == 0 {
 		printUsage(stderr)
-		if len(args) == 0 {
-			return exitUsage
+		return exitUsage
+	}
+	if isHelp(args[0]) || args[0] == "help" {
+		if len(args) == 1 || isHelp(args[1]) || args[1] == "help" {
+			printUsage(stdout)
+			return exitOK
 		}
-		return exitOK
+		// floe help COMMAND [SUBCOMMAND] is floe COMMAND [SUBCOMMAND] --help.
+		args = append(slices.Clone(args[1:]), "--help")
+	}
+	if strings.HasPrefix(args[0], "-") {
+		return report(unknownTopFlag(args[0]), stdout, stderr)
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return report(c.dispatch(context.Background(), args[1:], stdout, stderr), stderr)
+			return report(c.dispatch(context.Background(), args[1:], stdout, stderr), stdout, stderr)
 		}
 	}
 	names := make([]string, len(commands))
@@ -155,17 +162,40 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return exitUsage
 }
 
+// unknownTopFlag is the error of a flag given before any command: floe
+// itself takes only --help and --version, a command's flags follow it.
+func unknownTopFlag(arg string) error {
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	if hint := config.Closest(name, []string{"help", "version"}); hint != "" {
+		return usagef("unknown flag %s; did you mean --%s?", arg, hint)
+	}
+	return usagef("unknown flag %s; before a command floe takes only --help and --version, and a command's flags follow it (floe --help lists the commands)", arg)
+}
+
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
 // isVersion reports whether arg asks for the version the way most tools
 // take it, as a flag rather than as floe's version command.
 func isVersion(arg string) bool { return arg == "-version" || arg == "--version" }
 
-func report(err error, stderr io.Writer) int {
+// helpRequest is the error of a command line that asks for help: report
+// prints the help on stdout, where the output asked for goes, and exits 0.
+// Usage printed because of a mistake goes to stderr instead.
+type helpRequest struct {
+	write func(io.Writer)
+	// fs is the command's flags, nil for a group's list of subcommands.
+	fs *flagSet
+}
+
+func (helpRequest) Error() string { return "help requested" }
+
+func report(err error, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	if errors.Is(err, flag.ErrHelp) {
+	var help helpRequest
+	if errors.As(err, &help) {
+		help.write(stdout)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "floe: %v\n", err)
@@ -209,14 +239,18 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command that opens a catalog takes --warehouse DIR (default $FLOE_WAREHOUSE,")
 	fmt.Fprintln(w, "else ./warehouse); run and stream create it, the other commands need it to exist.")
-	fmt.Fprintln(w, "`floe COMMAND --help` describes a command, its flags and examples.")
+	fmt.Fprintln(w, "`floe COMMAND --help`, or `floe help COMMAND`, describes a command, its flags and examples.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, exitCodes)
 }
 
 // group dispatches a command that has subcommands (floe table list): with
-// none, or --help, it lists them, exiting 0 when help was asked for.
+// --help it lists them on stdout, with none or an unknown one on stderr.
 func group(ctx context.Context, name string, subs []subcommand, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 1 && args[0] == "help" && !isHelp(args[1]) {
+		// floe table help snapshots is floe table snapshots --help.
+		args = append(slices.Clone(args[1:]), "--help")
+	}
 	if len(args) > 0 {
 		for _, s := range subs {
 			if s.name == args[0] {
@@ -233,10 +267,11 @@ func group(ctx context.Context, name string, subs []subcommand, args []string, s
 			return usagef("%s has no subcommand %q; did you mean %q? (floe %s --help lists them)", name, args[0], hint, name)
 		}
 	}
+	if len(args) > 0 && (isHelp(args[0]) || args[0] == "help") {
+		return helpRequest{write: func(w io.Writer) { printGroup(w, name, subs) }}
+	}
 	printGroup(stderr, name, subs)
 	switch {
-	case len(args) > 0 && (isHelp(args[0]) || args[0] == "help"):
-		return flag.ErrHelp
 	case len(args) == 0:
 		return usagef("%s needs a subcommand", name)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/floe-io/floe"
-	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/maintenance"
 )
 
@@ -40,7 +39,7 @@ func maintainExpire(ctx context.Context, args []string, stdout, stderr io.Writer
 	var cf catalogFlags
 	cf.register(fs)
 	opts := maintenance.NewExpireOptions()
-	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "Expire only snapshots older than this (7d, 12h). Default: "+config.Duration(opts.OlderThan).String()+", Iceberg's history.expire.max-snapshot-age-ms default.")
+	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "Expire only snapshots older than this (7d, 12h); the default is that of Iceberg's history.expire.max-snapshot-age-ms.")
 	fs.IntVar(&opts.RetainLast, "retain-last", opts.RetainLast, "Keep the newest `N` snapshots of every branch whatever their age.")
 	var release stringsFlag
 	fs.Var(&release, "release-query", "A floe query `ID` whose checkpoint is gone: stop protecting its newest snapshot, or, for a query reading the table, remove its tag (repeatable).")

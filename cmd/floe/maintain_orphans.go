@@ -35,7 +35,7 @@ func maintainOrphans(ctx context.Context, args []string, stdout, stderr io.Write
 	cf.register(fs)
 	cf.registerPathPrefix(fs)
 	opts := maintenance.NewOrphanOptions()
-	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "Remove only files last modified longer ago than this (3d, 12h); younger ones may belong to a commit in flight. Default: "+config.Duration(opts.OlderThan).String()+".")
+	fs.Var(durationFlag{&opts.OlderThan}, "older-than", "Remove only files last modified longer ago than this (3d, 12h); younger ones may belong to a commit in flight.")
 	fs.StringVar(&opts.Location, "location", "", "The `DIR` to list. Default: the table's location.")
 	fs.BoolVar(&opts.WritersStopped, "writers-stopped", false, "No writer of the table is running: allow --older-than below "+config.Duration(maintenance.MinOrphanOlderThan).String()+".")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "List the orphan files, deleting nothing.")

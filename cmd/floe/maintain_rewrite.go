@@ -94,6 +94,7 @@ func maintainRewriteData(ctx context.Context, args []string, stdout, stderr io.W
 		fs.IntVar(&o.MinInputFiles, "min-input-files", 5, "Rewrite a partition only when it has at least `N` small files.")
 		fs.StringVar(&o.Where, "filter", "", "Only rewrite files that may hold rows matching this `FILTER`, e.g. \"ts >= TIMESTAMP '2024-01-01 00:00:00'\" (syntax in docs/reads.md).")
 		fs.StringVar(&o.Strategy, "strategy", maintenance.StrategyBinpack, "How to rewrite, a `STRATEGY`: binpack (concatenate small files) or sort (order each partition's rows by --sort-by).")
+		fs.values("strategy", maintenance.StrategyBinpack, maintenance.StrategySort)
 		fs.StringVar(&sortBy, "sort-by", "", "With --strategy sort: the comma-separated `COLUMNS` to order rows by.")
 		fs.IntVar(&o.DeleteFileThreshold, "delete-file-threshold", 0, "Also rewrite every data file that at least `N` delete files apply to, whatever its size and --min-input-files (0: off, Iceberg's default).")
 		fs.Float64Var(&o.DeleteRatioThreshold, "delete-ratio-threshold", maintenance.DefaultDeleteRatioThreshold, "Also rewrite every data file with at least this `FRACTION` of its rows deleted by deletion vectors or position deletes, whatever its size and --min-input-files.")

@@ -156,7 +156,7 @@ func TestMaintainRemoveOrphanFiles(t *testing.T) {
 	if r := e.OK("maintain", "remove-orphan-files", "db.t"); !strings.Contains(r.Stdout, "removed 0 orphan files") {
 		t.Fatalf("default removal:\n%s", r)
 	}
-	if r := e.Run("maintain", "remove-orphan-files", "--help"); !strings.Contains(r.Stderr, "--older-than") {
+	if r := e.Run("maintain", "remove-orphan-files", "--help"); !strings.Contains(r.Stdout, "--older-than") {
 		t.Fatalf("--help:\n%s", r)
 	}
 }

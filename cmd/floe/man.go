@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/floe-io/floe/internal/buildinfo"
 )
@@ -37,7 +39,12 @@ func cmdMan(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // writeMan writes floe(1): the overview of `floe --help`, then each
 // command's help.
 func writeMan(w io.Writer) {
-	fmt.Fprintf(w, ".TH FLOE 1 \"\" \"floe %s\" \"floe manual\"\n", roff(buildinfo.Read().Version))
+	info := buildinfo.Read()
+	fmt.Fprintf(w, ".TH FLOE 1 \"%s\" \"floe %s\" \"floe manual\"\n", roff(manDate(info)), roff(info.Version))
+	// Left-aligned, as asciidoctor's pages are: flags, paths and URLs are
+	// long words that a justified line cannot always fit, which man
+	// reports as "cannot adjust line".
+	fmt.Fprintf(w, ".ad l\n")
 	fmt.Fprintf(w, ".SH NAME\nfloe \\- stream landing files, Iceberg tables and Kafka topics into Apache Iceberg tables exactly once\n")
 	fmt.Fprintf(w, ".SH SYNOPSIS\n.B floe\n.I COMMAND\n[\\fISUBCOMMAND\\fR] [\\fIflags\\fR]\n")
 	fmt.Fprintf(w, ".SH DESCRIPTION\n%s\n", roff("floe streams landing files (a local directory or an object store), an Iceberg table's appends "+
@@ -72,7 +79,8 @@ func writeManCommand(w io.Writer, l leaf) {
 	if usage == "" {
 		usage = l.path
 	}
-	fmt.Fprintf(w, "\\fBfloe %s\\fR\n.PP\n", roff(usage))
+	// A usage's alternatives (parquet|csv|json) may break after a bar.
+	fmt.Fprintf(w, "\\fBfloe %s\\fR\n.PP\n", strings.ReplaceAll(roff(usage), "|", `|\:`))
 	about := h.about
 	if about == "" {
 		about = l.summary
@@ -103,13 +111,28 @@ func writeManCommand(w io.Writer, l leaf) {
 	}
 }
 
+// manDate is the date the page's header gives: the day of the commit the
+// build was made from, else its version (a pseudo-version carries its
+// date too). Never the day the page was printed, so that the page is the
+// same each time.
+func manDate(info buildinfo.Info) string {
+	if !info.Time.IsZero() {
+		return info.Time.UTC().Format(time.DateOnly)
+	}
+	return info.Version
+}
+
 // roff escapes text for a roff line: backslashes, dashes (which roff may
-// turn into hyphens that do not paste), and a leading dot or quote, which
+// turn into hyphens that do not paste), characters beyond ASCII (which
+// troff reads only through preconv), and a leading dot or quote, which
 // would start a request.
 func roff(s string) string {
 	s = strings.NewReplacer(`\`, `\e`, "-", `\-`).Replace(s)
+	s = nonASCII.ReplaceAllStringFunc(s, func(r string) string { return fmt.Sprintf(`\[u%04X]`, []rune(r)[0]) })
 	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
 		s = `\&` + s
 	}
 	return s
 }
+
+var nonASCII = regexp.MustCompile(`[^\x00-\x7f]`)

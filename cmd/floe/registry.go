@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"sort"
@@ -30,20 +31,16 @@ func leaves() []leaf {
 	return out
 }
 
-// flagCollector is the stderr of a command run for its flags: parse hands
-// it the flag set instead of printing the help.
-type flagCollector struct{ fs *flagSet }
-
-func (c *flagCollector) Write(p []byte) (int, error) { return len(p), nil }
-
 // flags are the flags the command takes, exactly as its run function
 // registers them: it runs with --help, which every command parses before
-// it acts (its help must not act either), and parse hands over the flag
-// set. Nil for a command that registers none.
+// it acts (its help must not act either), and the help request carries
+// the flag set. Nil for a command that registers none.
 func (l leaf) flags() *flagSet {
-	var c flagCollector
-	_ = l.run(context.Background(), []string{"--help"}, io.Discard, &c)
-	return c.fs
+	var help helpRequest
+	if errors.As(l.run(context.Background(), []string{"--help"}, io.Discard, io.Discard), &help) {
+		return help.fs
+	}
+	return nil
 }
 
 // listed are the flags the help lists (not the deprecated or hidden

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func dispatched(t *testing.T) map[string][]string {
 		}
 		for _, s := range subs {
 			path := strings.TrimSpace(c.name + " " + s)
-			_, help := runFloe(t, append(strings.Fields(path), "--help")...)
+			help, _ := runFloe(t, append(strings.Fields(path), "--help")...)
 			if !strings.HasPrefix(help, "Usage: floe "+path) {
 				t.Errorf("floe %s --help does not describe it:\n%s", path, help)
 			}
@@ -70,14 +71,14 @@ func dispatched(t *testing.T) map[string][]string {
 
 // Every command, subcommand and flag that dispatch accepts is in the
 // top-level help (commands), its group's help (subcommands), the three
-// completion scripts and the man page; the bash script parses and
+// completion scripts (with --help after each command) and the man page; the bash script parses and
 // completes each of them.
 func TestRegistryComplete(t *testing.T) {
 	paths := dispatched(t)
 	if len(paths) < 20 {
 		t.Fatalf("found %d command paths: %v", len(paths), paths)
 	}
-	_, top := runFloe(t, "--help")
+	top, _ := runFloe(t, "--help")
 	bash, _ := runFloe(t, "completion", "bash")
 	zsh, _ := runFloe(t, "completion", "zsh")
 	fish, _ := runFloe(t, "completion", "fish")
@@ -122,7 +123,8 @@ func TestRegistryComplete(t *testing.T) {
 		if c.subs == nil {
 			continue
 		}
-		_, groupHelp := runFloe(t, c.name, "--help")
+		checkWord(t, c.name, "--help", bashWords, zshWords, fishWords, zshCase, fish, fishCond)
+		groupHelp, _ := runFloe(t, c.name, "--help")
 		for _, s := range c.subs() {
 			if !strings.Contains(groupHelp, "\n  "+s.name+" ") {
 				t.Errorf("floe %s --help does not list subcommand %s", c.name, s.name)
@@ -135,6 +137,7 @@ func TestRegistryComplete(t *testing.T) {
 		if section == "" {
 			t.Errorf("the man page has no section for floe %s", path)
 		}
+		checkWord(t, path, "--help", bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 		for _, f := range flags {
 			checkWord(t, path, dashed(f), bashWords, zshWords, fishWords, zshCase, fish, fishCond)
 			if !strings.Contains(section, `\fB`+roff(dashed(f))) {
@@ -201,10 +204,12 @@ func fishCompletions(t *testing.T, script string, paths map[string][]string) map
 	b.WriteString(script)
 	for path := range probes(paths) {
 		line := strings.TrimSpace("floe "+path) + " "
-		if _, ok := paths[path]; ok {
-			line += "-"
+		fmt.Fprintf(&b, "echo %s\n", fishQuote("@@"+path))
+		if _, ok := paths[path]; !ok {
+			// fish offers flags only once a dash is typed.
+			fmt.Fprintf(&b, "complete -C %s\n", fishQuote(line))
 		}
-		fmt.Fprintf(&b, "echo %s\ncomplete -C %s\n", fishQuote("@@"+path), fishQuote(line))
+		fmt.Fprintf(&b, "complete -C %s\n", fishQuote(line+"-"))
 	}
 	file := filepath.Join(t.TempDir(), "probe.fish")
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
@@ -313,4 +318,31 @@ func bashCompletions(t *testing.T, script string, paths map[string][]string) map
 		words[path] = strings.Fields(list)
 	}
 	return words
+}
+
+var defaultRE = regexp.MustCompile(`(?i)\bdefault\b:`)
+
+// No flag's help states a default twice, or states one the generator
+// does not write from the flag itself: the help, the man page and the
+// completion descriptions all take the entry from flagEntry.
+func TestHelpStatesDefaultsOnce(t *testing.T) {
+	for _, l := range leaves() {
+		fs := l.flags()
+		for _, sec := range fs.helpSections() {
+			for _, fl := range sec.flags {
+				spelling, doc := fs.flagEntry(fl)
+				text := strings.Join(doc, " ")
+				if n := len(defaultRE.FindAllString(text, -1)); n > 1 {
+					t.Errorf("floe %s %s states a default %d times: %q", l.path, spelling, n, text)
+				}
+				d := flagDefault(fl)
+				if kf, ok := fl.Value.(*keyFlag); ok && kf.f.Default != "false" {
+					d = kf.f.Default
+				}
+				if d != "" && strings.Count(text, "Default: "+d) != 1 {
+					t.Errorf("floe %s %s: want its default %s stated once, got %q", l.path, spelling, d, text)
+				}
+			}
+		}
+	}
 }

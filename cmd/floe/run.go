@@ -48,8 +48,10 @@ func (r *runFlags) register(fs *flagSet) {
 	fs.key(catalogKeys...)
 	fs.key(runKeys...)
 	fs.StringVar(&r.progress, "progress", "", "How progress shows on stderr, as `MODE`: json (JSON lines with Spark's StreamingQueryProgress fields), bar, or summary (a line per batch). Default: bar on a terminal, summary otherwise.")
+	fs.values("progress", "json", "bar", "summary")
 	fs.BoolVar(&r.verbose, "verbose", false, "Log debug detail on stderr.")
 	fs.StringVar(&r.logFormat, "log-format", "text", "How log lines show on stderr, as `FORMAT`: text, or json (one JSON object a line, with each batch's progress record as a line of its own, for log collectors).")
+	fs.values("log-format", "text", "json")
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -54,6 +54,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cf.registerPathPrefix(fs)
 	count := fs.Bool("count", false, "Print only the number of rows.")
 	format := fs.String("output-format", "table", "How to print the rows, a `FORMAT`: table (aligned columns), csv, jsonl, or parquet (to the file --output names).")
+	fs.values("output-format", "table", "csv", "jsonl", "parquet")
 	output := fs.String("output", "", "With --output-format parquet: the `FILE` to write.")
 	limit := fs.Int64("limit", 0, "Print at most `N` rows (0: all).")
 	var o scan.Options

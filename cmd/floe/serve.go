@@ -50,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	clients := fs.String("oauth-clients", "", "Issue bearer tokens from POST /v1/oauth/tokens to the OAuth2 clients of `FILE`, CLIENT_ID:SECRET a line (what a client's credential property holds).")
 	lifetime := fs.Duration("idempotency-key-lifetime", 30*time.Minute, "Replay a mutation's response to a request with the same Idempotency-Key for `DURATION`.")
 	logFormat := fs.String("log-format", "text", "How the access log shows on stderr, as `FORMAT`: text, or json.")
+	fs.values("log-format", "text", "json")
 	var prefixes stringsFlag
 	fs.Var(&prefixes, "allow-location-prefix", "Let clients place tables, and register metadata files, under `PREFIX` too (repeatable), e.g. s3://lake/tables; by default only inside the warehouse.")
 	maxBody := fs.Int64("max-request-bytes", serve.DefaultMaxRequestBytes, "Refuse request bodies over `BYTES` with 413, unread.")

@@ -13,7 +13,7 @@ import (
 func init() {
 	helps["stream"] = commandHelp{
 		usage: "stream (--source DIR --format parquet|csv|json|debezium-json|avro | --source-table TABLE [-o KEY=VALUE ...] | " +
-			"--source-type kafka -o kafka.bootstrap.servers=HOST:PORT -o subscribe=TOPIC [--format kafka|json|debezium-json|avro|debezium-avro|protobuf|json-schema]) " +
+			"--source-type kafka -o kafka.bootstrap.servers=HOST:PORT -o subscribe=TOPIC [--format " + strings.Join(config.KafkaFormats, "|") + "]) " +
 			"(--table TABLE | --sink console) --checkpoint DIR [flags]",
 		about: "Run a pipeline configured by flags instead of a file: every pipeline key that has a flag " +
 			"(docs/config.md) is one here, with the key's name, type and default. Read a landing directory (--source), " +
@@ -21,10 +21,6 @@ func init() {
 			"such as db.events_{region}) or the console, and record progress in --checkpoint. " +
 			"Exits 3 when --fail-on-empty is given and there was no input. " +
 			"--source is a local directory or an object store prefix (s3://, gs://, abfs://, abfss://).",
-		flagNotes: map[string]string{
-			"format": "Landing files take the formats below; with --source-type kafka it is the messages' format: kafka " +
-				"(the default: Spark's key, value, topic, ... columns), json, debezium-json, avro, debezium-avro, protobuf or json-schema (docs/kafka.md).",
-		},
 		options: []optionList{
 			{"Read options of --source-table (-o KEY=VALUE, Spark's Iceberg source names)", config.SourceOptions("iceberg")},
 			{"Read options of --source-type kafka (-o KEY=VALUE, Spark's Kafka source names, docs/kafka.md)", config.SourceOptions("kafka")},
@@ -92,6 +88,9 @@ func streamFlags(name string, stderr io.Writer) (*flagSet, *runFlags) {
 			fs.key(f.Key)
 		}
 	}
+	fs.note("format", "Landing files take the formats below; with --source-type kafka it is the messages' format: kafka "+
+		"(the default: Spark's key, value, topic, ... columns), json, debezium-json, avro, debezium-avro, protobuf or json-schema (docs/kafka.md).")
+	fs.values("format", config.KafkaFormats...)
 	fs.alias("partition-field", "partition-fields", "--partition-fields", nil)
 	fs.alias("table-property", "p", "-p table-default.KEY=VALUE", func(v string) string { return "table-default." + v })
 	fs.alias("snapshot-property", "o", "-o snapshot-property.KEY=VALUE", func(v string) string { return config.SnapshotPropertyPrefix + v })

@@ -52,7 +52,7 @@ func subcommandColumns(help string) map[string]int {
 func TestUsageTexts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	help := e.OK("--help").Stderr
+	help := e.OK("--help").Stdout
 	for _, want := range []string{"landing files", "object store", "Iceberg", "Kafka"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("floe --help does not say it reads %s:\n%s", want, help)
@@ -63,7 +63,7 @@ func TestUsageTexts(t *testing.T) {
 	}
 	for _, group := range []string{"checkpoint", "maintain"} {
 		summary := commandSummary(t, help, group)
-		cols := subcommandColumns(e.OK(group, "--help").Stderr)
+		cols := subcommandColumns(e.OK(group, "--help").Stdout)
 		if len(cols) < 3 {
 			t.Fatalf("floe %s --help lists %d subcommands: %v", group, len(cols), cols)
 		}
@@ -88,7 +88,7 @@ func TestUsageTexts(t *testing.T) {
 func TestStreamHelpSources(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	help := e.OK("stream", "--help").Stderr
+	help := e.OK("stream", "--help").Stdout
 	usage, _, _ := strings.Cut(help, "\n")
 	if entry := helpEntries(t, help)["--format FORMAT"]; !strings.Contains(entry, "--source-type kafka") || !strings.Contains(entry, "protobuf") {
 		t.Errorf("floe stream --help: --format does not describe Kafka's message formats: %q", entry)
