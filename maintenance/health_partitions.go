@@ -24,6 +24,9 @@ type partitionTally struct {
 	tasks []table.FileScanTask
 	// older counts the files of earlier specs.
 	older int
+	// mixing is the spec rewrite-data-files groups older files against
+	// (mixingSpec).
+	mixing int
 }
 
 type partitionCount struct {
@@ -41,7 +44,8 @@ type fieldStats struct {
 
 func newPartitionTally(md table.Metadata) *partitionTally {
 	spec := md.PartitionSpec()
-	return &partitionTally{spec: spec, schema: md.CurrentSchema(), parts: map[string]*partitionCount{}, values: make([]map[string]struct{}, spec.NumFields())}
+	return &partitionTally{spec: spec, schema: md.CurrentSchema(), parts: map[string]*partitionCount{}, values: make([]map[string]struct{}, spec.NumFields()),
+		mixing: mixingSpec(md, StrategyBinpack)}
 }
 
 func (p *partitionTally) add(df iceberg.DataFile, small bool) {
@@ -87,7 +91,7 @@ func (p *partitionTally) fill(r *Report) error {
 			r.LoneSmallFiles++
 		}
 	}
-	groups, _, err := binpackGroups(binpackConfig(r.TargetFileSizeBytes), p.tasks, MinSmallFilesToCompact, nil)
+	groups, _, err := binpackGroups(binpackConfig(r.TargetFileSizeBytes), p.tasks, MinSmallFilesToCompact, nil, p.mixing)
 	if err != nil {
 		return fmt.Errorf("plan the rewrite of small files: %w", err)
 	}
@@ -255,7 +259,8 @@ func bucketsFor(src string, d, need float64) (string, float64) {
 
 // partitionAdvice is the advice for an over-partitioned table: what the
 // partitions hold against the target, and a coarser spec in the words of
-// partition-fields and partition-spec-evolution.
+// partition-fields, set by set-partition-spec, with the one rewrite that
+// moves the files written before into it.
 func partitionAdvice(r Report, name string) string {
 	var b strings.Builder
 	spec := "[" + strings.Join(r.PartitionFields, ", ") + "]"
@@ -272,9 +277,9 @@ func partitionAdvice(r Report, name string) string {
 			Bytes(r.DataBytes))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "; partition it more coarsely, by [%s]: in the pipeline that writes it set `partition-fields: [%s]` and `partition-spec-evolution: true` "+
-		"(`--partition-fields '%s' --partition-spec-evolution`); files written before keep their partitions until `floe maintain rewrite-data-files %s --rewrite-all` rewrites them into the new ones",
-		strings.Join(coarser, ", "), yamlList(coarser), strings.Join(coarser, ","), name)
+	fmt.Fprintf(&b, "; partition it more coarsely, by [%s]: run `floe table set-partition-spec %s --partition-fields '%s'`, then `floe maintain rewrite-data-files %s`, "+
+		"which rewrites the files written before into the new partitions, and set `partition-fields: [%s]` (`--partition-fields '%s'`) in the pipeline that writes it",
+		strings.Join(coarser, ", "), name, strings.Join(coarser, ","), name, yamlList(coarser), strings.Join(coarser, ","))
 	return b.String()
 }
 
