@@ -51,7 +51,7 @@ func writeCountries(t *testing.T, e *env, rel string, first, rows, countries int
 		c := i % countries
 		b.Field(0).(*array.Int64Builder).Append(int64(i))
 		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("c%02d", c))
-		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(day0.AddDate(0, 0, c).Add(time.Duration(i) * time.Minute).UnixMicro()))
+		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(day0.AddDate(0, 0, c).Add(time.Duration(i) * time.Second).UnixMicro()))
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -98,25 +98,30 @@ func recommendation(h partitionHealth, kind string) string {
 // A table partitioned on a column of 80 values and written in one batch
 // has one small file per partition: rewrite-data-files cannot merge
 // files of different partitions, so health advises a coarser partition
-// spec instead, in partition-fields' own words.
+// spec instead, in partition-fields' own words, judged by what the rows
+// take once merged: 400 rows need no partitioning even at a target of
+// 16 KiB, 8000 or 16000 fill a few such files.
 func TestTableHealthOverPartitioned(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name, field, named string
+		rows               int
 		props              []string
 		want               []string
 	}{
-		{name: "day", field: "day(ts)", named: "day(ts)", props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
+		{name: "day", field: "day(ts)", named: "day(ts)", rows: 16000, props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
 			want: []string{"target file size of 16 KiB", "partition-fields: [month(ts)]", "`floe table set-partition-spec db.t --partition-fields 'month(ts)'`"}},
-		{name: "identity", field: "country", named: "identity(country)",
+		{name: "identity", field: "country", named: "identity(country)", rows: 400,
 			want: []string{"target file size of 512 MiB", "needs no partitioning"}},
-		{name: "identity to buckets", field: "country", named: "identity(country)", props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
-			want: []string{`partition-fields: ["bucket(country, 3)"]`, "`floe table set-partition-spec db.t --partition-fields 'bucket(country, 3)'`"}},
+		{name: "small", field: "country", named: "identity(country)", rows: 400, props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
+			want: []string{"target file size of 16 KiB", "needs no partitioning"}},
+		{name: "identity to buckets", field: "country", named: "identity(country)", rows: 8000, props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
+			want: []string{`partition-fields: ["bucket(country, 2)"]`, "`floe table set-partition-spec db.t --partition-fields 'bucket(country, 2)'`"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			writeCountries(t, e, "all.parquet", 0, 400, 80)
+			writeCountries(t, e, "all.parquet", 0, c.rows, 80)
 			if r := e.Stream("db.t", append([]string{"--partition-fields", c.field, "--maintenance=false"}, c.props...)...); r.Code != 0 {
 				t.Fatal(r)
 			}
@@ -196,10 +201,10 @@ func followPartitionAdvice(t *testing.T, e *env, msg string) {
 	if flags == nil {
 		t.Fatalf("no pipeline flags in the advice: %s", msg)
 	}
-	writeCountries(t, e, "more.parquet", 400, 80, 80)
+	writeCountries(t, e, "more.parquet", len(before), 80, 80)
 	e.OK(append(e.StreamArgs("db.t", "--maintenance=false"), shellWords(t, flags[1])...)...)
-	if n := len(rowsOf(t, e, "db.t")); n != 480 {
-		t.Errorf("%d rows after the next batch, want 480", n)
+	if n := len(rowsOf(t, e, "db.t")); n != len(before)+80 {
+		t.Errorf("%d rows after the next batch, want %d", n, len(before)+80)
 	}
 	if msg := recommendation(partitionHealthOf(t, e, "db.t"), "partition-spec"); msg != "" {
 		t.Errorf("health advises another spec after the next batch: %s", msg)
