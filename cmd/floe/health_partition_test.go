@@ -284,3 +284,62 @@ func TestTableHealthSmallFilesSharePartitions(t *testing.T) {
 		t.Errorf("rewrite-data-files still advised after it ran: %+v", h.Recommendations)
 	}
 }
+
+// floe table set-partition-spec refuses fields the table cannot take,
+// with exit 2 (a table the catalog lacks with 1, as the other table
+// commands do) and the metadata untouched, changes nothing when the spec
+// is already the one asked for, and otherwise commits the new spec, which
+// the next batch writes into.
+func TestTableSetPartitionSpec(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeCountries(t, e, "all.parquet", 0, 400, 80)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "day(ts)", "--maintenance=false")...)
+	metadata := func() string {
+		var d struct {
+			MetadataLocation string `json:"metadata_location"`
+		}
+		if err := json.Unmarshal([]byte(e.OK("table", "describe", "db.t", "--json").Stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.MetadataLocation
+	}
+	start := metadata()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"db.t"}, "needs --partition-fields"},
+		{[]string{"db.t", "--partition-fields", ""}, "needs --partition-fields"},
+		{[]string{"db.t", "--partition-fields", "month(nope)"}, `no column "nope"`},
+		{[]string{"db.t", "--partition-fields", "bucket(ts)"}, "bucket takes a column and N"},
+		{[]string{"db.t", "--partition-fields", "hour(country)"}, `cannot apply to column "country"`},
+		{[]string{"db.t", "--partition-fields", "day(ts),month(ts)"}, "twice"},
+		{[]string{"db.nope", "--partition-fields", "month(ts)"}, "table db.nope does not exist"},
+		{[]string{"db.t", "db.u", "--partition-fields", "month(ts)"}, "takes one table"},
+	} {
+		r := e.Run(append([]string{"table", "set-partition-spec"}, c.args...)...)
+		code := 2
+		if c.args[0] == "db.nope" {
+			code = 1
+		}
+		if r.Code != code || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("set-partition-spec %q: want exit %d and %q, got %s", c.args, code, c.want, r)
+		}
+	}
+	if r := e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "day(ts)"); !strings.Contains(r.Stdout, "already partitioned by [day(ts)]; nothing changed") {
+		t.Errorf("the same spec again: %s", r.Stdout)
+	}
+	if m := metadata(); m != start {
+		t.Fatalf("refused and unchanged specs committed metadata %s after %s", m, start)
+	}
+	e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "Month(TS), country")
+	if h := partitionHealthOf(t, e, "db.t"); !slices.Equal(h.PartitionFields, []string{"month(ts)", "identity(country)"}) || h.OlderSpecFiles != 80 {
+		t.Errorf("after the change: spec %v, %d files of the older spec", h.PartitionFields, h.OlderSpecFiles)
+	}
+	writeCountries(t, e, "more.parquet", 400, 80, 80)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "month(ts),country", "--maintenance=false")...)
+	if parts := partitionsOf(t, e, "db.t"); len(parts) != 160 {
+		t.Errorf("after a batch into the new spec: %d partitions, want the 80 days and 80 months by country", len(parts))
+	}
+}
