@@ -289,7 +289,8 @@ func TestTableHealthSmallFilesSharePartitions(t *testing.T) {
 // with exit 2 (a table the catalog lacks with 1, as the other table
 // commands do) and the metadata untouched, changes nothing when the spec
 // is already the one asked for, and otherwise commits the new spec, which
-// the next batch writes into.
+// a pipeline must then name, even when it has no new input, and which the
+// next batch writes into.
 func TestTableSetPartitionSpec(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -336,6 +337,11 @@ func TestTableSetPartitionSpec(t *testing.T) {
 	e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "Month(TS), country")
 	if h := partitionHealthOf(t, e, "db.t"); !slices.Equal(h.PartitionFields, []string{"month(ts)", "identity(country)"}) || h.OlderSpecFiles != 80 {
 		t.Errorf("after the change: spec %v, %d files of the older spec", h.PartitionFields, h.OlderSpecFiles)
+	}
+	// With no new input, a pipeline still naming the old spec is refused
+	// as its next batch would be.
+	if r := e.Stream("db.t", "--partition-fields", "day(ts)", "--maintenance=false"); r.Code != 2 || !strings.Contains(r.Stderr, "table db.t is partitioned by [month(ts), country], but partition-fields ask for [day(ts)]") {
+		t.Errorf("a stream with the old spec and no new input: %s", r)
 	}
 	writeCountries(t, e, "more.parquet", 400, 80, 80)
 	e.OK(e.StreamArgs("db.t", "--partition-fields", "month(ts),country", "--maintenance=false")...)
