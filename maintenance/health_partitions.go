@@ -309,9 +309,14 @@ func partitionAdvice(r Report, name string) string {
 			Bytes(r.mergedBytes))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "; at about %s a partition once merged, partition it more coarsely, by [%s]: run `floe table set-partition-spec %s --partition-fields '%s'`, then `floe maintain rewrite-data-files %s`, "+
-		"which rewrites the files written before into the new partitions, and set `partition-fields: [%s]` (`--partition-fields '%s'`) in the pipeline that writes it",
-		Bytes(r.mergedPartitionBytes()), strings.Join(coarser, ", "), name, strings.Join(coarser, ","), name, yamlList(coarser), strings.Join(coarser, ","))
+	rewrite := fmt.Sprintf("then `floe maintain rewrite-data-files %s`, which rewrites the files written before into the new partitions", name)
+	if r.FormatVersion >= 3 {
+		// Binpack on v3 moves an old partition a group (mixingSpec).
+		rewrite = fmt.Sprintf("then `floe maintain rewrite-data-files %s --rewrite-all`, which rewrites the files written before into the new partitions, and `floe maintain rewrite-data-files %s` to merge them", name, name)
+	}
+	fmt.Fprintf(&b, "; at about %s a partition once merged, partition it more coarsely, by [%s]: run `floe table set-partition-spec %s --partition-fields '%s'`, %s, "+
+		"and set `partition-fields: [%s]` (`--partition-fields '%s'`) in the pipeline that writes it",
+		Bytes(r.mergedPartitionBytes()), strings.Join(coarser, ", "), name, strings.Join(coarser, ","), rewrite, yamlList(coarser), strings.Join(coarser, ","))
 	return b.String()
 }
 
