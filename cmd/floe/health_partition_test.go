@@ -108,8 +108,8 @@ func TestTableHealthOverPartitioned(t *testing.T) {
 		rows               int
 		// files bounds the files the advice followed leaves.
 		files int
-		props              []string
-		want               []string
+		props []string
+		want  []string
 	}{
 		{name: "day", field: "day(ts)", named: "day(ts)", rows: 16000, files: 6, props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
 			want: []string{"target file size of 16 KiB", "partition-fields: [month(ts)]", "`floe table set-partition-spec db.t --partition-fields 'month(ts)'`"}},
@@ -296,7 +296,8 @@ func TestTableHealthSmallFilesSharePartitions(t *testing.T) {
 // commands do) and the metadata untouched, changes nothing when the spec
 // is already the one asked for, and otherwise commits the new spec, which
 // a pipeline must then name, even when it has no new input, and which the
-// next batch writes into.
+// next batch writes into; --rewrite-all then moves the files of every
+// earlier spec into the current one's partitions in one run.
 func TestTableSetPartitionSpec(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -353,5 +354,16 @@ func TestTableSetPartitionSpec(t *testing.T) {
 	e.OK(e.StreamArgs("db.t", "--partition-fields", "month(ts),country", "--maintenance=false")...)
 	if parts := partitionsOf(t, e, "db.t"); len(parts) != 160 {
 		t.Errorf("after a batch into the new spec: %d partitions, want the 80 days and 80 months by country", len(parts))
+	}
+	// --rewrite-all writes the files of both earlier specs into the
+	// current one's partitions in one run, a file a month.
+	e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "month(ts)")
+	before := rowsOf(t, e, "db.t")
+	t.Log(e.OK("maintain", "rewrite-data-files", "db.t", "--rewrite-all").Stdout)
+	if parts := partitionsOf(t, e, "db.t"); len(parts) != 3 || slices.Max(slices.Collect(maps.Values(parts))) != 1 {
+		t.Errorf("after --rewrite-all: partitions %v, want the 3 months of one file", parts)
+	}
+	if after := rowsOf(t, e, "db.t"); len(after) != 480 || !maps.Equal(after, before) {
+		t.Errorf("--rewrite-all changed the rows: %d before, %d after", len(before), len(after))
 	}
 }
