@@ -161,6 +161,9 @@ type Report struct {
 	// fields are the current spec's fields with the partitions each makes,
 	// for the advice on a coarser spec.
 	fields []fieldStats
+	// mergedBytes estimates the data files' bytes once merged
+	// (mergedSize).
+	mergedBytes int64
 
 	// Live delete files: position and equality deletes, and deletion
 	// vectors (position deletes in Puffin files).

@@ -24,6 +24,33 @@ type partitionTally struct {
 	tasks []table.FileScanTask
 	// older counts the files of earlier specs.
 	older int
+	// mixing is the spec rewrite-data-files groups older files against
+	// (mixingSpec).
+	mixing int
+	// merged sums the files' mergedSize.
+	merged int64
+}
+
+// chunkOverhead is about what a Parquet column chunk of a few rows holds
+// besides its values: page and dictionary headers with their statistics.
+const chunkOverhead = 64
+
+// mergedSize estimates what a data file's rows take once merged with
+// others: its column chunks (as the manifest records them, without the
+// footer) less each chunk's headers. A small file is mostly footer and
+// headers, which merging pays once instead of once a file, so that its
+// size would make a coarser spec look larger than it ends up. A file
+// without column sizes counts whole.
+func mergedSize(df iceberg.DataFile) int64 {
+	sizes := df.ColumnSizes()
+	if len(sizes) == 0 {
+		return df.FileSizeBytes()
+	}
+	var n int64
+	for _, b := range sizes {
+		n += b - chunkOverhead
+	}
+	return max(n, df.Count())
 }
 
 type partitionCount struct {
@@ -41,7 +68,8 @@ type fieldStats struct {
 
 func newPartitionTally(md table.Metadata) *partitionTally {
 	spec := md.PartitionSpec()
-	return &partitionTally{spec: spec, schema: md.CurrentSchema(), parts: map[string]*partitionCount{}, values: make([]map[string]struct{}, spec.NumFields())}
+	return &partitionTally{spec: spec, schema: md.CurrentSchema(), parts: map[string]*partitionCount{}, values: make([]map[string]struct{}, spec.NumFields()),
+		mixing: mixingSpec(md, StrategyBinpack)}
 }
 
 func (p *partitionTally) add(df iceberg.DataFile, small bool) {
@@ -53,6 +81,7 @@ func (p *partitionTally) add(df iceberg.DataFile, small bool) {
 	}
 	c.files++
 	c.bytes += df.FileSizeBytes()
+	p.merged += mergedSize(df)
 	if small {
 		c.small++
 	}
@@ -87,7 +116,7 @@ func (p *partitionTally) fill(r *Report) error {
 			r.LoneSmallFiles++
 		}
 	}
-	groups, _, err := binpackGroups(binpackConfig(r.TargetFileSizeBytes), p.tasks, MinSmallFilesToCompact, nil)
+	groups, _, err := binpackGroups(binpackConfig(r.TargetFileSizeBytes), p.tasks, MinSmallFilesToCompact, nil, p.mixing)
 	if err != nil {
 		return fmt.Errorf("plan the rewrite of small files: %w", err)
 	}
@@ -101,6 +130,7 @@ func (p *partitionTally) fill(r *Report) error {
 		}
 	}
 	r.OlderSpecFiles = p.older
+	r.mergedBytes = p.merged
 	for _, t := range p.tasks {
 		if int(t.File.SpecID()) != p.spec.ID() && t.File.FileSizeBytes() < r.SmallFileThresholdBytes && !merged[t.File.FilePath()] {
 			r.olderStranded++
@@ -168,11 +198,17 @@ func olderSpecAdvice(r Report, name string) string {
 // even merged each partition would make one small file. Files an earlier
 // spec strands are moved first: the current spec is judged after.
 func overPartitioned(r Report) bool {
-	if len(r.PartitionFields) == 0 || r.Partitions < 2 || r.MeanPartitionBytes >= r.TargetFileSizeBytes || r.olderStranded >= MinSmallFilesToCompact {
+	if len(r.PartitionFields) == 0 || r.Partitions < 2 || r.mergedPartitionBytes() >= r.TargetFileSizeBytes || r.olderStranded >= MinSmallFilesToCompact {
 		return false
 	}
 	stranded := r.SmallDataFiles - r.MergeableSmallFiles
 	return 2*stranded > r.SmallDataFiles || r.MeanPartitionBytes < r.SmallFileThresholdBytes
+}
+
+// mergedPartitionBytes estimates what a partition holds on average once
+// its files are merged, which is what a coarser spec gathers.
+func (r Report) mergedPartitionBytes() int64 {
+	return r.mergedBytes / int64(max(r.Partitions, 1))
 }
 
 // timeUnits are the time transforms from finest to coarsest, with about
@@ -255,7 +291,8 @@ func bucketsFor(src string, d, need float64) (string, float64) {
 
 // partitionAdvice is the advice for an over-partitioned table: what the
 // partitions hold against the target, and a coarser spec in the words of
-// partition-fields and partition-spec-evolution.
+// partition-fields, set by set-partition-spec, with the one rewrite that
+// moves the files written before into it.
 func partitionAdvice(r Report, name string) string {
 	var b strings.Builder
 	stranded := r.SmallDataFiles - r.MergeableSmallFiles
@@ -265,15 +302,20 @@ func partitionAdvice(r Report, name string) string {
 		fmt.Fprintf(&b, ": %s of the %s small data files (%s alone in their partition) are in partitions with too few files for rewrite-data-files, which merges files only within a partition",
 			Count(int64(stranded)), Count(int64(r.SmallDataFiles)), Count(int64(r.LoneSmallFiles)))
 	}
-	coarser := coarserFields(r.fields, float64(r.TargetFileSizeBytes)/float64(max(r.MeanPartitionBytes, 1)))
+	coarser := coarserFields(r.fields, float64(r.TargetFileSizeBytes)/float64(max(r.mergedPartitionBytes(), 1)))
 	if len(coarser) == 0 {
-		fmt.Fprintf(&b, "; at %s in all the table needs no partitioning: write it into a table created without partition-fields (partition-spec-evolution cannot drop every field)",
-			Bytes(r.DataBytes))
+		fmt.Fprintf(&b, "; at about %s in all once merged the table needs no partitioning: write it into a table created without partition-fields (partition-spec-evolution cannot drop every field)",
+			Bytes(r.mergedBytes))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "; partition it more coarsely, by %s: in the pipeline that writes it set `partition-fields: [%s]` and `partition-spec-evolution: true` "+
-		"(`--partition-fields '%s' --partition-spec-evolution`); files written before keep their partitions until `floe maintain rewrite-data-files %s --rewrite-all` rewrites them into the new ones",
-		strings.Join(coarser, ", "), yamlList(coarser), strings.Join(coarser, ","), name)
+	rewrite := fmt.Sprintf("then `floe maintain rewrite-data-files %s`, which rewrites the files written before into the new partitions", name)
+	if r.FormatVersion >= 3 {
+		// Binpack on v3 moves an old partition a group (mixingSpec).
+		rewrite = fmt.Sprintf("then `floe maintain rewrite-data-files %s --rewrite-all`, which rewrites the files written before into the new partitions, and `floe maintain rewrite-data-files %s` to merge them", name, name)
+	}
+	fmt.Fprintf(&b, "; at about %s a partition once merged, partition it more coarsely, by %s: run `floe table set-partition-spec %s --partition-fields '%s'`, %s, "+
+		"and set `partition-fields: [%s]` (`--partition-fields '%s'`) in the pipeline that writes it",
+		Bytes(r.mergedPartitionBytes()), strings.Join(coarser, ", "), name, strings.Join(coarser, ","), rewrite, yamlList(coarser), strings.Join(coarser, ","))
 	return b.String()
 }
 

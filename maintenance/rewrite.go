@@ -284,9 +284,42 @@ func planRewrite(ctx context.Context, tbl *table.Table, o RewriteOptions, target
 		// Sorting re-clusters whole partitions, whatever their files'
 		// sizes (Spark's rewrite-all): a file of the right size still
 		// overlaps the others' ranges.
-		return partitionGroups(tasks, heavy, o.RewriteAll), 0, nil
+		return partitionGroups(tasks, heavy, o.RewriteAll, mixingSpec(tbl.Metadata(), o.Strategy)), 0, nil
 	}
-	return binpackGroups(cfg, tasks, minInput, heavy)
+	return binpackGroups(cfg, tasks, minInput, heavy, mixingSpec(tbl.Metadata(), o.Strategy))
+}
+
+// mixingSpec is the id of the spec whose files the planners group by
+// partition, putting the files of earlier specs in one group; -1 has them
+// group every file by its own spec's partition. Binpack on format v3 goes
+// through iceberg-go's executor, which keeps row lineage but writes one
+// partition a group, so that it moves older files partition by partition.
+func mixingSpec(md table.Metadata, strategy string) int {
+	if strategy == StrategyBinpack && md.Version() >= 3 {
+		return -1
+	}
+	spec := md.PartitionSpec()
+	return spec.ID()
+}
+
+// olderSpecs is the partition key of the group that holds the files of
+// earlier partition specs. Iceberg plans them as one partition, whatever
+// their old partitions: the writer spreads their rows over the current
+// spec's partitions, so that files a finer spec kept apart merge in one
+// rewrite.
+const olderSpecs = "(files of earlier partition specs)"
+
+// splitBySpec parts tasks into those of spec and the others; spec -1
+// takes them all.
+func splitBySpec(tasks []table.FileScanTask, spec int) (current, older []table.FileScanTask) {
+	for _, t := range tasks {
+		if spec < 0 || int(t.File.SpecID()) == spec {
+			current = append(current, t)
+		} else {
+			older = append(older, t)
+		}
+	}
+	return current, older
 }
 
 // binpackConfig is Iceberg's bin-pack planner for target: files from 75%
@@ -308,10 +341,28 @@ func binpackConfig(target int64) compaction.Config {
 // keeps the groups of at least minInput files, or with a file heavy with
 // deletes; it also returns how many files it leaves alone. Health counts
 // the small files it would merge with the same plan.
-func binpackGroups(cfg compaction.Config, tasks []table.FileScanTask, minInput int, heavy map[string]bool) ([]table.CompactionTaskGroup, int, error) {
-	plan, err := cfg.PlanCompaction(tasks)
+func binpackGroups(cfg compaction.Config, tasks []table.FileScanTask, minInput int, heavy map[string]bool, spec int) ([]table.CompactionTaskGroup, int, error) {
+	current, older := splitBySpec(tasks, spec)
+	plan, err := cfg.PlanCompaction(current)
 	if err != nil {
 		return nil, 0, err
+	}
+	if len(older) > 0 {
+		// The older files' candidates, picked by the same rules, make
+		// one group.
+		op, err := cfg.PlanCompaction(older)
+		if err != nil {
+			return nil, 0, err
+		}
+		plan.SkippedFiles += op.SkippedFiles
+		g := compaction.Group{PartitionKey: olderSpecs}
+		for _, og := range op.Groups {
+			g.Tasks = append(g.Tasks, og.Tasks...)
+			g.TotalSizeBytes += og.TotalSizeBytes
+		}
+		if len(g.Tasks) > 0 {
+			plan.Groups = append(plan.Groups, g)
+		}
 	}
 	var groups []table.CompactionTaskGroup
 	skipped := plan.SkippedFiles
@@ -343,14 +394,18 @@ func deleteHeavy(cfg compaction.Config, tasks []table.FileScanTask) (map[string]
 	return heavy, nil
 }
 
-// partitionGroups groups tasks by partition (spec and values), one group
-// per partition in order of first appearance: every partition with all,
-// else those with more than one file or a file heavy with deletes.
-func partitionGroups(tasks []table.FileScanTask, heavy map[string]bool, all bool) []table.CompactionTaskGroup {
+// partitionGroups groups tasks by partition of the current spec, one
+// group per partition in order of first appearance, and the files of
+// earlier specs in one: every group with all, else those with more than
+// one file or a file heavy with deletes.
+func partitionGroups(tasks []table.FileScanTask, heavy map[string]bool, all bool, spec int) []table.CompactionTaskGroup {
 	var groups []table.CompactionTaskGroup
 	at := map[string]int{}
 	for _, t := range tasks {
 		key := partitionKey(t.File)
+		if spec >= 0 && int(t.File.SpecID()) != spec {
+			key = olderSpecs
+		}
 		i, ok := at[key]
 		if !ok {
 			i = len(groups)

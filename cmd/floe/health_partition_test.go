@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/fixture"
 )
@@ -49,7 +51,7 @@ func writeCountries(t *testing.T, e *env, rel string, first, rows, countries int
 		c := i % countries
 		b.Field(0).(*array.Int64Builder).Append(int64(i))
 		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("c%02d", c))
-		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(day0.AddDate(0, 0, c).Add(time.Duration(i) * time.Minute).UnixMicro()))
+		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(day0.AddDate(0, 0, c).Add(time.Duration(i) * time.Second).UnixMicro()))
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -96,25 +98,34 @@ func recommendation(h partitionHealth, kind string) string {
 // A table partitioned on a column of 80 values and written in one batch
 // has one small file per partition: rewrite-data-files cannot merge
 // files of different partitions, so health advises a coarser partition
-// spec instead, in partition-fields' own words.
+// spec instead, in partition-fields' own words, judged by what the rows
+// take once merged: 400 rows need no partitioning even at a target of
+// 16 KiB, 8000 or 16000 fill a few such files.
 func TestTableHealthOverPartitioned(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name, field, named string
-		props              []string
-		want               []string
+		rows               int
+		// files bounds the files the advice followed leaves.
+		files int
+		props []string
+		want  []string
 	}{
-		{name: "day", field: "day(ts)", named: "day(ts)", props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
-			want: []string{"target file size of 16 KiB", "partition-fields: [month(ts)]", "--partition-fields 'month(ts)' --partition-spec-evolution"}},
-		{name: "identity", field: "country", named: "identity(country)",
+		{name: "day", field: "day(ts)", named: "day(ts)", rows: 16000, files: 6, props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
+			want: []string{"target file size of 16 KiB", "partition-fields: [month(ts)]", "`floe table set-partition-spec db.t --partition-fields 'month(ts)'`"}},
+		{name: "day v3", field: "day(ts)", named: "day(ts)", rows: 64000, files: 16, props: []string{"-p", "table-default.write.target-file-size-bytes=65536", "--format-version", "3"},
+			want: []string{"partition-fields: [month(ts)]", "`floe table set-partition-spec db.t --partition-fields 'month(ts)'`, then `floe maintain rewrite-data-files db.t --rewrite-all`"}},
+		{name: "identity", field: "country", named: "identity(country)", rows: 400,
 			want: []string{"target file size of 512 MiB", "needs no partitioning"}},
-		{name: "identity to buckets", field: "country", named: "identity(country)", props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
-			want: []string{`partition-fields: ["bucket(country, 3)"]`, "--partition-fields 'bucket(country, 3)' --partition-spec-evolution"}},
+		{name: "small", field: "country", named: "identity(country)", rows: 400, props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
+			want: []string{"target file size of 16 KiB", "needs no partitioning"}},
+		{name: "identity to buckets", field: "country", named: "identity(country)", rows: 8000, props: []string{"-p", "table-default.write.target-file-size-bytes=16384"},
+			want: []string{`partition-fields: ["bucket(country, 2)"]`, "`floe table set-partition-spec db.t --partition-fields 'bucket(country, 2)'`"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			writeCountries(t, e, "all.parquet", 0, 400, 80)
+			writeCountries(t, e, "all.parquet", 0, c.rows, 80)
 			if r := e.Stream("db.t", append([]string{"--partition-fields", c.field, "--maintenance=false"}, c.props...)...); r.Code != 0 {
 				t.Fatal(r)
 			}
@@ -149,15 +160,15 @@ func TestTableHealthOverPartitioned(t *testing.T) {
 			if want := regexp.MustCompile(`partitions +80 by ` + regexp.QuoteMeta(c.named) + `, mean 1 file, `); !want.MatchString(text) {
 				t.Errorf("text report lacks %s:\n%s", want, text)
 			}
-			if strings.Contains(text, "floe maintain rewrite-data-files db.t`") {
-				t.Errorf("text report advises rewrite-data-files:\n%s", text)
+			if strings.Count(text, "`floe maintain rewrite-data-files db.t`") != strings.Count(text, "`floe table set-partition-spec db.t ") {
+				t.Errorf("text report advises rewrite-data-files without a new spec:\n%s", text)
 			}
 			// The advice not given would indeed have done nothing.
 			if r := e.OK("maintain", "rewrite-data-files", "db.t"); !strings.Contains(r.Stdout, "nothing to rewrite") {
 				t.Errorf("rewrite-data-files: %s", r)
 			}
-			if c.name == "day" {
-				followPartitionAdvice(t, e, msg)
+			if strings.HasPrefix(c.name, "day") {
+				followPartitionAdvice(t, e, msg, c.files)
 			}
 		})
 	}
@@ -186,39 +197,77 @@ func TestTableHealthMeanFilesRounded(t *testing.T) {
 	}
 }
 
-// followPartitionAdvice takes the advised flags into the next batch, then
-// the commands health advises for the files written before, and checks
-// that the table ends in few files of the coarser spec.
-func followPartitionAdvice(t *testing.T, e *env, msg string) {
+// followPartitionAdvice runs the commands the advice gives as a user
+// copies them, with no new input, and checks that they leave the table in
+// at most most files of the coarser spec, with the same rows as an
+// independent reader sees them, that health then advises nothing more,
+// and that the pipeline the advice describes writes the table. On format
+// v3 the advice has two rewrites, and the second packs the first's files
+// into groups of about the target size.
+func followPartitionAdvice(t *testing.T, e *env, msg string, most int) {
 	t.Helper()
-	flags := regexp.MustCompile("`(--partition-fields '[^']*' --partition-spec-evolution)`").FindStringSubmatch(msg)
-	if flags == nil {
-		t.Fatalf("no flags in the advice: %s", msg)
+	cmds := regexp.MustCompile("`floe ([^`]*)`").FindAllStringSubmatch(msg, -1)
+	if len(cmds) < 2 || cmds[0][1] != "table set-partition-spec db.t --partition-fields 'month(ts)'" || cmds[len(cmds)-1][1] != "maintain rewrite-data-files db.t" {
+		t.Fatalf("advised commands %v: %s", cmds, msg)
 	}
-	if flags[1] != "--partition-fields 'month(ts)' --partition-spec-evolution" {
-		t.Fatalf("advised flags %s", flags[1])
-	}
-	writeCountries(t, e, "more.parquet", 400, 80, 80)
-	e.OK(append(e.StreamArgs("db.t", "--maintenance=false"), "--partition-fields", "month(ts)", "--partition-spec-evolution")...)
-	h := partitionHealthOf(t, e, "db.t")
-	if h.OlderSpecFiles != 80 || !slices.Equal(h.PartitionFields, []string{"month(ts)"}) || recommendation(h, "partition-spec") != "" {
-		t.Errorf("after the spec change: %d files of the older spec, spec %v, recommendations %+v", h.OlderSpecFiles, h.PartitionFields, h.Recommendations)
-	}
-	cmds := regexp.MustCompile("`floe (maintain rewrite-data-files [^`]*)`").FindAllStringSubmatch(recommendation(h, "rewrite-data-files"), -1)
-	if len(cmds) != 2 || !strings.HasSuffix(cmds[0][1], "--rewrite-all") {
-		t.Fatalf("after the spec change, advised %v: %+v", cmds, h.Recommendations)
-	}
+	before := rowsOf(t, e, "db.t")
 	for _, c := range cmds {
-		t.Logf("floe %s: %s", c[1], e.OK(strings.Fields(c[1])...).Stdout)
+		t.Logf("floe %s: %s", c[1], e.OK(shellWords(t, c[1])...).Stdout)
 	}
 	files, _ := dataFiles(t, e.Warehouse, "db.t")
 	parts := partitionsOf(t, e, "db.t")
-	if len(parts) != 3 || len(files) > 6 {
-		t.Errorf("after the advised rewrites: %d files in partitions %v, want at most 6 in the 3 months", len(files), parts)
+	if len(parts) != 3 || len(files) > most {
+		t.Errorf("after the advised commands: %d files in partitions %v, want at most %d in the 3 months", len(files), parts, most)
 	}
-	if n := e.Count("db.t"); n != 480 {
-		t.Errorf("%d rows after the rewrites, want 480", n)
+	if after := rowsOf(t, e, "db.t"); !maps.Equal(after, before) {
+		t.Errorf("the rewrite changed the rows: %d before, %d after", len(before), len(after))
 	}
+	h := partitionHealthOf(t, e, "db.t")
+	if !slices.Equal(h.PartitionFields, []string{"month(ts)"}) || h.OlderSpecFiles != 0 || len(h.Recommendations) != 0 {
+		t.Errorf("health after the advice: spec %v, %d files of the older spec, recommendations %+v", h.PartitionFields, h.OlderSpecFiles, h.Recommendations)
+	}
+	flags := regexp.MustCompile("`(--partition-fields '[^']*')`").FindStringSubmatch(msg)
+	if flags == nil {
+		t.Fatalf("no pipeline flags in the advice: %s", msg)
+	}
+	writeCountries(t, e, "more.parquet", len(before), 80, 80)
+	e.OK(append(e.StreamArgs("db.t", "--maintenance=false"), shellWords(t, flags[1])...)...)
+	if n := len(rowsOf(t, e, "db.t")); n != len(before)+80 {
+		t.Errorf("%d rows after the next batch, want %d", n, len(before)+80)
+	}
+	if msg := recommendation(partitionHealthOf(t, e, "db.t"), "partition-spec"); msg != "" {
+		t.Errorf("health advises another spec after the next batch: %s", msg)
+	}
+	t.Logf("%s", e.OK("table", "health", "db.t", "--plan-runs", "0").Stdout)
+}
+
+// rowsOf reads a countries table with iceberg-go's scan, not floe's: each
+// row's country and time by its id.
+func rowsOf(t *testing.T, e *env, name string) map[int64]string {
+	t.Helper()
+	ctx := context.Background()
+	tbl := e.loadTable(ctx, e.catalog(ctx), name)
+	_, recs, err := tbl.Scan(table.WithSelectedFields("id", "country", "ts")).ToArrowRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]string{}
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64)
+		countries := rec.Column(rec.Schema().FieldIndices("country")[0])
+		ts := rec.Column(rec.Schema().FieldIndices("ts")[0])
+		for i := range ids.Len() {
+			if _, dup := out[ids.Value(i)]; dup {
+				t.Errorf("id %d twice in %s", ids.Value(i), name)
+			}
+			out[ids.Value(i)] = countries.ValueStr(i) + " " + ts.ValueStr(i)
+		}
+		rec.Release()
+	}
+	return out
 }
 
 // Many small files in few partitions: health advises rewrite-data-files,
@@ -262,5 +311,78 @@ func TestTableHealthSmallFilesSharePartitions(t *testing.T) {
 	}
 	if h := partitionHealthOf(t, e, "db.t"); recommendation(h, "rewrite-data-files") != "" {
 		t.Errorf("rewrite-data-files still advised after it ran: %+v", h.Recommendations)
+	}
+}
+
+// floe table set-partition-spec refuses fields the table cannot take,
+// with exit 2 (a table the catalog lacks with 1, as the other table
+// commands do) and the metadata untouched, changes nothing when the spec
+// is already the one asked for, and otherwise commits the new spec, which
+// a pipeline must then name, even when it has no new input, and which the
+// next batch writes into; --rewrite-all then moves the files of every
+// earlier spec into the current one's partitions in one run.
+func TestTableSetPartitionSpec(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeCountries(t, e, "all.parquet", 0, 400, 80)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "day(ts)", "--maintenance=false")...)
+	metadata := func() string {
+		var d struct {
+			MetadataLocation string `json:"metadata_location"`
+		}
+		if err := json.Unmarshal([]byte(e.OK("table", "describe", "db.t", "--json").Stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.MetadataLocation
+	}
+	start := metadata()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"db.t"}, "needs --partition-fields"},
+		{[]string{"db.t", "--partition-fields", ""}, "needs --partition-fields"},
+		{[]string{"db.t", "--partition-fields", "month(nope)"}, `no column "nope"`},
+		{[]string{"db.t", "--partition-fields", "bucket(ts)"}, "bucket takes a column and N"},
+		{[]string{"db.t", "--partition-fields", "hour(country)"}, `cannot apply to column "country"`},
+		{[]string{"db.t", "--partition-fields", "day(ts),month(ts)"}, "twice"},
+		{[]string{"db.nope", "--partition-fields", "month(ts)"}, "table db.nope does not exist"},
+		{[]string{"db.t", "db.u", "--partition-fields", "month(ts)"}, "takes one table"},
+	} {
+		r := e.Run(append([]string{"table", "set-partition-spec"}, c.args...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("set-partition-spec %q: want exit 2 and %q, got %s", c.args, c.want, r)
+		}
+	}
+	if r := e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "day(ts)"); !strings.Contains(r.Stdout, "already partitioned by [day(ts)]; nothing changed") {
+		t.Errorf("the same spec again: %s", r.Stdout)
+	}
+	if m := metadata(); m != start {
+		t.Fatalf("refused and unchanged specs committed metadata %s after %s", m, start)
+	}
+	e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "Month(TS), country")
+	if h := partitionHealthOf(t, e, "db.t"); !slices.Equal(h.PartitionFields, []string{"month(ts)", "identity(country)"}) || h.OlderSpecFiles != 80 {
+		t.Errorf("after the change: spec %v, %d files of the older spec", h.PartitionFields, h.OlderSpecFiles)
+	}
+	// With no new input, a pipeline still naming the old spec is refused
+	// as its next batch would be.
+	if r := e.Stream("db.t", "--partition-fields", "day(ts)", "--maintenance=false"); r.Code != 2 || !strings.Contains(r.Stderr, "table db.t is partitioned by [month(ts), country], but partition-fields ask for [day(ts)]") {
+		t.Errorf("a stream with the old spec and no new input: %s", r)
+	}
+	writeCountries(t, e, "more.parquet", 400, 80, 80)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "month(ts),country", "--maintenance=false")...)
+	if parts := partitionsOf(t, e, "db.t"); len(parts) != 160 {
+		t.Errorf("after a batch into the new spec: %d partitions, want the 80 days and 80 months by country", len(parts))
+	}
+	// --rewrite-all writes the files of both earlier specs into the
+	// current one's partitions in one run, a file a month.
+	e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "month(ts)")
+	before := rowsOf(t, e, "db.t")
+	t.Log(e.OK("maintain", "rewrite-data-files", "db.t", "--rewrite-all").Stdout)
+	if parts := partitionsOf(t, e, "db.t"); len(parts) != 3 || slices.Max(slices.Collect(maps.Values(parts))) != 1 {
+		t.Errorf("after --rewrite-all: partitions %v, want the 3 months of one file", parts)
+	}
+	if after := rowsOf(t, e, "db.t"); len(after) != 480 || !maps.Equal(after, before) {
+		t.Errorf("--rewrite-all changed the rows: %d before, %d after", len(before), len(after))
 	}
 }

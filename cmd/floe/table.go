@@ -33,6 +33,7 @@ var tableSubcommands = []subcommand{
 	{"health", "snapshots, metadata, small files, partitions and plan time, with advice", tableHealth},
 	{"register", "add a table to the catalog by its metadata file (Spark's register_table)", tableRegister},
 	{"drop", "drop a table from the catalog; --purge deletes its files too", tableDrop},
+	{"set-partition-spec", "replace a table's partition spec (Spark's REPLACE PARTITION FIELD)", tableSetPartitionSpec},
 	{"refs", "a table's branches and tags", tableRefs},
 	{"create-branch", "make a branch at a snapshot", tableCreateRef(table.BranchRef)},
 	{"create-tag", "make a tag at a snapshot", tableCreateRef(table.TagRef)},

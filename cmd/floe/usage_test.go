@@ -218,6 +218,7 @@ func TestMissingTableIsUsageError(t *testing.T) {
 		{"table", "set-current", "db.evnts", "1"},
 		{"table", "fast-forward", "db.evnts", "main", "b"},
 		{"table", "cherrypick", "db.evnts", "1"},
+		{"table", "set-partition-spec", "db.evnts", "--partition-fields", "id"},
 		{"maintain", "expire-snapshots", "db.evnts"},
 		{"maintain", "rewrite-data-files", "db.evnts"},
 		{"maintain", "convert-equality-deletes", "db.evnts"},

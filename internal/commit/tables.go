@@ -214,7 +214,7 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 	}
 	if fields := t.opts.CreateOptions.PartitionFields; len(fields) > 0 && !plain && !partition.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
 		if !t.opts.SpecEvolution {
-			return nil, fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)", ingest.ErrConfig, name, partition.DescribeSpec(tbl.Spec(), tbl.Schema()), partition.JoinExprs(fields))
+			return nil, t.specMismatch(name, tbl)
 		}
 		if tbl, err = EvolveSpec(ctx, t.cat, tbl, fields); err != nil {
 			return nil, err
@@ -229,6 +229,26 @@ func (t *Tables) Table(ctx context.Context, name string, in *arrow.Schema) (*tab
 		t.evolved[name] = true
 	}
 	return tbl, nil
+}
+
+// CheckSpec refuses partition-fields that differ from the spec of table
+// name, when it exists and partition-spec-evolution is off, as its first
+// batch would: a run with no new input must not pass over them in silence.
+func (t *Tables) CheckSpec(ctx context.Context, name string) error {
+	fields := t.opts.CreateOptions.PartitionFields
+	if len(fields) == 0 || t.opts.SpecEvolution {
+		return nil
+	}
+	tbl, err := t.Load(ctx, name)
+	if err != nil || tbl == nil || partition.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
+		return err
+	}
+	return t.specMismatch(name, tbl)
+}
+
+func (t *Tables) specMismatch(name string, tbl *table.Table) error {
+	return fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)",
+		ingest.ErrConfig, name, partition.DescribeSpec(tbl.Spec(), tbl.Schema()), partition.JoinExprs(t.opts.CreateOptions.PartitionFields))
 }
 
 // Record commits only the query's record to table name, for a batch that

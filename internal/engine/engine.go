@@ -256,8 +256,8 @@ func (e *Engine) Verify(ctx context.Context) error {
 
 // checkOtherQueries refuses a new checkpoint against a table that holds
 // another query's output from the same source: that query's files would be
-// ingested a second time. A fixed table is checked at once; the tables of a
-// template as the first batch reaches them.
+// ingested a second time. A fixed table is checked at once, its partition
+// spec too; the tables of a template as the first batch reaches them.
 func (e *Engine) checkOtherQueries(ctx context.Context) error {
 	last, err := e.Checkpoint.LatestCommit()
 	if err != nil {
@@ -269,9 +269,14 @@ func (e *Engine) checkOtherQueries(ctx context.Context) error {
 	newQuery := last < 0 && !e.Config.AllowNewQuery
 	e.Tables.RefuseOtherQueries(newQuery)
 	if newQuery && e.Fixed != "" {
-		_, err = e.Tables.Load(ctx, e.Fixed)
+		if _, err = e.Tables.Load(ctx, e.Fixed); err != nil {
+			return err
+		}
 	}
-	return err
+	if e.Fixed != "" {
+		return e.Tables.CheckSpec(ctx, e.Fixed)
+	}
+	return nil
 }
 
 // recover finds where the query stopped. A batch with an offsets entry and
