@@ -57,7 +57,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return runPipeline(ctx, cfg, rf, stdout, stderr)
+	return inFileKeys(runPipeline(ctx, cfg, rf, stdout, stderr), cfg)
 }
 
 // fileConfig reads the pipeline file args name, with flags that override
