@@ -39,7 +39,7 @@ type ManagedRead struct {
 	Streaming    bool
 	PollInterval time.Duration
 	// ToSnapshot and ToTimestampMs bound a read, as floe scan's
-	// --snapshot-id and --as-of do; a streaming query has no end, so a
+	// --snapshot-id and --as-of-timestamp do; a streaming query has no end, so a
 	// pipeline refuses them.
 	ToSnapshot    int64
 	ToTimestampMs *int64
