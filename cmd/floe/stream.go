@@ -26,6 +26,7 @@ func init() {
 				"(the default: Spark's key, value, topic, ... columns), json, debezium-json, avro, debezium-avro, protobuf or json-schema (docs/kafka.md).",
 		},
 		options: []optionList{
+			{"Write options, with any source (-o KEY=VALUE, Spark's names)", config.WriteOptions()},
 			{"Read options of --source-table (-o KEY=VALUE, Spark's Iceberg source names)", config.SourceOptions("iceberg")},
 			{"Read options of --source-type kafka (-o KEY=VALUE, Spark's Kafka source names, docs/kafka.md)", config.SourceOptions("kafka")},
 		},
