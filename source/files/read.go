@@ -59,8 +59,7 @@ type filePart struct {
 func (p *filePart) Name() string { return p.entry.Path }
 
 func (p *filePart) bad(err error) error {
-	var ve *jsonrows.ValueError
-	if errors.As(err, &ve) {
+	if ve, ok := errors.AsType[*jsonrows.ValueError](err); ok {
 		// Without source.schema, a column whose values are read as a type
 		// rather than inferred has the table's type.
 		ve.Table = len(p.cfg.Schema) == 0
