@@ -3,6 +3,7 @@ package jsonrows
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -31,7 +32,11 @@ const maxValue = 80
 func (e *ValueError) Error() string {
 	v := e.Value
 	if len(v) > maxValue {
-		v = v[:maxValue] + "…"
+		n := maxValue
+		for n > 0 && !utf8.RuneStart(v[n]) {
+			n--
+		}
+		v = v[:n] + "…"
 	}
 	name := conform.TypeName(e.Type)
 	if ts, ok := e.Type.(*arrow.TimestampType); ok {
