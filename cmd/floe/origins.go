@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -28,13 +29,7 @@ func inFileKeys(err error, cfg *config.Pipeline) error {
 	}
 	msg := err.Error()
 	// Longer keys first, so that a key never replaces part of another.
-	keys := slices.SortedFunc(func(yield func(string) bool) {
-		for k := range cfg.Origins {
-			if !yield(k) {
-				return
-			}
-		}
-	}, func(a, b string) int { return len(b) - len(a) })
+	keys := slices.SortedFunc(maps.Keys(cfg.Origins), func(a, b string) int { return len(b) - len(a) })
 	for _, k := range keys {
 		msg = replaceKey(msg, k, cfg.Origins[k].String())
 	}
