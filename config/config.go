@@ -57,6 +57,31 @@ type Pipeline struct {
 	// such as Hadoop properties of a Managed I/O config that floe ignores;
 	// the CLI prints them. They are not part of the file.
 	Warnings []string `yaml:"-"`
+	// Origins maps the floe keys a Managed I/O config's translation set
+	// (source.options.start-snapshot-id) to the file's own keys
+	// (from_snapshot) and their lines, so that an error found while the
+	// pipeline runs can name the key the user wrote. They are not part
+	// of the file.
+	Origins map[string]KeyOrigin `yaml:"-"`
+}
+
+// KeyOrigin is the key of a translated file that set a floe key.
+type KeyOrigin struct {
+	File string // empty for a config parsed from text
+	Key  string // e.g. from_snapshot
+	Line int
+}
+
+// String names the key where the file has it: from_snapshot (r.yaml,
+// line 6).
+func (o KeyOrigin) String() string {
+	switch {
+	case o.File != "" && o.Line > 0:
+		return fmt.Sprintf("%s (%s, line %d)", o.Key, o.File, o.Line)
+	case o.Line > 0:
+		return fmt.Sprintf("%s (line %d)", o.Key, o.Line)
+	}
+	return o.Key
 }
 
 // Metrics is where a run serves /metrics, /healthz and /readyz.
@@ -350,6 +375,12 @@ func LoadWith(path string, complete func(*Pipeline)) (*Pipeline, error) {
 	p, err := parse(data, os.LookupEnv, complete)
 	if e, ok := errors.AsType[*Error](err); ok {
 		e.File = path
+	}
+	if p != nil {
+		for k, o := range p.Origins {
+			o.File = path
+			p.Origins[k] = o
+		}
 	}
 	return p, err
 }

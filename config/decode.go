@@ -28,6 +28,11 @@ type walker struct {
 	// bad holds the paths with a decode problem, whose validation
 	// problems would be duplicates.
 	bad map[string]bool
+	// listKeysOf, when set, names the kind of file whose valid keys an
+	// unknown key's problem lists even with a suggestion: a Managed I/O
+	// read config is told from a write config by its keys, which the
+	// list then shows were the ones meant.
+	listKeysOf string
 }
 
 func newWalker() *walker {
@@ -251,6 +256,9 @@ func (w *walker) unknownKey(k *yaml.Node, path string, keys []string) {
 		// The value was probably meant for hint, so a "required"
 		// complaint about hint would only repeat this problem.
 		w.bad[joinPath(path, hint)] = true
+		if w.listKeysOf != "" {
+			msg += fmt.Sprintf(" (the keys of %s are %s)", w.listKeysOf, strings.Join(keys, ", "))
+		}
 	} else {
 		msg += "; valid keys are " + strings.Join(keys, ", ")
 	}

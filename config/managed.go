@@ -90,7 +90,7 @@ func managedForm(root *yaml.Node) string {
 	if root == nil || root.Kind != yaml.MappingNode {
 		return ""
 	}
-	form := ""
+	form, misspeltRead, writeOnly := "", false, false
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i]
 		switch {
@@ -101,10 +101,29 @@ func managedForm(root *yaml.Node) string {
 			return "managed-read" // a key of the read config alone
 		case slices.Contains(managedKeys, k.Value):
 			form = "managed"
+			writeOnly = writeOnly || slices.Contains(managedWriteOnlyKeys, k.Value)
+		case slices.Contains(managedWriteOnlyKeys, k.Value):
+			writeOnly = true // floe's additions, which a floe pipeline has too
+		case slices.Contains(managedReadKeys, Closest(k.Value, allManagedKeys)):
+			// A misspelt read key (from_snapshots): the file is a read
+			// config, whose keys the error should then offer.
+			misspeltRead = true
 		}
+	}
+	if form == "managed" && misspeltRead && !writeOnly {
+		return "managed-read"
 	}
 	return form
 }
+
+// managedWriteOnlyKeys are the keys of a write config that a read config
+// lacks, floe's additions among them.
+var managedWriteOnlyKeys = []string{"only", "partition_fields", "table_properties", "triggering_frequency_seconds",
+	"source", "checkpoint", "dead_letter_table"}
+
+// allManagedKeys are the keys of either config, which a misspelt key is
+// matched against.
+var allManagedKeys = slices.Concat(managedKeys, managedWriteOnlyKeys, managedReadKeys)
 
 // ParseManaged reads a Managed I/O Iceberg write config, or a Beam YAML
 // pipeline with one WriteToIceberg transform, into a valid Pipeline. The

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"strconv"
@@ -38,10 +39,14 @@ type ManagedRead struct {
 	Streaming    bool
 	PollInterval time.Duration
 	// ToSnapshot and ToTimestampMs bound a read, as floe scan's
-	// --snapshot-id and --as-of do; a streaming query has no end, so a
+	// --snapshot-id and --as-of-timestamp do; a streaming query has no end, so a
 	// pipeline refuses them.
 	ToSnapshot    int64
 	ToTimestampMs *int64
+	// origins are the floe keys the read's keys became, with the keys and
+	// their lines; bound is the key that bounds the read, if any.
+	origins map[string]KeyOrigin
+	bound   KeyOrigin
 }
 
 // managedReadKeys are the keys of Beam's read config alone; any one of them
@@ -112,7 +117,9 @@ func ParseManagedRead(data []byte) (*ManagedRead, error) {
 // read decodes the Managed read config at node, under t.prefix.
 func (t *managedTranslation) read(node *yaml.Node) *ManagedRead {
 	m := new(managedReadFile)
+	t.w.listKeysOf = "a Managed I/O read config"
 	t.w.walk(node, t.prefix, reflect.ValueOf(m).Elem())
+	t.w.listKeysOf = ""
 	r := &ManagedRead{
 		Catalog: t.catalog(&managedFile{CatalogName: m.CatalogName, CatalogProperties: m.CatalogProperties, ConfigProperties: m.ConfigProperties}),
 		Table:   m.Table,
@@ -120,6 +127,7 @@ func (t *managedTranslation) read(node *yaml.Node) *ManagedRead {
 		Keep:    m.Keep,
 		Drop:    m.Drop,
 	}
+	r.origins = map[string]KeyOrigin{"source.table": t.origin("table")}
 	if m.Table == "" && !t.w.broken(t.path("table")) {
 		t.fail("table", "required: the table to read, e.g. db.events")
 	}
@@ -178,10 +186,12 @@ func (t *managedTranslation) readRange(m *managedReadFile, r *ManagedRead) {
 	if m.FromSnapshot != nil {
 		r.Options["start-snapshot-id"] = strconv.FormatInt(*m.FromSnapshot, 10)
 		r.Incremental = "from_snapshot"
+		r.origins["source.options.start-snapshot-id"] = t.origin("from_snapshot")
 	}
 	if m.FromTimestamp != nil {
 		r.Options["stream-from-timestamp"] = strconv.FormatInt(*m.FromTimestamp, 10)
 		r.Incremental = "from_timestamp"
+		r.origins["source.options.stream-from-timestamp"] = t.origin("from_timestamp")
 	}
 	if m.Streaming {
 		r.Incremental = "streaming"
@@ -193,9 +203,20 @@ func (t *managedTranslation) readRange(m *managedReadFile, r *ManagedRead) {
 		r.ToSnapshot = *m.ToSnapshot
 	}
 	r.ToTimestampMs = m.ToTimestamp
-	if m.ToSnapshot != nil && m.ToTimestamp != nil {
+	switch {
+	case m.ToSnapshot != nil && m.ToTimestamp != nil:
 		t.fail("to_timestamp", "set with to_snapshot; give one of them")
+	case m.ToSnapshot != nil:
+		r.bound = t.origin("to_snapshot")
+	case m.ToTimestamp != nil:
+		r.bound = t.origin("to_timestamp")
 	}
+}
+
+// origin is key of the read config, placed in the file.
+func (t *managedTranslation) origin(key string) KeyOrigin {
+	path := t.path(key)
+	return KeyOrigin{Key: path, Line: t.w.lineOf(path)}
 }
 
 // source is the read as a floe source: the table's appends, streamed.
@@ -207,10 +228,16 @@ func (r *ManagedRead) source() Source {
 // read is; a query reads the table's appends without end, so a bounded
 // read is refused.
 func (t *managedTranslation) stream(r *ManagedRead, p *Pipeline) {
-	if r.ToSnapshot != 0 || r.ToTimestampMs != nil {
-		t.fail("to_snapshot", "a floe query reads the table's appends without end, so to_snapshot and to_timestamp cannot bound it; "+
+	if r.bound.Key != "" {
+		// The read was decoded by a translation of its own (of a
+		// ReadFromIceberg transform, say): its key is placed already.
+		t.probs.add(r.bound.Key, r.bound.Line, "a floe query reads the table's appends without end, so to_snapshot and to_timestamp cannot bound it; "+
 			"read up to a snapshot with floe scan FILE, or remove the key")
 	}
+	if p.Origins == nil {
+		p.Origins = map[string]KeyOrigin{}
+	}
+	maps.Copy(p.Origins, r.origins)
 	if r.Streaming {
 		p.Trigger = Trigger{Kind: TriggerProcessingTime, Interval: r.PollInterval}
 	}

@@ -492,3 +492,24 @@ func TestManagedReadStartKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestManagedMisspeltReadKey: a file with the keys of both configs and an
+// unknown key closest to a read key is a read config, so that its one
+// problem suggests the read key and lists the read keys; a file with a key
+// of the write config alone stays a write config.
+func TestManagedMisspeltReadKey(t *testing.T) {
+	t.Parallel()
+	_, err := config.Parse([]byte("table: db.t\nfrom_snapshots: 1\n"))
+	var e *config.Error
+	if !errors.As(err, &e) || len(e.Problems) != 1 {
+		t.Fatalf("got %v, want one problem", err)
+	}
+	if p := e.Problems[0]; p.Line != 2 || !strings.Contains(p.Message, `did you mean "from_snapshot"?`) ||
+		!strings.Contains(p.Message, "poll_interval_seconds") || strings.Contains(p.Message, "dead_letter_table") {
+		t.Errorf("problem %q, want one at line 2 suggesting from_snapshot and listing the read keys", p)
+	}
+	_, err = config.Parse([]byte("table: db.t\npartition_fields: [a]\nfiltr: a = 1\n"))
+	if err == nil || !strings.Contains(err.Error(), "names no source") {
+		t.Errorf("a write config with a misspelt key: %v, want it read as a write config", err)
+	}
+}

@@ -24,6 +24,17 @@ func SourceOptions(typ string) []SourceOption {
 	return nil
 }
 
+// WriteOptions are the -o options of the sink, with any source: Spark's
+// write options, and floe's snapshot properties.
+func WriteOptions() []SourceOption {
+	return []SourceOption{
+		{"branch", "Commit every batch to this branch of the table instead of main (Spark's branch write option; --branch, key sink.branch); " +
+			"main does not change, and floe table fast-forward TABLE main BRANCH publishes the batches."},
+		{"spark.wap.branch", "The same, by the name of Spark's write-audit-publish setting."},
+		{SnapshotPropertyPrefix + "KEY", "An extra entry for the summary of every snapshot floe commits (key sink.snapshot-properties)."},
+	}
+}
+
 var icebergSourceOptions = []SourceOption{
 	{"starting-strategy", "Where a new query starts (Flink's values): INCREMENTAL_FROM_EARLIEST_SNAPSHOT (default), INCREMENTAL_FROM_LATEST_SNAPSHOT, " +
 		"INCREMENTAL_FROM_SNAPSHOT_ID or INCREMENTAL_FROM_SNAPSHOT_TIMESTAMP; the start snapshot's own appends are read."},

@@ -59,7 +59,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return runPipeline(ctx, cfg, rf, stdout, stderr)
+	return inFileKeys(runPipeline(ctx, cfg, rf, stdout, stderr), cfg)
 }
 
 // fileConfig reads the pipeline file args name, with flags that override
@@ -273,8 +273,12 @@ func runPipeline(ctx context.Context, cfg *config.Pipeline, rf runFlags, stdout,
 
 	sum, err := p.Run(ctx)
 	target := cfg.Sink.Table
-	if cfg.Sink.Console() {
+	switch {
+	case cfg.Sink.Console():
 		target = "the console"
+	case cfg.Sink.Branch != "" && cfg.Sink.Branch != "main":
+		// main does not change: the summary says where the rows went.
+		target += fmt.Sprintf(" (branch %s)", cfg.Sink.Branch)
 	}
 	if err != nil {
 		// No success-looking summary before the error: main prints the

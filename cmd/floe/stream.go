@@ -22,6 +22,7 @@ func init() {
 			"Exits 3 when --fail-on-empty is given and there was no input. " +
 			"--source is a local directory or an object store prefix (s3://, gs://, abfs://, abfss://).",
 		options: []optionList{
+			{"Write options, with any source (-o KEY=VALUE, Spark's names)", config.WriteOptions()},
 			{"Read options of --source-table (-o KEY=VALUE, Spark's Iceberg source names)", config.SourceOptions("iceberg")},
 			{"Read options of --source-type kafka (-o KEY=VALUE, Spark's Kafka source names, docs/kafka.md)", config.SourceOptions("kafka")},
 		},

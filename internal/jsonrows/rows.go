@@ -1170,7 +1170,7 @@ func (c *column) delegate(raw []byte) error {
 	}
 	c.wrap = append(append(append(c.wrap[:0], `{"v":`...), raw...), '}')
 	if err := rb.UnmarshalJSON(c.wrap); err != nil {
-		return wrongType(err)
+		return &ValueError{Column: c.path, Value: string(raw), Type: c.typ, Err: err}
 	}
 	if rb == c.other {
 		c.n++
@@ -1198,7 +1198,7 @@ func (c *column) delegate(raw []byte) error {
 		c.data = append(c.data, a.Value(0)...)
 		c.ends = append(c.ends, len(c.data))
 	default:
-		return wrongType(fmt.Errorf("cannot read %s as %s", raw, c.typ))
+		return &ValueError{Column: c.path, Value: string(raw), Type: c.typ}
 	}
 	return nil
 }

@@ -319,8 +319,9 @@ func TestRowsOfSchemaAsReader(t *testing.T) {
 			t.Fatalf("arrow-go read %s", bad)
 		}
 		err := jsonrows.NewRowsOf(schema, nil).Append([]byte(bad))
-		if err == nil || !strings.Contains(err.Error(), "malformed JSON or a value of the wrong type") {
-			t.Fatalf("%s: error %v", bad, err)
+		var ve *jsonrows.ValueError
+		if !errors.As(err, &ve) || !strings.Contains(bad, `"`+ve.Column+`"`) || !strings.Contains(err.Error(), ve.Value) {
+			t.Fatalf("%s: error %v, want one naming the column and the value", bad, err)
 		}
 	}
 }

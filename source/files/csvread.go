@@ -143,7 +143,8 @@ func (v *csvValues) Next() bool {
 			if err := v.cols[i].append(s); err != nil && v.err == nil {
 				// As arrow-go's reader: the chunk is read to its end, the
 				// first bad value its error.
-				v.err = err
+				v.err = &jsonrows.LineError{Line: v.r.StartLine(), Err: &jsonrows.ValueError{
+					Column: v.schema.Field(i).Name, Value: strconv.Quote(s), Type: v.cols[i].typ, Err: err}}
 			}
 		}
 		n++

@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -32,8 +33,14 @@ func readCSVAll(r array.RecordReader) (string, string) {
 		}
 	}
 	errText := ""
-	if r.Err() != nil {
-		errText = r.Err().Error()
+	if err := r.Err(); err != nil {
+		// csvValues names the line and column of the value arrow-go's
+		// error is about; the reference is the error itself.
+		var ve *jsonrows.ValueError
+		if errors.As(err, &ve) {
+			err = ve.Err
+		}
+		errText = err.Error()
 	}
 	return b.String(), errText
 }

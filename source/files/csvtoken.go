@@ -14,6 +14,9 @@ import (
 type csvRecords interface {
 	Read() ([]string, error)
 	InputOffset() int64
+	// StartLine is the line the last record read starts on, for errors
+	// about its values.
+	StartLine() int
 }
 
 // newCSVRecords splits r into records with delim as encoding/csv's Reader
@@ -26,7 +29,15 @@ func newCSVRecords(r io.Reader, delim rune) csvRecords {
 	cr := csv.NewReader(r)
 	cr.Comma = delim
 	cr.ReuseRecord = true
-	return cr
+	return csvReader{cr}
+}
+
+// csvReader is encoding/csv's Reader as csvRecords.
+type csvReader struct{ *csv.Reader }
+
+func (r csvReader) StartLine() int {
+	line, _ := r.FieldPos(0)
+	return line
 }
 
 // csvTokens splits CSV text into records exactly as encoding/csv's Reader
@@ -38,6 +49,7 @@ type csvTokens struct {
 	br     *bufio.Reader
 	comma  byte
 	line   int   // lines read
+	start  int   // the line the last record starts on
 	offset int64 // bytes read
 	fields int   // each record's fields, from the first; 0 before it
 	rec    []string
@@ -53,6 +65,7 @@ func newCSVTokens(r io.Reader, comma byte, size int) *csvTokens {
 }
 
 func (t *csvTokens) InputOffset() int64 { return t.offset }
+func (t *csvTokens) StartLine() int     { return t.start }
 
 // readLine is the next line with its '\n', "\r\n" read as "\n", a last
 // line without one as it is (less a trailing '\r'); its error is io.EOF
@@ -107,6 +120,7 @@ func (t *csvTokens) Read() ([]string, error) {
 		return nil, errRead
 	}
 	start := t.line
+	t.start = start
 	var err error
 	if bytes.IndexByte(line, '"') < 0 {
 		t.split(line[:len(line)-newline(line)])

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -57,7 +58,14 @@ type filePart struct {
 
 func (p *filePart) Name() string { return p.entry.Path }
 
-func (p *filePart) bad(err error) error { return &source.BadFileError{Path: p.entry.Path, Err: err} }
+func (p *filePart) bad(err error) error {
+	if ve, ok := errors.AsType[*jsonrows.ValueError](err); ok {
+		// Without source.schema, a column whose values are read as a type
+		// rather than inferred has the table's type.
+		ve.Table = len(p.cfg.Schema) == 0
+	}
+	return &source.BadFileError{Path: p.entry.Path, Err: err}
+}
 
 // Schema is the schema Open's reader reports, read from what the format
 // needs (the Parquet footer, the CSV header and values, the JSON values),
@@ -560,10 +568,10 @@ func (r *csvConvReader) Next() bool {
 		case j < 0:
 			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(n))
 		case rec.Column(j).DataType().ID() == arrow.STRING && r.file.Field(j).Type.ID() != arrow.STRING:
-			arr, err := fromStrings(rec.Column(j).(*array.String), r.file.Field(j).Type, r.rows)
+			arr, err := fromStrings(rec.Column(j).(*array.String), r.file.Field(j).Type, f.Name, r.rows)
 			if err != nil {
 				release()
-				r.err = fmt.Errorf("column %q: %w", f.Name, err)
+				r.err = err
 				return false
 			}
 			cols[i] = arr
@@ -580,8 +588,9 @@ func (r *csvConvReader) Next() bool {
 
 // fromStrings converts HH:MM:SS[.fffffffff] strings into a time array,
 // timestamps and dates as arrow's CSV reader reads them, and empty values
-// into a null array; firstRow numbers the rows in errors.
-func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Array, error) {
+// into a null array; name and firstRow name the column and number the
+// rows in errors.
+func fromStrings(in *array.String, dt arrow.DataType, name string, firstRow int64) (arrow.Array, error) {
 	b := array.NewBuilder(memory.DefaultAllocator, dt)
 	defer b.Release()
 	b.Reserve(in.Len())
@@ -606,20 +615,20 @@ func fromStrings(in *array.String, dt arrow.DataType, firstRow int64) (arrow.Arr
 		case *arrow.TimestampType:
 			var ts arrow.Timestamp
 			if ts, err = csvTimestamp(v, t); err != nil {
-				return nil, fmt.Errorf("row %d: %w", firstRow+int64(j)+1, err)
+				return nil, fmt.Errorf("row %d: %w", firstRow+int64(j)+1, &jsonrows.ValueError{Column: name, Value: strconv.Quote(v), Type: t, Err: err})
 			}
 			b.(*array.TimestampBuilder).Append(ts)
 		case *arrow.Date32Type:
 			var d arrow.Date32
 			if d, err = texttime.Date(v); err != nil {
-				return nil, fmt.Errorf("row %d: %q is not a date (YYYY-MM-DD): %w", firstRow+int64(j)+1, v, err)
+				return nil, fmt.Errorf("column %q: row %d: %q is not a date (YYYY-MM-DD): %w", name, firstRow+int64(j)+1, v, err)
 			}
 			b.(*array.Date32Builder).Append(d)
 		case *arrow.NullType:
-			return nil, fmt.Errorf("row %d holds %q where the column was found empty", firstRow+int64(j)+1, v)
+			return nil, fmt.Errorf("column %q: row %d holds %q where the column was found empty", name, firstRow+int64(j)+1, v)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("row %d: %q is not a time of day (HH:MM:SS[.ffffff]): %w", firstRow+int64(j)+1, v, err)
+			return nil, fmt.Errorf("column %q: row %d: %q is not a time of day (HH:MM:SS[.ffffff]): %w", name, firstRow+int64(j)+1, v, err)
 		}
 	}
 	return b.NewArray(), nil

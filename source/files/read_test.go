@@ -152,11 +152,11 @@ func TestReadBadFiles(t *testing.T) {
 		{"csv column twice", config.Source{Format: "csv", Schema: idLong}, "id,ID\n1,2\n", `names column "ID" twice`},
 		{"csv required column missing", config.Source{Format: "csv", Schema: []config.Column{{Name: "id", Type: "long"}, {Name: "k", Type: "string", Required: true}}},
 			"id\n1\n", `required column "k"`},
-		{"csv value of another type", config.Source{Format: "csv", Schema: idLong}, "id\n1\nx\n", "x"},
+		{"csv value of another type", config.Source{Format: "csv", Schema: idLong}, "id\n1\nx\n", `line 3: column "id" is declared long in source.schema, but the value "x" cannot be read as long`},
 		{"csv time of day", config.Source{Format: "csv", Schema: []config.Column{{Name: "t", Type: "time"}}}, "t\n10:00:00\n25:99:00\n", "row 2"},
 		{"csv without a header", config.Source{Format: "csv", Schema: idLong}, "\n", "no header row"},
 		{"json malformed", config.Source{Format: "json"}, "{\"a\":1}\n{\"a\":\n", "line 2: malformed JSON"},
-		{"json value of another type", config.Source{Format: "json", Schema: idLong}, "{\"id\":1}\n{\"id\":\"x\"}\n", "line 2: malformed JSON or a value of the wrong type"},
+		{"json value of another type", config.Source{Format: "json", Schema: idLong}, "{\"id\":1}\n{\"id\":\"x\"}\n", `line 2: column "id" is declared long in source.schema, but the value "x" cannot be read as long`},
 		{"schema type", config.Source{Format: "json", Schema: []config.Column{{Name: "id", Type: "varchar"}}}, "{\"id\":1}\n", `type "varchar" is not supported`},
 	}
 	for _, tc := range cases {

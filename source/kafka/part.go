@@ -49,6 +49,11 @@ func (p *part) Name() string {
 func (p *part) SizeBytes() int64 { return -1 }
 
 func (p *part) bad(at int64, err error) error {
+	if ve, ok := errors.AsType[*jsonrows.ValueError](err); ok {
+		// Without source.schema, a column whose values are read as a type
+		// rather than inferred has the table's type.
+		ve.Table = p.src.schema == nil
+	}
 	return &ingest.BadMessageError{Topic: p.r.Topic, Partition: p.r.Partition, Offset: at, Err: err}
 }
 
