@@ -13,7 +13,7 @@ import (
 func TestBranchWriteOptionsShown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	help := e.OK("stream", "--help").Stderr
+	help := e.OK("stream", "--help").Stdout
 	_, section, ok := strings.Cut(help, "\nWrite options")
 	if !ok {
 		t.Fatalf("stream --help has no write options section:\n%s", help)
