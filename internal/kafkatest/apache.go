@@ -123,9 +123,15 @@ func (a *apache) java(args ...string) (*exec.Cmd, *os.File, error) {
 // format writes a new cluster's metadata into an empty state directory,
 // as kafka-storage.sh format does.
 func (a *apache) format() error {
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
-	cmd, logf, err := a.java("kafka.tools.StorageTool", "format", "-t", base64.RawURLEncoding.EncodeToString(id), "-c", a.path("server.properties"))
+	// One id in 64 would start with '-', which the tool's argument
+	// parser takes for an option; Kafka's own random ids never do.
+	var id string
+	for id == "" || id[0] == '-' {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		id = base64.RawURLEncoding.EncodeToString(b)
+	}
+	cmd, logf, err := a.java("kafka.tools.StorageTool", "format", "-t", id, "-c", a.path("server.properties"))
 	if err != nil {
 		return err
 	}
