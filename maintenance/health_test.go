@@ -380,6 +380,31 @@ func fragment(t *testing.T, page, start string) string {
 	return page[i : i+j+len("</svg>")]
 }
 
+// svgText is a label of a chart of the health page.
+type svgText struct {
+	Class string  `xml:"class,attr"`
+	Y     float64 `xml:"y,attr"`
+	Text  string  `xml:",chardata"`
+}
+
+// historyTexts renders the page of a report with the given history and
+// returns the labels of its snapshot-history chart.
+func historyTexts(t *testing.T, history []maintenance.SnapshotPoint) []svgText {
+	t.Helper()
+	r := maintenance.Report{Table: "db.t", Histogram: []maintenance.SizeBucket{}, Recommendations: []maintenance.Recommendation{}, History: history}
+	var buf bytes.Buffer
+	if err := maintenance.WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var svg struct {
+		Texts []svgText `xml:"text"`
+	}
+	if err := xml.Unmarshal([]byte(fragment(t, buf.String(), `<svg id="snapshot-history"`)), &svg); err != nil {
+		t.Fatal(err)
+	}
+	return svg.Texts
+}
+
 // The time axis's labels differ at every span of history, from none to
 // days, and the first names its date.
 func TestWriteHTMLTimeLabels(t *testing.T) {
@@ -387,25 +412,12 @@ func TestWriteHTMLTimeLabels(t *testing.T) {
 	start := time.Date(2026, 12, 6, 23, 59, 58, 900e6, time.UTC).UnixMilli()
 	for _, span := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 246 * time.Millisecond,
 		1500 * time.Millisecond, 2 * time.Second, 3 * time.Second, 90 * time.Minute, 72 * time.Hour} {
-		r := maintenance.Report{Table: "db.t", Histogram: []maintenance.SizeBucket{}, Recommendations: []maintenance.Recommendation{}}
+		var history []maintenance.SnapshotPoint
 		for i := range 25 {
-			r.History = append(r.History, maintenance.SnapshotPoint{SnapshotID: int64(i + 1), TimestampMs: start + span.Milliseconds()*int64(i)/24})
-		}
-		var buf bytes.Buffer
-		if err := maintenance.WriteHTML(&buf, r); err != nil {
-			t.Fatal(err)
-		}
-		var svg struct {
-			Texts []struct {
-				Class string `xml:"class,attr"`
-				Text  string `xml:",chardata"`
-			} `xml:"text"`
-		}
-		if err := xml.Unmarshal([]byte(fragment(t, buf.String(), `<svg id="snapshot-history"`)), &svg); err != nil {
-			t.Fatal(err)
+			history = append(history, maintenance.SnapshotPoint{SnapshotID: int64(i + 1), TimestampMs: start + span.Milliseconds()*int64(i)/24})
 		}
 		var labels []string
-		for _, l := range svg.Texts {
+		for _, l := range historyTexts(t, history) {
 			if l.Class == "xtick" {
 				labels = append(labels, l.Text)
 			}
@@ -428,26 +440,12 @@ func TestWriteHTMLTimeLabels(t *testing.T) {
 func TestWriteHTMLCountLabelsAtTheirHeights(t *testing.T) {
 	t.Parallel()
 	for n := 1; n <= 7; n++ {
-		r := maintenance.Report{Table: "db.t", Histogram: []maintenance.SizeBucket{}, Recommendations: []maintenance.Recommendation{}}
+		var history []maintenance.SnapshotPoint
 		for i := range n {
-			r.History = append(r.History, maintenance.SnapshotPoint{SnapshotID: int64(i + 1), TimestampMs: int64(i) * 60_000})
-		}
-		var buf bytes.Buffer
-		if err := maintenance.WriteHTML(&buf, r); err != nil {
-			t.Fatal(err)
-		}
-		var svg struct {
-			Texts []struct {
-				Class string  `xml:"class,attr"`
-				Y     float64 `xml:"y,attr"`
-				Text  string  `xml:",chardata"`
-			} `xml:"text"`
-		}
-		if err := xml.Unmarshal([]byte(fragment(t, buf.String(), `<svg id="snapshot-history"`)), &svg); err != nil {
-			t.Fatal(err)
+			history = append(history, maintenance.SnapshotPoint{SnapshotID: int64(i + 1), TimestampMs: int64(i) * 60_000})
 		}
 		heights := map[int]float64{}
-		for _, l := range svg.Texts {
+		for _, l := range historyTexts(t, history) {
 			if l.Class == "ytick" {
 				var v int
 				if _, err := fmt.Sscan(l.Text, &v); err != nil {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -170,34 +168,10 @@ func fishValueCompletions(t *testing.T, script string, probes []valueProbe) map[
 	if _, err := exec.LookPath("fish"); err != nil {
 		return nil
 	}
-	dir := t.TempDir()
 	var b strings.Builder
 	b.WriteString(script)
 	for _, p := range probes {
 		fmt.Fprintf(&b, "echo %s\ncomplete -C %s\n", fishQuote("@@"+p.label()), fishQuote("floe "+p.label()+" "))
 	}
-	file := filepath.Join(dir, "probe.fish")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// In an empty directory, so that files offered instead of values are
-	// none.
-	cmd := exec.Command("fish", "--no-config", file)
-	cmd.Dir = t.TempDir()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("fish completion: %v\n%s", err, out)
-	}
-	got := map[string][]string{}
-	var cur string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if l, ok := strings.CutPrefix(line, "@@"); ok {
-			cur = l
-			got[cur] = []string{}
-			continue
-		}
-		word, _, _ := strings.Cut(line, "\t")
-		got[cur] = append(got[cur], word)
-	}
-	return got
+	return runFishProbe(t, b.String())
 }

@@ -211,11 +211,22 @@ func fishCompletions(t *testing.T, script string, paths map[string][]string) map
 		}
 		fmt.Fprintf(&b, "complete -C %s\n", fishQuote(line+"-"))
 	}
+	return runFishProbe(t, b.String())
+}
+
+// runFishProbe runs a fish script that echoes "@@" and a probe's name
+// before each `complete -C`, in an empty directory (not the script's) so
+// that files offered are none, and returns the words completed for each
+// probe.
+func runFishProbe(t *testing.T, script string) map[string][]string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "probe.fish")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("fish", "--no-config", file).CombinedOutput()
+	cmd := exec.Command("fish", "--no-config", file)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("fish completion: %v\n%s", err, out)
 	}
