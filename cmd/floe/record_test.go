@@ -321,6 +321,34 @@ func TestTableCreatedAgainUnderCheckpointIsRefused(t *testing.T) {
 	e.exactly("db.t", 300)
 }
 
+// A table registered again from metadata written before the query's first
+// commit holds nothing of the query either: the run refuses, naming the
+// metadata file its checkpoint last committed, and after that file is
+// registered the stream goes on exactly.
+func TestTableBeforeFirstCommitUnderCheckpointIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.streamFiles(0, 2)
+	first, _ := filepath.Glob(filepath.Join(e.Warehouse, "db.db", "t", "metadata", "00000-*.metadata.json"))
+	if len(first) != 1 {
+		t.Fatalf("metadata version 0 of db.t: %v", first)
+	}
+	e.OK("table", "drop", "db.t")
+	e.OK("table", "register", "db.t", first[0])
+	e.land(2)
+	r := e.Stream("db.t")
+	refused(t, r, "table db.t holds no batch of query", "went back to metadata older than the query's first commit", "floe table register db.t ")
+	if n := e.Count("db.t"); n != 0 {
+		t.Fatalf("the refused run wrote %d rows into the old metadata", n)
+	}
+	meta := strings.Fields(r.Stderr[strings.Index(r.Stderr, "floe table register db.t ")+len("floe table register db.t "):])[0]
+	meta = strings.TrimRight(meta, ");")
+	e.OK("table", "drop", "db.t")
+	e.OK("table", "register", "db.t", meta)
+	e.OK(e.StreamArgs("db.t")...)
+	e.exactly("db.t", 300)
+}
+
 // A table the catalog lost, under a checkpoint that lost its commits log
 // too, so that nothing says the table existed but its own location: the
 // run refuses to create a new table over the old one's metadata (a later

@@ -209,16 +209,17 @@ func holdsSnapshotOf(tbl *table.Table, query string) bool {
 }
 
 // foreignTable is the refusal of a table that holds nothing of a query
-// whose checkpoint records commits to it: it is another table of that
-// name (dropped and created again, or in another catalog), and going on
+// whose checkpoint records commits to it: another table of that name
+// (dropped and created again, or in another catalog), or the table as it
+// was before the query's first commit (older metadata registered); going on
 // would take the batches the checkpoint holds as done for rows it lacks.
 func (p checking) foreignTable(last CommitEntry) error {
 	meta := last.MetadataFiles[p.Fixed]
 	if meta == "" {
 		meta = "METADATA_FILE"
 	}
-	return fmt.Errorf("%w: table %s holds no batch of query %s, but checkpoint %s records batch %d committed to it as snapshot %d: the table was dropped and created again, or the catalog is not the one the checkpoint wrote to, and the rows of those batches are not in it. "+
-		"If the catalog is the wrong one, give the right one; if the old table's metadata file %s is still there, drop this table and register it (floe table register %s %s); to ingest the input again into this table, start a new checkpoint",
+	return fmt.Errorf("%w: table %s holds no batch of query %s, but checkpoint %s records batch %d committed to it as snapshot %d: the table was dropped and created again, went back to metadata older than the query's first commit, or is another catalog's, and the rows of those batches are not in it. "+
+		"If the catalog is the wrong one, give the right one; if the metadata file %s is still there, drop this table and register it (floe table register %s %s); to ingest the input again into this table, start a new checkpoint",
 		ingest.ErrCheckpointMismatch, p.Fixed, p.c.Metadata.ID, p.c.Dir, last.BatchID, last.Snapshots[p.Fixed], meta, p.Fixed, meta)
 }
 
