@@ -3,9 +3,14 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/floe-io/floe/internal/fixture"
 )
@@ -44,9 +49,39 @@ func wantKnownSpecs(t *testing.T, e *env, name string) []int32 {
 	return ids
 }
 
-// A stream asked for day(ts) is paused with a batch's files written in
-// that spec; floe table set-partition-spec makes the table's spec
-// month(ts); the stream resumes.
+// parquetOnDisk counts the Parquet files in db.t's data directory: live
+// files and any a refused commit left behind.
+func parquetOnDisk(t *testing.T, e *env) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(filepath.Join(e.Warehouse, "db.db", "t", "data"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".parquet") {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// wantSpecRefusal fails the test unless r is floe's exit 2 naming the
+// table's spec, the pipeline's and both fixes.
+func wantSpecRefusal(t *testing.T, what string, code int, out string) {
+	t.Helper()
+	for _, want := range []string{"table db.t is partitioned by [month(ts)], but partition-fields ask for [day(ts)]", "change partition-fields to match", "partition-spec-evolution"} {
+		if code != 2 || !strings.Contains(out, want) {
+			t.Errorf("%s: want exit 2 saying %q, got exit %d:\n%s", what, want, code, out)
+		}
+	}
+}
+
+// A stream whose partition-fields say day(ts) has written a batch's files
+// and is about to commit them when floe table set-partition-spec makes
+// the table's spec month(ts): the commit is refused as a restart with
+// those partition-fields would be, its files are removed, and the run
+// that names month(ts) takes the batch's input again, every row once.
 func TestSpecChangeDuringBatchCommit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -55,19 +90,97 @@ func TestSpecChangeDuringBatchCommit(t *testing.T) {
 	writeCountries(t, e, "b.parquet", 60, 60, 3)
 	p := e.startPaused(e.StreamArgs("db.t", "--partition-fields", "day(ts)")...)
 	e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "month(ts)")
-	err := p.resume(t)
-	t.Logf("resumed stream: exit %d\n%s", exitCode(err), p.out.String())
-	t.Logf("specs of files: %v", wantKnownSpecs(t, e, "db.t"))
-	wantRows(t, e, "db.t", 120)
-	writeCountries(t, e, "c.parquet", 120, 60, 3)
+	wantSpecRefusal(t, "the batch in flight", exitCode(p.resume(t)), p.out.String())
+	wantRows(t, e, "db.t", 60)
+	if n := parquetOnDisk(t, e); n != 3 {
+		t.Errorf("%d Parquet files under db.t after the refused commit, want the first batch's 3", n)
+	}
 	r := e.Stream("db.t", "--partition-fields", "day(ts)")
-	t.Logf("restart with day(ts): %s", r)
-	r = e.Stream("db.t", "--partition-fields", "month(ts)")
-	t.Logf("restart with month(ts): %s", r)
-	t.Logf("specs of files: %v", wantKnownSpecs(t, e, "db.t"))
+	wantSpecRefusal(t, "a restart with day(ts)", r.Code, r.Stderr)
+	writeCountries(t, e, "c.parquet", 120, 60, 3)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "month(ts)")...)
 	wantRows(t, e, "db.t", 180)
-	_ = fmt.Sprint
-	_ = slices.Equal[[]int]
-	_ = strings.Contains
-	_ = fixture.WaitFor
+	if specs := wantKnownSpecs(t, e, "db.t"); slices.Index(specs, 1) < 0 || len(specs) != 5 {
+		t.Errorf("spec ids of the files %v, want the first batch's 3 of spec 0 and one a month of spec 1", specs)
+	}
+}
+
+// waitRowsOrExit waits until table name holds n rows or the stream ends.
+func waitRowsOrExit(t *testing.T, e *env, exited chan error, name string, n int) {
+	t.Helper()
+	fixture.WaitFor(t, 30*time.Second, fmt.Sprintf("%d rows in %s or the stream's end", n, name), func() bool {
+		select {
+		case err := <-exited:
+			exited <- err
+			return true
+		default:
+		}
+		r := e.Run("scan", name, "--count")
+		got, err := strconv.Atoi(strings.TrimSpace(r.Stdout))
+		return r.Code == 0 && err == nil && got >= n
+	})
+}
+
+// A running processing-time stream meets a spec change between batches.
+// With partition-fields day(ts) it stops with exit 2 at the next batch,
+// whose files, written in the spec it still held, are not committed; the
+// restart that names month(ts) takes that input. Without partition-fields
+// the batch commits in the spec it was written in and the stream goes on
+// in the table's new spec, as Spark's writer takes the table's spec of
+// each batch.
+func TestSpecChangeBetweenStreamBatches(t *testing.T) {
+	t.Parallel()
+	for _, asserted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partition-fields=%v", asserted), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			var fields []string
+			if asserted {
+				fields = []string{"--partition-fields", "day(ts)"}
+			}
+			// The stream commits a batch first, so that it holds the
+			// table as the spec change finds it; without partition-fields
+			// it needs a table partitioned by day(ts) already.
+			writeCountries(t, e, "a.parquet", 0, 30, 3)
+			if !asserted {
+				e.OK(e.StreamArgs("db.t", "--partition-fields", "day(ts)")...)
+			}
+			writeCountries(t, e, "a2.parquet", 30, 30, 3)
+			var out syncBuffer
+			cmd := e.startFloe(&out, append(e.StreamArgs("db.t", "--trigger", "processing-time=100ms"), fields...)...)
+			defer cmd.Process.Kill()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			waitRowsOrExit(t, e, exited, "db.t", 60)
+			e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "month(ts)")
+			writeCountries(t, e, "b.parquet", 60, 60, 3)
+			waitRowsOrExit(t, e, exited, "db.t", 120)
+			if asserted {
+				var err error
+				select {
+				case err = <-exited:
+				default:
+					t.Fatalf("the stream committed b.parquet after the table's spec became month(ts), and runs on:\n%s", out.String())
+				}
+				wantSpecRefusal(t, "the running stream", exitCode(err), out.String())
+				wantRows(t, e, "db.t", 60)
+				e.OK(e.StreamArgs("db.t", "--partition-fields", "month(ts)")...)
+				wantRows(t, e, "db.t", 120)
+				if specs := wantKnownSpecs(t, e, "db.t"); len(specs) != 4 || specs[0] != 1 {
+					t.Errorf("spec ids of the files %v, want 3 of spec 0 and b.parquet's one of spec 1", specs)
+				}
+				return
+			}
+			writeCountries(t, e, "c.parquet", 120, 60, 3)
+			waitRowsOrExit(t, e, exited, "db.t", 180)
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			if code := exitCode(<-exited); code != 0 {
+				t.Errorf("stream without partition-fields: exit %d, want 0 after SIGTERM:\n%s", code, out.String())
+			}
+			wantRows(t, e, "db.t", 180)
+			if specs := wantKnownSpecs(t, e, "db.t"); slices.Index(specs, 1) < 0 {
+				t.Errorf("spec ids of the files %v: no batch after the change wrote the table's spec 1", specs)
+			}
+		})
+	}
 }
