@@ -184,3 +184,38 @@ func TestSpecChangeBetweenStreamBatches(t *testing.T) {
 		})
 	}
 }
+
+// floe maintain rewrite-data-files moves the files of day(ts) into the
+// new month(ts) spec while a stream commits: first the stream's commit
+// lands while the rewrite's is in flight, then the rewrite's while the
+// stream's is. Both land, and every row is in the table once.
+func TestRewriteAfterSpecChangeRacesStream(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	writeCountries(t, e, "a.parquet", 0, 60, 3)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "day(ts)")...)
+	e.OK("table", "set-partition-spec", "db.t", "--partition-fields", "month(ts)")
+
+	rewrite := e.startPaused("maintain", "rewrite-data-files", "db.t", "--rewrite-all")
+	writeCountries(t, e, "b.parquet", 60, 60, 3)
+	e.OK(e.StreamArgs("db.t", "--partition-fields", "month(ts)")...)
+	if code := exitCode(rewrite.resume(t)); code != 0 {
+		t.Errorf("rewrite whose commit met the stream's: exit %d\n%s", code, rewrite.out.String())
+	}
+	wantRows(t, e, "db.t", 120)
+	t.Logf("after the first race: %v\n%s", wantKnownSpecs(t, e, "db.t"), rewrite.out.String())
+
+	writeCountries(t, e, "c.parquet", 120, 60, 3)
+	stream := e.startPaused(e.StreamArgs("db.t", "--partition-fields", "month(ts)")...)
+	r := e.OK("maintain", "rewrite-data-files", "db.t", "--rewrite-all")
+	t.Logf("rewrite while the stream's commit is in flight: %s", r.Stdout)
+	if code := exitCode(stream.resume(t)); code != 0 {
+		t.Errorf("stream whose commit met the rewrite's: exit %d\n%s", code, stream.out.String())
+	}
+	wantRows(t, e, "db.t", 180)
+	for _, id := range wantKnownSpecs(t, e, "db.t") {
+		if id != 1 {
+			t.Errorf("a file of spec %d after rewrites into month(ts) and a batch written in it", id)
+		}
+	}
+}
