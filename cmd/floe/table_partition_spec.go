@@ -19,7 +19,8 @@ func init() {
 		usage: "table set-partition-spec NS.TABLE --partition-fields TRANSFORM,... [flags]",
 		about: "Replace a table's partition spec in one metadata commit, as Spark's ALTER TABLE ... REPLACE PARTITION FIELD and a pipeline's " +
 			"partition-spec-evolution do, without writing data. Files written before keep their spec until `floe maintain rewrite-data-files` " +
-			"rewrites them into the new one. A pipeline that writes the table afterwards must name the same partition-fields.",
+			"rewrites them into the new one. A pipeline that writes the table afterwards must name the same partition-fields; " +
+			"a running stream whose partition-fields differ stops at its next commit with exit 2, without committing that batch.",
 		examples: []example{
 			{"Partition a day-partitioned table by month; `floe maintain rewrite-data-files db.events` then moves its files into the new partitions.",
 				"floe table set-partition-spec db.events --partition-fields 'month(ts)'"},

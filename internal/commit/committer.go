@@ -68,6 +68,12 @@ type Request struct {
 	// that deletes nothing), so that it is pinned as any other commit is:
 	// a record alone is no compare-and-swap on every catalog.
 	Marker bool
+	// SpecChanged, when set, judges a table whose default partition spec
+	// is no longer the one the batch's files were written in, because
+	// another writer changed it since the batch read the table: an error
+	// refuses the commit, nil commits the files in the spec they were
+	// written in, which the table still has.
+	SpecChanged func(tbl *table.Table) error
 }
 
 // Deletes stage a batch's row-level deletes against the table each commit
@@ -378,6 +384,11 @@ func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, 
 		}
 	}
 	txn := c.transaction(tbl)
+	if len(files) > 0 {
+		if err := c.specFence(tbl, txn, req, files); err != nil {
+			return nil, false, false, err
+		}
+	}
 	if err := txn.SetProperties(tableProps); err != nil {
 		return nil, false, false, err
 	}
@@ -391,6 +402,26 @@ func (c *Committer) attempt(ctx context.Context, tbl *table.Table, req Request, 
 	}
 	out, sent, err = c.stage(ctx, tbl, txn, req, files, props)
 	return out, sent, true, err
+}
+
+// specFence asks req.SpecChanged about a table whose default spec is not
+// the one files were written in, and pins the default spec the attempt
+// saw: a spec change committed before this attempt's commit sends it back
+// to Retry, which loads the table and asks again, instead of the files
+// landing unnoticed in a table a pipeline's partition-fields no longer
+// describe.
+func (c *Committer) specFence(tbl *table.Table, txn *table.Transaction, req Request, files []iceberg.DataFile) error {
+	if req.SpecChanged != nil {
+		for _, f := range files {
+			if int(f.SpecID()) != tbl.Metadata().DefaultPartitionSpec() {
+				if err := req.SpecChanged(tbl); err != nil {
+					return Final(err)
+				}
+				break
+			}
+		}
+	}
+	return txn.AssertDefaultShape()
 }
 
 // rowDelta commits the batch's files and the deletes req.Deletes stage in

@@ -246,6 +246,21 @@ func (t *Tables) CheckSpec(ctx context.Context, name string) error {
 	return t.specMismatch(name, tbl)
 }
 
+// specChanged refuses a batch whose files were written before another
+// writer changed the spec of table name, when partition-fields ask for a
+// spec the table no longer has and partition-spec-evolution is off, as a
+// restart of the pipeline would be refused; the batch's input is read
+// again by the run that names the table's spec. Without partition-fields,
+// or with evolution on, the files commit in the spec they were written
+// in, and the next batch writes the table's spec of then.
+func (t *Tables) specChanged(name string, tbl *table.Table) error {
+	fields := t.opts.CreateOptions.PartitionFields
+	if len(fields) == 0 || t.opts.SpecEvolution || partition.SpecMatches(tbl.Spec(), tbl.Schema(), fields) {
+		return nil
+	}
+	return t.specMismatch(name, tbl)
+}
+
 func (t *Tables) specMismatch(name string, tbl *table.Table) error {
 	return fmt.Errorf("%w: table %s is partitioned by [%s], but partition-fields ask for [%s]; change partition-fields to match, or set partition-spec-evolution: true to evolve the table's spec (files written so far keep theirs)",
 		ingest.ErrConfig, name, partition.DescribeSpec(tbl.Spec(), tbl.Schema()), partition.JoinExprs(t.opts.CreateOptions.PartitionFields))
@@ -348,6 +363,8 @@ func (t *Tables) Commit(ctx context.Context, batchID int64, files []ingest.DataF
 		req := Request{BatchID: batchID, Files: files, Overwrite: t.opts.Overwrite, Properties: t.opts.Properties, Record: rec, Base: bases[name], Deletes: deletes}
 		if t.opts.BadRecords && name == t.opts.DeadLetter {
 			req.Overwrite, req.Deletes = false, nil
+		} else {
+			req.SpecChanged = func(tbl *table.Table) error { return t.specChanged(name, tbl) }
 		}
 		cr, err := c.Commit(ctx, req)
 		if err != nil {
