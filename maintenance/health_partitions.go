@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/internal/partition"
 )
 
 // partitionTally counts a snapshot's live data files by partition, from
@@ -104,7 +106,7 @@ func (p *partitionTally) add(df iceberg.DataFile, small bool) {
 // "already of a good size".
 func (p *partitionTally) fill(r *Report) error {
 	for i, pf := range p.spec.Fields() {
-		r.fields = append(r.fields, fieldStats{source: sourceName(p.schema, pf), transform: pf.Transform, distinct: len(p.values[i])})
+		r.fields = append(r.fields, fieldStats{source: partition.SourceName(p.schema, pf), transform: pf.Transform, distinct: len(p.values[i])})
 	}
 	r.Partitions = len(p.parts)
 	if r.Partitions > 0 {
@@ -144,29 +146,9 @@ func partitionFields(md table.Metadata) []string {
 	out := []string{}
 	spec := md.PartitionSpec()
 	for _, pf := range spec.Fields() {
-		out = append(out, fieldExpr(sourceName(md.CurrentSchema(), pf), pf.Transform))
+		out = append(out, partition.Expr(partition.SourceName(md.CurrentSchema(), pf), pf.Transform))
 	}
 	return out
-}
-
-func sourceName(sc *iceberg.Schema, pf iceberg.PartitionField) string {
-	if src, ok := sc.FindColumnName(pf.SourceID()); ok {
-		return src
-	}
-	return fmt.Sprintf("<dropped column %d>", pf.SourceID())
-}
-
-// fieldExpr writes a partition field as partition-fields takes it, with
-// identity spelled out so that the transform is always named: day(ts),
-// identity(country), bucket(id, 16).
-func fieldExpr(src string, t iceberg.Transform) string {
-	switch t := t.(type) {
-	case iceberg.BucketTransform:
-		return fmt.Sprintf("bucket(%s, %d)", src, t.NumBuckets)
-	case iceberg.TruncateTransform:
-		return fmt.Sprintf("truncate(%s, %d)", src, t.Width)
-	}
-	return fmt.Sprintf("%s(%s)", t, src)
 }
 
 // PartitionSummary is the report's partition line: "80 by day(ts), mean
@@ -246,7 +228,7 @@ func coarsen(f fieldStats, need float64) (string, float64) {
 	d := float64(f.distinct)
 	if need <= 1 || d <= 1 {
 		// A field of one value splits nothing: coarsening it gains nothing.
-		return fieldExpr(f.source, f.transform), 1
+		return partition.Expr(f.source, f.transform), 1
 	}
 	switch t := f.transform.(type) {
 	case iceberg.IdentityTransform:
@@ -254,7 +236,7 @@ func coarsen(f fieldStats, need float64) (string, float64) {
 	case iceberg.BucketTransform:
 		return bucketsFor(f.source, min(d, float64(t.NumBuckets)), need)
 	case iceberg.VoidTransform:
-		return fieldExpr(f.source, t), 1
+		return partition.Expr(f.source, t), 1
 	}
 	unit := -1
 	for i, u := range timeUnits {
@@ -276,7 +258,7 @@ func coarsen(f fieldStats, need float64) (string, float64) {
 	if need > fewer {
 		return "", fewer * d
 	}
-	return fieldExpr(f.source, timeUnits[unit].transform), fewer
+	return partition.Expr(f.source, timeUnits[unit].transform), fewer
 }
 
 // bucketsFor hashes d values into about need times fewer buckets, or

@@ -259,24 +259,35 @@ func SpecMatches(spec iceberg.PartitionSpec, sc *iceberg.Schema, fields []Field)
 func DescribeSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {
 	parts := make([]string, 0, spec.NumFields())
 	for _, pf := range spec.Fields() {
-		src, ok := sc.FindColumnName(pf.SourceID())
-		if !ok {
-			src = fmt.Sprintf("<dropped column %d>", pf.SourceID())
+		if _, ok := pf.Transform.(iceberg.IdentityTransform); ok {
+			parts = append(parts, SourceName(sc, pf))
+			continue
 		}
-		var s string
-		switch t := pf.Transform.(type) {
-		case iceberg.IdentityTransform:
-			s = src
-		case iceberg.BucketTransform:
-			s = fmt.Sprintf("bucket(%s, %d)", src, t.NumBuckets)
-		case iceberg.TruncateTransform:
-			s = fmt.Sprintf("truncate(%s, %d)", src, t.Width)
-		default:
-			s = fmt.Sprintf("%s(%s)", t, src)
-		}
-		parts = append(parts, s)
+		parts = append(parts, Expr(SourceName(sc, pf), pf.Transform))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// SourceName is the column a partition field derives from, named as
+// messages name a dropped one.
+func SourceName(sc *iceberg.Schema, pf iceberg.PartitionField) string {
+	if src, ok := sc.FindColumnName(pf.SourceID()); ok {
+		return src
+	}
+	return fmt.Sprintf("<dropped column %d>", pf.SourceID())
+}
+
+// Expr writes transform t of column src as partition-fields takes it,
+// identity spelled out so that the transform is always named: day(ts),
+// identity(country), bucket(id, 16).
+func Expr(src string, t iceberg.Transform) string {
+	switch t := t.(type) {
+	case iceberg.BucketTransform:
+		return fmt.Sprintf("bucket(%s, %d)", src, t.NumBuckets)
+	case iceberg.TruncateTransform:
+		return fmt.Sprintf("truncate(%s, %d)", src, t.Width)
+	}
+	return fmt.Sprintf("%s(%s)", t, src)
 }
 
 // JoinExprs lists fields as partition-fields wrote them.
